@@ -95,11 +95,13 @@ def all_moe():
     return res
 
 
-def all_attention():
-    """(heads, kv_heads, head_dim) per rank; MLA entries have kv_heads=1 and head_dim 576."""
+def all_attention(mla=False):
+    """(heads, kv_heads, head_dim) per rank; MLA entries (only with mla=True) have kv_heads=1, head_dim 576."""
     seen, res = set(), []
     for tp in (1, 8, 4, 2):
         for m, c in MODELS.items():
+            if "mla" in c and not mla:
+                continue
             if "mla" in c:
                 a = c["mla"]
                 s = (a["heads"] // tp, 1, a["kv_lora"] + a["rope"])
