@@ -39,6 +39,11 @@ M_GRID = [1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024
 T_GRID = [1, 2, 4, 8, 16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192]
 B_GRID = [1, 2, 4, 8, 16, 32, 64, 128, 256]
 Q_GRID = [1, 2, 4, 8]
+# second pass (run 2): a denser batch and q_len grid for attention, where flash kernels step with
+# the number of CTA waves (batch x kv_heads over 132 SMs); together with the first pass it forms a
+# complete B_DENSE x Q_DENSE x KV_GRID grid per head configuration.
+B_DENSE = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 40, 48, 64, 96, 128, 192, 256]
+Q_DENSE = [1, 2, 3, 4, 6, 8]
 KV_GRID = [1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
 GDN_B = [1, 2, 4, 8, 16, 32, 64, 128, 256]
 GDN_Q = [1, 2, 3, 4, 6, 8]
@@ -359,18 +364,19 @@ def grid_cases(args):
         sec["moe_" + dt] = [({"op": "moe", "dtype": dt, "tokens": t, "experts": e, "topk": tk, "hidden": h, "inter": it},
                              lambda p, dt=dt, t=t, e=e, tk=tk, h=h, it=it: moe_case(p, dt, t, e, tk, h, it))
                             for (e, tk, h, it) in shapes.all_moe() for t in T_GRID]
-    att = []
+    att, dense = [], []
     for (h, kvh, d) in shapes.all_attention():
-        for q in Q_GRID:
-            for bsz in B_GRID:
+        for q in Q_DENSE:
+            for bsz in B_DENSE:
                 for kv in KV_GRID:
                     kvb = (2 * bsz * kv * d) if d == 576 else (4 * bsz * kvh * kv * d)
                     if kvb > ATTN_KV_BYTES_CAP:
                         continue
-                    att.append(({"op": "attention", "dtype": "bf16", "batch": bsz, "q_len": q, "kv_len": kv,
+                    (att if q in Q_GRID and bsz in B_GRID else dense).append(({"op": "attention", "dtype": "bf16", "batch": bsz, "q_len": q, "kv_len": kv,
                                  "heads": h, "kv_heads": kvh, "head_dim": d},
                                 lambda p, bsz=bsz, q=q, kv=kv, h=h, kvh=kvh, d=d: attn_case(p, bsz, q, kv, h, kvh, d)))
     sec["attention"] = att
+    sec["attention_dense"] = dense
     sec["gdn"] = [({"op": "gdn", "dtype": "bf16", "batch": bsz, "q_len": q, "heads": hv, "kv_heads": hk, "head_dim": d},
                    lambda p, bsz=bsz, q=q, hv=hv, hk=hk, d=d: gdn_case(p, bsz, q, hv, hk, d))
                   for (hv, hk, d) in shapes.all_gdn() for q in GDN_Q for bsz in GDN_B]
@@ -417,7 +423,7 @@ def heldout_cases(seed, count):
             elif op == "attention":
                 h, kvh, d = rng.choice(att)
                 while True:
-                    bsz = logu(1, 256, B_GRID)
+                    bsz = logu(1, 256, B_DENSE)
                     kv = logu(1024, 131072, KV_GRID)
                     q = rng.choice([1, 2, 3, 4, 5, 6, 7, 8])
                     kvb = (2 * bsz * kv * d) if d == 576 else (4 * bsz * kvh * kv * d)
@@ -523,11 +529,14 @@ def main():
     ap.add_argument("--budgets", default="", help="name=seconds,... overriding the defaults")
     ap.add_argument("--stride", type=int, default=1, help="keep every stride-th case (smoke tests)")
     ap.add_argument("--heldout", type=int, default=160)
+    ap.add_argument("--heldout-seed", type=int, default=20261202)
+    ap.add_argument("--repeat", type=int, default=300)
     args = ap.parse_args()
     start = time.time()
     deadline = start + args.global_budget
     budgets = {"copy": 8, "memcpy": 5, "gemm_bf16": 60, "moe_bf16": 85, "attention": 115, "gdn": 25,
-               "rmsnorm": 12, "lm_head": 15, "gemm_fp8": 50, "moe_fp8": 80, "heldout": 40}
+               "rmsnorm": 12, "lm_head": 15, "gemm_fp8": 50, "moe_fp8": 80, "heldout": 40,
+               "attention_dense": 200, "repeat": 60}
     for kv in filter(None, args.budgets.split(",")):
         k, v = kv.split("=")
         budgets[k] = float(v)
@@ -540,13 +549,20 @@ def main():
     main_w = Writer(os.path.join(args.out, "ops.csv"), METHOD)
     held_w = None
     for name in args.sections.split(","):
+        if name == "repeat":
+            # re-measure a fixed random sample of first-pass grid rows: run-to-run spread
+            rep = Writer(os.path.join(args.out, "ops_repeat.csv"), METHOD + "; repeat of sampled grid rows")
+            pool_cases = [c for n in ("gemm_bf16", "gemm_fp8", "moe_bf16", "moe_fp8", "attention", "gdn", "rmsnorm", "lm_head", "copy")
+                          for c in sec[n]]
+            run_section(name, random.Random(7).sample(pool_cases, args.repeat), pool, rep, budgets[name], deadline)
+            continue
         if name == "memcpy":
             side = Writer(os.path.join(args.out, "copy_memcpy.csv"), METHOD + "; copy by cudaMemcpyAsync (graph memcpy node), not a kernel")
             run_section(name, sec[name][::args.stride], pool, side, budgets[name], deadline)
             continue
         if name == "heldout":
             held_w = Writer(os.path.join(args.out, "ops_heldout.csv"), METHOD + "; held-out random off-grid shapes")
-            cases = heldout_cases(20261202, args.heldout)
+            cases = heldout_cases(args.heldout_seed, args.heldout)
             run_section(name, cases[::args.stride], pool, held_w, budgets[name], deadline + 30)
             continue
         cases = sec[name][::args.stride]
