@@ -34,7 +34,8 @@ type Engine struct {
 	SchedOverhead, SpecOverhead float64
 	MoESkew                     float64
 
-	memo map[stepKey]Breakdown
+	memo        map[stepKey]Breakdown
+	prefillMemo map[prefillKey]float64
 }
 
 type stepKey struct {

@@ -21,10 +21,11 @@ type Query struct {
 	GPUsPerNode int
 	Conc        int
 
-	Workload string  // "fixed" or "agentx"
-	ISL, OSL int     // fixed workload
-	Cached   float64 // fixed workload's prefix-cache hit
-	AgentX   string  // key=value overrides of the agentic distributions
+	Workload   string  // "fixed" or "agentx"
+	ISL, OSL   int     // fixed workload
+	Cached     float64 // fixed workload's prefix-cache hit
+	RangeRatio float64 // fixed workload: lengths uniform in [ratio*L, L]
+	AgentX     string  // key=value overrides of the agentic distributions
 
 	Spec     string  // "mtp" or "none"
 	Steps    int     // draft length when Spec is mtp
@@ -93,7 +94,7 @@ func (q Query) Resolve() (*Resolved, error) {
 		}
 		r.Workload = Workload{Name: "agentx", AgentX: a}
 	case "fixed", "":
-		r.Workload = Workload{Name: "fixed", ISL: q.ISL, OSL: q.OSL, CachedFraction: q.Cached}
+		r.Workload = Workload{Name: "fixed", ISL: q.ISL, OSL: q.OSL, CachedFraction: q.Cached, RangeRatio: q.RangeRatio}
 	default:
 		return nil, fmt.Errorf("--workload %q: want agentx (or --isl/--osl for fixed lengths)", q.Workload)
 	}

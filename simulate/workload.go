@@ -16,6 +16,9 @@ type Workload struct {
 	ISL, OSL int
 	// CachedFraction is the prefix-cache hit of every fixed request.
 	CachedFraction float64
+	// RangeRatio draws fixed lengths uniformly from [RangeRatio*L, L]
+	// (bench_serving --random-range-ratio); 1 = exact lengths.
+	RangeRatio float64
 	// Agentic distributions (Name == "agentx").
 	AgentX AgentX
 }
@@ -65,6 +68,9 @@ func (w *Workload) Validate() error {
 		if w.OSL < 1 || w.OSL > 1<<20 {
 			return fmt.Errorf("--osl %d: want 1..%d tokens", w.OSL, 1<<20)
 		}
+		if !(w.RangeRatio >= 0 && w.RangeRatio <= 1) {
+			return fmt.Errorf("--range-ratio %g: want [0, 1]", w.RangeRatio)
+		}
 		if !(w.CachedFraction >= 0 && w.CachedFraction < 1) {
 			return fmt.Errorf("cached fraction %g: want [0, 1)", w.CachedFraction)
 		}
@@ -111,13 +117,22 @@ func (w *Workload) MeanContext() float64 {
 		osl := math.Min(a.OSLMedian*math.Exp(a.OSLSigma*a.OSLSigma/2), float64(a.OSLMax))
 		return isl + osl/2
 	}
-	return float64(w.ISL) + float64(w.OSL)/2
+	f := 1.0
+	if w.RangeRatio > 0 && w.RangeRatio < 1 {
+		f = (1 + w.RangeRatio) / 2
+	}
+	return f * (float64(w.ISL) + float64(w.OSL)/2)
 }
 
 // Sample draws one request.
 func (w *Workload) Sample(r *rand.Rand) Request {
 	if w.Name != "agentx" {
-		return Request{ISL: w.ISL, OSL: w.OSL, Cached: int(float64(w.ISL) * w.CachedFraction)}
+		isl, osl := w.ISL, w.OSL
+		if w.RangeRatio > 0 && w.RangeRatio < 1 {
+			isl = max(1, int(float64(isl)*(w.RangeRatio+(1-w.RangeRatio)*r.Float64())))
+			osl = max(1, int(float64(osl)*(w.RangeRatio+(1-w.RangeRatio)*r.Float64())))
+		}
+		return Request{ISL: isl, OSL: osl, Cached: int(float64(isl) * w.CachedFraction)}
 	}
 	a := w.AgentX
 	isl := clampInt(int(math.Round(a.ISLMedian*math.Exp(a.ISLSigma*r.NormFloat64()))), a.ISLMin, a.ISLMax)

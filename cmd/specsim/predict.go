@@ -58,6 +58,7 @@ func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
 	fs.IntVar(&f.isl, "isl", 0, "fixed input length in tokens (with --osl; replaces --workload)")
 	fs.IntVar(&f.osl, "osl", 0, "fixed output length in tokens")
 	fs.Float64Var(&q.Cached, "cached", 0, "fixed workload: prefix-cache hit fraction of each prompt [0,1)")
+	fs.Float64Var(&q.RangeRatio, "range-ratio", 0.8, "fixed workload: each ISL and OSL uniform in [ratio*L, L] (bench_serving --random-range-ratio; 1 = exact)")
 	fs.StringVar(&f.workload, "workload", "", "agentx: agentic-coding distributions of ISL, OSL and cached prefix (default when --isl/--osl are not given)")
 	fs.StringVar(&q.AgentX, "agentx", "", "override agentx distributions: key=value,... (isl-median, isl-sigma, isl-min, isl-max, osl-median, osl-sigma, osl-max, cache-hit, cache-conc, first-turns)")
 	fs.StringVar(&q.Spec, "spec", "mtp", "speculative decoding: mtp | none")
