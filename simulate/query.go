@@ -58,6 +58,8 @@ type Resolved struct {
 	FixedAL   float64
 	Method    string
 	Q         Query
+
+	engines map[Parallel]*Engine
 }
 
 // ResolveModel finds a preset or reads a checkpoint directory.
@@ -218,6 +220,10 @@ func (r *Resolved) Scenario(t Topology, conc, k int) (Scenario, error) {
 	if err != nil {
 		return Scenario{}, err
 	}
+	if r.engines == nil {
+		r.engines = map[Parallel]*Engine{}
+	}
 	return Scenario{Model: r.Model, Topology: t, Engine: r.Engine, Workload: r.Workload, Conc: conc, Spec: spec,
-		MaxRunning: r.Q.MaxRunning, Chunk: r.Q.Chunk, MemFraction: r.Q.MemFraction, Requests: r.Q.Requests, Seed: r.Q.Seed}, nil
+		MaxRunning: r.Q.MaxRunning, Chunk: r.Q.Chunk, MemFraction: r.Q.MemFraction, Requests: r.Q.Requests, Seed: r.Q.Seed,
+		engines: r.engines}, nil
 }

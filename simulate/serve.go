@@ -42,6 +42,8 @@ type Scenario struct {
 	MemFraction float64 // 0 = DefaultMemFraction
 	Requests    int     // measured requests (0 = default)
 	Seed        uint64
+
+	engines map[Parallel]*Engine // shared across a sweep's scenarios (memoized step times)
 }
 
 // Percentiles holds p50 and p90.
@@ -222,9 +224,15 @@ func NewPlan(sc Scenario, gpu GPUSpec) (*Plan, error) {
 	}
 	k := sc.Spec.Steps
 	build := func(par Parallel, what string, conc int) (*Engine, Memory, error) {
-		e, err := NewEngine(sc.Model, gpu.withDomain(par.GPUs()), par, sc.Engine)
-		if err != nil {
-			return nil, Memory{}, fmt.Errorf("%s: %w", what, err)
+		e := sc.engines[par]
+		if e == nil {
+			var err error
+			if e, err = NewEngine(sc.Model, gpu.withDomain(par.GPUs()), par, sc.Engine); err != nil {
+				return nil, Memory{}, fmt.Errorf("%s: %w", what, err)
+			}
+			if sc.engines != nil {
+				sc.engines[par] = e
+			}
 		}
 		running := conc
 		if sc.MaxRunning > 0 {
