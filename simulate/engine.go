@@ -173,9 +173,6 @@ func (e *Engine) layerCost(l int, s shape, w WeightDTypes, moeEff float64) Break
 	switch {
 	case l < m.DenseLayers || m.Experts == 0:
 		inter := m.DenseInter
-		if m.Experts == 0 {
-			inter = m.MoEInter
-		}
 		b.DenseGEMM = e.mlp(mlpTokens, inter/mlpTP, w.Dense)
 	default:
 		b.MoE = e.moe(ta, tAll, w.Experts, moeEff)
