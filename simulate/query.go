@@ -149,6 +149,12 @@ func (q Query) Resolve() (*Resolved, error) {
 		}
 		key := r.Model.GoldenKey
 		if key == "" {
+			// A checkpoint directory named like a hub model may have a curve.
+			if k, err := set.Resolve(r.Model.Name); err == nil {
+				key = k
+			}
+		}
+		if key == "" {
 			return nil, fmt.Errorf("no golden AL curve for %s (curves exist for %s); pass --al", r.Model.Name, strings.Join(set.Models(), ", "))
 		}
 		if r.Curve, err = set.Curve(key, th); err != nil {
