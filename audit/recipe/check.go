@@ -39,7 +39,6 @@ const (
 	CodeGenerationNotSpec    = "generation-role-not-speculative"
 	CodeNotAgentic           = "not-agentic"
 	CodeDuplicateKey         = "duplicate-key"
-	CodeGoldenCurveWarning   = "golden-curve-inconsistent"
 	alTolerance              = 0.005 // golden values carry two decimals
 	sglangLen                = "SGLANG_SIMULATE_ACC_LEN"
 	sglangMethod             = "SGLANG_SIMULATE_ACC_METHOD"
@@ -70,15 +69,18 @@ type GoldenCurve struct {
 	Thinking string    // "on" or "off"
 	Source   string    // file it came from
 	AL       []float64 // AL[k-1] = golden AL at draft length k
-	Warnings []string  // consistency warnings of the curve
 }
 
 // Curves finds golden curves. The command line backs it with package
 // golden; tests back it with a table.
 type Curves interface {
-	// Curve resolves a model name (model key, file prefix or hub name)
-	// and returns its curve for the thinking mode.
+	// Curve resolves a name (model key, InferenceX curve name such as
+	// "qwen3.5_mtp", file prefix or hub name) and returns its curve for
+	// the thinking mode.
 	Curve(name, thinking string) (*GoldenCurve, error)
+	// Prefix returns the InferenceX model prefix ("qwen3.5", "dsv4") of
+	// the model a name resolves to.
+	Prefix(name string) (string, error)
 }
 
 // Options steer Check.
@@ -202,13 +204,12 @@ func checkVariant(v *Variant, opt Options) VariantReport {
 			c.add(CodeNotAgentic, SeverityInfo,
 				"the benchmark does not look agentic (no agentic command, trace loader or IS_AGENTIC); AgentX applies synthetic acceptance to agentic runs only. Expected values assume thinking on: pass --thinking to choose")
 		}
-		curve = c.findCurve(thinking)
-		vr.curve = curve
-		if curve != nil {
-			for _, w := range curve.Warnings {
-				c.add(CodeGoldenCurveWarning, SeverityInfo, "golden curve %s: %s", curve.Model, w)
-			}
+		var spec *Spec
+		if gen != nil {
+			spec = gen.Spec
 		}
+		curve = c.findCurve(thinking, spec)
+		vr.curve = curve
 	}
 
 	// The AL target comes from the generation role's draft length.
@@ -256,7 +257,7 @@ func checkVariant(v *Variant, opt Options) VariantReport {
 }
 
 // findCurve maps the recipe's model names (or --model) to a golden curve.
-func (c *checker) findCurve(thinking string) *GoldenCurve {
+func (c *checker) findCurve(thinking string, spec *Spec) *GoldenCurve {
 	if c.opt.Curves == nil {
 		c.add(CodeModelUnknown, SeverityError, "no golden curves loaded; cannot work out the expected AL")
 		return nil
@@ -267,6 +268,15 @@ func (c *checker) findCurve(thinking string) *GoldenCurve {
 	}
 	var errs []string
 	for _, n := range candidateNames(names) {
+		// InferenceX picks the curve file from the model prefix and the
+		// speculative method; try that curve first, then the model's own.
+		if prefix, err := c.opt.Curves.Prefix(n); err == nil && spec != nil {
+			if id := curveID(prefix, spec); id != "" {
+				if cv, err := c.opt.Curves.Curve(id, thinking); err == nil {
+					return cv
+				}
+			}
+		}
 		cv, err := c.opt.Curves.Curve(n, thinking)
 		if err == nil {
 			return cv
@@ -283,6 +293,44 @@ func (c *checker) findCurve(thinking string) *GoldenCurve {
 	}
 	c.add(CodeModelUnknown, SeverityError, "%s", msg)
 	return nil
+}
+
+// curveID names the golden curve file InferenceX uses for a model prefix
+// and speculative method (infx golden_length / curve_name): EAGLE and
+// NEXTN read the EAGLE3 curve for Kimi K2.5 and MiniMax M3 and the MTP
+// curve otherwise; DSpark has per-model files; a GQA EAGLE3 draft of
+// MiniMax M3 has its own curve.
+func curveID(prefix string, s *Spec) string {
+	p := strings.ToLower(prefix)
+	m := strings.ToLower(s.Algorithm)
+	switch {
+	case m == "eagle" || m == "nextn":
+		m = "mtp"
+		if p == "kimik2.5" || p == "minimaxm3" {
+			m = "eagle3"
+		}
+	case strings.HasSuffix(m, "mtp"):
+		m = "mtp"
+	}
+	if m == "dspark" {
+		switch p {
+		case "dsv4", "dsv4dspark", "dsv4dsparkprob":
+			return "dsv4-pro-0813-dspark"
+		case "kimik3":
+			switch strings.ToLower(s.DraftSampleMethod) {
+			case "greedy":
+				return "kimik3_dspark"
+			case "probabilistic":
+				return "kimik3_dspark_probabilistic_sample_method_block_rejection_sample_method"
+			}
+			return ""
+		}
+	}
+	id := p + "_" + m
+	if p == "minimaxm3" && m == "eagle3" && strings.Contains(strings.ToLower(s.DraftModel), "gqa") {
+		id += "_gqa"
+	}
+	return id
 }
 
 // candidateNames adds looser spellings after each name: without a trailing
@@ -598,7 +646,7 @@ func (c *checker) checkFP8NextN() {
 		if len(s.roles) > 0 {
 			roles = " for roles " + strings.Join(s.roles, ", ")
 		}
-		c.add(CodeFP8NextNMoE, SeverityError, "%s=%s is set%s; %s: remove it", s.where, s.value, roles, effect)
+		c.add(CodeFP8NextNMoE, SeverityError, "%s is %q%s; %s: remove it", s.where, s.value, roles, effect)
 	}
 }
 

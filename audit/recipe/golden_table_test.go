@@ -30,9 +30,30 @@ var publishedAliases = map[string]string{
 	"nvidia/qwen3.5-397b-a17b-nvfp4": "qwen3.5-397b-a17b-nvfp4",
 	"qwen/qwen3.5-397b-a17b":         "qwen3.5-397b-a17b-nvfp4",
 	"qwen3.5":                        "qwen3.5-397b-a17b-nvfp4",
+	"qwen3.5_mtp":                    "qwen3.5-397b-a17b-nvfp4",
+	"dsv4_mtp":                       "deepseek-v4-pro",
+	"glm5.2_mtp":                     "glm-5.2-fp8",
+	"glm5.2":                         "glm-5.2-fp8",
 	"deepseek-ai/deepseek-v4-pro":    "deepseek-v4-pro",
 	"dsv4":                           "deepseek-v4-pro",
 	"zai-org/glm-5.2-fp8":            "glm-5.2-fp8",
+}
+
+var publishedPrefixes = map[string]string{
+	"qwen3.5-397b-a17b-nvfp4": "qwen3.5",
+	"deepseek-v4-pro":         "dsv4",
+	"glm-5.2-fp8":             "glm5.2",
+}
+
+func (t tableCurves) Prefix(name string) (string, error) {
+	key := strings.ToLower(name)
+	if a, ok := publishedAliases[key]; ok {
+		key = a
+	}
+	if p, ok := publishedPrefixes[key]; ok {
+		return p, nil
+	}
+	return "", fmt.Errorf("unknown model %q", name)
 }
 
 func (t tableCurves) Curve(name, thinking string) (*GoldenCurve, error) {

@@ -58,6 +58,7 @@ type Spec struct {
 	// means "as the target" in SGLang.
 	DraftQuantization string
 	DraftModel        string
+	DraftSampleMethod string // vLLM draft_sample_method (DSpark curves depend on it)
 	// MoERunner is the draft's MoE runner backend after SGLang's default
 	// (the target's runner) is applied.
 	MoERunner string
@@ -359,6 +360,7 @@ func resolveEngineArgs(r *Role) error {
 		s := &Spec{Algorithm: sc.Get("method").String(), DraftModel: sc.Get("model").String()}
 		setDraftLength(s, sc.Get("num_speculative_tokens"), "speculative-config.num_speculative_tokens")
 		s.DraftQuantization = sc.Get("quantization").String()
+		s.DraftSampleMethod = sc.Get("draft_sample_method").String()
 		s.RejectionSampleMethod = sc.Get("rejection_sample_method").String()
 		if f, ok := sc.Get("synthetic_acceptance_length").Float(); ok {
 			s.SyntheticAL = &f
@@ -402,6 +404,9 @@ func resolveEngineArgs(r *Role) error {
 			return nil
 		}
 		s := &Spec{Algorithm: method, DraftModel: a.Get("draft-model").String(), TopK: 1}
+		if strings.EqualFold(method, "dspark") {
+			s.DraftSampleMethod = "probabilistic" // ATOM DSpark verifies with block rejection sampling
+		}
 		setDraftLength(s, a.Get("num-speculative-tokens"), "num-speculative-tokens")
 		if f, ok := a.Get("spec-decode-acceptance-length").Float(); ok {
 			s.SyntheticAL = &f
