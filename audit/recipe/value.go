@@ -23,6 +23,12 @@ const (
 	// leaves aliases unexpanded in a yaml.Node tree, so the expansion, and
 	// with it a "billion laughs" document, happens here and is counted.
 	MaxNodes = 200_000
+	// MaxVariants caps the variants one file may expand into, and
+	// MaxExpandedNodes the nodes all of them hold together, so that a base
+	// near MaxNodes times thousands of overrides or zip entries cannot cost
+	// quadratic time.
+	MaxVariants      = 4096
+	MaxExpandedNodes = 4_000_000
 )
 
 // Kind is the shape of a Value.
@@ -108,6 +114,21 @@ func truthy(s string) bool {
 		return true
 	}
 	return false
+}
+
+// size counts the nodes of a tree.
+func (v *Value) size() int {
+	if v == nil {
+		return 0
+	}
+	n := 1
+	for _, f := range v.Fields {
+		n += f.size()
+	}
+	for _, it := range v.Items {
+		n += it.size()
+	}
+	return n
 }
 
 // clone copies a value deeply.

@@ -117,9 +117,30 @@ var zipIndexSelector = regexp.MustCompile(`^(zip_override_[\w-]+)\[(\d+)\]$`)
 // excluded), "base", "override_x", "zip_override_y" (the whole group),
 // "zip_override_y[i]", or an fnmatch glob over override and zip keys.
 func expandVariants(root *Value, selector string) ([]variant, error) {
+	vs, err := expandVariantsUnbounded(root, selector)
+	if err != nil {
+		return nil, err
+	}
+	if len(vs) > MaxVariants {
+		return nil, fmt.Errorf("the selection expands to %d variants, more than %d", len(vs), MaxVariants)
+	}
+	return vs, nil
+}
+
+func expandVariantsUnbounded(root *Value, selector string) ([]variant, error) {
 	base := root.Fields["base"]
 	if base.Kind != Map {
 		return nil, fmt.Errorf("line %d: base must be a mapping", base.Line)
+	}
+	// Every variant copies base: bound the copies before making them.
+	budget := MaxExpandedNodes
+	baseSize := base.size()
+	spend := func(n, sectionSize int) error {
+		budget -= n * (baseSize + sectionSize)
+		if budget < 0 {
+			return fmt.Errorf("expanding the variants would copy more than %d nodes; too many variants for the size of base", MaxExpandedNodes)
+		}
+		return nil
 	}
 	var overrides, zips []string
 	for _, k := range root.Keys {
@@ -147,6 +168,9 @@ func expandVariants(root *Value, selector string) ([]variant, error) {
 		if sec.Kind != Map && sec.Kind != Null {
 			return variant{}, fmt.Errorf("line %d: %s must be a mapping", sec.Line, key)
 		}
+		if err := spend(1, sec.size()); err != nil {
+			return variant{}, err
+		}
 		return variant{name: key, tree: deepMerge(base, sec), section: sec}, nil
 	}
 	group := func(key string) ([]variant, error) {
@@ -157,6 +181,12 @@ func expandVariants(root *Value, selector string) ([]variant, error) {
 		n, err := zipLength(sec)
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %s: %v", sec.Line, key, err)
+		}
+		if n > MaxVariants {
+			return nil, fmt.Errorf("line %d: %s zips %d variants, more than %d", sec.Line, key, n, MaxVariants)
+		}
+		if err := spend(n, sec.size()); err != nil {
+			return nil, err
 		}
 		out := make([]variant, n)
 		for i := range n {
