@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -67,7 +68,23 @@ var (
 
 // ParseLine parses one log line. ok is false for lines that carry no
 // decode statistics.
-func ParseLine(line string) (s Sample, ok bool) {
+func ParseLine(line string) (Sample, bool) {
+	s, ok := parseLine(line)
+	if !ok {
+		return s, false
+	}
+	// Values computed from logged counts can overflow; keep only finite ones.
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	if !finite(s.AcceptLen) || !finite(s.Weight) {
+		s.AcceptLen, s.Weight, s.HasAccept = 0, 0, false
+	}
+	if !finite(s.GenThroughput) {
+		s.GenThroughput, s.HasThroughput = 0, false
+	}
+	return s, s.HasAccept || s.HasThroughput || s.HasRunning
+}
+
+func parseLine(line string) (s Sample, ok bool) {
 	if strings.IndexByte(line, 0x1b) >= 0 {
 		line = ansiEscape.ReplaceAllString(line, "")
 	}

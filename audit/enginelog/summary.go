@@ -22,6 +22,9 @@ type Collection struct {
 	Files   []string
 	Stats   ScanStats
 	index   map[[2]string]*Stream
+	// lastVLLM is the engine a file's last vLLM throughput line named:
+	// vLLM logs the SpecDecoding line right after it, without the prefix.
+	lastVLLM map[string]string
 }
 
 // ReadFiles scans every file into one collection, keyed by file and rank.
@@ -69,6 +72,16 @@ func (c *Collection) Add(file string, s Sample) {
 }
 
 func (c *Collection) add(file string, s Sample) {
+	if s.Engine == EngineVLLM {
+		if c.lastVLLM == nil {
+			c.lastVLLM = map[string]string{}
+		}
+		if s.Rank != "" {
+			c.lastVLLM[file] = s.Rank
+		} else {
+			s.Rank = c.lastVLLM[file]
+		}
+	}
 	key := [2]string{file, s.Rank}
 	st := c.index[key]
 	if st == nil {
