@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,7 +31,14 @@ const (
 
 // Default returns every embedded golden file (golden/data/*.yaml) as one set.
 func Default() (*Set, error) {
-	return parseFS(embedded, "data")
+	s, err := parseFS(embedded, "data")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range s.entries {
+		e.setSource("golden/data/" + e.source + " (embedded)")
+	}
+	return s, nil
 }
 
 // LoadFile reads one golden file from disk.
@@ -58,10 +66,7 @@ func LoadDir(dir string) (*Set, error) {
 	}
 	// Name sources by their path on disk, not inside the fs.FS.
 	for _, e := range s.entries {
-		e.source = path.Join(dir, e.source)
-		for _, c := range e.curves {
-			c.Source = e.source
-		}
+		e.setSource(filepath.Join(dir, e.source))
 	}
 	return s, nil
 }

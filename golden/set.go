@@ -29,6 +29,13 @@ func (e *entry) setKey(k string) {
 	}
 }
 
+func (e *entry) setSource(src string) {
+	e.source = src
+	for _, c := range e.curves {
+		c.Source = src
+	}
+}
+
 func newSet() *Set { return &Set{entries: map[string]*entry{}} }
 
 // Merge adds o's curves to s; a model key present in both takes o's curves.

@@ -126,6 +126,7 @@ func probThreshold(p float64) uint64 {
 type matchExpected struct {
 	rng          *rand.PCG
 	lower, upper int
+	maxLen       int
 	upperBelow   uint64 // draw upper when x < upperBelow
 	mean, wUpper float64
 }
@@ -138,7 +139,7 @@ func newMatchExpected(c Config, rng *rand.PCG) *matchExpected {
 		upper = lower + 1
 	}
 	w := t - float64(lower)
-	return &matchExpected{rng: rng, lower: lower, upper: upper, upperBelow: probThreshold(w), mean: t, wUpper: w}
+	return &matchExpected{rng: rng, lower: lower, upper: upper, maxLen: c.K + 1, upperBelow: probThreshold(w), mean: t, wUpper: w}
 }
 
 func (s *matchExpected) Step(out []int) {
@@ -157,7 +158,7 @@ func (s *matchExpected) Step(out []int) {
 func (s *matchExpected) ExpectedMean() float64 { return s.mean }
 func (s *matchExpected) SharesDraw() bool      { return true }
 func (s *matchExpected) Marginal() []float64 {
-	d := make([]float64, s.upper)
+	d := make([]float64, s.maxLen)
 	d[s.lower-1] += 1 - s.wUpper
 	d[s.upper-1] += s.wUpper
 	return d
