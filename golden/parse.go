@@ -27,6 +27,7 @@ const (
 	MaxDraftLength = 64      // largest draft length k accepted
 	maxDirFiles    = 1000    // most files read from one directory
 	maxYAMLNodes   = 10000   // most YAML nodes in one file
+	maxAL          = 1000    // AL values beyond this are rejected as absurd; [1, k+1] violations are warnings
 )
 
 // Default returns every embedded golden file (golden/data/*.yaml) as one set.
@@ -321,6 +322,9 @@ func (p *fileParser) curve(model, mode string, n *yaml.Node) ([]float64, error) 
 		v, err := strconv.ParseFloat(vn.Value, 64)
 		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, p.errorf(vn, "model %s %s k=%d: AL %q is not a finite number", model, mode, k, vn.Value)
+		}
+		if v < 0 || v > maxAL {
+			return nil, p.errorf(vn, "model %s %s k=%d: AL %q is absurd (outside 0..%d)", model, mode, k, vn.Value, maxAL)
 		}
 		byK[k] = v
 		maxK = max(maxK, k)
