@@ -218,7 +218,7 @@ func (s *multinomial) Step(out []int) {
 	if len(out) == 0 {
 		return
 	}
-	l := s.table.draw(s.rng.Uint64()) + 1
+	l := s.table.draw(s.rng.Uint64())
 	for i := range out {
 		out[i] = l
 	}
@@ -313,11 +313,7 @@ func newVLLMSynthetic(c Config, rng *rand.PCG) (*vllmSynthetic, error) {
 	return &vllmSynthetic{rng: rng, table: t, marg: d, mean: meanOf(d), rates: rates}, nil
 }
 
-func (s *vllmSynthetic) Step(out []int) {
-	for i := range out {
-		out[i] = s.table.draw(s.rng.Uint64()) + 1
-	}
-}
+func (s *vllmSynthetic) Step(out []int) { s.table.fill(s.rng, out) }
 
 func (s *vllmSynthetic) ExpectedMean() float64 { return s.mean }
 func (s *vllmSynthetic) Marginal() []float64   { return append([]float64(nil), s.marg...) }
@@ -403,9 +399,10 @@ func (s *trtllm) Step(out []int) {
 	}
 	s.counter++
 	idx := s.counter * trtCounterStride
+	pool, below, base := s.pool, s.below, s.base
 	for i := range out {
-		l := s.base
-		if s.pool[idx&(trtPoolSize-1)] < s.below {
+		l := base
+		if pool[idx&(trtPoolSize-1)] < below {
 			l++
 		}
 		out[i] = l
@@ -470,11 +467,7 @@ func newTable(c Config, rng *rand.PCG) (*table, error) {
 	return &table{rng: rng, table: t, marg: d, mean: meanOf(d)}, nil
 }
 
-func (s *table) Step(out []int) {
-	for i := range out {
-		out[i] = s.table.draw(s.rng.Uint64()) + 1
-	}
-}
+func (s *table) Step(out []int) { s.table.fill(s.rng, out) }
 
 func (s *table) ExpectedMean() float64 { return s.mean }
 func (s *table) Marginal() []float64   { return append([]float64(nil), s.marg...) }
