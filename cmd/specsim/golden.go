@@ -429,24 +429,27 @@ func repairTouches(r golden.Repair, k int) bool {
 func goldenShowText(w io.Writer, format format, res *goldenShowResult, curve, consistent *golden.Curve, repair golden.Repair, dist []float64) {
 	md := format == formatMarkdown
 	if md {
-		fmt.Fprintf(w, "**%s**, thinking %s (`%s`)\n\n", res.Model, res.Thinking, res.Source)
+		fmt.Fprintf(w, "**%s**, thinking %s, from `%s`\n\n", res.Model, res.Thinking, res.Source)
 	} else {
-		fmt.Fprintf(w, "%s, thinking %s (%s)\n\n", res.Model, res.Thinking, res.Source)
+		fmt.Fprintf(w, "%s, thinking %s, from %s\n\n", res.Model, res.Thinking, res.Source)
 	}
-	t := &table{header: []string{">k", ">AL (tokens/step)", ">p_k prefix accept", ">c_k cond. accept"}}
+	t := &table{header: []string{">k", ">AL (tokens/step)", ">p_k prefix accept"}}
 	if repair.Changed {
-		t.header = append(t.header, ">consistent AL", ">moved")
+		t.header = append(t.header, ">consistent AL", ">moved", ">consistent p_k")
 	}
+	t.header = append(t.header, ">c_k cond. accept")
 	cond := res.Conditional
+	consistentP := consistent.PrefixAcceptance()
 	for k, al := range curve.AL {
 		mark := ""
 		if curve.Measured > 0 && k >= curve.Measured {
 			mark = " (extrap.)"
 		}
-		row := []string{strconv.Itoa(k + 1), fmt.Sprintf("%.3f%s", al, mark), fmt.Sprintf("%.3f", res.PrefixAcceptance[k]), fmt.Sprintf("%.3f", cond[k])}
+		row := []string{strconv.Itoa(k + 1), fmt.Sprintf("%.3f%s", al, mark), fmt.Sprintf("%.3f", res.PrefixAcceptance[k])}
 		if repair.Changed {
-			row = append(row, fmt.Sprintf("%.3f", consistent.AL[k]), fmt.Sprintf("%+.3f", repair.Moved[k]))
+			row = append(row, fmt.Sprintf("%.3f", consistent.AL[k]), fmt.Sprintf("%+.3f", repair.Moved[k]), fmt.Sprintf("%.3f", consistentP[k]))
 		}
+		row = append(row, fmt.Sprintf("%.3f", cond[k]))
 		t.add(row...)
 	}
 	if md {
@@ -455,7 +458,7 @@ func goldenShowText(w io.Writer, format format, res *goldenShowResult, curve, co
 		t.writeText(w)
 	}
 	if repair.Changed {
-		fmt.Fprintf(w, "\nConsistent curve: %s.\n", repair.Projection)
+		fmt.Fprintf(w, "\nConsistent curve: %s. c_k = p_k/p_(k-1) of the consistent curve.\n", repair.Projection)
 	}
 	if dist != nil {
 		fmt.Fprintf(w, "\nAt k=%d: AL %.3f; L (tokens per verify step) has mean %.4f, variance %.4f, std %.4f\n\n",
