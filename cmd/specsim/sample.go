@@ -43,8 +43,10 @@ Methods:
   chain                  per request and step, L from the golden distribution at k
   empirical              per request and step, L from --histogram FILE (CSV length,count)
 
-The target is the golden AL(k) of --model/--thinking, or --al. The same flags and
-seed give byte-identical output.
+The target is the golden AL(k) of --model/--thinking, or --al. Request i is batch
+slot i in every step; per_request gives min, p50 and max over the B requests of
+each one's mean L over the N steps (identical when the batch shares one draw).
+The same flags and seed give byte-identical output.
 
 Example:
   specsim sample --model qwen3.5 --thinking on --steps 6 --method sglang-match-expected --batch 64 --iterations 20000 --seed 1`

@@ -122,7 +122,8 @@ func probThreshold(p float64) uint64 {
 // probability frac (no draw when the target is an integer), drawn ONCE per
 // verify step and written to every request of the batch
 // (num_correct_drafts.fill_(L-1)). Mean exactly the target, variance
-// frac(1-frac).
+// frac(1-frac) (SGLang passes the two weights through a float32 tensor to
+// torch.multinomial; that rounding, below 1e-7, is not modelled).
 type matchExpected struct {
 	rng          *rand.PCG
 	lower, upper int
@@ -180,7 +181,9 @@ func (s *matchExpected) Marginal() []float64 {
 // 1 < l < steps+1 and open-ended bins at both ends (ties have probability
 // zero), so the sampler draws L from those exact probabilities with an
 // alias table instead of drawing a normal: the same distribution for one
-// 64-bit draw.
+// 64-bit draw. (Older SGLang, eagle_utils.py _generate_simulated_accept_index,
+// clamped to steps instead of steps+1 and used multinomial by default; this
+// sampler follows the current code.)
 type multinomial struct {
 	rng   *rand.PCG
 	table *aliasTable
