@@ -27,6 +27,12 @@ type Config struct {
 	TargetAL float64   // AL including the bonus token (engine methods)
 	Dist     []float64 // P(L = l) at index l-1 (for chain / empirical)
 	Seed     uint64
+
+	// Rates, for vllm-synthetic only, are vLLM's synthetic_acceptance_rates:
+	// per-position unconditional rates (position j accepted together with
+	// all before it), K of them in [0, 1], non-increasing. As in vLLM they
+	// exclude a target AL: set one or the other.
+	Rates []float64
 }
 
 // Sampler draws accepted lengths.
@@ -65,8 +71,22 @@ func New(c Config) (Sampler, error) {
 	if c.K < 1 || c.K > MaxDraftLength {
 		return nil, fmt.Errorf("draft length k=%d outside 1..%d", c.K, MaxDraftLength)
 	}
+	if c.Rates != nil {
+		if c.Method != VLLMSynthetic {
+			return nil, fmt.Errorf("%s: per-position rates apply to %s only", c.Method, VLLMSynthetic)
+		}
+		if c.TargetAL != 0 {
+			return nil, fmt.Errorf("%s: give rates or a target AL, not both (vLLM makes them mutually exclusive)", c.Method)
+		}
+		if err := checkRates(c.Rates, c.K); err != nil {
+			return nil, fmt.Errorf("%s: %v", c.Method, err)
+		}
+	}
 	switch c.Method {
 	case SGLangMatchExpected, SGLangMultinomial, VLLMSynthetic, TRTLLM:
+		if c.Rates != nil {
+			break
+		}
 		if math.IsNaN(c.TargetAL) || c.TargetAL < 1 || c.TargetAL > float64(c.K+1) {
 			return nil, fmt.Errorf("%s: target AL %v outside [1, %d] (k=%d; AL counts the bonus token)", c.Method, c.TargetAL, c.K+1, c.K)
 		}
@@ -234,7 +254,8 @@ func (s *multinomial) Marginal() []float64   { return append([]float64(nil), s.m
 // ---------------------------------------------------------------------------
 
 // vllmSynthetic is vLLM's rejection_sample_method "synthetic" with
-// synthetic_acceptance_length.
+// synthetic_acceptance_length (Config.TargetAL) or synthetic_acceptance_rates
+// (Config.Rates).
 //
 // Sources: vllm-project/vllm vllm/config/speculative.py
 // (SpeculativeConfig._acceptance_length_to_rates: with d = AL-1 drafts
@@ -306,8 +327,27 @@ func chainDistribution(c []float64) []float64 {
 	return d
 }
 
+// checkRates applies vLLM's checks on synthetic_acceptance_rates.
+func checkRates(r []float64, k int) error {
+	if len(r) != k {
+		return fmt.Errorf("%d rates for k=%d draft positions", len(r), k)
+	}
+	for i, v := range r {
+		if !(v >= 0 && v <= 1) {
+			return fmt.Errorf("rate %d is %v, outside [0, 1]", i+1, v)
+		}
+		if i > 0 && v > r[i-1] {
+			return fmt.Errorf("rate %d (%v) exceeds rate %d (%v); unconditional rates must not increase", i+1, v, i, r[i-1])
+		}
+	}
+	return nil
+}
+
 func newVLLMSynthetic(c Config, rng *rand.PCG) (*vllmSynthetic, error) {
-	rates := vllmRates(c.TargetAL, c.K)
+	rates := c.Rates
+	if rates == nil {
+		rates = vllmRates(c.TargetAL, c.K)
+	}
 	d := chainDistribution(conditionalRates(rates))
 	t, err := newAliasTable(d)
 	if err != nil {

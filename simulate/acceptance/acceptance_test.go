@@ -216,6 +216,34 @@ func TestVLLMSyntheticMatchesPerPosition(t *testing.T) {
 	}
 }
 
+// With synthetic_acceptance_rates set to a consistent golden curve's
+// prefix acceptance, vLLM's per-position process reproduces the golden
+// distribution of L exactly: P(L = 1+j) = p_j - p_(j+1).
+func TestVLLMRatesFromGoldenCurve(t *testing.T) {
+	c := qwenCurve(t)
+	want, _ := c.Distribution(6)
+	p := c.PrefixAcceptance()[:6]
+	s := mustNew(t, Config{Method: VLLMSynthetic, K: 6, Rates: p, Seed: 1})
+	got := s.(Analytic).Marginal()
+	for i := range want {
+		// vLLM keeps conditional rates in float32: 1e-7 relative.
+		if !near(got[i], want[i], 1e-6) {
+			t.Errorf("P(L=%d) = %v, want %v", i+1, got[i], want[i])
+		}
+	}
+	for _, bad := range []Config{
+		{Method: VLLMSynthetic, K: 6, Rates: p[:5]},
+		{Method: VLLMSynthetic, K: 2, Rates: []float64{0.5, 0.6}},
+		{Method: VLLMSynthetic, K: 2, Rates: []float64{1.5, 0.6}},
+		{Method: VLLMSynthetic, K: 2, Rates: []float64{0.5, 0.4}, TargetAL: 2},
+		{Method: Chain, K: 2, Rates: []float64{0.5, 0.4}},
+	} {
+		if _, err := New(bad); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+}
+
 // TensorRT-LLM: over 65536 consecutive steps each slot reads every pool
 // entry exactly once, so the sampled mean of any slot equals ExpectedMean
 // exactly, and that is within pool noise (sd sqrt(0.16/65536) = 0.0016) of
@@ -444,3 +472,24 @@ func TestAliasTableExact(t *testing.T) {
 }
 
 func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
+
+func TestForCurve(t *testing.T) {
+	c := qwenCurve(t)
+	for _, tt := range []struct {
+		method string
+		want   float64
+	}{{SGLangMatchExpected, 4.80}, {Chain, 4.80}, {VLLMSynthetic, 4.80}} {
+		s, err := ForCurve(tt.method, c, 6, 1)
+		if err != nil || !near(s.ExpectedMean(), tt.want, 1e-6) {
+			t.Errorf("%s: %v, %v", tt.method, s, err)
+		}
+	}
+	for _, k := range []int{0, 9} {
+		if _, err := ForCurve(SGLangMatchExpected, c, k, 1); err == nil {
+			t.Errorf("k=%d accepted", k)
+		}
+	}
+	if _, err := ForCurve(Empirical, c, 6, 1); err == nil {
+		t.Error("empirical from a curve accepted")
+	}
+}
