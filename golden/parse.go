@@ -1,6 +1,7 @@
 package golden
 
 import (
+	"bytes"
 	"embed"
 	"errors"
 	"fmt"
@@ -187,7 +188,7 @@ func parseEntry(filename string, data []byte) (e *entry, err error) {
 		}
 	}()
 	p := &fileParser{name: filename}
-	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {

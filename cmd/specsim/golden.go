@@ -391,8 +391,8 @@ Examples:
 		}
 		res.Distribution = &d
 		if repairTouches(repair, *steps) {
-			warnings = append(warnings, fmt.Sprintf("distribution at k=%d comes from the consistent curve (AL %s there, measured %s); see \"consistent\"",
-				*steps, strconv.FormatFloat(goldenRound(consistent.AL[*steps-1]), 'f', -1, 64), strconv.FormatFloat(al, 'f', -1, 64)))
+			warnings = append(warnings, fmt.Sprintf("distribution at k=%d comes from the consistent curve: its mean is %.3f, the measured AL %.3f; see \"consistent\"",
+				*steps, consistent.AL[*steps-1], al))
 		}
 	}
 	if warnings == nil {
