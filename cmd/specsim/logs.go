@@ -19,7 +19,7 @@ func init() {
 }
 
 const logsHelp = `
-specsim logs FILE... [--al A | --model M --steps K [--thinking on|off]] [--buckets N] [--json]
+specsim logs FILE... [--al A | --model M --steps K [--thinking on|off] [--golden-dir DIR]] [--buckets N] [--json]
 
 Reads engine logs: SGLang "Decode batch" lines (every layout since v0.4; DP/TP
 prefixes), vLLM "SpecDecoding metrics" and "Avg generation throughput" lines,
@@ -46,6 +46,7 @@ func runLogs(args []string, stdout, stderr io.Writer) int {
 	steps := fs.Int("steps", 0, "draft length k for the golden target")
 	thinking := fs.String("thinking", "on", "thinking mode of the golden target: on or off")
 	buckets := fs.Int("buckets", 10, "timeline slices")
+	gf := addGoldenFlags(fs)
 	ff := addFormatFlags(fs, false)
 	files, err := parseFlags(fs, args)
 	if err != nil {
@@ -85,7 +86,7 @@ func runLogs(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "specsim logs: --thinking:", err)
 			return exitBadInput
 		}
-		set, err := golden.Default()
+		set, err := gf.load()
 		if err != nil {
 			fmt.Fprintln(stderr, "specsim logs:", err)
 			return exitBadInput

@@ -21,7 +21,8 @@ func init() {
 }
 
 const recipeHelp = `
-specsim recipe check FILE[:selector] [--model M] [--thinking on|off] [--json | --format markdown]
+specsim recipe check FILE[:selector] [--model M] [--thinking on|off] [--golden-dir DIR] [--golden-file FILE]
+                     [--json | --format markdown]
 
 Resolves every variant of an srt-slurm recipe (schema 2: base + override_* /
 zip_override_* merged as srt-slurm merges them; schema 1: backend.*_environment
@@ -54,8 +55,7 @@ func runRecipe(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("recipe check", recipeHelp, stderr)
 	model := fs.String("model", "", "model name for the golden curve (key, prefix such as qwen3.5, or hub name); default: from the recipe")
 	thinking := fs.String("thinking", "", "thinking mode of the golden curve: on or off (default on)")
-	goldenDir := fs.String("golden-dir", "", "directory of InferenceX golden AL files that override the embedded ones")
-	goldenFile := fs.String("golden-file", "", "one InferenceX golden AL file that overrides the embedded curves")
+	gf := addGoldenFlags(fs)
 	ff := addFormatFlags(fs, true)
 	pos, err := parseFlags(fs, args[1:])
 	if err != nil {
@@ -78,7 +78,7 @@ func runRecipe(args []string, stdout, stderr io.Writer) int {
 		}
 		*thinking = string(t)
 	}
-	set, err := recipeGoldenSet(*goldenDir, *goldenFile)
+	set, err := gf.load()
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim recipe check:", err)
 		return exitBadInput
@@ -104,30 +104,6 @@ func runRecipe(args []string, stdout, stderr io.Writer) int {
 		return exitFindings
 	}
 	return exitOK
-}
-
-// recipeGoldenSet is the embedded golden set with --golden-dir and
-// --golden-file merged over it.
-func recipeGoldenSet(dir, file string) (*golden.Set, error) {
-	set, err := golden.Default()
-	if err != nil {
-		return nil, fmt.Errorf("embedded golden curves: %w", err)
-	}
-	if dir != "" {
-		o, err := golden.LoadDir(dir)
-		if err != nil {
-			return nil, fmt.Errorf("--golden-dir: %w", err)
-		}
-		set.Merge(o)
-	}
-	if file != "" {
-		o, err := golden.LoadFile(file)
-		if err != nil {
-			return nil, fmt.Errorf("--golden-file: %w", err)
-		}
-		set.Merge(o)
-	}
-	return set, nil
 }
 
 // goldenCurves adapts a golden.Set to what the recipe checks need.

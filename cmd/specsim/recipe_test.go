@@ -106,6 +106,17 @@ func TestRecipeCheckExitCodes(t *testing.T) {
 	}
 }
 
+func TestRecipeCheckGoldenOverride(t *testing.T) {
+	// A golden file that moves Qwen3.5 thinking-on AL(3) to 3.50: the
+	// schema-1 recipe's hard-coded 3.39 becomes an error.
+	g := filepath.Join(t.TempDir(), "qwen3.5_mtp.yaml")
+	os.WriteFile(g, []byte("qwen3.5-397b-a17b-nvfp4:\n  thinking_on:\n    1: 1.93\n    2: 2.73\n    3: 3.50\n    4: 3.97\n"), 0o644)
+	code, out, errs := runCLI("recipe", "check", "../../testdata/recipes/schema1_sglang_qwen3.5_gb300-fp4_agentic_agg-tp2-c1-mtp-hicache.yaml", "--golden-file", g)
+	if code != exitFindings || !strings.Contains(out, "SGLANG_SIMULATE_ACC_LEN is 3.39 but the golden AL") || !strings.Contains(out, "is 3.5") {
+		t.Errorf("exit %d\n%s%s", code, out, errs)
+	}
+}
+
 func TestLogsCommand(t *testing.T) {
 	const dp = "../../audit/enginelog/testdata/sglang_dp.log"
 	code, out, errs := runCLI("logs", dp, "--json")
