@@ -640,7 +640,11 @@ func (c *checker) checkFP8NextN() {
 			if len(c.v.ModelNames) > 0 {
 				model = c.v.ModelNames[0]
 			}
-			effect = fmt.Sprintf("the pinned SGLang reads it only for DeepSeek-family NVFP4 checkpoints (DeepSeek V3/R1/V4, Kimi K2, GLM-5) with the deep_gemm MoE runner and ignores it for %s, but AgentX prohibits it regardless of effect", model)
+			pinned := "the pinned SGLang"
+			if c.v.Container != "" {
+				pinned = fmt.Sprintf("the pinned SGLang (%s)", c.v.Container)
+			}
+			effect = fmt.Sprintf("%s reads it only for DeepSeek-family NVFP4 checkpoints (DeepSeek V3/R1/V4, Kimi K2, GLM-5) with the deep_gemm MoE runner and ignores it for %s, but AgentX prohibits it regardless of effect", pinned, model)
 		}
 		roles := ""
 		if len(s.roles) > 0 {

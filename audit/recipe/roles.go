@@ -107,6 +107,9 @@ type Variant struct {
 	// model.path.
 	ModelNames []string
 	Agentic    bool
+	// Container is the engine image or srt-slurm alias the recipe pins
+	// (model.container).
+	Container string
 	// Concurrency is the largest benchmark concurrency the recipe names, 0
 	// when it names none.
 	Concurrency int
@@ -266,6 +269,7 @@ func resolveVariant(name string, tree, section *Value) (*Variant, error) {
 	}
 	v.ModelNames = modelNames(tree, v.Roles)
 	v.Agentic = agentic(tree)
+	v.Container = tree.Get("model", "container").String()
 	v.Concurrency = concurrency(tree)
 	return v, nil
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -114,6 +115,32 @@ func TestRecipeCheckGoldenOverride(t *testing.T) {
 	code, out, errs := runCLI("recipe", "check", "../../testdata/recipes/schema1_sglang_qwen3.5_gb300-fp4_agentic_agg-tp2-c1-mtp-hicache.yaml", "--golden-file", g)
 	if code != exitFindings || !strings.Contains(out, "SGLANG_SIMULATE_ACC_LEN is 3.39 but the golden AL") || !strings.Contains(out, "is 3.5") {
 		t.Errorf("exit %d\n%s%s", code, out, errs)
+	}
+}
+
+func TestRecipeCheckCurveByMethod(t *testing.T) {
+	// The same served model reads a different golden file per method:
+	// DeepSeek-V4-Pro with EAGLE uses dsv4_mtp (AL(3) = 2.49); with DSpark
+	// and block size 5 it uses dsv4-pro-0813-dspark (AL(5) = 3.61).
+	dir := t.TempDir()
+	write := func(name, algo, key string, k int) string {
+		p := filepath.Join(dir, name)
+		body := "name: " + name + "\nbackend:\n  type: sglang\n  sglang_config:\n    decode:\n      served-model-name: deepseek-ai/DeepSeek-V4-Pro\n" +
+			"      speculative-algorithm: " + algo + "\n      " + key + ": " + strconv.Itoa(k) + "\n      speculative-eagle-topk: 1\n" +
+			"benchmark: {command: agentic_srt.sh}\n"
+		os.WriteFile(p, []byte(body), 0o644)
+		return p
+	}
+	for _, tt := range []struct {
+		file, want string
+	}{
+		{write("eagle.yaml", "EAGLE", "speculative-num-steps", 3), "SGLANG_SIMULATE_ACC_LEN=2.49"},
+		{write("dspark.yaml", "DSPARK", "speculative-dspark-block-size", 5), "SGLANG_SIMULATE_ACC_LEN=3.61"},
+	} {
+		code, out, errs := runCLI("recipe", "check", tt.file)
+		if code != exitOK || !strings.Contains(out, tt.want) {
+			t.Errorf("%s: exit %d, want %s\n%s%s", tt.file, code, tt.want, out, errs)
+		}
 	}
 }
 
