@@ -217,6 +217,7 @@ func TestPlantedViolations(t *testing.T) {
 		// merge); the AL comes from decode, so nobody gets one.
 		{name: "override_decode_without_spec", roles: []roleWant{{RolePrefill, 3, 0, nil}, {RoleDecode, 0, 0, nil}},
 			findings: []string{"warning " + CodeGenerationNotSpec}},
+		{name: "override_default_cap", roles: clean, findings: []string{"warning " + CodeCUDAGraphBelowCap}},
 		{name: "override_dp_attention_covered", roles: clean},
 		// 512 / 8 = 64 requests per DP-attention rank > 32 graphs.
 		{name: "override_dp_attention_short", roles: clean, findings: []string{"warning " + CodeCUDAGraphBelowCap}},

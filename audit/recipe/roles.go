@@ -303,6 +303,10 @@ func resolveEngineArgs(r *Role) error {
 		r.EP, _ = firstInt(a, "expert-parallel-size", "ep-size", "ep")
 		r.DPAttention = a.Get("enable-dp-attention").Bool()
 		r.MaxRunning, r.MaxRunningKey = firstInt(a, "max-running-requests")
+		if r.MaxRunning == 0 && algoSet(a) {
+			// SGLang's speculative-decoding validation defaults the cap to 48.
+			r.MaxRunning, r.MaxRunningKey = 48, "max-running-requests (unset: SGLang's speculative default)"
+		}
 		r.CUDAGraphMaxBS, r.CUDAGraphKey = firstInt(a, "cuda-graph-max-bs")
 		if r.CUDAGraphMaxBS == 0 {
 			if l := a.Get("cuda-graph-bs"); l != nil && l.Kind == List {
@@ -425,6 +429,18 @@ func resolveEngineArgs(r *Role) error {
 		r.Spec = s
 	}
 	return nil
+}
+
+// algoSet reports an EAGLE-family algorithm (NEXTN is EAGLE), for which
+// SGLang sets max-running-requests to 48 when it is not given.
+func algoSet(a *Value) bool {
+	for _, k := range []string{"speculative-algorithm", "speculative-algo"} {
+		switch strings.ToUpper(a.Get(k).String()) {
+		case "EAGLE", "EAGLE3", "NEXTN", "STANDALONE":
+			return true
+		}
+	}
+	return false
 }
 
 func setDraftLength(s *Spec, v *Value, key string) {

@@ -171,7 +171,12 @@ func expandVariantsUnbounded(root *Value, selector string) ([]variant, error) {
 		if err := spend(1, sec.size()); err != nil {
 			return variant{}, err
 		}
-		return variant{name: key, tree: deepMerge(base, sec), section: sec}, nil
+		tree := deepMerge(base, sec)
+		if sec.Get("name") == nil {
+			// srtctl names an override job "<base name>_<suffix>"
+			setName(tree, baseName(base)+"_"+strings.TrimPrefix(key, "override_"))
+		}
+		return variant{name: key, tree: tree, section: sec}, nil
 	}
 	group := func(key string) ([]variant, error) {
 		sec := root.Fields[key]
@@ -191,7 +196,12 @@ func expandVariantsUnbounded(root *Value, selector string) ([]variant, error) {
 		out := make([]variant, n)
 		for i := range n {
 			slice := zipSlice(sec, i)
-			out[i] = variant{name: fmt.Sprintf("%s[%d]", key, i), tree: deepMerge(base, slice), section: slice}
+			tree := deepMerge(base, slice)
+			if f := sec.Get("name"); f == nil || f.Kind != List {
+				// without a name list srtctl names zip jobs "<base name>_<group>_<i>"
+				setName(tree, fmt.Sprintf("%s_%s_%d", baseName(base), strings.TrimPrefix(key, "zip_override_"), i))
+			}
+			out[i] = variant{name: fmt.Sprintf("%s[%d]", key, i), tree: tree, section: slice}
 		}
 		return out, nil
 	}
@@ -272,4 +282,15 @@ func expandVariantsUnbounded(root *Value, selector string) ([]variant, error) {
 		}
 		return []variant{v}, nil
 	}
+}
+
+func baseName(base *Value) string {
+	if n := base.Get("name"); n != nil && n.Kind == Scalar {
+		return n.Str
+	}
+	return "unnamed"
+}
+
+func setName(tree *Value, name string) {
+	tree.set("name", &Value{Kind: Scalar, Str: name, Tag: "!!str"})
 }
