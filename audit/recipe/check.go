@@ -36,6 +36,7 @@ const (
 	CodeSimAccRecipeWide     = "sim-acc-recipe-wide"
 	CodeSimAccNonSpecRole    = "sim-acc-on-non-speculative-role"
 	CodeSpecAlgorithmClash   = "spec-algorithm-conflict"
+	CodeSimAccWrongEngine    = "sim-acc-wrong-engine"
 	CodeGenerationNotSpec    = "generation-role-not-speculative"
 	CodeNotAgentic           = "not-agentic"
 	CodeDuplicateKey         = "duplicate-key"
@@ -445,6 +446,7 @@ func (c *checker) checkRole(r *Role, target *float64, curve *GoldenCurve) {
 		c.add(CodeSpecAlgorithmClash, SeverityError,
 			"%s sets speculative-algorithm %q and speculative-algo %q: keep one", r.ArgsAt, s.Algorithm, s.AlgorithmConflict)
 	}
+	c.checkForeignKeys(r)
 	label := ""
 	if curve != nil && s.DraftLength > 0 {
 		label = fmt.Sprintf(" for %s (thinking %s) at draft length %d", curve.Model, curve.Thinking, c.v.Generation().specK())
@@ -497,6 +499,35 @@ func (c *checker) checkRole(r *Role, target *float64, curve *GoldenCurve) {
 		}
 	}
 	c.checkCUDAGraph(r)
+}
+
+// engineKeys are the simulation variables each engine reads.
+var engineKeys = map[string][]string{
+	EngineSGLang: {sglangLen, sglangMethod, sglangTokenMode},
+	EngineTRTLLM: {trtForced},
+	EngineTileRT: {tilertLen, tilertMethod},
+}
+
+// checkForeignKeys flags another engine's simulation variables: they have
+// no effect, so a recipe relying on them runs with real acceptance.
+func (c *checker) checkForeignKeys(r *Role) {
+	own := map[string]bool{}
+	for _, k := range engineKeys[r.Engine] {
+		own[k] = true
+	}
+	for _, k := range simKeys {
+		if _, ok := r.Env[k]; ok && !own[k] {
+			knob := strings.Join(engineKeys[r.Engine], ", ")
+			switch r.Engine {
+			case EngineVLLM:
+				knob = "speculative-config rejection_sample_method: synthetic with synthetic_acceptance_length"
+			case EngineATOM:
+				knob = "--" + atomAcceptanceLengthFlag
+			}
+			c.add(CodeSimAccWrongEngine, SeverityWarning, "%s has no effect on %s, whose knob is %s: drop it and let synthetic acceptance inject the right one",
+				c.where(r, k), r.Engine, knob)
+		}
+	}
 }
 
 func (r *Role) specK() int {

@@ -266,7 +266,7 @@ func TestPlantedViolations(t *testing.T) {
 	// graphs to 16 < 32 per rank. The -V2 hub name still finds the curve.
 	compareReport(t, checkFile(t, "testdata/planted_trtllm.yaml", Options{}), []variantWant{{name: "planted-trt",
 		roles:    []roleWant{{RolePrefill, 0, 0, nil}, {RoleDecode, 6, 4.8, map[string]string{trtForced: "3.8"}}},
-		findings: []string{"error " + CodeSimAccLenMismatch, "warning " + CodeCUDAGraphBelowCap}}})
+		findings: []string{"error " + CodeSimAccLenMismatch, "warning " + CodeCUDAGraphBelowCap, "warning " + CodeSimAccWrongEngine}}})
 
 	// zip: steps [2,3,4] -> AL 2.73, 3.39, 3.97.
 	compareReport(t, checkFile(t, "testdata/zip_steps.yaml", Options{}), []variantWant{
