@@ -148,7 +148,7 @@ func (vr *VariantReport) Variant() *Variant { return vr.variant }
 // Curve returns the golden curve the variant was checked against, or nil.
 func (vr *VariantReport) Curve() *GoldenCurve { return vr.curve }
 
-// Role returns the resolved role behind a report entry.
+// Resolved returns the resolved role behind a report entry.
 func (rr *RoleReport) Resolved() *Role { return rr.role }
 
 // FormatAL writes an AL the way InferenceX passes it (Python's "%g"):
@@ -180,7 +180,9 @@ func (c *checker) add(code string, sev Severity, format string, a ...any) {
 	c.findings = append(c.findings, Finding{Code: code, Severity: sev, Message: fmt.Sprintf(format, a...)})
 }
 
-func thinkingMode(v *Variant, opt Options) string {
+// thinkingMode is --thinking, else on: AgentX replays agentic traces with
+// thinking on.
+func thinkingMode(opt Options) string {
 	if opt.Thinking != "" {
 		return opt.Thinking
 	}
@@ -190,7 +192,7 @@ func thinkingMode(v *Variant, opt Options) string {
 func checkVariant(v *Variant, opt Options) VariantReport {
 	c := &checker{v: v, opt: opt}
 	vr := VariantReport{Name: v.Name, variant: v}
-	thinking := thinkingMode(v, opt)
+	thinking := thinkingMode(opt)
 
 	anySpec := false
 	for _, r := range v.Roles {
@@ -219,7 +221,7 @@ func checkVariant(v *Variant, opt Options) VariantReport {
 		c.add(CodeGenerationNotSpec, SeverityWarning,
 			"roles.%s runs no speculative decoding but other roles do; AgentX derives the AL from the generation role, so no role gets synthetic acceptance: add the speculative flags to roles.%s or drop them elsewhere", gen.Name, gen.Name)
 	}
-	if curve != nil && gen != nil && gen.Spec != nil {
+	if gen != nil && gen.Spec != nil {
 		target = c.draftLengthAL(gen, curve)
 	}
 	for _, r := range v.Roles {
