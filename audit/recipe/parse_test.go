@@ -340,3 +340,34 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestCUDAGraphResolution(t *testing.T) {
+	tests := []struct {
+		args    string
+		maxBS   int
+		key     string
+		off     bool
+		running int
+	}{
+		{"{cuda-graph-max-bs: 80, max-running-requests: 72}", 80, "cuda-graph-max-bs", false, 72},
+		{"{cuda-graph-bs: [1, 2, 4, 8]}", 8, "cuda-graph-bs", false, 0},
+		{"{cuda-graph-bs-decode: [1], cuda-graph-max-bs: 64}", 1, "cuda-graph-bs-decode", false, 0},
+		{"{cuda-graph-bs: [1, 64, 128], cuda-graph-max-bs-decode: 32}", 32, "cuda-graph-max-bs-decode", false, 0},
+		{"{cuda-graph-max-bs: 16, cuda-graph-backend-decode: disabled}", 16, "cuda-graph-max-bs", true, 0},
+		{"{disable-cuda-graph: true}", 0, "", true, 0},
+		// EAGLE without a cap: SGLang sets 48
+		{"{speculative-algorithm: EAGLE, speculative-num-steps: 3}", 0, "", false, 48},
+		// NGRAM keeps no such default
+		{"{speculative-algorithm: NGRAM}", 0, "", false, 0},
+	}
+	for _, tt := range tests {
+		r := &Role{Name: RoleDecode, Engine: EngineSGLang, Args: mustDecode(t, tt.args)}
+		if err := resolveEngineArgs(r); err != nil {
+			t.Fatal(err)
+		}
+		if r.CUDAGraphMaxBS != tt.maxBS || r.CUDAGraphKey != tt.key || r.CUDAGraphDisable != tt.off || r.MaxRunning != tt.running {
+			t.Errorf("%s: graphs %d (%s) off=%v running %d; want %d (%s) off=%v running %d",
+				tt.args, r.CUDAGraphMaxBS, r.CUDAGraphKey, r.CUDAGraphDisable, r.MaxRunning, tt.maxBS, tt.key, tt.off, tt.running)
+		}
+	}
+}

@@ -307,17 +307,30 @@ func resolveEngineArgs(r *Role) error {
 			// SGLang's speculative-decoding validation defaults the cap to 48.
 			r.MaxRunning, r.MaxRunningKey = 48, "max-running-requests (unset: SGLang's speculative default)"
 		}
-		r.CUDAGraphMaxBS, r.CUDAGraphKey = firstInt(a, "cuda-graph-max-bs")
-		if r.CUDAGraphMaxBS == 0 {
-			if l := a.Get("cuda-graph-bs"); l != nil && l.Kind == List {
+		// Newer SGLang spells the decode graph knobs *-decode; the largest
+		// captured batch is the list's maximum, capped by the max-bs knob.
+		maxBS, maxKey := firstInt(a, "cuda-graph-max-bs-decode", "cuda-graph-max-bs")
+		listMax, listKey := 0, ""
+		for _, k := range []string{"cuda-graph-bs-decode", "cuda-graph-bs"} {
+			if l := a.Get(k); l != nil && l.Kind == List {
 				for _, it := range l.Items {
-					if n, ok := it.Int(); ok && n > r.CUDAGraphMaxBS {
-						r.CUDAGraphMaxBS, r.CUDAGraphKey = n, "cuda-graph-bs"
+					if n, ok := it.Int(); ok && n > listMax {
+						listMax, listKey = n, k
 					}
 				}
+				break
 			}
 		}
-		r.CUDAGraphDisable = a.Get("disable-cuda-graph").Bool()
+		switch {
+		case listMax > 0 && (maxBS == 0 || listMax < maxBS):
+			r.CUDAGraphMaxBS, r.CUDAGraphKey = listMax, listKey
+		default:
+			r.CUDAGraphMaxBS, r.CUDAGraphKey = maxBS, maxKey
+		}
+		if strings.EqualFold(a.Get("cuda-graph-backend-decode").String(), "disabled") {
+			r.CUDAGraphDisable = true
+		}
+		r.CUDAGraphDisable = r.CUDAGraphDisable || a.Get("disable-cuda-graph").Bool()
 		algo := a.Get("speculative-algorithm")
 		alt := a.Get("speculative-algo")
 		if algo.String() == "" && alt.String() == "" {
