@@ -2,6 +2,7 @@ package golden
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -26,6 +27,13 @@ func (e *entry) setKey(k string) {
 	e.key = k
 	for _, c := range e.curves {
 		c.Model = k
+	}
+}
+
+func (e *entry) setSource(src string) {
+	e.source = src
+	for _, c := range e.curves {
+		c.Source = src
 	}
 }
 
@@ -93,7 +101,9 @@ func (s *Set) Info(name string) (ModelInfo, error) {
 	e := s.entries[strings.ToLower(key)]
 	info := ModelInfo{Key: e.key, Model: e.model, Source: e.source, CurveName: e.stem, MaxK: map[Thinking]int{}}
 	for _, a := range e.aliases {
-		info.Prefixes = append(info.Prefixes, prefixOf(a))
+		if p := prefixOf(a); !slices.Contains(info.Prefixes, p) {
+			info.Prefixes = append(info.Prefixes, p)
+		}
 	}
 	for _, t := range []Thinking{ThinkingOn, ThinkingOff} {
 		if c, ok := e.curves[t]; ok {

@@ -27,6 +27,12 @@ type Config struct {
 	TargetAL float64   // AL including the bonus token (engine methods)
 	Dist     []float64 // P(L = l) at index l-1 (for chain / empirical)
 	Seed     uint64
+
+	// Rates, for vllm-synthetic only, are vLLM's synthetic_acceptance_rates:
+	// per-position unconditional rates (position j accepted together with
+	// all before it), K of them in [0, 1], non-increasing. As in vLLM they
+	// exclude a target AL: set one or the other.
+	Rates []float64
 }
 
 // Sampler draws accepted lengths.
@@ -65,8 +71,22 @@ func New(c Config) (Sampler, error) {
 	if c.K < 1 || c.K > MaxDraftLength {
 		return nil, fmt.Errorf("draft length k=%d outside 1..%d", c.K, MaxDraftLength)
 	}
+	if c.Rates != nil {
+		if c.Method != VLLMSynthetic {
+			return nil, fmt.Errorf("%s: per-position rates apply to %s only", c.Method, VLLMSynthetic)
+		}
+		if c.TargetAL != 0 {
+			return nil, fmt.Errorf("%s: give rates or a target AL, not both (vLLM makes them mutually exclusive)", c.Method)
+		}
+		if err := checkRates(c.Rates, c.K); err != nil {
+			return nil, fmt.Errorf("%s: %v", c.Method, err)
+		}
+	}
 	switch c.Method {
 	case SGLangMatchExpected, SGLangMultinomial, VLLMSynthetic, TRTLLM:
+		if c.Rates != nil {
+			break
+		}
 		if math.IsNaN(c.TargetAL) || c.TargetAL < 1 || c.TargetAL > float64(c.K+1) {
 			return nil, fmt.Errorf("%s: target AL %v outside [1, %d] (k=%d; AL counts the bonus token)", c.Method, c.TargetAL, c.K+1, c.K)
 		}
@@ -122,10 +142,12 @@ func probThreshold(p float64) uint64 {
 // probability frac (no draw when the target is an integer), drawn ONCE per
 // verify step and written to every request of the batch
 // (num_correct_drafts.fill_(L-1)). Mean exactly the target, variance
-// frac(1-frac).
+// frac(1-frac) (SGLang passes the two weights through a float32 tensor to
+// torch.multinomial; that rounding, below 1e-7, is not modelled).
 type matchExpected struct {
 	rng          *rand.PCG
 	lower, upper int
+	maxLen       int
 	upperBelow   uint64 // draw upper when x < upperBelow
 	mean, wUpper float64
 }
@@ -138,7 +160,7 @@ func newMatchExpected(c Config, rng *rand.PCG) *matchExpected {
 		upper = lower + 1
 	}
 	w := t - float64(lower)
-	return &matchExpected{rng: rng, lower: lower, upper: upper, upperBelow: probThreshold(w), mean: t, wUpper: w}
+	return &matchExpected{rng: rng, lower: lower, upper: upper, maxLen: c.K + 1, upperBelow: probThreshold(w), mean: t, wUpper: w}
 }
 
 func (s *matchExpected) Step(out []int) {
@@ -157,7 +179,7 @@ func (s *matchExpected) Step(out []int) {
 func (s *matchExpected) ExpectedMean() float64 { return s.mean }
 func (s *matchExpected) SharesDraw() bool      { return true }
 func (s *matchExpected) Marginal() []float64 {
-	d := make([]float64, s.upper)
+	d := make([]float64, s.maxLen)
 	d[s.lower-1] += 1 - s.wUpper
 	d[s.upper-1] += s.wUpper
 	return d
@@ -179,7 +201,9 @@ func (s *matchExpected) Marginal() []float64 {
 // 1 < l < steps+1 and open-ended bins at both ends (ties have probability
 // zero), so the sampler draws L from those exact probabilities with an
 // alias table instead of drawing a normal: the same distribution for one
-// 64-bit draw.
+// 64-bit draw. (Older SGLang, eagle_utils.py _generate_simulated_accept_index,
+// clamped to steps instead of steps+1 and used multinomial by default; this
+// sampler follows the current code.)
 type multinomial struct {
 	rng   *rand.PCG
 	table *aliasTable
@@ -217,7 +241,7 @@ func (s *multinomial) Step(out []int) {
 	if len(out) == 0 {
 		return
 	}
-	l := s.table.draw(s.rng.Uint64()) + 1
+	l := s.table.draw(s.rng.Uint64())
 	for i := range out {
 		out[i] = l
 	}
@@ -230,7 +254,8 @@ func (s *multinomial) Marginal() []float64   { return append([]float64(nil), s.m
 // ---------------------------------------------------------------------------
 
 // vllmSynthetic is vLLM's rejection_sample_method "synthetic" with
-// synthetic_acceptance_length.
+// synthetic_acceptance_length (Config.TargetAL) or synthetic_acceptance_rates
+// (Config.Rates).
 //
 // Sources: vllm-project/vllm vllm/config/speculative.py
 // (SpeculativeConfig._acceptance_length_to_rates: with d = AL-1 drafts
@@ -302,8 +327,27 @@ func chainDistribution(c []float64) []float64 {
 	return d
 }
 
+// checkRates applies vLLM's checks on synthetic_acceptance_rates.
+func checkRates(r []float64, k int) error {
+	if len(r) != k {
+		return fmt.Errorf("%d rates for k=%d draft positions", len(r), k)
+	}
+	for i, v := range r {
+		if !(v >= 0 && v <= 1) {
+			return fmt.Errorf("rate %d is %v, outside [0, 1]", i+1, v)
+		}
+		if i > 0 && v > r[i-1] {
+			return fmt.Errorf("rate %d (%v) exceeds rate %d (%v); unconditional rates must not increase", i+1, v, i, r[i-1])
+		}
+	}
+	return nil
+}
+
 func newVLLMSynthetic(c Config, rng *rand.PCG) (*vllmSynthetic, error) {
-	rates := vllmRates(c.TargetAL, c.K)
+	rates := c.Rates
+	if rates == nil {
+		rates = vllmRates(c.TargetAL, c.K)
+	}
 	d := chainDistribution(conditionalRates(rates))
 	t, err := newAliasTable(d)
 	if err != nil {
@@ -312,11 +356,7 @@ func newVLLMSynthetic(c Config, rng *rand.PCG) (*vllmSynthetic, error) {
 	return &vllmSynthetic{rng: rng, table: t, marg: d, mean: meanOf(d), rates: rates}, nil
 }
 
-func (s *vllmSynthetic) Step(out []int) {
-	for i := range out {
-		out[i] = s.table.draw(s.rng.Uint64()) + 1
-	}
-}
+func (s *vllmSynthetic) Step(out []int) { s.table.fill(s.rng, out) }
 
 func (s *vllmSynthetic) ExpectedMean() float64 { return s.mean }
 func (s *vllmSynthetic) Marginal() []float64   { return append([]float64(nil), s.marg...) }
@@ -402,9 +442,10 @@ func (s *trtllm) Step(out []int) {
 	}
 	s.counter++
 	idx := s.counter * trtCounterStride
+	pool, below, base := s.pool, s.below, s.base
 	for i := range out {
-		l := s.base
-		if s.pool[idx&(trtPoolSize-1)] < s.below {
+		l := base
+		if pool[idx&(trtPoolSize-1)] < below {
 			l++
 		}
 		out[i] = l
@@ -469,11 +510,7 @@ func newTable(c Config, rng *rand.PCG) (*table, error) {
 	return &table{rng: rng, table: t, marg: d, mean: meanOf(d)}, nil
 }
 
-func (s *table) Step(out []int) {
-	for i := range out {
-		out[i] = s.table.draw(s.rng.Uint64()) + 1
-	}
-}
+func (s *table) Step(out []int) { s.table.fill(s.rng, out) }
 
 func (s *table) ExpectedMean() float64 { return s.mean }
 func (s *table) Marginal() []float64   { return append([]float64(nil), s.marg...) }
