@@ -3,6 +3,7 @@ package acceptance
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"strings"
 )
@@ -168,8 +169,11 @@ func (s *matchExpected) Step(out []int) {
 		return
 	}
 	l := s.lower
-	if s.upper != s.lower && s.rng.Uint64() < s.upperBelow {
-		l = s.upper
+	if s.upper != s.lower {
+		// The borrow of x - upperBelow is 1 exactly when x < upperBelow:
+		// a coin with P(upper) = frac and no branch to mispredict.
+		_, borrow := bits.Sub64(s.rng.Uint64(), s.upperBelow, 0)
+		l += int(borrow)
 	}
 	for i := range out {
 		out[i] = l
@@ -277,10 +281,7 @@ func (s *multinomial) Marginal() []float64   { return append([]float64(nil), s.m
 // c_1...c_j (1 - c_(j+1)); the sampler draws it from those probabilities
 // (one 64-bit draw per request) rather than one draw per position.
 type vllmSynthetic struct {
-	rng   *rand.PCG
-	table *aliasTable
-	marg  []float64
-	mean  float64
+	table
 	rates []float64 // unconditional per-position rates, as vLLM derives them
 }
 
@@ -353,13 +354,8 @@ func newVLLMSynthetic(c Config, rng *rand.PCG) (*vllmSynthetic, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", c.Method, err)
 	}
-	return &vllmSynthetic{rng: rng, table: t, marg: d, mean: meanOf(d), rates: rates}, nil
+	return &vllmSynthetic{table: table{rng: rng, alias: t, marg: d, mean: meanOf(d)}, rates: rates}, nil
 }
-
-func (s *vllmSynthetic) Step(out []int) { s.table.fill(s.rng, out) }
-
-func (s *vllmSynthetic) ExpectedMean() float64 { return s.mean }
-func (s *vllmSynthetic) Marginal() []float64   { return append([]float64(nil), s.marg...) }
 
 // ---------------------------------------------------------------------------
 
@@ -473,7 +469,7 @@ func (s *trtllm) Marginal() []float64 {
 // matches the golden curve.
 type table struct {
 	rng   *rand.PCG
-	table *aliasTable
+	alias *aliasTable
 	marg  []float64
 	mean  float64
 }
@@ -507,10 +503,23 @@ func newTable(c Config, rng *rand.PCG) (*table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", c.Method, err)
 	}
-	return &table{rng: rng, table: t, marg: d, mean: meanOf(d)}, nil
+	return &table{rng: rng, alias: t, marg: d, mean: meanOf(d)}, nil
 }
 
-func (s *table) Step(out []int) { s.table.fill(s.rng, out) }
+// Step draws one length per request from the alias table (see
+// aliasTable.draw; the loop repeats it so that the generator's state can
+// stay in registers, on a local copy written back at the end).
+func (s *table) Step(out []int) {
+	r := *s.rng
+	cells, mask := s.alias.cells, s.alias.mask
+	for i := range out {
+		x := r.Uint64()
+		c := &cells[x&mask]
+		own := int64(x>>32-c.keep) >> 63
+		out[i] = int(c.other + c.diff&own)
+	}
+	*s.rng = r
+}
 
 func (s *table) ExpectedMean() float64 { return s.mean }
 func (s *table) Marginal() []float64   { return append([]float64(nil), s.marg...) }
