@@ -25,8 +25,8 @@ const MaxDraftLength = 64
 type Config struct {
 	Method   string    // one of Methods()
 	K        int       // draft length
-	TargetAL float64   // AL including the bonus token (engine methods)
-	Dist     []float64 // P(L = l) at index l-1 (for chain / empirical)
+	TargetAL float64   // AL including the bonus token (engine methods; ignored by chain / empirical)
+	Dist     []float64 // P(L = l) at index l-1 (for chain / empirical; normalised here)
 	Seed     uint64
 
 	// Rates, for vllm-synthetic only, are vLLM's synthetic_acceptance_rates:
@@ -36,7 +36,8 @@ type Config struct {
 	Rates []float64
 }
 
-// Sampler draws accepted lengths.
+// Sampler draws accepted lengths. A Sampler is not safe for concurrent use;
+// give each goroutine its own (with its own seed).
 type Sampler interface {
 	// Step draws the accepted length (bonus included, in [1, K+1]) of each
 	// request in one verify step of a batch; len(out) is the batch size.
