@@ -147,7 +147,7 @@ func probThreshold(p float64) uint64 {
 // frac(1-frac) (SGLang passes the two weights through a float32 tensor to
 // torch.multinomial; that rounding, below 1e-7, is not modelled).
 type matchExpected struct {
-	rng          *rand.PCG
+	rng          rand.PCG
 	lower, upper int
 	maxLen       int
 	upperBelow   uint64 // draw upper when x < upperBelow
@@ -162,7 +162,7 @@ func newMatchExpected(c Config, rng *rand.PCG) *matchExpected {
 		upper = lower + 1
 	}
 	w := t - float64(lower)
-	return &matchExpected{rng: rng, lower: lower, upper: upper, maxLen: c.K + 1, upperBelow: probThreshold(w), mean: t, wUpper: w}
+	return &matchExpected{rng: *rng, lower: lower, upper: upper, maxLen: c.K + 1, upperBelow: probThreshold(w), mean: t, wUpper: w}
 }
 
 func (s *matchExpected) Step(out []int) {
@@ -210,7 +210,7 @@ func (s *matchExpected) Marginal() []float64 {
 // clamped to steps instead of steps+1 and used multinomial by default; this
 // sampler follows the current code.)
 type multinomial struct {
-	rng   *rand.PCG
+	rng   rand.PCG
 	table *aliasTable
 	marg  []float64
 	mean  float64
@@ -222,7 +222,7 @@ func newMultinomial(c Config, rng *rand.PCG) (*multinomial, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", c.Method, err)
 	}
-	return &multinomial{rng: rng, table: t, marg: d, mean: meanOf(d)}, nil
+	return &multinomial{rng: *rng, table: t, marg: d, mean: meanOf(d)}, nil
 }
 
 // roundedClampedNormal is the distribution of round(clamp(N(mu,1), 1, maxLen)).
@@ -257,34 +257,6 @@ func (s *multinomial) SharesDraw() bool      { return true }
 func (s *multinomial) Marginal() []float64   { return append([]float64(nil), s.marg...) }
 
 // ---------------------------------------------------------------------------
-
-// vllmSynthetic is vLLM's rejection_sample_method "synthetic" with
-// synthetic_acceptance_length (Config.TargetAL) or synthetic_acceptance_rates
-// (Config.Rates).
-//
-// Sources: vllm-project/vllm vllm/config/speculative.py
-// (SpeculativeConfig._acceptance_length_to_rates: with d = AL-1 drafts
-// expected, unconditional per-position rates are [1]*floor(d) + [frac(d)] +
-// [0]*..., cut to k), vllm/v1/spec_decode/utils.py
-// (unconditional_to_conditional_rates: c_i = p_i/p_(i-1), 0 after a zero),
-// and the synthetic branch of the rejection kernels
-// (vllm/v1/sample/rejection_sampler.py; MRV2
-// vllm/v1/worker/gpu/spec_decode/synthetic_rejection_sampler_utils.py):
-// for each request and each position, draw u, accept while u < c_i (the
-// rates live in a float32 tensor), stop at the first rejection, and emit
-// the target's token there or the bonus token after k acceptances. Every
-// request and position draws independently.
-//
-// With the length-derived rates only one position is random, so a request
-// gets floor(AL) or floor(AL)+1 with P(+1) = float32(frac(AL-1)); the mean
-// is AL up to that float32 rounding. Because positions are independent and
-// the chain stops at the first rejection, L has P(L = 1+j) =
-// c_1...c_j (1 - c_(j+1)); the sampler draws it from those probabilities
-// (one 64-bit draw per request) rather than one draw per position.
-type vllmSynthetic struct {
-	table
-	rates []float64 // unconditional per-position rates, as vLLM derives them
-}
 
 // vllmRates is _acceptance_length_to_rates.
 func vllmRates(length float64, n int) []float64 {
@@ -345,7 +317,31 @@ func checkRates(r []float64, k int) error {
 	return nil
 }
 
-func newVLLMSynthetic(c Config, rng *rand.PCG) (*vllmSynthetic, error) {
+// newVLLMSynthetic is vLLM's rejection_sample_method "synthetic" with
+// synthetic_acceptance_length (Config.TargetAL) or synthetic_acceptance_rates
+// (Config.Rates).
+//
+// Sources: vllm-project/vllm vllm/config/speculative.py
+// (SpeculativeConfig._acceptance_length_to_rates: with d = AL-1 drafts
+// expected, unconditional per-position rates are [1]*floor(d) + [frac(d)] +
+// [0]*..., cut to k), vllm/v1/spec_decode/utils.py
+// (unconditional_to_conditional_rates: c_i = p_i/p_(i-1), 0 after a zero),
+// and the synthetic branch of the rejection kernels
+// (vllm/v1/sample/rejection_sampler.py; MRV2
+// vllm/v1/worker/gpu/spec_decode/synthetic_rejection_sampler_utils.py):
+// for each request and each position, draw u, accept while u < c_i (the
+// rates live in a float32 tensor), stop at the first rejection, and emit
+// the target's token there or the bonus token after k acceptances. Every
+// request and position draws independently.
+//
+// With the length-derived rates only one position is random, so a request
+// gets floor(AL) or floor(AL)+1 with P(+1) = float32(frac(AL-1)); the mean
+// is AL up to that float32 rounding. Because positions are independent and
+// the chain stops at the first rejection, L has P(L = 1+j) =
+// c_1...c_j (1 - c_(j+1)); the sampler draws it from those probabilities
+// (one 64-bit draw per request, with the table sampler below) rather than
+// one draw per position.
+func newVLLMSynthetic(c Config, rng *rand.PCG) (*table, error) {
 	rates := c.Rates
 	if rates == nil {
 		rates = vllmRates(c.TargetAL, c.K)
@@ -355,7 +351,7 @@ func newVLLMSynthetic(c Config, rng *rand.PCG) (*vllmSynthetic, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", c.Method, err)
 	}
-	return &vllmSynthetic{table: table{rng: rng, alias: t, marg: d, mean: meanOf(d)}, rates: rates}, nil
+	return &table{rng: *rng, cells: t.cells, mask: t.mask, marg: d, mean: meanOf(d)}, nil
 }
 
 // ---------------------------------------------------------------------------
@@ -462,15 +458,17 @@ func (s *trtllm) Marginal() []float64 {
 
 // ---------------------------------------------------------------------------
 
-// table is the chain and empirical methods: each request draws its own L
-// every step from a fixed distribution over 1..K+1 (chain: the golden
+// table draws each request's own L every step from a fixed distribution
+// over 1..K+1. It is the chain and empirical methods (chain: the golden
 // distribution at k, golden.Curve.Distribution; empirical: a measured
-// histogram, ParseHistogram). No engine does this; it is the model of real
-// (not forced) acceptance with a chain draft whose per-position acceptance
-// matches the golden curve.
+// histogram, ParseHistogram), and runs vllm-synthetic's closed-form
+// distribution. Chain and empirical are no engine's forced acceptance: they
+// model real acceptance with a chain draft whose per-position acceptance
+// matches the golden curve, or a measured run.
 type table struct {
-	rng   *rand.PCG
-	alias *aliasTable
+	rng   rand.PCG
+	cells []aliasCell // the alias table's cells and mask, held here to
+	mask  uint64      // save indirections in Step
 	marg  []float64
 	mean  float64
 }
@@ -504,22 +502,22 @@ func newTable(c Config, rng *rand.PCG) (*table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", c.Method, err)
 	}
-	return &table{rng: rng, alias: t, marg: d, mean: meanOf(d)}, nil
+	return &table{rng: *rng, cells: t.cells, mask: t.mask, marg: d, mean: meanOf(d)}, nil
 }
 
 // Step draws one length per request from the alias table (see
 // aliasTable.draw; the loop repeats it so that the generator's state can
 // stay in registers, on a local copy written back at the end).
 func (s *table) Step(out []int) {
-	r := *s.rng
-	cells, mask := s.alias.cells, s.alias.mask
+	r := s.rng
+	cells, mask := s.cells, s.mask
 	for i := range out {
 		x := r.Uint64()
 		c := &cells[x&mask]
 		own := int64(x>>32-c.keep) >> 63
 		out[i] = int(c.other + c.diff&own)
 	}
-	*s.rng = r
+	s.rng = r
 }
 
 func (s *table) ExpectedMean() float64 { return s.mean }

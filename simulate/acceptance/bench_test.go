@@ -2,6 +2,7 @@ package acceptance
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -12,8 +13,10 @@ var benchSink uint64
 // BenchmarkDraw reports, for every method at batch 1 and 64, the ns per
 // drawn length beside the ns of one raw Uint64 from the same PCG generator.
 // The two are timed in alternating chunks of about 4096 lengths inside the
-// same benchmark, so that load from other processes hits both alike; x-raw
-// is their ratio (the goal: at most 2).
+// same benchmark. On a loaded machine a chunk now and then loses its CPU,
+// so besides the mean costs the benchmark keeps each side's fastest chunk:
+// best-ns/length and best-raw-ns/draw, and x-raw, their ratio (the goal: at
+// most 2).
 func BenchmarkDraw(b *testing.B) {
 	dist := []float64{.07, .13, .14, .08, .14, .05, .39} // Qwen3.5 thinking on, k=6
 	for _, m := range Methods() {
@@ -27,6 +30,7 @@ func BenchmarkDraw(b *testing.B) {
 				out := make([]int, batch)
 				chunk := max(1, 4096/batch)
 				var methodTime, rawTime time.Duration
+				bestMethod, bestRaw := math.Inf(1), math.Inf(1)
 				var sink uint64
 				b.ResetTimer()
 				for done := 0; done < b.N; done += chunk {
@@ -42,14 +46,21 @@ func BenchmarkDraw(b *testing.B) {
 					t2 := time.Now()
 					methodTime += t1.Sub(t0)
 					rawTime += t2.Sub(t1)
+					if n == chunk {
+						per := float64(n * batch)
+						bestMethod = min(bestMethod, float64(t1.Sub(t0).Nanoseconds())/per)
+						bestRaw = min(bestRaw, float64(t2.Sub(t1).Nanoseconds())/per)
+					}
 				}
 				benchSink = sink
 				lengths := float64(b.N * batch)
-				perLength := float64(methodTime.Nanoseconds()) / lengths
-				perRaw := float64(rawTime.Nanoseconds()) / lengths
-				b.ReportMetric(perLength, "ns/length")
-				b.ReportMetric(perRaw, "raw-ns/draw")
-				b.ReportMetric(perLength/perRaw, "x-raw")
+				b.ReportMetric(float64(methodTime.Nanoseconds())/lengths, "ns/length")
+				b.ReportMetric(float64(rawTime.Nanoseconds())/lengths, "raw-ns/draw")
+				if !math.IsInf(bestMethod, 1) {
+					b.ReportMetric(bestMethod, "best-ns/length")
+					b.ReportMetric(bestRaw, "best-raw-ns/draw")
+					b.ReportMetric(bestMethod/bestRaw, "x-raw")
+				}
 			})
 		}
 	}
