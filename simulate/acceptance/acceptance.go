@@ -198,9 +198,10 @@ func (s *matchExpected) Marginal() []float64 {
 // Source: sgl-project/sglang python/sglang/srt/speculative/spec_utils.py,
 // sample_simulated_acc_len: x = torch.normal(target, 1.0); clamp x to
 // [1, steps+1]; L = round(x) (half to even). One draw per verify step for
-// the whole batch, like match-expected. Clamping before rounding piles the
-// tails onto 1 and steps+1 only through the half-unit bins at the ends, so
-// the mean is biased: 3.24 with 4 draft tokens (steps 3) averages 3.127.
+// the whole batch, like match-expected. The clamp folds the tail above
+// steps+1 onto steps+1 (and the tail below 1 onto 1), so the mean is pulled
+// toward the middle of [1, steps+1]: 3.24 with 4 draft tokens (steps 3)
+// averages 3.127.
 //
 // L takes integer values with P(L = l) = Phi(l+1/2-t) - Phi(l-1/2-t) for
 // 1 < l < steps+1 and open-ended bins at both ends (ties have probability
