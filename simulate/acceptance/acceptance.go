@@ -10,12 +10,12 @@ import (
 
 // Method names.
 const (
-	SGLangMatchExpected = "sglang-match-expected"
-	SGLangMultinomial   = "sglang-multinomial"
-	VLLMSynthetic       = "vllm-synthetic"
-	TRTLLM              = "trtllm"
-	Chain               = "chain"
-	Empirical           = "empirical"
+	SGLangMatchExpected = "sglang-match-expected" // SGLANG_SIMULATE_ACC_METHOD=match-expected
+	SGLangMultinomial   = "sglang-multinomial"    // SGLANG_SIMULATE_ACC_METHOD=multinomial
+	VLLMSynthetic       = "vllm-synthetic"        // rejection_sample_method: synthetic
+	TRTLLM              = "trtllm"                // TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS
+	Chain               = "chain"                 // per request, L from the golden distribution at k
+	Empirical           = "empirical"             // per request, L from a measured histogram
 )
 
 // MaxDraftLength bounds K.
