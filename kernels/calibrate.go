@@ -214,20 +214,37 @@ func paramsFromEff(e Efficiency) []float64 {
 // fitEfficiency minimises the mean squared log error of the roofline over
 // the rows of one op class and dtype (Nelder-Mead; a weak pull towards the
 // defaults keeps parameters the rows cannot identify, such as the compute
-// efficiency of a purely memory-bound table, where they were).
+// efficiency of a purely memory-bound table, where they were). Each row's
+// memory and compute times at datasheet rates are computed once, so an
+// evaluation of the objective is a few flops per row.
 func fitEfficiency(probe *Coster, class opClass, slot dtypeSlot, rows []OpRow) Efficiency {
 	start := probe.eff[class][slot]
 	x0 := paramsFromEff(start)
+	type sample struct{ mem, compute, measured float64 }
+	samples := make([]sample, 0, len(rows))
 	c := *probe
+	only := func(mem, compute float64) Efficiency {
+		return Efficiency{Mem: mem, Compute: compute, P: math.Inf(1)}
+	}
+	for _, r := range rows {
+		c.eff[class][slot] = only(1, math.MaxFloat64)
+		m, err := c.PredictRow(r)
+		if err != nil {
+			continue
+		}
+		c.eff[class][slot] = only(math.MaxFloat64, 1)
+		k, _ := c.PredictRow(r)
+		samples = append(samples, sample{m.Seconds, k.Seconds, r.LatencyUS * 1e-6})
+	}
+	if len(samples) == 0 {
+		return start
+	}
 	obj := func(x []float64) float64 {
-		c.eff[class][slot] = effFromParams(x)
+		e := effFromParams(x)
 		var sum float64
-		for _, r := range rows {
-			cost, err := c.PredictRow(r)
-			if err != nil || !(cost.Seconds > 0) {
-				continue
-			}
-			d := math.Log(cost.Seconds / (r.LatencyUS * 1e-6))
+		for _, s := range samples {
+			t, _ := e.time(s.mem, s.compute)
+			d := math.Log(t / s.measured)
 			sum += d * d
 		}
 		var reg float64
@@ -235,7 +252,7 @@ func fitEfficiency(probe *Coster, class opClass, slot dtypeSlot, rows []OpRow) E
 			d := x[i] - x0[i]
 			reg += d * d
 		}
-		return sum/float64(len(rows)) + 1e-4*reg
+		return sum/float64(len(samples)) + 1e-4*reg
 	}
 	best, bestF := x0, obj(x0)
 	// Restart from the result: the simplex stalls on the kinks that the

@@ -42,7 +42,12 @@ type Coster struct {
 	tables                                   *opTables
 	coll                                     *collectiveModel
 	eagerLaunch, graphLaunch, graphPerKernel float64
+	note                                     string
 }
+
+// Calibration says where the Coster's efficiencies come from, for output:
+// measured tables of this GPU, another GPU's carried over, or defaults.
+func (c *Coster) Calibration() string { return c.note }
 
 // GPU returns the figures the Coster prices with.
 func (c *Coster) GPU() *GPU { return c.gpu.clone() }
@@ -55,11 +60,19 @@ func NewCoster(g *GPU) *Coster {
 	if cal == nil {
 		// No table for this GPU: carry the H200's efficiencies over.
 		if h := calibrationFor("h200"); h != nil {
-			return newCoster(g, &calibration{eff: h.eff, coll: h.coll}, SourceCarryOver)
+			coll := *h.coll
+			coll.table = nil // measured lines belong to the H200's fabric
+			c := newCoster(g, &calibration{eff: h.eff, coll: &coll}, SourceCarryOver)
+			c.note = "efficiencies fitted on the H200's measured tables, carried over to " + g.Name + " by its datasheet bandwidth and peak rates; NVLink collectives scaled by link bandwidth"
+			return c
 		}
-		return newCoster(g, nil, SourceRoofline)
+		c := newCoster(g, nil, SourceRoofline)
+		c.note = "datasheet roofline with default efficiencies (no measured table in this build)"
+		return c
 	}
-	return newCoster(g, cal, SourceRoofline)
+	c := newCoster(g, cal, SourceRoofline)
+	c.note = "measured tables kernels/data/" + g.Name + " (interpolated on measured lines, fitted roofline elsewhere)"
+	return c
 }
 
 func newCoster(g *GPU, cal *calibration, offTable string) *Coster {
