@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"sort"
 	"sync"
 )
 
@@ -112,7 +113,7 @@ func calibrate(g *GPU, rows []OpRow, crows []CollectiveRow) *calibration {
 	cal := &calibration{eff: defaultEfficiencies()}
 	groups := map[[2]int][]OpRow{}
 	for _, r := range rows {
-		k, _, ok := rowLine(r)
+		k, _, ok := rowGrid(r)
 		if !ok {
 			continue
 		}
@@ -129,22 +130,39 @@ func calibrate(g *GPU, rows []OpRow, crows []CollectiveRow) *calibration {
 	}
 	borrowEfficiencies(cal)
 	probe.eff = cal.eff
-	lines := map[tableKey][]point{}
+	type measured struct {
+		c         coords
+		lat, pred float64
+	}
+	lines := map[lineID][]measured{}
 	for _, r := range rows {
-		k, x, ok := rowLine(r)
+		k, c, ok := rowGrid(r)
 		if !ok {
 			continue
 		}
-		c, err := probe.PredictRow(r)
-		if err != nil || !(c.Seconds > 0) {
+		p, err := probe.PredictRow(r)
+		if err != nil || !(p.Seconds > 0) {
 			continue
 		}
-		lines[k] = append(lines[k], point{math.Log(float64(x)), math.Log(r.LatencyUS * 1e-6 / c.Seconds)})
+		id := lineOf(k, c)
+		lines[id] = append(lines[id], measured{c, r.LatencyUS * 1e-6, p.Seconds})
 	}
-	cal.tables = &opTables{lines: map[tableKey]*residualLine{}}
-	for k, pts := range lines {
-		if l := newResidualLine(pts); l != nil {
-			cal.tables.lines[k] = l
+	points := map[gridKey][]gridPoint{}
+	for id, ms := range lines {
+		sort.Slice(ms, func(i, j int) bool { return ms[i].c.v[0] < ms[j].c.v[0] })
+		lat := make([]float64, len(ms))
+		for i, m := range ms {
+			lat[i] = m.lat
+		}
+		lat = isotonic(lat)
+		for i, m := range ms {
+			points[id.grid] = append(points[id.grid], gridPoint{m.c, math.Log(lat[i] / m.pred)})
+		}
+	}
+	cal.tables = &opTables{grids: map[gridKey]*residualGrid{}}
+	for k, pts := range points {
+		if gr := newResidualGrid(pts); gr != nil {
+			cal.tables.grids[k] = gr
 		}
 	}
 	cal.coll = calibrateCollectives(g, crows)
@@ -286,21 +304,32 @@ func calibrateCollectives(g *GPU, rows []CollectiveRow) *collectiveModel {
 			m.nvlink[idx] = fitCollective(g, rs, m.nvlink[idx])
 		}
 	}
-	lines := map[collKey][]point{}
+	type measured struct{ bytes, lat, pred float64 }
+	lines := map[[2]int][]measured{}
 	for _, r := range rows {
 		if r.GPUs > g.NVLinkDomain {
 			continue
 		}
 		idx := collectiveIndex(r.Op)
 		t := m.nvlink[idx].time(r.Op, r.Bytes, float64(r.GPUs), g.NVLinkBandwidth)
-		k := collKey{idx, r.GPUs}
-		lines[k] = append(lines[k], point{math.Log(r.Bytes), math.Log(r.LatencyUS * 1e-6 / t)})
+		k := [2]int{idx, r.GPUs}
+		lines[k] = append(lines[k], measured{r.Bytes, r.LatencyUS * 1e-6, t})
 	}
-	m.table = &collectiveTable{lines: map[collKey]*residualLine{}}
-	for k, pts := range lines {
-		if l := newResidualLine(pts); l != nil {
-			m.table.lines[k] = l
+	points := [4][]gridPoint{}
+	for k, ms := range lines {
+		sort.Slice(ms, func(i, j int) bool { return ms[i].bytes < ms[j].bytes })
+		lat := make([]float64, len(ms))
+		for i, x := range ms {
+			lat[i] = x.lat
 		}
+		lat = isotonic(lat)
+		for i, x := range ms {
+			points[k[0]] = append(points[k[0]], gridPoint{coords{2, [maxGridDims]float64{x.bytes, float64(k[1])}}, math.Log(lat[i] / x.pred)})
+		}
+	}
+	m.table = &collectiveTable{}
+	for i, pts := range points {
+		m.table.grids[i] = newResidualGrid(pts)
 	}
 	return m
 }

@@ -119,7 +119,7 @@ func (c *Coster) GEMM(dt DType, m, n, k int) Cost {
 		return Cost{Source: c.offTable}
 	}
 	cost := c.gemmRoofline(classGEMM, dt, m, n, k)
-	c.tables.adjust(&cost, classGEMM, dt, lineKey{n, k, 0, 0, 0}, m)
+	c.tables.adjust(&cost, classGEMM, dt, lineKey{n, k, 0, 0, 0}, coords1(m))
 	return cost
 }
 
@@ -171,7 +171,7 @@ func (c *Coster) MoE(s MoEShape) Cost {
 	cost := c.roofline(classMoE, dt, weights+act, 2*padded*3*h*in, rate)
 	cost.FLOPs = useful
 	if s.Skew == 0 {
-		c.tables.adjust(&cost, classMoE, dt, lineKey{s.Experts, topk, s.Hidden, s.Inter, 0}, s.Tokens)
+		c.tables.adjust(&cost, classMoE, dt, lineKey{s.Experts, topk, s.Hidden, s.Inter, 0}, coords1(s.Tokens))
 	}
 	return cost
 }
@@ -223,7 +223,7 @@ func (c *Coster) Attention(s AttentionShape) Cost {
 	rate, _ := c.gpu.ComputeRate(BF16) // FP8 KV is dequantized to BF16 for the math
 	cost := c.roofline(class, kvDT, bytes, flops, rate)
 	if !s.Prefill && !s.MLA {
-		c.tables.adjust(&cost, classAttention, kvDT, lineKey{s.Batch, s.QLen, s.Heads, max(s.KVHeads, 1), s.HeadDim}, s.KVLen)
+		c.tables.adjust(&cost, classAttention, kvDT, lineKey{s.Heads, max(s.KVHeads, 1), s.HeadDim, 0, 0}, coords3(s.KVLen, s.Batch, s.QLen))
 	}
 	return cost
 }
@@ -262,7 +262,7 @@ func (c *Coster) GatedDeltaNet(s GDNShape) Cost {
 	rate, _ := c.gpu.ComputeRate(FP32)
 	cost := c.roofline(classGDN, BF16, state+io, flops, rate)
 	if s.KDim == s.VDim && sd == FP32 {
-		c.tables.adjust(&cost, classGDN, BF16, lineKey{s.QLen, s.VHeads, max(s.KHeads, 1), s.KDim, boolInt(s.KeepIntermediate)}, s.Batch)
+		c.tables.adjust(&cost, classGDN, BF16, lineKey{s.VHeads, max(s.KHeads, 1), s.KDim, boolInt(s.KeepIntermediate && s.QLen > 1), 0}, coords2(s.Batch, s.QLen))
 	}
 	return cost
 }
@@ -283,7 +283,7 @@ func (c *Coster) Norm(tokens, hidden int) Cost {
 	}
 	t, h := f(tokens), f(hidden)
 	cost := c.roofline(classNorm, BF16, 2*t*h*2+2*h, 4*t*h, c.gpu.Peak[BF16])
-	c.tables.adjust(&cost, classNorm, BF16, lineKey{hidden, 0, 0, 0, 0}, tokens)
+	c.tables.adjust(&cost, classNorm, BF16, lineKey{}, coords2(tokens, hidden))
 	return cost
 }
 
@@ -295,7 +295,7 @@ func (c *Coster) Elementwise(bytes float64) Cost {
 	}
 	cost := c.roofline(classCopy, BF16, bytes, 0, c.gpu.Peak[BF16])
 	if half := bytes / 2; half < 1<<50 {
-		c.tables.adjust(&cost, classCopy, BF16, lineKey{}, int(half))
+		c.tables.adjust(&cost, classCopy, BF16, lineKey{}, coords1(int(half)))
 	}
 	return cost
 }
@@ -314,7 +314,7 @@ func (c *Coster) LMHeadSample(tokens, hidden, vocab int, dt DType) Cost {
 	bytes := v*h*dt.Bytes() + t*h*ad.Bytes() + t*v*BF16.Bytes() + t*v*FP32.Bytes()
 	rate, _ := c.gpu.ComputeRate(dt)
 	cost := c.roofline(classLMHead, dt, bytes, 2*t*v*h, rate)
-	c.tables.adjust(&cost, classLMHead, dt, lineKey{vocab, hidden, 0, 0, 0}, tokens)
+	c.tables.adjust(&cost, classLMHead, dt, lineKey{vocab, hidden, 0, 0, 0}, coords1(tokens))
 	return cost
 }
 

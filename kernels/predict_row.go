@@ -74,27 +74,42 @@ func (c *Coster) PredictRow(r OpRow) (Cost, error) {
 	return Cost{}, fmt.Errorf("unknown op %q: want %s", r.Op, strings.Join(Ops(), ", "))
 }
 
-// rowLine is where a measured row sits: its efficiency group, its line and
-// its position x along the line. ok is false for rows PredictRow rejects.
-func rowLine(r OpRow) (k tableKey, x int, ok bool) {
+// rowGrid is where a measured row sits: its grid (op class, dtype,
+// categorical dimensions) and its continuous coordinates, the first being
+// the line's varying dimension. It must match the adjust calls of the op
+// methods. ok is false for rows PredictRow rejects.
+func rowGrid(r OpRow) (k gridKey, c coords, ok bool) {
 	switch r.Op {
 	case "gemm":
-		return tableKey{classGEMM, slotOf(r.DType), lineKey{r.N, r.K, 0, 0, 0}}, r.M, r.M > 0 && r.N > 0 && r.K > 0
+		return gridKey{classGEMM, slotOf(r.DType), lineKey{r.N, r.K, 0, 0, 0}}, coords1(r.M), r.M > 0 && r.N > 0 && r.K > 0
 	case "moe":
-		return tableKey{classMoE, slotOf(r.DType), lineKey{r.Experts, min(r.TopK, r.Experts), r.Hidden, r.Inter, 0}}, r.Tokens,
+		return gridKey{classMoE, slotOf(r.DType), lineKey{r.Experts, min(r.TopK, r.Experts), r.Hidden, r.Inter, 0}}, coords1(r.Tokens),
 			r.Tokens > 0 && r.Experts > 0 && r.TopK > 0 && r.Hidden > 0 && r.Inter > 0
 	case "attention":
-		return tableKey{classAttention, slotOf(r.DType), lineKey{r.Batch, r.QLen, r.Heads, max(r.KVHeads, 1), r.HeadDim}}, r.KVLen,
+		return gridKey{classAttention, slotOf(r.DType), lineKey{r.Heads, max(r.KVHeads, 1), r.HeadDim, 0, 0}}, coords3(r.KVLen, r.Batch, r.QLen),
 			r.Batch > 0 && r.QLen > 0 && r.KVLen > 0 && r.Heads > 0 && r.HeadDim > 0
 	case "gdn":
-		return tableKey{classGDN, slotBF16, lineKey{r.QLen, r.Heads, max(r.KVHeads, 1), r.HeadDim, boolInt(r.QLen > 1)}}, r.Batch,
+		return gridKey{classGDN, slotBF16, lineKey{r.Heads, max(r.KVHeads, 1), r.HeadDim, boolInt(r.QLen > 1), 0}}, coords2(r.Batch, r.QLen),
 			r.Batch > 0 && r.QLen > 0 && r.Heads > 0 && r.HeadDim > 0
 	case "rmsnorm", "norm":
-		return tableKey{classNorm, slotBF16, lineKey{r.Hidden, 0, 0, 0, 0}}, r.Tokens, r.Tokens > 0 && r.Hidden > 0
+		return gridKey{classNorm, slotBF16, lineKey{}}, coords2(r.Tokens, r.Hidden), r.Tokens > 0 && r.Hidden > 0
 	case "lm_head":
-		return tableKey{classLMHead, slotOf(r.DType), lineKey{r.N, r.K, 0, 0, 0}}, r.M, r.M > 0 && r.N > 0 && r.K > 0
+		return gridKey{classLMHead, slotOf(r.DType), lineKey{r.N, r.K, 0, 0, 0}}, coords1(r.M), r.M > 0 && r.N > 0 && r.K > 0
 	case "copy":
-		return tableKey{classCopy, slotBF16, lineKey{}}, r.N, r.N > 0
+		return gridKey{classCopy, slotBF16, lineKey{}}, coords1(r.N), r.N > 0
 	}
-	return tableKey{}, 0, false
+	return gridKey{}, coords{}, false
+}
+
+// lineOf identifies the measured line a row lies on: its grid and every
+// continuous coordinate but the first.
+type lineID struct {
+	grid gridKey
+	rest [maxGridDims - 1]float64
+}
+
+func lineOf(k gridKey, c coords) lineID {
+	id := lineID{grid: k}
+	copy(id.rest[:], c.v[1:])
+	return id
 }

@@ -66,38 +66,35 @@ type IndependentValidation struct {
 // Lines with fewer than three points are fitted whole.
 func SplitHeldout(rows []OpRow) (fit, heldout []OpRow) {
 	type member struct {
-		x   int
+		x   float64
 		idx int
 	}
-	lines := map[tableKey][]member{}
-	var order []tableKey
+	lines := map[lineID][]member{}
+	var order []lineID
 	for i, r := range rows {
-		k, x, ok := rowLine(r)
+		k, c, ok := rowGrid(r)
 		if !ok {
-			fit = append(fit, r)
 			continue
 		}
-		if _, seen := lines[k]; !seen {
-			order = append(order, k)
+		id := lineOf(k, c)
+		if _, seen := lines[id]; !seen {
+			order = append(order, id)
 		}
-		lines[k] = append(lines[k], member{x, i})
+		lines[id] = append(lines[id], member{c.v[0], i})
 	}
 	held := make([]bool, len(rows))
-	for _, k := range order {
-		ms := lines[k]
-		xs := map[int]bool{}
+	for _, id := range order {
+		ms := lines[id]
+		var distinct []float64
 		for _, m := range ms {
-			xs[m.x] = true
+			distinct = append(distinct, m.x)
 		}
-		distinct := make([]int, 0, len(xs))
-		for x := range xs {
-			distinct = append(distinct, x)
-		}
-		sort.Ints(distinct)
+		sort.Float64s(distinct)
+		distinct = dedupe(distinct)
 		if len(distinct) < 3 {
 			continue
 		}
-		out := map[int]bool{}
+		out := map[float64]bool{}
 		for i := 1; i < len(distinct)-1; i += 2 {
 			out[distinct[i]] = true
 		}
@@ -108,7 +105,7 @@ func SplitHeldout(rows []OpRow) (fit, heldout []OpRow) {
 		}
 	}
 	for i, r := range rows {
-		if _, _, ok := rowLine(r); !ok {
+		if _, _, ok := rowGrid(r); !ok {
 			continue
 		}
 		if held[i] {
