@@ -245,3 +245,5 @@ func isotonic(ys []float64) []float64 {
 	}
 	return out
 }
+
+func logf(x float64) float64 { return math.Log(x) }

@@ -208,7 +208,7 @@ func TestFitRecoversEfficiencies(t *testing.T) {
 // the linear-interpolation error of the wiggle, while the fitted roofline
 // alone misses the wiggle. Interpolating linearly across a span h errs by
 // at most h^2/8 times the second derivative: the step's logistic
-// 0.12*s(u/0.8) has |f''| <= 0.12*0.096/0.64 = 0.018, so with h = 2 ln 2
+// 0.12*s(u/0.8) has |f”| <= 0.12*0.096/0.64 = 0.018, so with h = 2 ln 2
 // (every other power of two held out) about 0.4%, plus what the fitted
 // roofline's curvature adds between two points (bounded here at 2.5%).
 func TestInterpolationRecoversHeldout(t *testing.T) {
