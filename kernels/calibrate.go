@@ -229,6 +229,10 @@ func paramsFromEff(e Efficiency) []float64 {
 	return []float64{math.Log(e.Mem), math.Log(e.Compute), math.Log(e.Fixed * 1e6), math.Log(e.P - 1)}
 }
 
+// maxFitSamples bounds the rows one efficiency fit evaluates, so that
+// loading the H200 tables stays well under a second.
+const maxFitSamples = 500
+
 // fitEfficiency minimises the mean squared log error of the roofline over
 // the rows of one op class and dtype (Nelder-Mead; a weak pull towards the
 // defaults keeps parameters the rows cannot identify, such as the compute
@@ -257,6 +261,16 @@ func fitEfficiency(probe *Coster, class opClass, slot dtypeSlot, rows []OpRow) E
 	if len(samples) == 0 {
 		return start
 	}
+	// Four parameters need a few hundred rows, not thousands: fit on an
+	// even stride through the table (the grids still use every row).
+	if len(samples) > maxFitSamples {
+		stride := float64(len(samples)) / maxFitSamples
+		thin := samples[:0:0]
+		for i := 0.0; int(i) < len(samples); i += stride {
+			thin = append(thin, samples[int(i)])
+		}
+		samples = thin
+	}
 	obj := func(x []float64) float64 {
 		e := effFromParams(x)
 		var sum float64
@@ -276,9 +290,9 @@ func fitEfficiency(probe *Coster, class opClass, slot dtypeSlot, rows []OpRow) E
 	// Restart from the result: the simplex stalls on the kinks that the
 	// max() and the clamps make.
 	x := x0
-	for range 4 {
+	for range 3 {
 		var fx float64
-		x, fx = nelderMead(obj, x, 0.5, 4000, 1e-12)
+		x, fx = nelderMead(obj, x, 0.5, 2000, 1e-10)
 		if fx < bestF {
 			best, bestF = x, fx
 		}
