@@ -211,22 +211,23 @@ func borrowEfficiencies(cal *calibration) {
 // Efficiency parameters are fitted in log space, bounded so that a sparse
 // table cannot push them to absurd values.
 var (
-	effLo = Efficiency{Mem: 0.05, Compute: 0.02, Fixed: 0.2e-6, P: 1.2}
-	effHi = Efficiency{Mem: 1.0, Compute: 1.0, Fixed: 200e-6, P: 16}
+	effLo = Efficiency{Mem: 0.05, Compute: 0.02, Fixed: 0.2e-6, P: 1.2, HalfUnits: 0.01}
+	effHi = Efficiency{Mem: 1.0, Compute: 1.0, Fixed: 200e-6, P: 16, HalfUnits: 1e4}
 )
 
 func effFromParams(x []float64) Efficiency {
 	clamp := func(v, lo, hi float64) float64 { return math.Min(hi, math.Max(lo, v)) }
 	return Efficiency{
-		Mem:     clamp(math.Exp(x[0]), effLo.Mem, effHi.Mem),
-		Compute: clamp(math.Exp(x[1]), effLo.Compute, effHi.Compute),
-		Fixed:   clamp(math.Exp(x[2])*1e-6, effLo.Fixed, effHi.Fixed),
-		P:       clamp(1+math.Exp(x[3]), effLo.P, effHi.P),
+		Mem:       clamp(math.Exp(x[0]), effLo.Mem, effHi.Mem),
+		Compute:   clamp(math.Exp(x[1]), effLo.Compute, effHi.Compute),
+		Fixed:     clamp(math.Exp(x[2])*1e-6, effLo.Fixed, effHi.Fixed),
+		P:         clamp(1+math.Exp(x[3]), effLo.P, effHi.P),
+		HalfUnits: clamp(math.Exp(x[4]), effLo.HalfUnits, effHi.HalfUnits),
 	}
 }
 
 func paramsFromEff(e Efficiency) []float64 {
-	return []float64{math.Log(e.Mem), math.Log(e.Compute), math.Log(e.Fixed * 1e6), math.Log(e.P - 1)}
+	return []float64{math.Log(e.Mem), math.Log(e.Compute), math.Log(e.Fixed * 1e6), math.Log(e.P - 1), math.Log(e.HalfUnits)}
 }
 
 // maxFitSamples bounds the rows one efficiency fit evaluates, so that
@@ -242,11 +243,11 @@ const maxFitSamples = 500
 func fitEfficiency(probe *Coster, class opClass, slot dtypeSlot, rows []OpRow) Efficiency {
 	start := probe.eff[class][slot]
 	x0 := paramsFromEff(start)
-	type sample struct{ mem, compute, measured float64 }
+	type sample struct{ mem, compute, units, measured float64 }
 	samples := make([]sample, 0, len(rows))
 	c := *probe
 	only := func(mem, compute float64) Efficiency {
-		return Efficiency{Mem: mem, Compute: compute, P: math.Inf(1)}
+		return Efficiency{Mem: mem, Compute: compute, P: math.Inf(1), HalfUnits: 0}
 	}
 	for _, r := range rows {
 		c.eff[class][slot] = only(1, math.MaxFloat64)
@@ -256,7 +257,7 @@ func fitEfficiency(probe *Coster, class opClass, slot dtypeSlot, rows []OpRow) E
 		}
 		c.eff[class][slot] = only(math.MaxFloat64, 1)
 		k, _ := c.PredictRow(r)
-		samples = append(samples, sample{m.Seconds, k.Seconds, r.LatencyUS * 1e-6})
+		samples = append(samples, sample{m.Seconds, k.Seconds, rowUnits(r), r.LatencyUS * 1e-6})
 	}
 	if len(samples) == 0 {
 		return start
@@ -275,7 +276,7 @@ func fitEfficiency(probe *Coster, class opClass, slot dtypeSlot, rows []OpRow) E
 		e := effFromParams(x)
 		var sum float64
 		for _, s := range samples {
-			t, _ := e.time(s.mem, s.compute)
+			t, _ := e.timeUnits(s.mem, s.compute, s.units)
 			d := math.Log(t / s.measured)
 			sum += d * d
 		}

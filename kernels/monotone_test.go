@@ -33,9 +33,11 @@ func TestMonotoneInWork(t *testing.T) {
 		steps := []int{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 1024, 2048, 4096, 8192}
 		for _, dt := range []DType{BF16, FP8, NVFP4} {
 			check("gemm M "+string(dt), func(m int) Cost { return c.GEMM(dt, m, 4096, 4096) }, steps)
-			check("moe tokens "+string(dt), func(n int) Cost {
-				return c.MoE(MoEShape{Tokens: n, Experts: 128, TopK: 8, Hidden: 2048, Inter: 768, DType: dt})
-			}, steps)
+			for _, k := range []MoEKernel{MoEFused, MoETorchGrouped} {
+				check("moe tokens "+string(dt)+" "+string(k), func(n int) Cost {
+					return c.MoE(MoEShape{Tokens: n, Experts: 128, TopK: 8, Hidden: 2048, Inter: 768, DType: dt, Kernel: k})
+				}, steps)
+			}
 		}
 		check("attention kv_len", func(n int) Cost {
 			return c.Attention(AttentionShape{Batch: 8, QLen: 4, KVLen: n * 64, Heads: 32, KVHeads: 4, HeadDim: 128})

@@ -10,8 +10,9 @@ func Ops() []string {
 	return []string{"gemm", "moe", "attention", "gdn", "rmsnorm", "lm_head", "copy"}
 }
 
-// PredictRow prices one table row: gemm (m,n,k), moe (tokens, experts,
-// topk, hidden, inter), attention (batch, q_len, kv_len, heads, kv_heads,
+// PredictRow prices one table row as the H200 collector defines the op:
+// gemm (m,n,k), moe (tokens, experts, topk, hidden, inter; the PyTorch
+// grouped-GEMM path, MoETorchGrouped), attention (batch, q_len, kv_len, heads, kv_heads,
 // head_dim; dtype is the KV cache's), gdn (batch, q_len, heads = value
 // heads, kv_heads = key heads, head_dim for both key and value; q_len > 1
 // keeps intermediate states, as verify does), rmsnorm (tokens, hidden),
@@ -42,7 +43,7 @@ func (c *Coster) PredictRow(r OpRow) (Cost, error) {
 		if err := need("tokens", "experts", "topk", "hidden", "inter"); err != nil {
 			return Cost{}, err
 		}
-		return c.MoE(MoEShape{Tokens: r.Tokens, Experts: r.Experts, TopK: r.TopK, Hidden: r.Hidden, Inter: r.Inter, DType: r.DType}), nil
+		return c.MoE(MoEShape{Tokens: r.Tokens, Experts: r.Experts, TopK: r.TopK, Hidden: r.Hidden, Inter: r.Inter, DType: r.DType, Kernel: MoETorchGrouped}), nil
 	case "attention":
 		if err := need("batch", "q_len", "kv_len", "heads", "head_dim"); err != nil {
 			return Cost{}, err
@@ -99,6 +100,18 @@ func rowGrid(r OpRow) (k gridKey, c coords, ok bool) {
 		return gridKey{classCopy, slotBF16, lineKey{}}, coords1(r.N), r.N > 0
 	}
 	return gridKey{}, coords{}, false
+}
+
+// rowUnits are the parallel work units the op of a row reports to the
+// roofline (see Efficiency.HalfUnits); 0 where it reports none.
+func rowUnits(r OpRow) float64 {
+	switch r.Op {
+	case "attention":
+		return attentionUnits(AttentionShape{Batch: r.Batch, KVHeads: r.KVHeads})
+	case "gdn":
+		return f(r.Batch) * f(r.Heads)
+	}
+	return 0
 }
 
 // lineOf identifies the measured line a row lies on: its grid and every

@@ -77,6 +77,7 @@ type shapeFlags struct {
 	gpus                     int
 	bytes                    float64
 	collective               string
+	moeKernel                string
 	skew                     float64
 	prefill, mla, noIntermed bool
 }
@@ -104,6 +105,7 @@ func addShapeFlags(fs *flag.FlagSet) *shapeFlags {
 	fs.Float64Var(&s.bytes, "bytes", 0, "collective: per-GPU message in bytes")
 	fs.StringVar(&s.collective, "collective", "allreduce", "collective: allreduce|allgather|reducescatter|alltoall")
 	fs.Float64Var(&s.skew, "skew", 0, "MoE: Zipf exponent of expert popularity (0 uniform)")
+	fs.StringVar(&s.moeKernel, "moe-kernel", string(kernels.MoETorchGrouped), "MoE: torch-grouped (the measured H200 reference path) or fused (an engine's fused kernels, what simulate prices)")
 	fs.BoolVar(&s.prefill, "prefill", false, "attention: causal prefill over q-len new tokens")
 	fs.BoolVar(&s.mla, "mla", false, "attention: MLA latent KV (head-dim = kv_lora_rank + rope dim)")
 	fs.BoolVar(&s.noIntermed, "no-intermediate", false, "gdn: do not keep per-token states for rollback (default: kept when q-len > 1)")
@@ -139,7 +141,9 @@ measurements ("roofline"), or, for GPUs without tables, the H200-fitted
 efficiencies carried over by datasheet ratios ("roofline-carried-over").
 Latency in microseconds; bytes moved and FLOPs alongside.
 
-Ops: gemm (--m --n --k), moe (--tokens --experts --topk --hidden --inter),
+Ops: gemm (--m --n --k), moe (--tokens --experts --topk --hidden --inter;
+--moe-kernel torch-grouped prices the PyTorch path the H200 table measured,
+fused an engine's fused kernels),
 attention (--batch --q-len --kv-len --heads --kv-heads --head-dim), gdn
 (--batch --q-len --heads --kv-heads --head-dim), rmsnorm (--tokens --hidden),
 lm_head (--m tokens --n vocab --k hidden), copy (--n bytes), collective
@@ -299,7 +303,12 @@ func predictOne(c *kernels.Coster, op string, s *shapeFlags) (kernelPrediction, 
 		if r.Tokens <= 0 || r.Experts <= 0 || r.TopK <= 0 || r.Hidden <= 0 || r.Inter <= 0 {
 			return p, errors.New("moe needs positive --tokens --experts --topk --hidden --inter")
 		}
-		cost = c.MoE(kernels.MoEShape{Tokens: r.Tokens, Experts: r.Experts, TopK: r.TopK, Hidden: r.Hidden, Inter: r.Inter, DType: dt, Skew: s.skew})
+		k := kernels.MoEKernel(s.moeKernel)
+		if k != kernels.MoEFused && k != kernels.MoETorchGrouped {
+			return p, fmt.Errorf("--moe-kernel %q: want %s or %s", s.moeKernel, kernels.MoETorchGrouped, kernels.MoEFused)
+		}
+		cost = c.MoE(kernels.MoEShape{Tokens: r.Tokens, Experts: r.Experts, TopK: r.TopK, Hidden: r.Hidden, Inter: r.Inter, DType: dt, Skew: s.skew, Kernel: k})
+		p.Op = "moe (" + string(k) + ")"
 	case "attention":
 		if s.prefill || s.mla {
 			if r.Batch <= 0 || r.QLen <= 0 || r.KVLen <= 0 || r.Heads <= 0 || r.HeadDim <= 0 {
