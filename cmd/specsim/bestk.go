@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/specsim/specsim/simulate"
+)
+
+func init() {
+	register(&command{name: "bestk", summary: "best draft length per concurrency for one topology, and why", run: runBestK})
+}
+
+const bestkHelp = `
+specsim bestk: for one topology, evaluate draft lengths (default 0-8) at each
+concurrency and report the one with the highest output throughput, with the
+trade it makes: acceptance gained (golden AL) against draft and verify time.
+
+Example:
+  specsim bestk --model Qwen3.5-397B-A17B --precision fp4 --gpu gb300 \
+      --topology agg:tp2 --workload agentx --conc 1,4,16,64
+`
+
+func runBestK(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("bestk", bestkHelp, stderr)
+	qf := addQueryFlags(fs, true)
+	concList := fs.String("conc", "1,2,4,8,16,32,64,128", "comma-separated concurrencies")
+	sim := fs.Bool("simulate", false, "use the event simulation (slower) instead of the mean-field estimate")
+	ff := addFormatFlags(fs, true)
+	rest, err := parseFlags(fs, args)
+	if err != nil {
+		return usageExit(err)
+	}
+	fail := func(err error) int { fmt.Fprintln(stderr, "specsim bestk:", err); return exitBadInput }
+	if len(rest) > 0 {
+		return fail(fmt.Errorf("unexpected argument %q", rest[0]))
+	}
+	format, err := ff.resolve(true)
+	if err != nil {
+		return fail(err)
+	}
+	if qf.q.Spec == "none" {
+		return fail(fmt.Errorf("bestk compares draft lengths: use --spec mtp"))
+	}
+	res, err := qf.resolve()
+	if err != nil {
+		return fail(err)
+	}
+	lo, hi := 0, 8
+	if qf.steps != "" {
+		if lo, hi, err = stepRange(qf.steps, 0); err != nil {
+			return fail(err)
+		}
+	}
+	if res.Curve != nil {
+		hi = min(hi, res.Curve.MaxK())
+	}
+	concs, err := intList(*concList, 1<<16)
+	if err != nil {
+		return fail(fmt.Errorf("--conc: %v", err))
+	}
+	topo, err := simulate.ParseTopology(qf.q.Topology)
+	if err != nil {
+		return fail(err)
+	}
+	start := time.Now()
+	var progress func(done, total int)
+	if format != formatJSON {
+		progress = func(done, total int) {
+			if time.Since(start) > time.Second && done < total {
+				fmt.Fprintf(stderr, "\rbestk: %d/%d concurrencies", done, total)
+			} else if done == total && time.Since(start) > time.Second {
+				fmt.Fprintln(stderr)
+			}
+		}
+	}
+	rows, err := simulate.BestK(res, topo, concs, lo, hi, *sim, progress)
+	if err != nil {
+		return fail(err)
+	}
+	if format == formatJSON {
+		if err := writeJSON(stdout, map[string]any{"topology": topo.String(), "rows": rows}); err != nil {
+			return fail(err)
+		}
+		return exitOK
+	}
+	fmt.Fprintf(stdout, "%s on %d x %s, %s: best draft length per concurrency (%s)\n\n", res.Model.Name, topo.GPUs(), res.GPU.GPU.Name, topo, map[bool]string{true: "event simulation", false: "mean-field estimate"}[*sim])
+	t := &table{header: []string{">conc", ">best k", ">AL", ">step ms", ">tok/s/user", ">output tok/s/GPU", ">vs none", "why"}}
+	for _, r := range rows {
+		var b simulate.KCandidate
+		for _, c := range r.Candidates {
+			if c.K == r.BestK {
+				b = c
+			}
+		}
+		speed := "-"
+		if r.Speedup > 0 {
+			speed = fmt.Sprintf("%.2fx", r.Speedup)
+		}
+		t.add(strconv.Itoa(r.Conc), strconv.Itoa(r.BestK), fmt.Sprintf("%.2f", b.AL), fmt.Sprintf("%.2f", b.StepMS),
+			fmt.Sprintf("%.1f", b.Interactivity), fmt.Sprintf("%.0f", b.OutputPerGPU), speed, r.Why)
+	}
+	writeTable(stdout, t, format)
+	return exitOK
+}

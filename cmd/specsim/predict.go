@@ -1,0 +1,257 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/specsim/specsim/simulate"
+)
+
+func init() {
+	register(&command{name: "predict", summary: "predict MTP decode throughput, latency and memory for one deployment", run: runPredict})
+}
+
+const predictHelp = `
+specsim predict: serve one deployment in simulation and report what it achieves.
+
+Requests flow through continuous batching (prefill batches first, then decode
+iterations: k draft forwards, one verify forward over k+1 tokens per request);
+each iteration's accepted length is drawn with the engine's sampler around the
+golden AL, so AL variance reaches the percentiles. Closed loop: --conc
+sessions each send the next request when the previous one ends.
+
+With no flags it runs the main job: Qwen3.5-397B-A17B NVFP4 on GB300, agg TP2,
+MTP at 6 draft steps (golden AL 4.80, thinking on), 7 agentic sessions.
+
+Units: times in ms (E2EL in s), throughput in tokens/s per GPU (total counts
+cached prompt tokens, as InferenceX does), interactivity in tokens/s per user,
+memory in GiB per GPU. A deployment that cannot fit exits 2 with the arithmetic.
+
+Example:
+  specsim predict --model Qwen3.5-397B-A17B --precision fp4 --gpu b200 \
+      --topology agg:tp4 --conc 64 --isl 1024 --osl 1024 --spec mtp --steps 3
+`
+
+// queryFlags registers the flags predict, sweep and bestk share.
+type queryFlags struct {
+	q        simulate.Query
+	isl, osl int
+	workload string
+	steps    string
+	schedMS  float64
+	specMS   float64
+}
+
+func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
+	f := &queryFlags{}
+	q := &f.q
+	fs.StringVar(&q.Model, "model", "Qwen3.5-397B-A17B", "model preset, hub name (e.g. nvidia/Qwen3.5-397B-A17B-NVFP4) or checkpoint directory")
+	fs.StringVar(&q.Precision, "precision", "fp4", "target weight precision: fp4 | fp8 | bf16 (parts the real releases keep in BF16 stay BF16)")
+	fs.StringVar(&q.GPU, "gpu", "gb300", "GPU type: h100, h200, b200, b300, gb200, gb300")
+	if withTopology {
+		fs.StringVar(&q.Topology, "topology", "agg:tp2", "agg:tpN, agg:tpNepM, agg:depN, agg:tpNppM or disagg:<P>x<spec>+<D>x<spec>")
+	}
+	fs.IntVar(&q.GPUsPerNode, "gpus-per-node", 0, "GPUs per NVLink domain (0 = the GPU's: 8 for HGX, 72 for NVL72)")
+	fs.IntVar(&f.isl, "isl", 0, "fixed input length in tokens (with --osl; replaces --workload)")
+	fs.IntVar(&f.osl, "osl", 0, "fixed output length in tokens")
+	fs.Float64Var(&q.Cached, "cached", 0, "fixed workload: prefix-cache hit fraction of each prompt [0,1)")
+	fs.Float64Var(&q.RangeRatio, "range-ratio", 0.8, "fixed workload: each ISL and OSL uniform in [ratio*L, L] (bench_serving --random-range-ratio; 1 = exact)")
+	fs.StringVar(&f.workload, "workload", "", "agentx: agentic-coding distributions of ISL, OSL and cached prefix (default when --isl/--osl are not given)")
+	fs.StringVar(&q.AgentX, "agentx", "", "override agentx distributions: key=value,... (isl-median, isl-sigma, isl-min, isl-max, osl-median, osl-sigma, osl-max, cache-hit, cache-conc, first-turns)")
+	fs.StringVar(&q.Spec, "spec", "mtp", "speculative decoding: mtp | none")
+	fs.StringVar(&f.steps, "steps", "", "draft length k (speculative-num-steps); sweep and bestk take a range such as 0-8")
+	fs.StringVar(&q.Thinking, "thinking", "on", "golden curve mode: on | off")
+	fs.Float64Var(&q.AL, "al", 0, "acceptance length incl. the bonus token (overrides the golden curve)")
+	fs.StringVar(&q.Method, "method", "", "acceptance sampler: sglang-match-expected (default), sglang-multinomial, vllm-synthetic, trtllm, chain, empirical")
+	fs.IntVar(&q.MaxRunning, "max-running", 0, "max running requests per instance (0 = concurrency and KV pool decide)")
+	fs.IntVar(&q.CUDAGraphMaxBS, "cuda-graph-max-bs", 0, "largest decode batch per rank replayed as a CUDA graph (0 = 256)")
+	fs.IntVar(&q.Chunk, "chunk", 0, "chunked-prefill tokens per prefill forward (0 = 16384)")
+	fs.Float64Var(&q.MemFraction, "mem-fraction", simulate.DefaultMemFraction, "share of HBM for weights and caches (SGLang --mem-fraction-static)")
+	fs.StringVar(&q.DraftDType, "draft-dtype", "", "override the draft's effective weight dtype (bf16, fp8, nvfp4); default: as shipped/served")
+	fs.StringVar(&q.Engine, "engine", "sglang", "serving engine whose MoE backends price the draft: sglang | vllm | trtllm")
+	fs.Float64Var(&f.schedMS, "sched-overhead-ms", -1, "host scheduling time per iteration in ms (-1 = 0.15)")
+	fs.Float64Var(&f.specMS, "spec-overhead-ms", -1, "extra host time per speculative iteration in ms (-1 = 0.35)")
+	fs.Float64Var(&q.MoESkew, "moe-skew", 0, "Zipf exponent of expert popularity (0 = uniform routing)")
+	fs.IntVar(&q.Requests, "requests", 0, "requests measured after a warm-up of --conc requests (0 = max(4*conc, 200))")
+	fs.Uint64Var(&q.Seed, "seed", 1, "random seed (the run is deterministic given it)")
+	return f
+}
+
+// resolve finishes the query after parsing: workload choice and overheads.
+func (f *queryFlags) resolve() (*simulate.Resolved, error) {
+	q := f.q
+	q.SchedOverhead, q.SpecOverhead = f.schedMS, f.specMS
+	switch {
+	case f.isl != 0 || f.osl != 0:
+		if f.workload == "agentx" {
+			return nil, errors.New("--workload agentx and --isl/--osl exclude each other")
+		}
+		if f.isl <= 0 || f.osl <= 0 {
+			return nil, errors.New("--isl and --osl go together, both positive")
+		}
+		q.Workload, q.ISL, q.OSL = "fixed", f.isl, f.osl
+	case f.workload == "" || f.workload == "agentx":
+		q.Workload = "agentx"
+	default:
+		return nil, fmt.Errorf("--workload %q: want agentx (or --isl/--osl)", f.workload)
+	}
+	if q.Cached != 0 && q.Workload != "fixed" {
+		return nil, errors.New("--cached applies to --isl/--osl workloads; use --agentx cache-hit=... for agentx")
+	}
+	return q.Resolve()
+}
+
+// stepRange parses --steps: "" (def), "K" or "A-B".
+func stepRange(s string, def int) (lo, hi int, err error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return def, def, nil
+	}
+	a, b, isRange := strings.Cut(s, "-")
+	if lo, err = atoiSmall(a); err != nil {
+		return 0, 0, fmt.Errorf("--steps %q: %v", s, err)
+	}
+	hi = lo
+	if isRange {
+		if hi, err = atoiSmall(b); err != nil {
+			return 0, 0, fmt.Errorf("--steps %q: %v", s, err)
+		}
+	}
+	if lo > hi {
+		return 0, 0, fmt.Errorf("--steps %q: empty range", s)
+	}
+	return lo, hi, nil
+}
+
+func atoiSmall(s string) (int, error) {
+	var n int
+	if _, err := fmt.Sscanf(strings.TrimSpace(s), "%d", &n); err != nil || n < 0 || n > 16 || fmt.Sprint(n) != strings.TrimSpace(s) {
+		return 0, fmt.Errorf("want a draft length 0..16")
+	}
+	return n, nil
+}
+
+func runPredict(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("predict", predictHelp, stderr)
+	qf := addQueryFlags(fs, true)
+	conc := fs.Int("conc", 7, "closed-loop concurrency: sessions that each send the next request when the previous one ends")
+	ff := addFormatFlags(fs, true)
+	rest, err := parseFlags(fs, args)
+	if err != nil {
+		return usageExit(err)
+	}
+	if len(rest) > 0 {
+		fmt.Fprintf(stderr, "specsim predict: unexpected argument %q\n", rest[0])
+		return exitBadInput
+	}
+	format, err := ff.resolve(true)
+	if err != nil {
+		fmt.Fprintln(stderr, "specsim predict:", err)
+		return exitBadInput
+	}
+	res, err := qf.resolve()
+	if err != nil {
+		fmt.Fprintln(stderr, "specsim predict:", err)
+		return exitBadInput
+	}
+	k := 0
+	if qf.q.Spec != "none" {
+		if k, _, err = stepRange(qf.steps, 6); err != nil {
+			fmt.Fprintln(stderr, "specsim predict:", err)
+			return exitBadInput
+		}
+		if k == 0 {
+			fmt.Fprintln(stderr, "specsim predict: --spec mtp needs --steps >= 1 (or --spec none)")
+			return exitBadInput
+		}
+	} else if qf.steps != "" && qf.steps != "0" {
+		fmt.Fprintln(stderr, "specsim predict: --steps needs --spec mtp")
+		return exitBadInput
+	}
+	topo, err := simulate.ParseTopology(qf.q.Topology)
+	if err != nil {
+		fmt.Fprintln(stderr, "specsim predict:", err)
+		return exitBadInput
+	}
+	out, err := simulate.Predict(res, topo, *conc, k)
+	if err != nil {
+		fmt.Fprintln(stderr, "specsim predict:", err)
+		return exitBadInput
+	}
+	switch format {
+	case formatJSON:
+		if err := writeJSON(stdout, out); err != nil {
+			fmt.Fprintln(stderr, "specsim predict:", err)
+			return exitBadInput
+		}
+		return exitOK
+	}
+	printPrediction(stdout, res, out, format)
+	return exitOK
+}
+
+func printPrediction(w io.Writer, r *simulate.Resolved, p *simulate.Result, format format) {
+	wl := fmt.Sprintf("%d/%d tokens", r.Workload.ISL, r.Workload.OSL)
+	if r.Workload.Name == "agentx" {
+		a := r.Workload.AgentX
+		wl = fmt.Sprintf("agentx (ISL median %.0fk, OSL median %.0f, %.0f%% cached prefix)", a.ISLMedian/1000, a.OSLMedian, a.CacheHit*100)
+	}
+	spec := "none"
+	if p.Steps > 0 {
+		spec = fmt.Sprintf("MTP k=%d, AL %.2f (%s, realized %.2f)", p.Steps, p.AL, p.Method, p.ALRealized)
+	}
+	fmt.Fprintf(w, "%s %s on %d x %s, %s, %d sessions, %s\nspeculation: %s; %d requests simulated (%s)\n\n",
+		r.Model.Name, strings.ToUpper(string(r.Precision)), p.GPUs, strings.ToUpper(r.GPU.GPU.Name), p.Topology, p.Conc, wl, spec, p.Requests, p.Sim)
+	t := &table{header: []string{"metric", ">value", "unit"}}
+	f1 := func(v float64) string { return fmt.Sprintf("%.1f", v) }
+	f2 := func(v float64) string { return fmt.Sprintf("%.2f", v) }
+	t.add("total throughput per GPU", f1(p.TputPerGPU), "tok/s/GPU (cached input counted)")
+	t.add("output throughput per GPU", f1(p.OutputPerGPU), "tok/s/GPU")
+	t.add("interactivity (1/TPOT p50)", f1(p.Interactivity), "tok/s/user")
+	t.add("TPOT p50 / p90", f2(p.TPOTms)+" / "+f2(p.TPOTp90ms), "ms")
+	t.add("TTFT p50 / p90", f1(p.TTFTms)+" / "+f1(p.TTFTp90ms), "ms")
+	t.add("E2EL p50 / p90", f2(p.E2EL.P50)+" / "+f2(p.E2EL.P90), "s")
+	t.add("mean decode batch", f1(p.DecodeBatch), "requests")
+	writeTable(w, t, format)
+	fmt.Fprintln(w)
+	s := p.StepMS
+	st := &table{header: []string{"decode iteration", ">ms", ">share"}}
+	share := func(v float64) string {
+		if s.Total == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f%%", 100*v/s.Total)
+	}
+	row := func(name string, v float64) { st.add(name, fmt.Sprintf("%.3f", v), share(v)) }
+	row("draft (k forwards)", s.Draft)
+	row("verify: attention", s.Verify.Attention)
+	row("verify: moe", s.Verify.MoE)
+	row("verify: dense gemm", s.Verify.DenseGEMM)
+	row("verify: gdn (linear attn)", s.Verify.GDN)
+	row("verify: lm_head + sampling", s.Verify.LMHead)
+	row("verify: norms", s.Verify.Norms)
+	row("communication", s.Communication)
+	row("overhead (launch + host)", s.Overhead)
+	row("total", s.Total)
+	writeTable(w, st, format)
+	fmt.Fprintln(w)
+	m := p.MemoryGiB
+	mt := &table{header: []string{"memory per GPU", ">GiB"}}
+	mt.add("target weights", f1(m.Weights))
+	mt.add("draft weights", f1(m.Draft))
+	mt.add("linear-attention state", f1(m.State))
+	mt.add("KV cache in use", f1(m.KV))
+	mt.add("total / available", f1(m.Total)+" / "+f1(m.Capacity))
+	writeTable(w, mt, format)
+}
+
+func writeTable(w io.Writer, t *table, format format) {
+	if format == formatMarkdown {
+		t.writeMarkdown(w)
+		return
+	}
+	t.writeText(w)
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestPredictDefault(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"predict"}, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"Qwen3.5-397B-A17B FP4 on 2 x GB300, agg:tp2", "MTP k=6, AL 4.80", "total throughput per GPU", "draft (k forwards)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("default output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestPredictJSONKeys(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"predict", "--gpu", "b200", "--topology", "agg:tp4", "--conc", "8", "--isl", "1024", "--osl", "1024", "--steps", "3", "--requests", "40", "--json"}, &out, &errb)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"tpot_ms", "ttft_ms", "interactivity", "tput_per_gpu", "output_tput_per_gpu", "e2el_s", "al", "step_ms", "memory_gib"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("JSON lacks %q", k)
+		}
+	}
+	if m["al"].(float64) != 3.39 {
+		t.Errorf("al = %v, want the golden 3.39 at k=3", m["al"])
+	}
+	e := m["e2el_s"].(map[string]any)
+	if _, ok := e["p90"]; !ok {
+		t.Errorf("e2el_s lacks p90: %v", e)
+	}
+	if errb.Len() != 0 {
+		t.Errorf("--json wrote to stderr: %s", errb.String())
+	}
+}
+
+func TestPredictErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--model", "DeepSeek-V3", "--precision", "bf16", "--gpu", "h100", "--topology", "agg:tp8", "--spec", "none", "--isl", "1024", "--osl", "1024"}, "does not fit in memory"},
+		{[]string{"--topology", "agg:tp3"}, "does not divide"},
+		{[]string{"--model", "nope"}, "unknown model"},
+		{[]string{"--steps", "12"}, "no golden AL at k=12"},
+		{[]string{"--steps", "17"}, "draft length 0..16"},
+		{[]string{"--isl", "1024"}, "both positive"},
+		{[]string{"--model", "DeepSeek-V3"}, "pass --al"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(append([]string{"predict"}, c.args...), &out, &errb)
+		if code != exitBadInput || !strings.Contains(errb.String(), c.msg) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, errb.String(), c.msg)
+		}
+	}
+}
+
+func TestSweepAndBestK(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"sweep", "--gpu", "b200", "--gpus", "4", "--isl", "1024", "--osl", "1024", "--steps", "0-3", "--conc", "1,16,64", "--json"}, &out, &errb)
+	if code != exitOK {
+		t.Fatalf("sweep exit %d: %s", code, errb.String())
+	}
+	var s struct {
+		Points   []map[string]any `json:"points"`
+		Frontier []map[string]any `json:"frontier"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Points) == 0 || len(s.Frontier) == 0 {
+		t.Fatalf("sweep gave %d points, %d on the frontier", len(s.Points), len(s.Frontier))
+	}
+	for _, k := range []string{"topology", "conc", "steps", "tput_per_gpu", "interactivity"} {
+		if _, ok := s.Points[0][k]; !ok {
+			t.Errorf("point lacks %q", k)
+		}
+	}
+	out.Reset()
+	if code := run([]string{"bestk", "--gpu", "b200", "--topology", "agg:tp4", "--isl", "1024", "--osl", "1024", "--conc", "1,64"}, &out, &errb); code != exitOK {
+		t.Fatalf("bestk exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "best k") || !strings.Contains(out.String(), "AL") {
+		t.Errorf("bestk output:\n%s", out.String())
+	}
+}

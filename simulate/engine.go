@@ -1,0 +1,469 @@
+package simulate
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/specsim/specsim/kernels"
+)
+
+// Engine prices the forwards of one serving instance: a model split by a
+// Parallel layout on one GPU type, with its target and draft precisions.
+// Step times are memoized, so an Engine is not safe for concurrent use.
+type Engine struct {
+	Model  *Model
+	GPU    *kernels.GPU
+	Coster *kernels.Coster
+	Par    Parallel
+	Target WeightDTypes
+	Draft  WeightDTypes
+	KV     kernels.DType
+	// TargetMoEEff and DraftMoEEff divide MoE time: the runner backend's
+	// efficiency relative to the best kernel for that dtype (a BF16 draft
+	// falls back to a slower backend than the NVFP4 target's).
+	TargetMoEEff, DraftMoEEff float64
+	DraftBackend              string
+	DraftFellBack             bool
+	// CUDAGraphMaxBS: decode batches up to this size replay a CUDA graph
+	// (no per-kernel launch cost); larger ones launch eagerly.
+	CUDAGraphMaxBS int
+	// SchedOverhead is host time per engine iteration that the GPU waits
+	// for (scheduling, sampling bookkeeping); SpecOverhead is added per
+	// speculative iteration (draft/verify hand-offs the overlap scheduler
+	// cannot hide).
+	SchedOverhead, SpecOverhead float64
+	MoESkew                     float64
+
+	memo        map[stepKey]Breakdown
+	prefillMemo map[prefillKey]float64
+}
+
+type stepKey struct {
+	batch, k, ctx int
+}
+
+// Breakdown is the time of one engine iteration by part, in seconds.
+type Breakdown struct {
+	Draft         float64 // all draft forwards of the iteration
+	Attention     float64 // target: attention kernels and their projections
+	MoE           float64 // target: routed experts (+ router)
+	DenseGEMM     float64 // target: shared experts and dense MLP layers
+	GDN           float64 // target: Gated DeltaNet projections and state updates
+	LMHead        float64 // target: lm_head and sampling
+	Norms         float64 // target: RMSNorms and elementwise
+	Communication float64 // target: collectives and pipeline hand-offs
+	Overhead      float64 // launches and host scheduling
+}
+
+// Total is the iteration time in seconds.
+func (b Breakdown) Total() float64 {
+	return b.Draft + b.Attention + b.MoE + b.DenseGEMM + b.GDN + b.LMHead + b.Norms + b.Communication + b.Overhead
+}
+
+func (b Breakdown) plus(o Breakdown) Breakdown {
+	return Breakdown{b.Draft + o.Draft, b.Attention + o.Attention, b.MoE + o.MoE, b.DenseGEMM + o.DenseGEMM,
+		b.GDN + o.GDN, b.LMHead + o.LMHead, b.Norms + o.Norms, b.Communication + o.Communication, b.Overhead + o.Overhead}
+}
+
+// EngineConfig chooses an Engine's precision and engine knobs.
+type EngineConfig struct {
+	Precision Precision
+	// DraftDType overrides the draft's shipped precision ("" keeps it).
+	DraftDType     kernels.DType
+	KVDType        kernels.DType // "" = fp8 (the KV dtype InferenceX recipes set)
+	EngineName     string        // "sglang" (default), "vllm", "trtllm": picks MoE backends
+	CUDAGraphMaxBS int           // 0 = 256
+	SchedOverhead  float64       // seconds; <0 = default
+	SpecOverhead   float64       // seconds; <0 = default
+	MoESkew        float64
+}
+
+// Host overheads per iteration. SGLang's overlap scheduler hides most host
+// work of plain decode; speculative iterations serialize draft, verify and
+// the draft-extend hand-off. Both are assumptions (not measured here); the
+// flags --sched-overhead-ms and --spec-overhead-ms change them.
+const (
+	defaultSchedOverhead = 0.15e-3
+	defaultSpecOverhead  = 0.35e-3
+)
+
+// NewEngine builds the cost model of one instance.
+func NewEngine(m *Model, g *kernels.GPU, p Parallel, c EngineConfig) (*Engine, error) {
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	if err := p.fits(m); err != nil {
+		return nil, err
+	}
+	e := &Engine{Model: m, GPU: g, Coster: kernels.NewCoster(g), Par: p,
+		Target: m.TargetDTypes(c.Precision), Draft: m.DraftDTypes(c.Precision, c.DraftDType),
+		KV: c.KVDType, CUDAGraphMaxBS: c.CUDAGraphMaxBS, MoESkew: c.MoESkew,
+		SchedOverhead: c.SchedOverhead, SpecOverhead: c.SpecOverhead,
+		memo: map[stepKey]Breakdown{}}
+	if e.KV == "" {
+		e.KV = "fp8"
+	}
+	if e.CUDAGraphMaxBS <= 0 {
+		e.CUDAGraphMaxBS = 256
+	}
+	if e.SchedOverhead < 0 {
+		e.SchedOverhead = defaultSchedOverhead
+	}
+	if e.SpecOverhead < 0 {
+		e.SpecOverhead = defaultSpecOverhead
+	}
+	engine := c.EngineName
+	if engine == "" {
+		engine = "sglang"
+	}
+	if c.Precision == FP4 && g.Peak["nvfp4"] == 0 {
+		return nil, fmt.Errorf("%s has no FP4 tensor cores: NVFP4 weights need Blackwell (B200, B300, GB200, GB300); use --precision fp8", g.Name)
+	}
+	tb, _, err := kernels.BackendFor(engine, "", e.Target.Experts)
+	if err != nil {
+		return nil, fmt.Errorf("target MoE backend: %w", err)
+	}
+	// The draft's MoE runs on the backend the engine chose for the target;
+	// a format that backend does not take falls back (BF16 -> Triton).
+	db, fell, err := kernels.BackendFor(engine, tb.Name, e.Draft.Experts)
+	if err != nil {
+		return nil, fmt.Errorf("draft MoE backend: %w", err)
+	}
+	e.TargetMoEEff, e.DraftMoEEff = positiveOr(tb.Efficiency, 1), positiveOr(db.Efficiency, 1)
+	e.DraftBackend, e.DraftFellBack = db.Name, fell
+	return e, nil
+}
+
+func positiveOr(v, def float64) float64 {
+	if v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v) {
+		return v
+	}
+	return def
+}
+
+// shape is one forward: seqs sequences of the instance, q new tokens each,
+// attending to ctx earlier tokens (ctx excludes the q new ones).
+type shape struct {
+	seqs, q, ctx int
+	verify       bool // linear attention keeps q intermediate states
+	prefill      bool // causal prefill kernels, no CUDA graph
+	logits       int  // rows that go through lm_head (all tokens in decode; one per request in prefill)
+}
+
+// ceilDiv for positive ints.
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// layerCost prices one target decoder layer l for shape s on one GPU.
+func (e *Engine) layerCost(l int, s shape, w WeightDTypes, moeEff float64) Breakdown {
+	m, p, c := e.Model, e.Par, e.Coster
+	seqsRank := ceilDiv(s.seqs, p.AttentionDP())
+	ta := seqsRank * s.q // tokens on one attention rank
+	tAll := s.seqs * s.q
+	var b Breakdown
+	if m.isFullAttention(l) {
+		b.Attention = e.attention(ta, seqsRank, s, w.Attention)
+	} else {
+		b.GDN = e.linearAttention(ta, seqsRank, s, w.Attention)
+	}
+	// Feed-forward.
+	mlpTokens, mlpTP := tAll, p.TP
+	if p.DPAttention {
+		mlpTokens, mlpTP = ta, 1
+	}
+	switch {
+	case l < m.DenseLayers || m.Experts == 0:
+		inter := m.DenseInter
+		b.DenseGEMM = e.mlp(mlpTokens, inter/mlpTP, w.Dense)
+	default:
+		b.MoE = e.moe(ta, tAll, w.Experts, moeEff)
+		if m.SharedExperts > 0 {
+			b.DenseGEMM = e.mlp(mlpTokens, m.SharedExperts*m.SharedInter/mlpTP, w.Shared)
+		}
+	}
+	b.Norms = 2 * c.Norm(ta, m.Hidden).Seconds
+	b.Communication = e.layerComm(ta, tAll)
+	return b
+}
+
+// attention prices projections and the attention kernel of a full layer.
+func (e *Engine) attention(ta, seqs int, s shape, dt kernels.DType) float64 {
+	m, c := e.Model, e.Coster
+	at := e.Par.AttentionTP()
+	kvLen := s.ctx + s.q
+	t := 0.0
+	switch m.Attention {
+	case GQA:
+		heads := m.Heads / at
+		kvHeads := max(m.KVHeads/at, 1)
+		gate := 1
+		if m.OutputGate {
+			gate = 2
+		}
+		t += c.GEMM(dt, ta, heads*m.HeadDim*gate+2*kvHeads*m.HeadDim, m.Hidden).Seconds
+		t += c.Attention(kernels.AttentionShape{Batch: seqs, QLen: s.q, KVLen: kvLen, Heads: heads,
+			KVHeads: kvHeads, HeadDim: m.HeadDim, KVDType: e.KV, Prefill: s.prefill}).Seconds
+		t += c.GEMM(dt, ta, m.Hidden, heads*m.HeadDim).Seconds
+	case MLA, DSA:
+		heads := m.Heads / at
+		qIn := m.Hidden
+		if m.QLoRA > 0 {
+			qIn = m.QLoRA
+		}
+		// Fused q_a + kv_a (replicated), then q_b, the absorbed k and v
+		// up-projections, and o_proj.
+		t += c.GEMM(dt, ta, m.QLoRA+m.KVLoRA+m.RopeDim, m.Hidden).Seconds
+		t += c.GEMM(dt, ta, heads*(m.NopeDim+m.RopeDim), qIn).Seconds
+		t += c.GEMM(dt, ta, heads*m.KVLoRA, m.NopeDim).Seconds
+		attLen := kvLen
+		if m.Attention == DSA {
+			attLen = min(kvLen, m.IndexTopK)
+			t += c.GEMM(dt, ta, m.IndexHeads*m.IndexHeadDim+m.IndexHeadDim, qIn).Seconds
+			t += c.Attention(kernels.AttentionShape{Batch: seqs, QLen: s.q, KVLen: kvLen, Heads: m.IndexHeads,
+				KVHeads: 1, HeadDim: m.IndexHeadDim, KVDType: "fp8", Prefill: s.prefill, MLA: true}).Seconds
+		}
+		t += c.Attention(kernels.AttentionShape{Batch: seqs, QLen: s.q, KVLen: attLen, Heads: heads,
+			KVHeads: 1, HeadDim: m.KVLoRA + m.RopeDim, KVDType: e.KV, Prefill: s.prefill, MLA: true}).Seconds
+		t += c.GEMM(dt, ta, heads*m.VHeadDim, m.KVLoRA).Seconds
+		t += c.GEMM(dt, ta, m.Hidden, heads*m.VHeadDim).Seconds
+	}
+	return t
+}
+
+// linearAttention prices a Gated DeltaNet layer: projections, the causal
+// convolution and the recurrent state update.
+func (e *Engine) linearAttention(ta, seqs int, s shape, dt kernels.DType) float64 {
+	m, c := e.Model, e.Coster
+	at := e.Par.AttentionTP()
+	kh, vh := max(m.LinearKHeads/at, 1), m.LinearVHeads/at
+	qkvz := 2*kh*m.LinearKDim + 2*vh*m.LinearVDim
+	t := c.GEMM(dt, ta, qkvz+2*vh, m.Hidden).Seconds
+	convCh := 2*kh*m.LinearKDim + vh*m.LinearVDim
+	t += c.Elementwise(float64(ta*convCh) * 2 * 2).Seconds
+	gb, gq := seqs, s.q
+	if s.prefill {
+		gb, gq = 1, ta
+	}
+	t += c.GatedDeltaNet(kernels.GDNShape{Batch: gb, QLen: gq, KHeads: kh, VHeads: vh,
+		KDim: m.LinearKDim, VDim: m.LinearVDim, KeepIntermediate: s.verify && s.q > 1}).Seconds
+	t += c.GEMM(dt, ta, m.Hidden, vh*m.LinearVDim).Seconds
+	return t
+}
+
+// mlp prices a gated MLP (gate_up then down) of intermediate size inter.
+func (e *Engine) mlp(tokens, inter int, dt kernels.DType) float64 {
+	if inter <= 0 || tokens <= 0 {
+		return 0
+	}
+	c, h := e.Coster, e.Model.Hidden
+	return c.GEMM(dt, tokens, 2*inter, h).Seconds + c.GEMM(dt, tokens, h, inter).Seconds
+}
+
+// moe prices the router and the routed experts one GPU holds.
+func (e *Engine) moe(ta, tAll int, dt kernels.DType, eff float64) float64 {
+	m, p, c := e.Model, e.Par, e.Coster
+	router := c.GEMM("bf16", ta, m.Experts, m.Hidden).Seconds
+	x := c.MoE(kernels.MoEShape{Tokens: ceilDiv(tAll, p.EP), Experts: m.Experts / p.EP, TopK: m.TopK,
+		Hidden: m.Hidden, Inter: m.MoEInter / p.MoETP(), DType: dt, Skew: e.MoESkew})
+	return router + x.Seconds/eff
+}
+
+// layerComm prices the collectives of one layer.
+func (e *Engine) layerComm(ta, tAll int) float64 {
+	p, c, h := e.Par, e.Coster, e.Model.Hidden
+	if p.TP <= 1 {
+		return 0
+	}
+	if p.DPAttention {
+		// Gather every rank's tokens for the experts, scatter the results back.
+		msg := float64(ta*h) * 2
+		return c.Collective("allgather", msg, p.TP).Seconds + c.Collective("reducescatter", msg*float64(p.TP), p.TP).Seconds
+	}
+	msg := float64(tAll*h) * 2
+	return 2 * c.Collective("allreduce", msg, p.TP).Seconds
+}
+
+// forward prices one target forward for shape s over every layer.
+func (e *Engine) forward(s shape) Breakdown {
+	var b Breakdown
+	m := e.Model
+	// Layers repeat in few kinds; price each kind once.
+	type kind struct{ full, dense bool }
+	counts := map[kind]int{}
+	first := map[kind]int{}
+	for l := range m.Layers {
+		k := kind{m.isFullAttention(l), l < m.DenseLayers || m.Experts == 0}
+		if counts[k] == 0 {
+			first[k] = l
+		}
+		counts[k]++
+	}
+	for k, n := range counts {
+		lb := e.layerCost(first[k], s, e.Target, e.TargetMoEEff)
+		b = b.plus(scale(lb, float64(n)))
+	}
+	b.LMHead += e.lmHead(s, m.Vocab)
+	b.Communication += e.pipelineComm(s)
+	b.Overhead += e.launch(m.Layers*14+6, s)
+	return b
+}
+
+func scale(b Breakdown, f float64) Breakdown {
+	return Breakdown{b.Draft * f, b.Attention * f, b.MoE * f, b.DenseGEMM * f, b.GDN * f, b.LMHead * f, b.Norms * f, b.Communication * f, b.Overhead * f}
+}
+
+func (e *Engine) lmHead(s shape, vocab int) float64 {
+	rows := ceilDiv(s.logits, e.Par.AttentionDP())
+	if rows == 0 {
+		return 0
+	}
+	at := e.Par.AttentionTP()
+	t := e.Coster.LMHeadSample(rows, e.Model.Hidden, ceilDiv(vocab, at), "bf16").Seconds
+	if at > 1 {
+		// Vocab-parallel sampling gathers each rank's best candidates.
+		t += e.Coster.Collective("allgather", float64(rows)*8, at).Seconds
+	}
+	return t
+}
+
+// pipelineComm is the activation hand-off between pipeline stages.
+func (e *Engine) pipelineComm(s shape) float64 {
+	if e.Par.PP <= 1 {
+		return 0
+	}
+	msg := float64(ceilDiv(s.seqs, e.Par.AttentionDP())*s.q*e.Model.Hidden) * 2
+	return float64(e.Par.PP-1) * e.Coster.Collective("allgather", msg, 2).Seconds
+}
+
+func (e *Engine) launch(kernelsPerForward int, s shape) float64 {
+	graph := !s.prefill && ceilDiv(s.seqs, e.Par.AttentionDP()) <= e.CUDAGraphMaxBS
+	return e.Coster.Launch(kernelsPerForward, graph).Seconds
+}
+
+// draftForward prices one forward of the draft module for shape s: the
+// fusion projection, its decoder layer(s) at the draft's precision, and its
+// lm_head with sampling.
+func (e *Engine) draftForward(s shape) float64 {
+	m, d := e.Model, e.Model.Draft
+	at := e.Par.AttentionTP()
+	seqsRank := ceilDiv(s.seqs, e.Par.AttentionDP())
+	ta := seqsRank * s.q
+	tAll := s.seqs * s.q
+	fuse := 2
+	if d.Kind == "eagle3" {
+		fuse = 3
+	}
+	t := e.Coster.GEMM(e.Draft.Attention, ta, m.Hidden, fuse*m.Hidden).Seconds
+	for range max(d.Layers, 1) {
+		t += e.attention(ta, seqsRank, shape{seqs: s.seqs, q: s.q, ctx: s.ctx, prefill: s.prefill}, e.Draft.Attention)
+		if d.MoE && m.Experts > 0 {
+			t += e.moe(ta, tAll, e.Draft.Experts, e.DraftMoEEff)
+			if m.SharedExperts > 0 {
+				mt, mtp := tAll, e.Par.TP
+				if e.Par.DPAttention {
+					mt, mtp = ta, 1
+				}
+				t += e.mlp(mt, m.SharedExperts*m.SharedInter/mtp, e.Draft.Shared)
+			}
+		} else {
+			inter := d.DenseInter
+			if inter == 0 {
+				inter = m.DenseInter
+			}
+			t += e.mlp(ta, inter/at, e.Draft.Dense)
+		}
+		t += 3 * e.Coster.Norm(ta, m.Hidden).Seconds
+		t += e.layerComm(ta, tAll)
+	}
+	vocab := d.Vocab
+	if vocab == 0 {
+		vocab = m.Vocab
+	}
+	t += e.lmHead(s, vocab)
+	t += e.launch(20, s)
+	return t
+}
+
+// DecodeStep prices one decode iteration of batch requests (the whole
+// instance) with mean context ctx and draft length k: k = 0 is plain
+// decode; otherwise (k-1) draft steps at one token per request, the verify
+// forward over k+1 tokens per request, and the draft-extend forward over the
+// k+1 verified positions that also proposes the next iteration's first
+// draft token (SGLang EAGLE/NEXTN worker with topk 1).
+func (e *Engine) DecodeStep(batch, k, ctx int) Breakdown {
+	if batch <= 0 {
+		return Breakdown{}
+	}
+	key := stepKey{batch, k, ctx >> 8}
+	if b, ok := e.memo[key]; ok {
+		return b
+	}
+	ctxQ := (ctx>>8)<<8 + 128
+	var b Breakdown
+	if k == 0 {
+		b = e.forward(shape{seqs: batch, q: 1, ctx: ctxQ, logits: batch})
+		b.Overhead += e.SchedOverhead
+	} else {
+		b = e.forward(shape{seqs: batch, q: k + 1, ctx: ctxQ, verify: true, logits: batch * (k + 1)})
+		draft := 0.0
+		for j := 1; j < k; j++ {
+			draft += e.draftForward(shape{seqs: batch, q: 1, ctx: ctxQ + j, logits: batch})
+		}
+		draft += e.draftForward(shape{seqs: batch, q: k + 1, ctx: ctxQ, logits: batch * (k + 1)})
+		b.Draft = draft
+		b.Overhead += e.SchedOverhead + e.SpecOverhead
+	}
+	if len(e.memo) > 1<<16 {
+		clear(e.memo)
+	}
+	e.memo[key] = b
+	return b
+}
+
+// PrefillPart is one request's share of a prefill batch.
+type PrefillPart struct {
+	New    int // prompt tokens computed in this chunk
+	Before int // tokens already in the KV cache (cached prefix + earlier chunks)
+	Last   bool
+}
+
+// Prefill prices one prefill (extend) forward over parts: GEMMs and experts
+// over all new tokens at once, attention per request, the draft module over
+// the same tokens (it must fill its own KV cache), lm_head for requests whose
+// prompt completes.
+func (e *Engine) Prefill(parts []PrefillPart, spec bool) Breakdown {
+	total, logits := 0, 0
+	for _, p := range parts {
+		total += p.New
+		if p.Last {
+			logits++
+		}
+	}
+	if total == 0 {
+		return Breakdown{}
+	}
+	m := e.Model
+	s := shape{seqs: 1, q: total, ctx: 0, prefill: true, logits: logits}
+	b := e.forward(s)
+	// forward priced attention as one sequence of all tokens; replace it
+	// with each request's own causal attention over its context.
+	b.Attention, b.GDN = 0, 0
+	full := m.FullAttentionLayers()
+	lin := m.Layers - full
+	for _, p := range parts {
+		if p.New == 0 {
+			continue
+		}
+		ps := shape{seqs: 1, q: p.New, ctx: p.Before, prefill: true}
+		if full > 0 {
+			b.Attention += float64(full) * e.attention(p.New, 1, ps, e.Target.Attention)
+		}
+		if lin > 0 {
+			b.GDN += float64(lin) * e.linearAttention(p.New, 1, ps, e.Target.Attention)
+		}
+	}
+	if spec {
+		b.Draft = e.draftForward(shape{seqs: 1, q: total, ctx: 0, prefill: true, logits: logits})
+	}
+	b.Overhead += e.SchedOverhead
+	return b
+}

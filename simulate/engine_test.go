@@ -1,0 +1,184 @@
+package simulate
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/specsim/specsim/kernels"
+)
+
+func gpu(t testing.TB, name string) *kernels.GPU {
+	t.Helper()
+	g, err := kernels.LookupGPU(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func near(a, b, rel float64) bool { return math.Abs(a-b) <= rel*math.Max(math.Abs(a), math.Abs(b)) }
+
+// tinyDense is a 2-layer dense GQA model small enough to price by hand.
+func tinyDense() *Model {
+	return &Model{Name: "tiny-dense", Hidden: 256, Layers: 2, Vocab: 1000, Attention: GQA, Heads: 4, KVHeads: 2, HeadDim: 64,
+		DenseInter: 512, MaxContext: 4096}
+}
+
+// tinyMoE is a 1-layer MoE model with one shared expert and an MTP draft.
+func tinyMoE() *Model {
+	return &Model{Name: "tiny-moe", Hidden: 128, Layers: 1, Vocab: 512, Attention: GQA, Heads: 4, KVHeads: 4, HeadDim: 32,
+		Experts: 8, TopK: 2, MoEInter: 64, SharedExperts: 1, SharedInter: 64, MaxContext: 4096,
+		Draft: DraftSpec{Kind: "mtp", Layers: 1, MoE: true, FP4Effective: "bf16"}}
+}
+
+// TestDecodeStepByHand prices a plain decode of the tiny dense model at TP1
+// op by op, with the shapes written out by hand from the architecture.
+func TestDecodeStepByHand(t *testing.T) {
+	m := tinyDense()
+	g := gpu(t, "h200")
+	e, err := NewEngine(m, g, Parallel{TP: 1, EP: 1, PP: 1}, EngineConfig{Precision: BF16, SchedOverhead: 0.1e-3, SpecOverhead: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := kernels.NewCoster(g)
+	const B, ctx = 8, 1000 // ctx bucket: (1000>>8)<<8 + 128 = 896
+	kv := 896 + 1
+	perLayer := c.GEMM("bf16", B, 4*64+2*2*64, 256).Seconds + // q, k, v projections
+		c.Attention(kernels.AttentionShape{Batch: B, QLen: 1, KVLen: kv, Heads: 4, KVHeads: 2, HeadDim: 64, KVDType: "fp8"}).Seconds +
+		c.GEMM("bf16", B, 256, 4*64).Seconds + // o_proj
+		c.GEMM("bf16", B, 2*512, 256).Seconds + c.GEMM("bf16", B, 256, 512).Seconds + // gate_up, down
+		2*c.Norm(B, 256).Seconds
+	want := 2*perLayer + c.LMHeadSample(B, 256, 1000, "bf16").Seconds + c.Launch(2*14+6, true).Seconds + 0.1e-3
+	got := e.DecodeStep(B, 0, ctx)
+	if !near(got.Total(), want, 1e-9) {
+		t.Errorf("DecodeStep = %.6f ms, want %.6f ms by hand", got.Total()*1e3, want*1e3)
+	}
+	if got.Communication != 0 || got.Draft != 0 || got.MoE != 0 {
+		t.Errorf("TP1 plain decode has communication %g, draft %g, moe %g", got.Communication, got.Draft, got.MoE)
+	}
+}
+
+// TestVerifyAndDraftByHand prices one MTP iteration (k = 2) of the tiny MoE
+// model at TP2 EP2: verify over 3 tokens per request, one draft decode step
+// and the draft-extend forward over 3 tokens.
+func TestVerifyAndDraftByHand(t *testing.T) {
+	m := tinyMoE()
+	g := gpu(t, "b200")
+	e, err := NewEngine(m, g, Parallel{TP: 2, EP: 2, PP: 1}, EngineConfig{Precision: FP8, SchedOverhead: 0, SpecOverhead: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := kernels.NewCoster(g)
+	const B, k = 4, 2
+	q := k + 1
+	T := B * q // 12 tokens
+	kv := 128 + q
+	attn := func(tokens, qlen, kvlen int, dt kernels.DType) float64 {
+		return c.GEMM(dt, tokens, 2*32+2*2*32, 128).Seconds +
+			c.Attention(kernels.AttentionShape{Batch: B, QLen: qlen, KVLen: kvlen, Heads: 2, KVHeads: 2, HeadDim: 32, KVDType: "fp8"}).Seconds +
+			c.GEMM(dt, tokens, 128, 2*32).Seconds
+	}
+	moe := func(tokens int, dt kernels.DType, eff float64) float64 {
+		return c.GEMM("bf16", tokens, 8, 128).Seconds +
+			c.MoE(kernels.MoEShape{Tokens: (tokens + 1) / 2, Experts: 4, TopK: 2, Hidden: 128, Inter: 64, DType: dt}).Seconds/eff
+	}
+	shared := func(tokens int, dt kernels.DType) float64 {
+		return c.GEMM(dt, tokens, 2*32, 128).Seconds + c.GEMM(dt, tokens, 128, 32).Seconds
+	}
+	comm := func(tokens int) float64 { return 2 * c.Collective("allreduce", float64(tokens*128*2), 2).Seconds }
+	lm := func(rows, vocab int) float64 {
+		return c.LMHeadSample(rows, 128, vocab/2, "bf16").Seconds + c.Collective("allgather", float64(rows)*8, 2).Seconds
+	}
+	verify := attn(T, q, kv, "fp8") + moe(T, "fp8", e.TargetMoEEff) + shared(T, "fp8") + 2*c.Norm(T, 128).Seconds + comm(T) +
+		lm(T, 512) + c.Launch(14+6, true).Seconds
+	draftStep := func(tokens, qlen, kvlen, rows int) float64 {
+		return c.GEMM("fp8", tokens, 128, 256).Seconds + attn(tokens, qlen, kvlen, "fp8") + moe(tokens, "fp8", e.DraftMoEEff) +
+			shared(tokens, "fp8") + 3*c.Norm(tokens, 128).Seconds + comm(tokens) + lm(rows, 512) + c.Launch(20, true).Seconds
+	}
+	draft := draftStep(B, 1, 128+1+1, B) + draftStep(T, q, kv, T)
+	got := e.DecodeStep(B, k, 100) // ctx bucket 0 -> 128
+	if !near(got.Draft, draft, 1e-9) {
+		t.Errorf("draft = %.6f ms, want %.6f ms", got.Draft*1e3, draft*1e3)
+	}
+	if !near(got.Total()-got.Draft, verify, 1e-9) {
+		t.Errorf("verify = %.6f ms, want %.6f ms", (got.Total()-got.Draft)*1e3, verify*1e3)
+	}
+}
+
+func TestBF16DraftCostsMoreThanNVFP4(t *testing.T) {
+	m, _ := LookupPreset("Qwen3.5-397B-A17B")
+	g := gpu(t, "gb300")
+	par := Parallel{TP: 2, EP: 1, PP: 1}
+	bf, err := NewEngine(m, g, par, EngineConfig{Precision: FP4, SchedOverhead: -1, SpecOverhead: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp4, err := NewEngine(m, g, par, EngineConfig{Precision: FP4, DraftDType: "nvfp4", SchedOverhead: -1, SpecOverhead: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bf.Draft.Experts != "bf16" || fp4.Draft.Experts != "nvfp4" {
+		t.Fatalf("draft dtypes %s / %s", bf.Draft.Experts, fp4.Draft.Experts)
+	}
+	if !bf.DraftFellBack || bf.DraftMoEEff >= fp4.DraftMoEEff {
+		t.Errorf("BF16 draft MoE should fall back to a slower backend: %s eff %.2f vs %.2f", bf.DraftBackend, bf.DraftMoEEff, fp4.DraftMoEEff)
+	}
+	for _, b := range []int{1, 8, 64} {
+		a, n := bf.DecodeStep(b, 6, 4096).Draft, fp4.DecodeStep(b, 6, 4096).Draft
+		if !(a > n) {
+			t.Errorf("batch %d: BF16 draft %.3f ms is not slower than NVFP4 %.3f ms", b, a*1e3, n*1e3)
+		}
+	}
+	// Weight bytes differ by exactly the draft's expert parameters times
+	// (2 - 0.5625) bytes: 512 routed experts of 3 x 4096 x 1024 at TP2 (EP1:
+	// every expert, half its intermediate) and the shared expert halved.
+	// Attention and the fusion projection stay BF16 either way, as the
+	// target's attention does in the NVFP4 release.
+	experts := 512.0 * 3 * 4096 * 512
+	shared := 3.0 * 4096 * 1024 / 2
+	want := (experts + shared) * (2 - 0.5625)
+	got := bf.draftBytes() - fp4.draftBytes()
+	if !near(got, want, 1e-9) {
+		t.Errorf("BF16 - NVFP4 draft bytes = %.0f, want %.0f", got, want)
+	}
+}
+
+func TestMemoryInfeasible(t *testing.T) {
+	m, _ := LookupPreset("DeepSeek-V3")
+	r := &Resolved{Model: m, GPU: GPUSpec{GPU: gpu(t, "h100")}, Workload: FixedWorkload(1024, 1024), Engine: EngineConfig{Precision: BF16}}
+	sc, err := r.Scenario(Topology{Agg: Parallel{TP: 8, EP: 1, PP: 1}}, 8, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = NewPlan(sc, r.GPU)
+	var inf *InfeasibleError
+	if !errors.As(err, &inf) {
+		t.Fatalf("DeepSeek-V3 BF16 on 8 x H100: err %v, want InfeasibleError", err)
+	}
+	// 671B parameters in BF16 over 8 GPUs is ~160 GiB a GPU against 80 GB.
+	if inf.Mem.Weights/gib < 140 || !strings.Contains(err.Error(), "nothing left for the KV cache") {
+		t.Errorf("weights %.1f GiB; message:\n%v", inf.Mem.Weights/gib, err)
+	}
+}
+
+// TestWeightsMatchParameterCount checks the per-GPU weight bytes against the
+// published total parameter count: Qwen3.5-397B-A17B in BF16 at TP1 holds
+// about 397B parameters (the vision tower and MTP excluded) = ~740 GiB.
+func TestWeightsMatchParameterCount(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		params float64
+	}{{"Qwen3.5-397B-A17B", 397e9}, {"DeepSeek-V3", 671e9}, {"Qwen3.5-35B-A3B", 35e9}, {"Kimi-K2.5", 1.03e12}} {
+		m, _ := LookupPreset(c.name)
+		e, err := NewEngine(m, gpu(t, "b300"), Parallel{TP: 1, EP: 1, PP: 1}, EngineConfig{Precision: BF16})
+		if err != nil {
+			t.Fatal(err)
+		}
+		params := e.weightBytes() / 2
+		if !near(params, c.params, 0.06) {
+			t.Errorf("%s: %.1fB parameters, want about %.0fB", c.name, params/1e9, c.params/1e9)
+		}
+	}
+}

@@ -1,0 +1,186 @@
+package simulate
+
+import (
+	"math"
+	"math/rand/v2"
+)
+
+// meanFieldSamples is how many requests a mean-field estimate draws to
+// turn length distributions into percentiles.
+const meanFieldSamples = 64
+
+// prefillKey memoizes one request's whole prefill on one engine.
+type prefillKey struct {
+	newTok, before int
+	spec           bool
+	chunk          int
+}
+
+// prefillTime is one request's prefill alone on engine e, chunk by chunk.
+func (p *Plan) prefillTime(e *Engine, r Request) float64 {
+	key := prefillKey{(r.ISL - r.Cached) >> 6, r.Cached >> 8, p.sc.Spec.Steps > 0, p.chunk}
+	if e.prefillMemo == nil {
+		e.prefillMemo = map[prefillKey]float64{}
+	}
+	if t, ok := e.prefillMemo[key]; ok {
+		return t
+	}
+	t := 0.0
+	done := r.Cached
+	for done < r.ISL {
+		n := min(r.ISL-done, p.chunk)
+		t += e.Prefill([]PrefillPart{{New: n, Before: done, Last: done+n >= r.ISL}}, p.sc.Spec.Steps > 0).Total()
+		done += n
+	}
+	if len(e.prefillMemo) > 1<<16 {
+		clear(e.prefillMemo)
+	}
+	e.prefillMemo[key] = t
+	return t
+}
+
+// Estimate is the mean-field (steady-state) version of Simulate: fast
+// enough for sweeps over thousands of deployments. Each lane's decode batch,
+// prefill share and request rate come from a fixed point of Little's law
+// over the closed loop; percentiles come from sampled request lengths
+// (without the AL variance that Simulate draws step by step).
+func (p *Plan) Estimate() (*Result, error) {
+	rng := rand.New(rand.NewPCG(p.sc.Seed, 0x5eed))
+	reqs := make([]Request, meanFieldSamples)
+	if p.sc.Workload.Name == "fixed" {
+		reqs = reqs[:1]
+	}
+	var isl, osl, ctx float64
+	for i := range reqs {
+		reqs[i] = p.sc.Workload.Sample(rng)
+		isl += float64(reqs[i].ISL)
+		osl += float64(reqs[i].OSL)
+	}
+	n := float64(len(reqs))
+	isl, osl = isl/n, osl/n
+	ctx = isl + osl/2
+	al := 1.0
+	k := p.sc.Spec.Steps
+	if k > 0 {
+		s, err := p.newSampler(p.sc.Seed)
+		if err != nil {
+			return nil, err
+		}
+		al = s.ExpectedMean()
+	}
+	conc := float64(p.sc.Conc)
+	t := p.sc.Topology
+	pre, dec := p.agg, p.agg
+	preLanes, decLanes := float64(t.Agg.PP), float64(t.Agg.PP)
+	mem := p.aggMem
+	if t.Disagg {
+		pre, dec = p.prefill, p.decode
+		preLanes = float64(t.PrefillWorkers * t.Prefill.PP)
+		decLanes = float64(t.DecodeWorkers * t.Decode.PP)
+		mem = p.decMem
+	}
+	tp := make([]float64, len(reqs))
+	meanTp := 0.0
+	for i, r := range reqs {
+		tp[i] = p.prefillTime(pre, r)
+		meanTp += tp[i] / n
+	}
+	capRun := conc / decLanes
+	if p.sc.MaxRunning > 0 {
+		capRun = math.Min(capRun, math.Ceil(float64(p.sc.MaxRunning)/float64(dec.Par.PP)))
+	}
+	tokCap := float64(mem.TokensFit*dec.Par.AttentionDP()) / float64(dec.Par.PP)
+	capRun = math.Max(1, math.Min(capRun, math.Floor(tokCap/(isl+osl))))
+	transfer := 0.0
+	if t.Disagg {
+		transfer = p.transfer(int(isl))
+	}
+	steps := math.Max(osl-1, 0) / al
+	// Prefills that arrive while a forward runs are batched into one
+	// prefill forward (up to the chunk), sharing its weight reads.
+	meanNew, meanCached := 0, 0
+	for _, r := range reqs {
+		meanNew += r.ISL - r.Cached
+		meanCached += r.Cached
+	}
+	meanNew, meanCached = max(meanNew/len(reqs), 1), meanCached/len(reqs)
+	soloTp := meanTp
+	batchedTp := func(m int) float64 {
+		m = max(1, min(m, p.chunk/meanNew))
+		if m == 1 {
+			return soloTp
+		}
+		parts := make([]PrefillPart, m)
+		for i := range parts {
+			parts[i] = PrefillPart{New: meanNew, Before: meanCached, Last: true}
+		}
+		return pre.Prefill(parts, k > 0).Total() / float64(m)
+	}
+	// Fixed point over the decode batch b (per decode lane).
+	b := math.Max(1, math.Min(capRun, conc/decLanes))
+	var td, lambda, rhoP, ttft, wq float64
+	lambda = conc / math.Max(meanTp+steps*1e-3, 1e-6)
+	for range 40 {
+		bi := max(int(math.Round(b)), 1)
+		td = dec.DecodeStep(bi, k, int(ctx)).Total()
+		if !t.Disagg {
+			meanTp = batchedTp(int(math.Round(lambda / decLanes * td)))
+		}
+		if !t.Disagg {
+			// One lane alternates prefills and decode iterations.
+			perLane := 1 / (meanTp + steps*td/b)
+			lambda = perLane * decLanes
+			rhoP = perLane * meanTp
+			ttft = meanTp + td/2 + rhoP*meanTp
+		} else {
+			// Prefill pool as a queue in front of the decode pool.
+			decodeTime := steps * td
+			lambdaD := decLanes * b / math.Max(decodeTime, 1e-9)
+			lambdaP := preLanes / meanTp
+			lambda = math.Min(lambdaD, lambdaP*0.999)
+			rho := lambda * meanTp / preLanes
+			wq = rho / (2 * (1 - rho)) * meanTp
+			ttft = meanTp + wq + transfer
+		}
+		// Little's law over the closed loop: sessions = rate x cycle.
+		cycle := ttft + steps*td/(1-rhoP)
+		want := conc / cycle // the rate the sessions would drive
+		if want < lambda {
+			lambda = want
+		}
+		nb := math.Max(1, math.Min(capRun, lambda/decLanes*steps*td/(1-rhoP)))
+		if math.Abs(nb-b) < 0.01 {
+			b = nb
+			break
+		}
+		b = 0.5*b + 0.5*nb
+	}
+	cycle := conc / lambda
+	// Requests beyond the running cap wait before their prefill.
+	queueWait := math.Max(0, cycle-(ttft+steps*td/(1-rhoP)))
+	ttfts := make([]float64, len(reqs))
+	tpots := make([]float64, 0, len(reqs))
+	e2els := make([]float64, len(reqs))
+	norm := make([]float64, len(reqs))
+	var tokens, out float64
+	for i, r := range reqs {
+		ti := tp[i]*meanTp/soloTp + (ttft - meanTp) + queueWait
+		di := math.Max(float64(r.OSL-1), 0) / al * td / (1 - rhoP)
+		ttfts[i] = ti
+		e2els[i] = ti + di
+		if r.OSL > 1 {
+			tpots = append(tpots, di/float64(r.OSL-1))
+		}
+		norm[i] = e2els[i] / float64(r.OSL)
+		tokens += float64(r.ISL + r.OSL)
+		out += float64(r.OSL)
+	}
+	// Throughput: lambda requests per second of mean size.
+	window := n / lambda
+	res := p.result(ttfts, tpots, e2els, norm, tokens, out, window, len(reqs))
+	res.StepMS = dec.DecodeStep(max(int(math.Round(b)), 1), k, int(ctx)).Report()
+	res.DecodeBatch = b * float64(dec.Par.PP)
+	res.ALRealized = al
+	res.Sim = "mean-field"
+	return res, nil
+}

@@ -1,0 +1,216 @@
+package simulate
+
+import (
+	"fmt"
+	"strings"
+)
+
+const gib = 1 << 30
+
+// Memory is the per-GPU memory budget of one instance, in bytes.
+type Memory struct {
+	HBM         float64 // the GPU's memory
+	Fraction    float64 // share the engine may use for weights and caches (SGLang --mem-fraction-static)
+	Weights     float64 // target weights on the fullest GPU (one pipeline stage)
+	Draft       float64 // draft weights (plus its own embedding and lm_head where the engine allocates them)
+	State       float64 // linear-attention state caches for MaxRunning requests, incl. speculative intermediate states
+	KVPerToken  float64 // KV bytes one context token occupies on this GPU (all its layers)
+	KVNeeded    float64 // KV for the running requests at the workload's mean context
+	KVCapacity  float64 // KV pool left after weights and state
+	MaxRunning  int     // requests the engine admits at once
+	TokensFit   int     // context tokens the KV pool holds on this GPU
+	MaxRequest  int     // largest ISL+OSL of the workload
+	Feasible    bool
+	Explanation string // the arithmetic, printed when infeasible
+}
+
+// weightBytes counts one GPU's share of the target weights: a pipeline
+// stage's layers, with attention split by attention TP, experts by EP and
+// the expert TP, shared/dense MLPs by TP (replicated with DP attention), and
+// the embedding and lm_head vocab-parallel (counted on the same GPU, as the
+// first and last stages can coincide).
+func (e *Engine) weightBytes() float64 {
+	m, p, w := e.Model, e.Par, e.Target
+	at := p.AttentionTP()
+	mlpTP := p.TP
+	if p.DPAttention {
+		mlpTP = 1
+	}
+	var total float64
+	for l := range m.Layers {
+		if m.isFullAttention(l) {
+			total += e.attentionParams() / float64(at) * w.Attention.Bytes()
+		} else {
+			total += e.linearParams() / float64(at) * w.Attention.Bytes()
+		}
+		switch {
+		case l < m.DenseLayers || m.Experts == 0:
+			inter := m.DenseInter
+			if m.Experts == 0 {
+				inter = m.MoEInter
+			}
+			total += 3 * float64(m.Hidden*inter) / float64(mlpTP) * w.Dense.Bytes()
+		default:
+			total += float64(m.Experts/p.EP) * 3 * float64(m.Hidden) * float64(m.MoEInter/p.MoETP()) * w.Experts.Bytes()
+			total += 3 * float64(m.Hidden*m.SharedExperts*m.SharedInter) / float64(mlpTP) * w.Shared.Bytes()
+			total += float64(m.Hidden*m.Experts) * 2 // router, BF16
+		}
+	}
+	total /= float64(p.PP)
+	total += 2 * float64(m.Vocab) * float64(m.Hidden) / float64(at) * 2 // embedding + lm_head, BF16
+	return total
+}
+
+// attentionParams counts one full-attention layer's projection weights.
+func (e *Engine) attentionParams() float64 {
+	m := e.Model
+	switch m.Attention {
+	case MLA, DSA:
+		qIn := m.Hidden
+		if m.QLoRA > 0 {
+			qIn = m.QLoRA
+		}
+		n := float64(m.Hidden * (m.QLoRA + m.KVLoRA + m.RopeDim))
+		n += float64(qIn * m.Heads * (m.NopeDim + m.RopeDim))
+		n += float64(m.KVLoRA * m.Heads * (m.NopeDim + m.VHeadDim))
+		n += float64(m.Heads * m.VHeadDim * m.Hidden)
+		if m.Attention == DSA {
+			n += float64(qIn*m.IndexHeads*m.IndexHeadDim + m.Hidden*m.IndexHeadDim)
+		}
+		return n
+	}
+	gate := 1
+	if m.OutputGate {
+		gate = 2
+	}
+	return float64(m.Hidden * (m.Heads*m.HeadDim*gate + 2*m.KVHeads*m.HeadDim + m.Heads*m.HeadDim))
+}
+
+// linearParams counts one Gated DeltaNet layer's projection weights.
+func (e *Engine) linearParams() float64 {
+	m := e.Model
+	qkvz := 2*m.LinearKHeads*m.LinearKDim + 2*m.LinearVHeads*m.LinearVDim
+	return float64(m.Hidden*(qkvz+2*m.LinearVHeads) + m.LinearVHeads*m.LinearVDim*m.Hidden)
+}
+
+// draftBytes counts the draft's weights on one GPU.
+func (e *Engine) draftBytes() float64 {
+	m, p, d, w := e.Model, e.Par, e.Model.Draft, e.Draft
+	at := p.AttentionTP()
+	mlpTP := p.TP
+	if p.DPAttention {
+		mlpTP = 1
+	}
+	fuse := 2
+	if d.Kind == "eagle3" {
+		fuse = 3
+	}
+	total := float64(fuse*m.Hidden*m.Hidden) * w.Attention.Bytes()
+	for range max(d.Layers, 1) {
+		total += e.attentionParams() / float64(at) * w.Attention.Bytes()
+		if d.MoE && m.Experts > 0 {
+			total += float64(m.Experts/p.EP) * 3 * float64(m.Hidden) * float64(m.MoEInter/p.MoETP()) * w.Experts.Bytes()
+			total += 3 * float64(m.Hidden*m.SharedExperts*m.SharedInter) / float64(mlpTP) * w.Shared.Bytes()
+		} else {
+			inter := d.DenseInter
+			if inter == 0 {
+				inter = m.DenseInter
+			}
+			total += 3 * float64(m.Hidden*inter) / float64(at) * w.Dense.Bytes()
+		}
+	}
+	vocab := d.Vocab
+	if vocab == 0 {
+		vocab = m.Vocab
+	}
+	if d.OwnLMHead || d.Vocab != 0 {
+		total += 2 * float64(vocab) * float64(m.Hidden) / float64(at) * 2
+	}
+	return total
+}
+
+// kvPerToken is the KV bytes one context token occupies on one GPU: the
+// stage's full-attention layers, heads split by attention TP (GQA KV heads
+// are replicated once TP exceeds them; MLA's latent is replicated), plus
+// the draft layer's own KV when speculating.
+func (e *Engine) kvPerToken(spec bool) float64 {
+	m, p := e.Model, e.Par
+	per := m.KVBytesPerToken(e.KV)
+	if m.Attention == GQA {
+		kvh := max(m.KVHeads/p.AttentionTP(), 1)
+		per = per * float64(kvh) / float64(m.KVHeads)
+	}
+	layers := float64(m.FullAttentionLayers()) / float64(p.PP)
+	if spec {
+		layers += float64(max(m.Draft.Layers, 1))
+	}
+	return per * layers
+}
+
+// stateBytes is the linear-attention cache of one request on one GPU: the
+// recurrent state of the stage's Gated DeltaNet layers, plus k intermediate
+// states kept for rollback after verification when speculating.
+func (e *Engine) stateBytes(k int) float64 {
+	m, p := e.Model, e.Par
+	lin := m.Layers - m.FullAttentionLayers()
+	if lin == 0 {
+		return 0
+	}
+	per := m.LinearStateBytes() / float64(p.AttentionTP()) * float64(lin) / float64(p.PP)
+	return per * float64(1+k)
+}
+
+// Memory sizes one GPU of the instance for maxRunning requests of workload
+// w with draft length k (0 = no draft loaded).
+func (e *Engine) Memory(w *Workload, maxRunning, k int, fraction float64) Memory {
+	spec := k > 0
+	mem := Memory{HBM: e.GPU.HBMBytes, Fraction: fraction, Weights: e.weightBytes(), MaxRunning: maxRunning}
+	if spec {
+		mem.Draft = e.draftBytes()
+	}
+	// Attention-DP ranks hold only their own requests' caches.
+	perRank := ceilDiv(maxRunning, e.Par.AttentionDP())
+	mem.State = e.stateBytes(k) * float64(perRank)
+	mem.KVPerToken = e.kvPerToken(spec)
+	mem.KVNeeded = mem.KVPerToken * w.MeanContext() * float64(perRank)
+	mem.MaxRequest = w.MaxContext()
+	budget := mem.HBM * fraction
+	mem.KVCapacity = budget - mem.Weights - mem.Draft - mem.State
+	if mem.KVPerToken > 0 && mem.KVCapacity > 0 {
+		mem.TokensFit = int(min(mem.KVCapacity/mem.KVPerToken, 1<<40))
+	}
+	mem.Feasible = mem.KVCapacity > 0 && mem.TokensFit >= mem.MaxRequest
+	if !mem.Feasible {
+		var b strings.Builder
+		fmt.Fprintf(&b, "per GPU: HBM %.1f GiB x mem-fraction %.2f = %.1f GiB available\n", mem.HBM/gib, fraction, budget/gib)
+		fmt.Fprintf(&b, "  target weights %.1f GiB + draft %.1f GiB + linear-attention state %.1f GiB (%d requests) = %.1f GiB\n",
+			mem.Weights/gib, mem.Draft/gib, mem.State/gib, perRank, (mem.Weights+mem.Draft+mem.State)/gib)
+		if mem.KVCapacity <= 0 {
+			fmt.Fprintf(&b, "  nothing left for the KV cache (%.1f GiB short)\n", -mem.KVCapacity/gib)
+		} else {
+			fmt.Fprintf(&b, "  KV pool %.1f GiB / %.0f bytes per token = %d tokens < the longest request (%d tokens)\n",
+				mem.KVCapacity/gib, mem.KVPerToken, mem.TokensFit, mem.MaxRequest)
+		}
+		b.WriteString("  use more GPUs per instance (tp, ep or pp), a lower precision, shorter contexts or a higher --mem-fraction")
+		mem.Explanation = b.String()
+	}
+	return mem
+}
+
+// GiB is the per-GPU memory in GiB by part, for reports.
+type GiB struct {
+	Weights  float64 `json:"weights"`
+	Draft    float64 `json:"draft"`
+	State    float64 `json:"linear_state"`
+	KV       float64 `json:"kv_cache"`
+	Total    float64 `json:"total"`
+	Capacity float64 `json:"capacity"`
+}
+
+// Report converts to GiB; KV is what the running requests use.
+func (m Memory) Report(kvUsed float64) GiB {
+	g := GiB{Weights: m.Weights / gib, Draft: m.Draft / gib, State: m.State / gib, KV: kvUsed / gib,
+		Capacity: m.HBM * m.Fraction / gib}
+	g.Total = g.Weights + g.Draft + g.State + g.KV
+	return g
+}

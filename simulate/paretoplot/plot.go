@@ -1,0 +1,78 @@
+// Package paretoplot draws sweep frontiers (total tokens/s per GPU against
+// interactivity), MTP against no speculation, as PNG or SVG. It is apart
+// from package simulate so that the simulation does not pull in the
+// plotting and font packages.
+package paretoplot
+
+import (
+	"fmt"
+	"image/color"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/specsim/specsim/simulate"
+)
+
+// Write draws the frontiers of res into path (.png or .svg), with every
+// evaluated point faintly behind them.
+func Write(path, title string, res *simulate.SweepResult) error {
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext != ".png" && ext != ".svg" {
+		return fmt.Errorf("--plot %s: want a .png or .svg file", path)
+	}
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "interactivity (tokens/s per user)"
+	p.Y.Label.Text = "total throughput (tokens/s per GPU)"
+	p.Add(plotter.NewGrid())
+	all := xys(res.Points)
+	if len(all) > 0 {
+		s, err := plotter.NewScatter(all)
+		if err != nil {
+			return err
+		}
+		s.GlyphStyle.Color = color.Gray{Y: 200}
+		s.GlyphStyle.Radius = vg.Points(1.5)
+		p.Add(s)
+	}
+	for _, f := range []struct {
+		name  string
+		pts   []simulate.Point
+		color color.Color
+		shape draw.GlyphDrawer
+	}{
+		{"MTP (best k per point)", res.FrontierMTP, color.RGBA{R: 200, G: 40, B: 40, A: 255}, draw.CircleGlyph{}},
+		{"no speculation", res.FrontierNone, color.RGBA{R: 40, G: 80, B: 200, A: 255}, draw.SquareGlyph{}},
+	} {
+		if len(f.pts) == 0 {
+			continue
+		}
+		line, points, err := plotter.NewLinePoints(xys(f.pts))
+		if err != nil {
+			return err
+		}
+		line.Color = f.color
+		line.Width = vg.Points(1.5)
+		points.Color = f.color
+		points.Shape = f.shape
+		p.Add(line, points)
+		p.Legend.Add(f.name, line, points)
+	}
+	p.Legend.Top = true
+	return p.Save(8*vg.Inch, 5*vg.Inch, path)
+}
+
+func xys(ps []simulate.Point) plotter.XYs {
+	out := make(plotter.XYs, 0, len(ps))
+	for _, p := range ps {
+		if p.Interactivity > 0 && p.TputPerGPU > 0 {
+			out = append(out, plotter.XY{X: p.Interactivity, Y: p.TputPerGPU})
+		}
+	}
+	return out
+}

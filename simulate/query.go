@@ -1,0 +1,235 @@
+package simulate
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/specsim/specsim/golden"
+	"github.com/specsim/specsim/kernels"
+	"github.com/specsim/specsim/simulate/acceptance"
+)
+
+// Query is a prediction request as the command line states it. Zero
+// values mean "the default".
+type Query struct {
+	Model       string // preset name, alias, hub name or checkpoint directory
+	Precision   string // fp4 | fp8 | bf16
+	GPU         string
+	Topology    string
+	GPUsPerNode int
+	Conc        int
+
+	Workload   string  // "fixed" or "agentx"
+	ISL, OSL   int     // fixed workload
+	Cached     float64 // fixed workload's prefix-cache hit
+	RangeRatio float64 // fixed workload: lengths uniform in [ratio*L, L]
+	AgentX     string  // key=value overrides of the agentic distributions
+
+	Spec     string  // "mtp" or "none"
+	Steps    int     // draft length when Spec is mtp
+	Thinking string  // golden curve mode, "on" or "off"
+	AL       float64 // explicit acceptance length (overrides the golden curve)
+	Method   string  // acceptance sampler
+
+	MaxRunning     int
+	CUDAGraphMaxBS int
+	Chunk          int
+	MemFraction    float64
+	DraftDType     string
+	Engine         string
+	SchedOverhead  float64 // ms; <0 default
+	SpecOverhead   float64 // ms; <0 default
+	MoESkew        float64
+	Requests       int
+	Seed           uint64
+}
+
+// Resolved is a Query turned into typed parts, with acceptance resolved per
+// draft length so that sweeps can vary k.
+type Resolved struct {
+	Model     *Model
+	Precision Precision
+	GPU       GPUSpec
+	Workload  Workload
+	Engine    EngineConfig
+	Curve     *golden.Curve // nil when --al is given or no curve exists
+	FixedAL   float64
+	Method    string
+	Q         Query
+
+	engines map[Parallel]*Engine
+}
+
+// ResolveModel finds a preset or reads a checkpoint directory.
+func ResolveModel(name string) (*Model, error) {
+	if st, err := os.Stat(name); err == nil && st.IsDir() {
+		return ModelFromDir(name)
+	}
+	return LookupPreset(name)
+}
+
+// Resolve checks and types every field of q.
+func (q Query) Resolve() (*Resolved, error) {
+	r := &Resolved{Q: q}
+	var err error
+	if r.Model, err = ResolveModel(q.Model); err != nil {
+		return nil, err
+	}
+	if r.Precision, err = ParsePrecision(q.Precision); err != nil {
+		return nil, err
+	}
+	g, err := kernels.LookupGPU(strings.ToLower(q.GPU))
+	if err != nil {
+		return nil, err
+	}
+	if q.GPUsPerNode < 0 || q.GPUsPerNode > maxGPUs {
+		return nil, fmt.Errorf("--gpus-per-node %d: want 1..%d", q.GPUsPerNode, maxGPUs)
+	}
+	r.GPU = GPUSpec{GPU: g, GPUsPerNode: q.GPUsPerNode}
+	switch q.Workload {
+	case "agentx":
+		a := DefaultAgentX()
+		if err := ParseAgentXOverrides(&a, q.AgentX); err != nil {
+			return nil, err
+		}
+		r.Workload = Workload{Name: "agentx", AgentX: a}
+	case "fixed", "":
+		r.Workload = Workload{Name: "fixed", ISL: q.ISL, OSL: q.OSL, CachedFraction: q.Cached, RangeRatio: q.RangeRatio}
+	default:
+		return nil, fmt.Errorf("--workload %q: want agentx (or --isl/--osl for fixed lengths)", q.Workload)
+	}
+	if err := r.Workload.Validate(); err != nil {
+		return nil, err
+	}
+	var draft kernels.DType
+	if q.DraftDType != "" {
+		if draft, err = kernels.ParseDType(q.DraftDType); err != nil {
+			return nil, fmt.Errorf("--draft-dtype: %w", err)
+		}
+	}
+	ms := func(v float64) float64 {
+		if v < 0 {
+			return -1
+		}
+		return v / 1e3
+	}
+	if !(q.MoESkew >= 0 && q.MoESkew <= 4) {
+		return nil, fmt.Errorf("--moe-skew %g: want 0..4", q.MoESkew)
+	}
+	r.Engine = EngineConfig{Precision: r.Precision, DraftDType: draft, EngineName: q.Engine,
+		CUDAGraphMaxBS: q.CUDAGraphMaxBS, SchedOverhead: ms(q.SchedOverhead), SpecOverhead: ms(q.SpecOverhead), MoESkew: q.MoESkew}
+	r.Method = q.Method
+	if r.Method == "" {
+		r.Method = DefaultMethod
+	}
+	if !validMethod(r.Method) {
+		return nil, fmt.Errorf("--method %q: want one of %s", r.Method, strings.Join(acceptance.Methods(), ", "))
+	}
+	switch q.Spec {
+	case "mtp", "":
+	case "none":
+	default:
+		return nil, fmt.Errorf("--spec %q: want mtp or none", q.Spec)
+	}
+	if q.AL != 0 {
+		if math.IsNaN(q.AL) || q.AL < 1 {
+			return nil, fmt.Errorf("--al %g: the acceptance length counts the bonus token, so it is at least 1", q.AL)
+		}
+		r.FixedAL = q.AL
+	} else if q.Spec != "none" {
+		set, err := golden.Default()
+		if err != nil {
+			return nil, err
+		}
+		th, err := golden.ParseThinking(orDefault(q.Thinking, "on"))
+		if err != nil {
+			return nil, err
+		}
+		key := r.Model.GoldenKey
+		if key == "" {
+			// A checkpoint directory named like a hub model may have a curve.
+			if k, err := set.Resolve(r.Model.Name); err == nil {
+				key = k
+			}
+		}
+		if key == "" {
+			return nil, fmt.Errorf("no golden AL curve for %s (curves exist for %s); pass --al", r.Model.Name, strings.Join(set.Models(), ", "))
+		}
+		if r.Curve, err = set.Curve(key, th); err != nil {
+			return nil, err
+		}
+	}
+	if q.Requests < 0 || q.Requests > 1_000_000 {
+		return nil, fmt.Errorf("--requests %d: want 0..1000000", q.Requests)
+	}
+	if q.MaxRunning < 0 || q.CUDAGraphMaxBS < 0 || q.Chunk < 0 {
+		return nil, fmt.Errorf("--max-running, --cuda-graph-max-bs and --chunk must not be negative")
+	}
+	return r, nil
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+func validMethod(m string) bool {
+	for _, x := range acceptance.Methods() {
+		if x == m {
+			return true
+		}
+	}
+	return false
+}
+
+// SpecFor is the speculative setting at draft length k: the golden AL (or
+// the --al value, capped at k+1) and the length distribution the chain and
+// empirical samplers need.
+func (r *Resolved) SpecFor(k int) (Spec, error) {
+	if k == 0 {
+		return Spec{}, nil
+	}
+	s := Spec{Steps: k, Method: r.Method}
+	if r.FixedAL > 0 {
+		if r.FixedAL > float64(k+1) {
+			return s, fmt.Errorf("--al %g exceeds k+1 = %d at %d draft steps", r.FixedAL, k+1, k)
+		}
+		s.AL = r.FixedAL
+		if r.Method == acceptance.Chain || r.Method == acceptance.Empirical {
+			return s, fmt.Errorf("--method %s needs a golden curve's distribution; drop --al", r.Method)
+		}
+		return s, nil
+	}
+	if r.Curve == nil {
+		return s, fmt.Errorf("no acceptance length: pass --al")
+	}
+	al, err := r.Curve.At(k)
+	if err != nil {
+		return s, fmt.Errorf("golden curve %s (thinking %s): %w", r.Curve.Model, r.Curve.Thinking, err)
+	}
+	s.AL = al
+	if r.Method == acceptance.Chain || r.Method == acceptance.Empirical {
+		if s.Dist, err = r.Curve.Distribution(k); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+// Scenario builds the scenario for a topology, concurrency and draft length.
+func (r *Resolved) Scenario(t Topology, conc, k int) (Scenario, error) {
+	spec, err := r.SpecFor(k)
+	if err != nil {
+		return Scenario{}, err
+	}
+	if r.engines == nil {
+		r.engines = map[Parallel]*Engine{}
+	}
+	return Scenario{Model: r.Model, Topology: t, Engine: r.Engine, Workload: r.Workload, Conc: conc, Spec: spec,
+		MaxRunning: r.Q.MaxRunning, Chunk: r.Q.Chunk, MemFraction: r.Q.MemFraction, Requests: r.Q.Requests, Seed: r.Q.Seed,
+		engines: r.engines}, nil
+}

@@ -1,0 +1,654 @@
+package simulate
+
+import (
+	"container/heap"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+
+	"github.com/specsim/specsim/simulate/acceptance"
+)
+
+// Spec is the speculative-decoding setting of a run.
+type Spec struct {
+	Steps  int       // draft length k; 0 = no speculation
+	AL     float64   // target acceptance length (bonus token included)
+	Method string    // acceptance sampler (acceptance.Methods())
+	Dist   []float64 // P(L = l) for the chain and empirical methods
+}
+
+// Serving knobs with the engines' usual values.
+const (
+	DefaultChunk       = 16384 // --chunked-prefill-size in the InferenceX AgentX recipes
+	DefaultMemFraction = 0.9
+	DefaultMethod      = acceptance.SGLangMatchExpected
+	maxSimEvents       = 20_000_000
+	maxSimSeconds      = 7 * 24 * 3600
+)
+
+// Scenario is one deployment under one load.
+type Scenario struct {
+	Model    *Model
+	Topology Topology
+	Engine   EngineConfig
+	Workload Workload
+	Conc     int // closed-loop sessions
+	Spec     Spec
+	// MaxRunning caps running requests per instance (0 = only the KV pool
+	// and the concurrency limit it).
+	MaxRunning  int
+	Chunk       int     // chunked-prefill tokens per prefill forward (0 = DefaultChunk)
+	MemFraction float64 // 0 = DefaultMemFraction
+	Requests    int     // measured requests (0 = default)
+	Seed        uint64
+
+	engines map[Parallel]*Engine // shared across a sweep's scenarios (memoized step times)
+}
+
+// Percentiles holds p50 and p90.
+type Percentiles struct {
+	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90"`
+}
+
+// Result is what a scenario achieves.
+type Result struct {
+	Topology      string      `json:"topology"`
+	Conc          int         `json:"conc"`
+	Steps         int         `json:"steps"`
+	TPOTms        float64     `json:"tpot_ms"`
+	TTFTms        float64     `json:"ttft_ms"`
+	Interactivity float64     `json:"interactivity"`
+	TputPerGPU    float64     `json:"tput_per_gpu"`
+	OutputPerGPU  float64     `json:"output_tput_per_gpu"`
+	E2EL          Percentiles `json:"e2el_s"`
+	AL            float64     `json:"al"`
+	StepMS        StepReport  `json:"step_ms"`
+	MemoryGiB     GiB         `json:"memory_gib"`
+	// Extra detail beyond the issue's keys.
+	TPOTp90ms               float64 `json:"tpot_ms_p90"`
+	TTFTp90ms               float64 `json:"ttft_ms_p90"`
+	ALRealized              float64 `json:"al_realized"`
+	Method                  string  `json:"method"`
+	GPUs                    int     `json:"gpus"`
+	DecodeBatch             float64 `json:"decode_batch_mean"`
+	Requests                int     `json:"requests"`
+	Sim                     string  `json:"sim"` // "event" or "mean-field"
+	NormalizedInteractivity float64 `json:"normalized_interactivity_p90"`
+}
+
+// StepReport is the mean decode iteration, in milliseconds, by part.
+type StepReport struct {
+	Total         float64      `json:"total"`
+	Draft         float64      `json:"draft"`
+	Verify        VerifyReport `json:"verify"`
+	Communication float64      `json:"communication"`
+	Overhead      float64      `json:"overhead"`
+}
+
+// VerifyReport splits the verify (or plain decode) forward by op class.
+type VerifyReport struct {
+	Attention float64 `json:"attention"`
+	MoE       float64 `json:"moe"`
+	DenseGEMM float64 `json:"dense_gemm"`
+	GDN       float64 `json:"gdn"`
+	LMHead    float64 `json:"lm_head"`
+	Norms     float64 `json:"norms"`
+}
+
+// Report converts a breakdown in seconds to milliseconds.
+func (b Breakdown) Report() StepReport {
+	ms := 1e3
+	return StepReport{Total: b.Total() * ms, Draft: b.Draft * ms, Communication: b.Communication * ms, Overhead: b.Overhead * ms,
+		Verify: VerifyReport{Attention: b.Attention * ms, MoE: b.MoE * ms, DenseGEMM: b.DenseGEMM * ms, GDN: b.GDN * ms,
+			LMHead: b.LMHead * ms, Norms: b.Norms * ms}}
+}
+
+// InfeasibleError is a deployment that cannot hold the model and workload.
+type InfeasibleError struct {
+	Where string
+	Mem   Memory
+}
+
+func (e *InfeasibleError) Error() string {
+	return fmt.Sprintf("%s does not fit in memory:\n%s", e.Where, e.Mem.Explanation)
+}
+
+// role of a simulated instance.
+type role int
+
+const (
+	roleAgg role = iota
+	rolePrefill
+	roleDecode
+)
+
+// request in flight.
+type simRequest struct {
+	Request
+	session    int
+	arrival    float64
+	done       int     // prompt tokens prefilled (cached ones count as done)
+	gen        int     // output tokens emitted
+	firstToken float64 // time of the first output token
+	ctx        int     // current context length
+	finishAt   float64 // time of the last output token
+	measured   bool
+}
+
+// instance is one simulated engine (or one pipeline microbatch lane of it).
+type instance struct {
+	role    role
+	eng     *Engine
+	waiting []*simRequest
+	running []*simRequest
+	busy    bool
+	capRun  int
+	capTok  int // KV tokens the lane can hold
+	usedTok int
+	sampler acceptance.Sampler
+	draws   []int
+	ctxSum  int
+}
+
+type event struct {
+	t    float64
+	seq  int64
+	inst int           // instance that finishes work (or -1)
+	req  *simRequest   // arrival at instance inst (when arrival)
+	kind int           // 0 = instance done, 1 = arrival
+	fin  func(float64) // work completion
+}
+
+type eventHeap []*event
+
+func (h eventHeap) Len() int { return len(h) }
+func (h eventHeap) Less(i, j int) bool {
+	if h[i].t != h[j].t {
+		return h[i].t < h[j].t
+	}
+	return h[i].seq < h[j].seq
+}
+func (h eventHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *eventHeap) Push(x any)   { *h = append(*h, x.(*event)) }
+func (h *eventHeap) Pop() any {
+	old := *h
+	n := len(old)
+	x := old[n-1]
+	*h = old[:n-1]
+	return x
+}
+
+// Plan is a scenario resolved into engines, memory and limits, ready to run
+// by event simulation (Simulate) or mean-field estimate (Estimate).
+type Plan struct {
+	sc       Scenario
+	agg      *Engine
+	prefill  *Engine
+	decode   *Engine
+	aggMem   Memory
+	preMem   Memory
+	decMem   Memory
+	gpus     int
+	chunk    int
+	memFrac  float64
+	gpuName  string
+	transfer func(tokens int) float64
+}
+
+// NewPlan resolves a scenario: engines per role and memory feasibility.
+// It returns *InfeasibleError when weights and caches cannot fit.
+func NewPlan(sc Scenario, gpu GPUSpec) (*Plan, error) {
+	if sc.Conc < 1 || sc.Conc > 1<<16 {
+		return nil, fmt.Errorf("--conc %d: want 1..%d sessions", sc.Conc, 1<<16)
+	}
+	if err := sc.Workload.Validate(); err != nil {
+		return nil, err
+	}
+	if sc.Spec.Steps < 0 || sc.Spec.Steps > acceptance.MaxDraftLength {
+		return nil, fmt.Errorf("--steps %d: want 0..%d", sc.Spec.Steps, acceptance.MaxDraftLength)
+	}
+	if sc.Spec.Steps > 0 && sc.Model.Draft.Kind == "" {
+		return nil, fmt.Errorf("%s has no draft module to speculate with", sc.Model.Name)
+	}
+	p := &Plan{sc: sc, chunk: sc.Chunk, memFrac: sc.MemFraction, gpus: sc.Topology.GPUs(), gpuName: gpu.GPU.Name}
+	if p.chunk <= 0 {
+		p.chunk = DefaultChunk
+	}
+	if p.memFrac <= 0 {
+		p.memFrac = DefaultMemFraction
+	}
+	if !(p.memFrac > 0 && p.memFrac <= 1) {
+		return nil, fmt.Errorf("--mem-fraction %g: want (0, 1]", p.memFrac)
+	}
+	k := sc.Spec.Steps
+	build := func(par Parallel, what string, conc int) (*Engine, Memory, error) {
+		e := sc.engines[par]
+		if e == nil {
+			var err error
+			if e, err = NewEngine(sc.Model, gpu.withDomain(par.GPUs()), par, sc.Engine); err != nil {
+				return nil, Memory{}, fmt.Errorf("%s: %w", what, err)
+			}
+			if sc.engines != nil {
+				sc.engines[par] = e
+			}
+		}
+		running := conc
+		if sc.MaxRunning > 0 {
+			running = min(running, sc.MaxRunning)
+		}
+		mem := e.Memory(&sc.Workload, running, k, p.memFrac)
+		if !mem.Feasible {
+			return nil, mem, &InfeasibleError{Where: fmt.Sprintf("%s (%s on %s, %s)", what, par, gpu.GPU.Name, sc.Model.Name), Mem: mem}
+		}
+		return e, mem, nil
+	}
+	t := sc.Topology
+	var err error
+	if !t.Disagg {
+		p.agg, p.aggMem, err = build(t.Agg, "agg instance", sc.Conc)
+		return p, err
+	}
+	perP := ceilDiv(sc.Conc, t.PrefillWorkers)
+	if p.prefill, p.preMem, err = build(t.Prefill, "prefill worker", perP); err != nil {
+		return p, err
+	}
+	perD := ceilDiv(sc.Conc, t.DecodeWorkers)
+	if p.decode, p.decMem, err = build(t.Decode, "decode worker", perD); err != nil {
+		return p, err
+	}
+	// KV moves from every prefill GPU to the decode GPUs; inside one
+	// NVLink domain over NVLink, otherwise over the scale-out network.
+	g := gpu.GPU
+	bw := g.NetworkBandwidth
+	if t.GPUs() <= gpu.domain() {
+		bw = g.NVLinkBandwidth
+	}
+	lanes := float64(min(t.Prefill.GPUs(), t.Decode.GPUs()))
+	bytesPerToken := sc.Model.KVBytesPerToken(p.decode.KV) * float64(sc.Model.FullAttentionLayers())
+	state := p.decode.stateBytes(0) * float64(t.Decode.AttentionTP()*t.Decode.PP)
+	p.transfer = func(tokens int) float64 {
+		return 0.5e-3 + (float64(tokens)*bytesPerToken+state)/(bw*lanes)
+	}
+	return p, nil
+}
+
+// Memory reports the per-GPU memory of the instance that decodes.
+func (p *Plan) memory() Memory {
+	if p.agg != nil {
+		return p.aggMem
+	}
+	return p.decMem
+}
+
+func (p *Plan) decodeEngine() *Engine {
+	if p.agg != nil {
+		return p.agg
+	}
+	return p.decode
+}
+
+func (p *Plan) newSampler(seed uint64) (acceptance.Sampler, error) {
+	s := p.sc.Spec
+	if s.Steps == 0 {
+		return nil, nil
+	}
+	method := s.Method
+	if method == "" {
+		method = DefaultMethod
+	}
+	return acceptance.New(acceptance.Config{Method: method, K: s.Steps, TargetAL: s.AL, Dist: s.Dist, Seed: seed})
+}
+
+// lanes builds the simulated instances: a PP instance runs PP microbatch
+// lanes, each with 1/PP of its running slots and KV pool.
+func (p *Plan) lanes() ([]*instance, []int, []int, error) {
+	var inst []*instance
+	var entry, decodeIdx []int
+	add := func(r role, e *Engine, mem Memory, n int, concPerInst int) error {
+		for range n {
+			pp := e.Par.PP
+			capRun := concPerInst
+			if p.sc.MaxRunning > 0 {
+				capRun = min(capRun, p.sc.MaxRunning)
+			}
+			tokFit := mem.TokensFit * e.Par.AttentionDP()
+			for range pp {
+				s, err := p.newSampler(p.sc.Seed*7919 + uint64(len(inst)) + 1)
+				if err != nil {
+					return err
+				}
+				in := &instance{role: r, eng: e, capRun: max(ceilDiv(capRun, pp), 1), capTok: max(tokFit/pp, 1), sampler: s}
+				if r != roleDecode {
+					entry = append(entry, len(inst))
+				}
+				if r != rolePrefill {
+					decodeIdx = append(decodeIdx, len(inst))
+				}
+				inst = append(inst, in)
+			}
+		}
+		return nil
+	}
+	t := p.sc.Topology
+	var err error
+	if !t.Disagg {
+		err = add(roleAgg, p.agg, p.aggMem, 1, p.sc.Conc)
+	} else {
+		if err = add(rolePrefill, p.prefill, p.preMem, t.PrefillWorkers, ceilDiv(p.sc.Conc, t.PrefillWorkers)); err == nil {
+			err = add(roleDecode, p.decode, p.decMem, t.DecodeWorkers, ceilDiv(p.sc.Conc, t.DecodeWorkers))
+		}
+	}
+	return inst, entry, decodeIdx, err
+}
+
+// requestCount is how many requests a run measures.
+func (p *Plan) requestCount() (warmup, measured int) {
+	measured = p.sc.Requests
+	if measured <= 0 {
+		measured = max(4*p.sc.Conc, 200)
+	}
+	return p.sc.Conc, measured
+}
+
+// Simulate replays the scenario through continuous batching, event by
+// event: prefill batches (chunked, prefill first as SGLang schedules), decode
+// iterations whose accepted lengths come from the engine's sampler, closed
+// loop sessions that send their next request when the previous one ends.
+func (p *Plan) Simulate() (*Result, error) {
+	inst, entry, decodeIdx, err := p.lanes()
+	if err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(p.sc.Seed, 0x5eed))
+	warmup, measuredN := p.requestCount()
+	var (
+		h         eventHeap
+		seq       int64
+		now       float64
+		issued    int
+		finished  []*simRequest
+		windowT0  = -1.0
+		stepSum   Breakdown
+		steps     int
+		batchSum  float64
+		accepted  float64
+		verifies  float64
+		completed int
+	)
+	push := func(ev *event) { seq++; ev.seq = seq; heap.Push(&h, ev) }
+	var kick func(i int)
+	issue := func(session int, t float64) {
+		r := &simRequest{Request: p.sc.Workload.Sample(rng), session: session, arrival: t}
+		r.done = r.Cached
+		r.measured = issued >= warmup && issued < warmup+measuredN
+		issued++
+		push(&event{t: t, kind: 1, inst: entry[session%len(entry)], req: r})
+	}
+	finish := func(r *simRequest, t float64) {
+		r.finishAt = t
+		completed++
+		if r.measured {
+			finished = append(finished, r)
+		}
+		if completed == warmup && windowT0 < 0 {
+			windowT0 = t
+		}
+		if issued < warmup+measuredN+p.sc.Conc {
+			issue(r.session, t)
+		}
+	}
+	pickDecode := func() int {
+		best, bestLoad := decodeIdx[0], math.MaxInt
+		for _, i := range decodeIdx {
+			if l := len(inst[i].running) + len(inst[i].waiting); l < bestLoad {
+				best, bestLoad = i, l
+			}
+		}
+		return best
+	}
+	kick = func(i int) {
+		in := inst[i]
+		if in.busy {
+			return
+		}
+		// Admit and prefill first (SGLang runs a prefill batch whenever one can be formed).
+		if in.role != roleDecode && len(in.waiting) > 0 {
+			var parts []PrefillPart
+			var members []*simRequest
+			budget := p.chunk
+			running := len(in.running)
+			for _, r := range in.waiting {
+				if budget <= 0 {
+					break
+				}
+				if in.role == roleAgg && running+len(members) >= in.capRun {
+					break
+				}
+				need := r.ISL + r.OSL
+				if in.role == roleAgg && r.done == r.Cached && in.usedTok+need > in.capTok && (len(in.running) > 0 || len(members) > 0) {
+					break
+				}
+				n := min(r.ISL-r.done, budget)
+				if r.done == r.Cached && in.role == roleAgg {
+					in.usedTok += need
+				}
+				parts = append(parts, PrefillPart{New: n, Before: r.done, Last: r.done+n >= r.ISL})
+				members = append(members, r)
+				budget -= n
+			}
+			if len(parts) > 0 {
+				b := in.eng.Prefill(parts, p.sc.Spec.Steps > 0)
+				in.busy = true
+				dt := b.Total()
+				push(&event{t: now + dt, inst: i, fin: func(t float64) {
+					in.busy = false
+					keep := in.waiting[:0]
+					doneSet := map[*simRequest]bool{}
+					for j, r := range members {
+						r.done += parts[j].New
+						if r.done >= r.ISL {
+							doneSet[r] = true
+						}
+					}
+					for _, r := range in.waiting {
+						if !doneSet[r] {
+							keep = append(keep, r)
+						}
+					}
+					in.waiting = keep
+					for _, r := range members {
+						if !doneSet[r] {
+							continue
+						}
+						r.gen = 1
+						r.ctx = r.ISL + 1
+						if in.role == rolePrefill {
+							d := pickDecode()
+							arr := t + p.transfer(r.ISL)
+							r.firstToken = arr
+							if r.gen >= r.OSL {
+								finish(r, arr)
+								continue
+							}
+							push(&event{t: arr, kind: 1, inst: d, req: r})
+							continue
+						}
+						r.firstToken = t
+						if r.gen >= r.OSL {
+							in.usedTok -= r.ISL + r.OSL
+							finish(r, t)
+							continue
+						}
+						in.running = append(in.running, r)
+					}
+					kick(i)
+				}})
+				return
+			}
+		}
+		if in.role == roleDecode {
+			// Admit transferred requests into free slots and KV.
+			keep := in.waiting[:0]
+			for _, r := range in.waiting {
+				need := r.ISL + r.OSL
+				if len(in.running) < in.capRun && (in.usedTok+need <= in.capTok || len(in.running) == 0) {
+					in.usedTok += need
+					in.running = append(in.running, r)
+				} else {
+					keep = append(keep, r)
+				}
+			}
+			in.waiting = keep
+		}
+		if len(in.running) == 0 {
+			return
+		}
+		bsz := len(in.running)
+		ctxSum := 0
+		for _, r := range in.running {
+			ctxSum += r.ctx
+		}
+		k := p.sc.Spec.Steps
+		b := in.eng.DecodeStep(bsz, k, ctxSum/bsz)
+		stepSum = stepSum.plus(b)
+		steps++
+		batchSum += float64(bsz)
+		in.busy = true
+		members := append([]*simRequest(nil), in.running...)
+		push(&event{t: now + b.Total(), inst: i, fin: func(t float64) {
+			in.busy = false
+			if cap(in.draws) < len(members) {
+				in.draws = make([]int, len(members))
+			}
+			d := in.draws[:len(members)]
+			if in.sampler != nil {
+				in.sampler.Step(d)
+			} else {
+				for j := range d {
+					d[j] = 1
+				}
+			}
+			keep := in.running[:0]
+			for j, r := range members {
+				acc := d[j]
+				accepted += float64(acc)
+				verifies++
+				r.gen += acc
+				r.ctx += acc
+				if r.gen >= r.OSL {
+					in.usedTok -= r.ISL + r.OSL
+					finish(r, t)
+					continue
+				}
+				keep = append(keep, r)
+			}
+			in.running = keep
+			kick(i)
+		}})
+	}
+	for s := range p.sc.Conc {
+		issue(s, 0)
+	}
+	events := 0
+	for h.Len() > 0 && len(finished) < measuredN {
+		ev := heap.Pop(&h).(*event)
+		now = ev.t
+		events++
+		if events > maxSimEvents || now > maxSimSeconds {
+			return nil, fmt.Errorf("simulation stopped after %d events and %.0f simulated seconds with %d of %d requests done: the deployment cannot keep up with this load", events, now, len(finished), measuredN)
+		}
+		if ev.kind == 1 {
+			inst[ev.inst].waiting = append(inst[ev.inst].waiting, ev.req)
+			kick(ev.inst)
+			continue
+		}
+		ev.fin(now)
+	}
+	if len(finished) == 0 {
+		return nil, fmt.Errorf("simulation finished no request")
+	}
+	window := now - windowT0
+	res := p.summarize(finished, window)
+	if steps > 0 {
+		res.StepMS = scale(stepSum, 1/float64(steps)).Report()
+		res.DecodeBatch = batchSum / float64(steps)
+	}
+	if verifies > 0 {
+		res.ALRealized = accepted / verifies
+	}
+	res.Sim = "event"
+	return res, nil
+}
+
+// summarize turns finished requests into the reported metrics.
+func (p *Plan) summarize(rs []*simRequest, window float64) *Result {
+	n := len(rs)
+	ttft := make([]float64, 0, n)
+	tpot := make([]float64, 0, n)
+	e2el := make([]float64, 0, n)
+	norm := make([]float64, 0, n)
+	var tokens, outTokens float64
+	for _, r := range rs {
+		e := r.finishAt
+		ttft = append(ttft, r.firstToken-r.arrival)
+		e2el = append(e2el, e-r.arrival)
+		if r.OSL > 1 {
+			tpot = append(tpot, (e-r.firstToken)/float64(r.OSL-1))
+		}
+		norm = append(norm, (e-r.arrival)/float64(r.OSL))
+		tokens += float64(r.ISL + r.OSL)
+		outTokens += float64(r.OSL)
+	}
+	return p.result(ttft, tpot, e2el, norm, tokens, outTokens, window, n)
+}
+
+func (p *Plan) result(ttft, tpot, e2el, norm []float64, tokens, outTokens, window float64, n int) *Result {
+	res := &Result{Topology: p.sc.Topology.String(), Conc: p.sc.Conc, Steps: p.sc.Spec.Steps, GPUs: p.gpus, Requests: n}
+	res.TTFTms = quantile(ttft, 0.5) * 1e3
+	res.TTFTp90ms = quantile(ttft, 0.9) * 1e3
+	res.TPOTms = quantile(tpot, 0.5) * 1e3
+	res.TPOTp90ms = quantile(tpot, 0.9) * 1e3
+	if res.TPOTms > 0 {
+		res.Interactivity = 1e3 / res.TPOTms
+	}
+	if q := quantile(norm, 0.9); q > 0 {
+		res.NormalizedInteractivity = 1 / q
+	}
+	res.E2EL = Percentiles{P50: quantile(e2el, 0.5), P90: quantile(e2el, 0.9)}
+	if window > 0 {
+		res.TputPerGPU = tokens / window / float64(p.gpus)
+		res.OutputPerGPU = outTokens / window / float64(p.gpus)
+	}
+	res.AL = 1
+	if p.sc.Spec.Steps > 0 {
+		res.AL = p.sc.Spec.AL
+		res.Method = p.sc.Spec.Method
+		if res.Method == "" {
+			res.Method = DefaultMethod
+		}
+	}
+	mem := p.memory()
+	e := p.decodeEngine()
+	running := min(p.sc.Conc, max(mem.MaxRunning, 1))
+	if p.sc.Topology.Disagg {
+		running = ceilDiv(p.sc.Conc, p.sc.Topology.DecodeWorkers)
+	}
+	kvUsed := min(mem.KVPerToken*p.sc.Workload.MeanContext()*float64(ceilDiv(running, e.Par.AttentionDP())), max(mem.KVCapacity, 0))
+	res.MemoryGiB = mem.Report(kvUsed)
+	return res
+}
+
+// quantile of xs (linear interpolation, R type 7); xs is sorted in place.
+func quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	sort.Float64s(xs)
+	pos := q * float64(len(xs)-1)
+	lo := int(math.Floor(pos))
+	hi := min(lo+1, len(xs)-1)
+	f := pos - float64(lo)
+	return xs[lo]*(1-f) + xs[hi]*f
+}

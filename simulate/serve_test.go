@@ -1,0 +1,195 @@
+package simulate
+
+import (
+	"math"
+	"testing"
+)
+
+func resolved(t testing.TB, q Query) *Resolved {
+	t.Helper()
+	if q.Model == "" {
+		q.Model = "Qwen3.5-397B-A17B"
+	}
+	if q.Precision == "" {
+		q.Precision = "fp4"
+	}
+	if q.Workload == "" {
+		q.Workload, q.ISL, q.OSL, q.RangeRatio = "fixed", 1024, 1024, 0.8
+	}
+	q.SchedOverhead, q.SpecOverhead, q.Seed = -1, -1, 1
+	r, err := q.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func topo(t testing.TB, s string) Topology {
+	t.Helper()
+	tp, err := ParseTopology(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tp
+}
+
+// TestSpeedupNeverAboveAL: speculation can at best emit AL tokens per
+// iteration for the price of one plain step, so output throughput at k
+// over k = 0 never exceeds AL(k).
+func TestSpeedupNeverAboveAL(t *testing.T) {
+	for _, c := range []struct {
+		gpu, topo string
+		conc      int
+	}{{"gb300", "agg:tp2", 1}, {"gb300", "agg:tp2", 64}, {"b200", "agg:tp8ep8", 256}, {"b200", "agg:dep8", 32}} {
+		r := resolved(t, Query{GPU: c.gpu})
+		tp := topo(t, c.topo)
+		base, err := EstimatePoint(r, tp, c.conc, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := 1; k <= 8; k++ {
+			res, err := EstimatePoint(r, tp, c.conc, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := res.OutputPerGPU / base.OutputPerGPU; s > res.AL {
+				t.Errorf("%s %s conc %d k %d: speedup %.2f above AL %.2f", c.gpu, c.topo, c.conc, k, s, res.AL)
+			}
+		}
+	}
+}
+
+// TestConcurrencyNeverLowersThroughput: with KV to spare, more sessions
+// give larger decode batches, and a larger batch never produces fewer
+// tokens per second (each iteration costs at most proportionally more).
+func TestConcurrencyNeverLowersThroughput(t *testing.T) {
+	for _, k := range []int{0, 3} {
+		r := resolved(t, Query{GPU: "b200"})
+		tp := topo(t, "agg:tp8")
+		prev := 0.0
+		for _, c := range []int{1, 2, 4, 8, 16, 32, 64, 128, 256} {
+			res, err := EstimatePoint(r, tp, c, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.TputPerGPU < prev*0.99 {
+				t.Errorf("k %d: conc %d gives %.0f tok/s/GPU, below %.0f at half the concurrency (step %.2f ms, batch %.1f)",
+					k, c, res.TputPerGPU, prev, res.StepMS.Total, res.DecodeBatch)
+			}
+			prev = res.TputPerGPU
+		}
+	}
+}
+
+// TestEventAgreesWithMeanField compares the two methods on fixed lengths:
+// the event simulation (second method) within 25% of the mean-field
+// estimate in throughput and TPOT.
+func TestEventAgreesWithMeanField(t *testing.T) {
+	for _, c := range []struct {
+		gpu, prec, topo string
+		conc, k         int
+	}{{"h200", "fp8", "agg:tp8", 64, 0}, {"h200", "fp8", "agg:tp8", 64, 3}, {"b200", "fp4", "agg:tp4", 4, 3}, {"gb300", "fp4", "agg:tp1pp4", 16, 3}, {"b200", "fp4", "agg:tp4", 128, 2}} {
+		r := resolved(t, Query{GPU: c.gpu, Precision: c.prec, Requests: 150})
+		tp := topo(t, c.topo)
+		ev, err := Predict(r, tp, c.conc, c.k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mf, err := EstimatePoint(r, tp, c.conc, c.k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !near(ev.TputPerGPU, mf.TputPerGPU, 0.25) || !near(ev.TPOTms, mf.TPOTms, 0.25) {
+			t.Errorf("%s %s conc %d k %d: event %.0f tok/s/GPU, TPOT %.2f ms; mean-field %.0f, %.2f", c.gpu, c.topo, c.conc, c.k,
+				ev.TputPerGPU, ev.TPOTms, mf.TputPerGPU, mf.TPOTms)
+		}
+	}
+}
+
+// TestSimulationIdentities checks accounting that holds in any run: the
+// realized AL matches the sampler's mean, total throughput is output plus
+// input (ISL/OSL in the ratio the workload gives), and a batch of one at
+// k = 0 has TPOT equal to its decode iteration time.
+func TestSimulationIdentities(t *testing.T) {
+	r := resolved(t, Query{GPU: "b200", Requests: 100})
+	res, err := Predict(r, topo(t, "agg:tp4"), 8, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(res.ALRealized-res.AL) > 0.1 {
+		t.Errorf("realized AL %.3f, target %.2f", res.ALRealized, res.AL)
+	}
+	// ISL and OSL share one range ratio, so total = 2 x output.
+	if !near(res.TputPerGPU, 2*res.OutputPerGPU, 0.03) {
+		t.Errorf("total %.0f vs output %.0f", res.TputPerGPU, res.OutputPerGPU)
+	}
+	one, err := Predict(resolved(t, Query{GPU: "b200", Requests: 20, RangeRatio: 1, ISL: 1024, OSL: 1024, Workload: "fixed"}), topo(t, "agg:tp4"), 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(one.TPOTms, one.StepMS.Total, 0.02) {
+		t.Errorf("batch 1 TPOT %.3f ms vs step %.3f ms", one.TPOTms, one.StepMS.Total)
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	q := Query{Workload: "agentx", GPU: "gb300", Requests: 60}
+	a, err := Predict(resolved(t, q), topo(t, "agg:tp2"), 7, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := Predict(resolved(t, q), topo(t, "agg:tp2"), 7, 6)
+	if *a != *b {
+		t.Errorf("same seed, different results:\n%+v\n%+v", a, b)
+	}
+	q.Seed = 2
+	r := resolved(t, q)
+	r.Q.Seed = 2
+	c, _ := Predict(r, topo(t, "agg:tp2"), 7, 6)
+	if c.E2EL == a.E2EL {
+		t.Errorf("a different seed gave identical latencies")
+	}
+}
+
+func TestDisaggRuns(t *testing.T) {
+	r := resolved(t, Query{GPU: "gb300", Workload: "agentx", Requests: 80})
+	res, err := Predict(r, topo(t, "disagg:1xtp4+1xtp4"), 16, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.GPUs != 8 || res.TputPerGPU <= 0 || res.TTFTms <= 0 {
+		t.Errorf("disagg result %+v", res)
+	}
+}
+
+func TestFrontier(t *testing.T) {
+	pt := func(x, y float64) Point {
+		return Point{Result{Interactivity: x, TputPerGPU: y, E2EL: Percentiles{P90: 1000 / x}}}
+	}
+	// Interactivity (higher better): (100, 50) dominates (90, 40); (50, 80)
+	// and (20, 120) extend the frontier; (30, 80) equals (50, 80)'s
+	// throughput further along x, a plateau InferenceX's rule keeps;
+	// (10, 100) is dominated by (20, 120); invalid x or y are dropped.
+	pts := []Point{pt(90, 40), pt(100, 50), pt(50, 80), pt(30, 80), pt(20, 120), pt(10, 100), pt(-1, 500), pt(60, 0)}
+	f := Frontier(pts, ByInteractivity, true)
+	want := [][2]float64{{100, 50}, {50, 80}, {30, 80}, {20, 120}}
+	if len(f) != len(want) {
+		t.Fatalf("frontier %v, want %v", f, want)
+	}
+	for i, w := range want {
+		if f[i].Interactivity != w[0] || f[i].TputPerGPU != w[1] {
+			t.Errorf("frontier[%d] = (%g, %g), want %v", i, f[i].Interactivity, f[i].TputPerGPU, w)
+		}
+	}
+	// E2EL (lower better) by InferenceX's rule keeps an equal-y plateau at
+	// larger x: (10 s, 80) after (5 s, 80).
+	e := Frontier([]Point{
+		{Result{TputPerGPU: 80, E2EL: Percentiles{P90: 5}}},
+		{Result{TputPerGPU: 80, E2EL: Percentiles{P90: 10}}},
+		{Result{TputPerGPU: 60, E2EL: Percentiles{P90: 7}}},
+		{Result{TputPerGPU: 90, E2EL: Percentiles{P90: 12}}},
+	}, ByE2ELp90, false)
+	if len(e) != 3 || e[0].E2EL.P90 != 5 || e[1].E2EL.P90 != 10 || e[2].E2EL.P90 != 12 {
+		t.Errorf("E2EL frontier %+v", e)
+	}
+}

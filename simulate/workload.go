@@ -1,0 +1,242 @@
+package simulate
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+)
+
+// Workload is what the benchmark clients send: either fixed lengths (the
+// 1k/1k and 8k/1k scenarios) or the agentic-coding distributions.
+type Workload struct {
+	Name string // "fixed" or "agentx"
+	// Fixed lengths (Name == "fixed").
+	ISL, OSL int
+	// CachedFraction is the prefix-cache hit of every fixed request.
+	CachedFraction float64
+	// RangeRatio draws fixed lengths uniformly from [RangeRatio*L, L]
+	// (bench_serving --random-range-ratio); 1 = exact lengths.
+	RangeRatio float64
+	// Agentic distributions (Name == "agentx").
+	AgentX AgentX
+}
+
+// AgentX describes long-context agentic coding turns (InferenceX AgentX
+// replays Claude-Code traces, dataset semianalysis_cc_traces_weka_062126_256k).
+// ISL and OSL are log-normal, clipped; the cached-prefix fraction is Beta.
+// Defaults and their sources are in the README section "Workloads".
+type AgentX struct {
+	ISLMedian  float64 // tokens; default 64k
+	ISLSigma   float64 // log-normal shape; default 0.9
+	ISLMin     int     // default 1024
+	ISLMax     int     // default 256k (the dataset's max_context_length 262144 minus headroom)
+	OSLMedian  float64 // default 650
+	OSLSigma   float64 // default 1.0
+	OSLMax     int     // default 8192
+	CacheHit   float64 // mean cached-prefix fraction; default 0.93
+	CacheConc  float64 // Beta concentration a+b; default 20
+	FirstTurns float64 // share of requests that start a session cold (no cache); default 0
+}
+
+// DefaultAgentX returns the agentic workload with its documented defaults.
+func DefaultAgentX() AgentX {
+	return AgentX{ISLMedian: 64000, ISLSigma: 0.9, ISLMin: 1024, ISLMax: 256000,
+		OSLMedian: 650, OSLSigma: 1.0, OSLMax: 8192, CacheHit: 0.93, CacheConc: 20}
+}
+
+// FixedWorkload is ISL/OSL tokens with no prefix cache.
+func FixedWorkload(isl, osl int) Workload {
+	return Workload{Name: "fixed", ISL: isl, OSL: osl}
+}
+
+// Request is one client request.
+type Request struct {
+	ISL    int // prompt tokens, cached ones included
+	OSL    int // output tokens
+	Cached int // prompt tokens served from the prefix cache
+}
+
+// Validate checks the workload's numbers.
+func (w *Workload) Validate() error {
+	switch w.Name {
+	case "fixed":
+		if w.ISL < 1 || w.ISL > 4<<20 {
+			return fmt.Errorf("--isl %d: want 1..%d tokens", w.ISL, 4<<20)
+		}
+		if w.OSL < 1 || w.OSL > 1<<20 {
+			return fmt.Errorf("--osl %d: want 1..%d tokens", w.OSL, 1<<20)
+		}
+		if !(w.RangeRatio >= 0 && w.RangeRatio <= 1) {
+			return fmt.Errorf("--range-ratio %g: want [0, 1]", w.RangeRatio)
+		}
+		if !(w.CachedFraction >= 0 && w.CachedFraction < 1) {
+			return fmt.Errorf("cached fraction %g: want [0, 1)", w.CachedFraction)
+		}
+	case "agentx":
+		a := w.AgentX
+		switch {
+		case !(a.ISLMedian >= 1 && a.ISLMedian <= 4<<20):
+			return fmt.Errorf("agentx ISL median %g: want 1..%d", a.ISLMedian, 4<<20)
+		case !(a.OSLMedian >= 1 && a.OSLMedian <= 1<<20):
+			return fmt.Errorf("agentx OSL median %g: want 1..%d", a.OSLMedian, 1<<20)
+		case !(a.ISLSigma >= 0 && a.ISLSigma <= 4), !(a.OSLSigma >= 0 && a.OSLSigma <= 4):
+			return fmt.Errorf("agentx sigma: want 0..4")
+		case a.ISLMin < 1 || a.ISLMax < a.ISLMin || a.ISLMax > 4<<20:
+			return fmt.Errorf("agentx ISL range [%d, %d]: want 1 <= min <= max <= %d", a.ISLMin, a.ISLMax, 4<<20)
+		case a.OSLMax < 1 || a.OSLMax > 1<<20:
+			return fmt.Errorf("agentx OSL max %d: want 1..%d", a.OSLMax, 1<<20)
+		case !(a.CacheHit >= 0 && a.CacheHit < 1):
+			return fmt.Errorf("agentx cache hit %g: want [0, 1)", a.CacheHit)
+		case !(a.CacheConc > 0 && a.CacheConc <= 1e6):
+			return fmt.Errorf("agentx cache concentration %g: want (0, 1e6]", a.CacheConc)
+		case !(a.FirstTurns >= 0 && a.FirstTurns <= 1):
+			return fmt.Errorf("agentx first-turn share %g: want [0, 1]", a.FirstTurns)
+		}
+	default:
+		return fmt.Errorf("workload %q: want fixed or agentx", w.Name)
+	}
+	return nil
+}
+
+// MaxContext is the largest ISL+OSL a request can reach.
+func (w *Workload) MaxContext() int {
+	if w.Name == "agentx" {
+		return w.AgentX.ISLMax + w.AgentX.OSLMax
+	}
+	return w.ISL + w.OSL
+}
+
+// MeanContext estimates the average context a running request holds (prompt
+// plus half its output), for memory sizing.
+func (w *Workload) MeanContext() float64 {
+	if w.Name == "agentx" {
+		a := w.AgentX
+		isl := math.Min(a.ISLMedian*math.Exp(a.ISLSigma*a.ISLSigma/2), float64(a.ISLMax))
+		osl := math.Min(a.OSLMedian*math.Exp(a.OSLSigma*a.OSLSigma/2), float64(a.OSLMax))
+		return isl + osl/2
+	}
+	f := 1.0
+	if w.RangeRatio > 0 && w.RangeRatio < 1 {
+		f = (1 + w.RangeRatio) / 2
+	}
+	return f * (float64(w.ISL) + float64(w.OSL)/2)
+}
+
+// Sample draws one request.
+func (w *Workload) Sample(r *rand.Rand) Request {
+	if w.Name != "agentx" {
+		isl, osl := w.ISL, w.OSL
+		if w.RangeRatio > 0 && w.RangeRatio < 1 {
+			isl = max(1, int(float64(isl)*(w.RangeRatio+(1-w.RangeRatio)*r.Float64())))
+			osl = max(1, int(float64(osl)*(w.RangeRatio+(1-w.RangeRatio)*r.Float64())))
+		}
+		return Request{ISL: isl, OSL: osl, Cached: int(float64(isl) * w.CachedFraction)}
+	}
+	a := w.AgentX
+	isl := clampInt(int(math.Round(a.ISLMedian*math.Exp(a.ISLSigma*r.NormFloat64()))), a.ISLMin, a.ISLMax)
+	osl := clampInt(int(math.Round(a.OSLMedian*math.Exp(a.OSLSigma*r.NormFloat64()))), 1, a.OSLMax)
+	hit := 0.0
+	if a.FirstTurns == 0 || r.Float64() >= a.FirstTurns {
+		hit = sampleBeta(r, a.CacheHit*a.CacheConc, (1-a.CacheHit)*a.CacheConc)
+	}
+	cached := min(int(hit*float64(isl)), isl-1)
+	return Request{ISL: isl, OSL: osl, Cached: max(cached, 0)}
+}
+
+func clampInt(v, lo, hi int) int { return max(lo, min(hi, v)) }
+
+// sampleBeta draws Beta(a, b) from two Gamma draws (Marsaglia-Tsang).
+func sampleBeta(r *rand.Rand, a, b float64) float64 {
+	if a <= 0 {
+		return 0
+	}
+	if b <= 0 {
+		return 1
+	}
+	x := sampleGamma(r, a)
+	y := sampleGamma(r, b)
+	if x+y == 0 {
+		return a / (a + b)
+	}
+	return x / (x + y)
+}
+
+func sampleGamma(r *rand.Rand, a float64) float64 {
+	if a < 1 {
+		u := r.Float64()
+		return sampleGamma(r, a+1) * math.Pow(u, 1/a)
+	}
+	d := a - 1.0/3
+	c := 1 / math.Sqrt(9*d)
+	for range 1000 {
+		x := r.NormFloat64()
+		v := 1 + c*x
+		if v <= 0 {
+			continue
+		}
+		v = v * v * v
+		u := r.Float64()
+		if math.Log(u) < 0.5*x*x+d-d*v+d*math.Log(v) {
+			return d * v
+		}
+	}
+	return a // the loop accepts with probability > 0.95 per draw; unreachable in practice
+}
+
+// ParseAgentXOverrides applies "key=value,key=value" overrides to a, for the
+// --agentx flag. Keys: isl-median, isl-sigma, isl-min, isl-max, osl-median,
+// osl-sigma, osl-max, cache-hit, cache-conc, first-turns.
+func ParseAgentXOverrides(a *AgentX, s string) error {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil
+	}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok {
+			return fmt.Errorf("--agentx %q: want key=value", kv)
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("--agentx %s=%q: not a number", k, v)
+		}
+		asInt := func() (int, error) {
+			if f < 0 || f > 1<<30 || f != math.Trunc(f) {
+				return 0, fmt.Errorf("--agentx %s=%q: want a whole token count", k, v)
+			}
+			return int(f), nil
+		}
+		var e error
+		switch strings.TrimSpace(k) {
+		case "isl-median":
+			a.ISLMedian = f
+		case "isl-sigma":
+			a.ISLSigma = f
+		case "isl-min":
+			a.ISLMin, e = asInt()
+		case "isl-max":
+			a.ISLMax, e = asInt()
+		case "osl-median":
+			a.OSLMedian = f
+		case "osl-sigma":
+			a.OSLSigma = f
+		case "osl-max":
+			a.OSLMax, e = asInt()
+		case "cache-hit":
+			a.CacheHit = f
+		case "cache-conc":
+			a.CacheConc = f
+		case "first-turns":
+			a.FirstTurns = f
+		default:
+			return fmt.Errorf("--agentx key %q: want isl-median, isl-sigma, isl-min, isl-max, osl-median, osl-sigma, osl-max, cache-hit, cache-conc or first-turns", k)
+		}
+		if e != nil {
+			return e
+		}
+	}
+	w := Workload{Name: "agentx", AgentX: *a}
+	return w.Validate()
+}
