@@ -574,6 +574,7 @@ Example:
 
 type gpuJSON struct {
 	Name          string             `json:"name"`
+	Arch          string             `json:"arch"`
 	HBMGB         float64            `json:"hbm_gb"`
 	HBMTBPerS     float64            `json:"hbm_tb_per_s"`
 	TFLOPS        map[string]float64 `json:"tflops"`
@@ -603,7 +604,7 @@ func runKernelsGPUs(args []string, stdout, stderr io.Writer) int {
 	for _, name := range kernels.GPUNames() {
 		g, _ := kernels.LookupGPU(name)
 		j := gpuJSON{Name: g.Name, HBMGB: g.HBMBytes / 1e9, HBMTBPerS: g.HBMBandwidth / 1e12, TFLOPS: map[string]float64{},
-			NVLinkGBPerS: g.NVLinkBandwidth / 1e9, NVLinkDomain: g.NVLinkDomain, NetworkGBPerS: g.NetworkBandwidth / 1e9,
+			NVLinkGBPerS: g.NVLinkBandwidth / 1e9, NVLinkDomain: g.NVLinkDomain, NetworkGBPerS: g.NetworkBandwidth / 1e9, Arch: g.Arch,
 			Calibration: kernels.NewCoster(g).Calibration(), Sources: g.Sources}
 		for dt, v := range g.Peak {
 			j.TFLOPS[string(dt)] = v / 1e12
@@ -650,13 +651,15 @@ Which expert-weight formats each backend accepts, its relative efficiency
 engine actually runs (an unquantized BF16 draft falls back).
 
 Example:
-  specsim kernels backends --engine sglang --backend flashinfer_trtllm --dtype bf16`
+  specsim kernels backends --engine sglang --backend flashinfer_trtllm --dtype bf16 --gpu gb300`
 
 func runKernelsBackends(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("kernels backends", kernelsBackendsHelp, stderr)
 	engine := fs.String("engine", "", "resolve for this engine: sglang|vllm|trtllm")
 	backend := fs.String("backend", "auto", "requested backend (with --engine)")
 	dtype := fs.String("dtype", "bf16", "expert weight dtype (with --engine)")
+	gpuName := fs.String("gpu", "", "resolve for this GPU's architecture (backends that do not run there are not chosen)")
+	cat := addGPUCatalogFlag(fs)
 	ff := addFormatFlags(fs, true)
 	if _, err := parseFlags(fs, args); err != nil {
 		return usageExit(err)
@@ -671,12 +674,13 @@ func runKernelsBackends(args []string, stdout, stderr io.Writer) int {
 		Name       string   `json:"name"`
 		DTypes     []string `json:"dtypes"`
 		Efficiency float64  `json:"efficiency"`
+		Arch       []string `json:"arch,omitempty"`
 		Notes      string   `json:"notes"`
 		Source     string   `json:"source"`
 		FellBack   *bool    `json:"fell_back,omitempty"`
 	}
 	conv := func(b kernels.Backend) backendJSON {
-		j := backendJSON{Engine: b.Engine, Name: b.Name, Efficiency: b.Efficiency, Notes: b.Notes, Source: b.Source}
+		j := backendJSON{Engine: b.Engine, Name: b.Name, Efficiency: b.Efficiency, Arch: b.Arch, Notes: b.Notes, Source: b.Source}
 		for _, d := range b.DTypes {
 			j.DTypes = append(j.DTypes, string(d))
 		}
@@ -689,7 +693,20 @@ func runKernelsBackends(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "specsim kernels backends: --dtype:", err)
 			return exitBadInput
 		}
-		b, fell, err := kernels.BackendFor(*engine, *backend, dt)
+		arch := ""
+		if *gpuName != "" {
+			if err := cat.load(); err != nil {
+				fmt.Fprintln(stderr, "specsim kernels backends:", err)
+				return exitBadInput
+			}
+			g, err := kernels.LookupGPU(*gpuName)
+			if err != nil {
+				fmt.Fprintln(stderr, "specsim kernels backends:", err)
+				return exitBadInput
+			}
+			arch = g.Arch
+		}
+		b, fell, err := kernels.BackendForArch(*engine, *backend, dt, arch)
 		if err != nil {
 			fmt.Fprintln(stderr, "specsim kernels backends:", err)
 			return exitBadInput
