@@ -42,7 +42,12 @@ type Coster struct {
 	tables                                   *opTables
 	coll                                     *collectiveModel
 	eagerLaunch, graphLaunch, graphPerKernel float64
+	note                                     string
 }
+
+// Calibration says where the Coster's efficiencies come from, for output:
+// measured tables of this GPU, another GPU's carried over, or defaults.
+func (c *Coster) Calibration() string { return c.note }
 
 // GPU returns the figures the Coster prices with.
 func (c *Coster) GPU() *GPU { return c.gpu.clone() }
@@ -55,11 +60,19 @@ func NewCoster(g *GPU) *Coster {
 	if cal == nil {
 		// No table for this GPU: carry the H200's efficiencies over.
 		if h := calibrationFor("h200"); h != nil {
-			return newCoster(g, &calibration{eff: h.eff, coll: h.coll}, SourceCarryOver)
+			coll := *h.coll
+			coll.table = nil // measured lines belong to the H200's fabric
+			c := newCoster(g, &calibration{eff: h.eff, coll: &coll}, SourceCarryOver)
+			c.note = "efficiencies fitted on the H200's measured tables, carried over to " + g.Name + " by its datasheet bandwidth and peak rates; NVLink collectives scaled by link bandwidth"
+			return c
 		}
-		return newCoster(g, nil, SourceRoofline)
+		c := newCoster(g, nil, SourceRoofline)
+		c.note = "datasheet roofline with default efficiencies (no measured table in this build)"
+		return c
 	}
-	return newCoster(g, cal, SourceRoofline)
+	c := newCoster(g, cal, SourceRoofline)
+	c.note = "measured tables kernels/data/" + g.Name + " (interpolated on measured lines, fitted roofline elsewhere)"
+	return c
 }
 
 func newCoster(g *GPU, cal *calibration, offTable string) *Coster {
@@ -92,7 +105,11 @@ func (c *Coster) Efficiency(class string, dt DType) (Efficiency, bool) {
 }
 
 func (c *Coster) roofline(class opClass, dt DType, bytes, flops, rate float64) Cost {
-	t, bound := c.eff[class][slotOf(dt)].time(bytes/c.gpu.HBMBandwidth, flops/rate)
+	return c.rooflineUnits(class, dt, bytes, flops, rate, 0)
+}
+
+func (c *Coster) rooflineUnits(class opClass, dt DType, bytes, flops, rate, units float64) Cost {
+	t, bound := c.eff[class][slotOf(dt)].timeUnits(bytes/c.gpu.HBMBandwidth, flops/rate, units)
 	return Cost{Seconds: t, Bytes: bytes, FLOPs: flops, Source: c.offTable, Bound: bound}
 }
 
@@ -106,7 +123,7 @@ func (c *Coster) GEMM(dt DType, m, n, k int) Cost {
 		return Cost{Source: c.offTable}
 	}
 	cost := c.gemmRoofline(classGEMM, dt, m, n, k)
-	c.tables.adjust(&cost, classGEMM, dt, lineKey{n, k, 0, 0, 0}, m)
+	c.tables.adjust(&cost, classGEMM, dt, lineKey{n, k, 0, 0, 0}, coords1(m))
 	return cost
 }
 
@@ -120,10 +137,35 @@ func (c *Coster) gemmRoofline(class opClass, dt DType, m, n, k int) Cost {
 
 // MoEShape is one MoE layer's routed experts on one GPU.
 type MoEShape struct {
-	Tokens, Experts, TopK, Hidden, Inter int     // Experts and Inter as held by this GPU (EP, TP shards)
-	DType                                DType   // expert weight format
-	Skew                                 float64 // Zipf exponent of expert popularity; 0 = uniform
+	Tokens, Experts, TopK, Hidden, Inter int       // Experts and Inter as held by this GPU (EP, TP shards)
+	DType                                DType     // expert weight format
+	Skew                                 float64   // Zipf exponent of expert popularity; 0 = uniform
+	Kernel                               MoEKernel // implementation priced; "" = MoEFused
 }
+
+// MoEKernel is the implementation a MoE cost prices.
+type MoEKernel string
+
+const (
+	// MoEFused is a serving engine's fused routed-expert kernels (SGLang
+	// and vLLM fused_moe, FlashInfer/TensorRT-LLM): routing and alignment,
+	// a grouped gate_up GEMM with the activation fused, a grouped down GEMM
+	// with the combine. Priced with the dense-GEMM efficiencies fitted on
+	// the H200 (a grouped GEMM over padded per-expert rows is a GEMM) and
+	// the fixed time of fusedMoEKernels kernels. Divide by a Backend's
+	// Efficiency for slower runners.
+	MoEFused MoEKernel = "fused"
+	// MoETorchGrouped is the PyTorch reference path the H200 collector
+	// times (sort by expert, gather, torch._grouped_mm gate_up, silu*up,
+	// grouped down, weighted combine): about ten kernels, 60-100 us of
+	// fixed cost at decode sizes. Priced with the MoE efficiencies fitted
+	// to, and interpolated in, the measured MoE table; "kernels validate"
+	// scores this path.
+	MoETorchGrouped MoEKernel = "torch-grouped"
+)
+
+// fusedMoEKernels is how many kernels a fused MoE layer launches.
+const fusedMoEKernels = 3
 
 // moeTile is the row tile of grouped GEMM kernels: each touched expert's
 // rows are padded to it, so sparse decode batches pay for whole tiles.
@@ -133,7 +175,8 @@ const moeTile = 64
 // inter], silu(gate)*up, down GEMM [inter -> hidden] over the distinct
 // experts the tokens touch (ExpectedDistinctExperts), plus permuting the
 // token rows in and out. Weight bytes count touched experts only; compute
-// counts rows padded to a 64-row tile per touched expert.
+// counts rows padded to a 64-row tile per touched expert. s.Kernel picks
+// the implementation (an engine's fused kernels by default).
 func (c *Coster) MoE(s MoEShape) Cost {
 	if s.Tokens <= 0 || s.Experts <= 0 || s.TopK <= 0 || s.Hidden <= 0 || s.Inter <= 0 {
 		return Cost{Source: c.offTable}
@@ -155,12 +198,18 @@ func (c *Coster) MoE(s MoEShape) Cost {
 	padded := math.Max(d*moeTile, rows+d*moeTile/2)
 	useful := 2 * rows * 3 * h * in
 	rate, _ := c.gpu.ComputeRate(dt)
-	cost := c.roofline(classMoE, dt, weights+act, 2*padded*3*h*in, rate)
-	cost.FLOPs = useful
-	if s.Skew == 0 {
-		c.tables.adjust(&cost, classMoE, dt, lineKey{s.Experts, topk, s.Hidden, s.Inter, 0}, s.Tokens)
+	if s.Kernel == MoETorchGrouped {
+		cost := c.roofline(classMoE, dt, weights+act, 2*padded*3*h*in, rate)
+		cost.FLOPs = useful
+		if s.Skew == 0 {
+			c.tables.adjust(&cost, classMoE, dt, lineKey{s.Experts, topk, s.Hidden, s.Inter, 0}, coords1(s.Tokens))
+		}
+		return cost
 	}
-	return cost
+	e := c.eff[classGEMM][slotOf(dt)]
+	e.Fixed *= fusedMoEKernels
+	t, bound := e.time((weights+act)/c.gpu.HBMBandwidth, 2*padded*3*h*in/rate)
+	return Cost{Seconds: t, Bytes: weights + act, FLOPs: useful, Source: c.offTable, Bound: bound}
 }
 
 // AttentionShape is one attention layer on one GPU.
@@ -208,11 +257,20 @@ func (c *Coster) Attention(s AttentionShape) Cost {
 	}
 	flops := 2 * b * h * q * keys * (d + dv)
 	rate, _ := c.gpu.ComputeRate(BF16) // FP8 KV is dequantized to BF16 for the math
-	cost := c.roofline(class, kvDT, bytes, flops, rate)
+	cost := c.rooflineUnits(class, kvDT, bytes, flops, rate, attentionUnits(s))
 	if !s.Prefill && !s.MLA {
-		c.tables.adjust(&cost, classAttention, kvDT, lineKey{s.Batch, s.QLen, s.Heads, max(s.KVHeads, 1), s.HeadDim}, s.KVLen)
+		c.tables.adjust(&cost, classAttention, kvDT, lineKey{s.Heads, max(s.KVHeads, 1), s.HeadDim, 0, 0}, coords3(s.KVLen, s.Batch, s.QLen))
 	}
 	return cost
+}
+
+// attentionUnits are the independent (sequence, KV head) pairs a decode
+// kernel spreads over the SMs; MLA shares one latent head.
+func attentionUnits(s AttentionShape) float64 {
+	if s.MLA {
+		return f(s.Batch)
+	}
+	return f(s.Batch) * f(max(s.KVHeads, 1))
 }
 
 // GDNShape is one Gated DeltaNet (linear attention) layer on one GPU.
@@ -247,9 +305,9 @@ func (c *Coster) GatedDeltaNet(s GDNShape) Cost {
 	io := b * q * (2*kh*kd + 2*vh*vd + 2*vh) * BF16.Bytes()
 	flops := 8 * b * q * vh * kd * vd
 	rate, _ := c.gpu.ComputeRate(FP32)
-	cost := c.roofline(classGDN, BF16, state+io, flops, rate)
+	cost := c.rooflineUnits(classGDN, BF16, state+io, flops, rate, b*vh)
 	if s.KDim == s.VDim && sd == FP32 {
-		c.tables.adjust(&cost, classGDN, BF16, lineKey{s.QLen, s.VHeads, max(s.KHeads, 1), s.KDim, boolInt(s.KeepIntermediate)}, s.Batch)
+		c.tables.adjust(&cost, classGDN, BF16, lineKey{s.VHeads, max(s.KHeads, 1), s.KDim, boolInt(s.KeepIntermediate && s.QLen > 1), 0}, coords2(s.Batch, s.QLen))
 	}
 	return cost
 }
@@ -270,7 +328,7 @@ func (c *Coster) Norm(tokens, hidden int) Cost {
 	}
 	t, h := f(tokens), f(hidden)
 	cost := c.roofline(classNorm, BF16, 2*t*h*2+2*h, 4*t*h, c.gpu.Peak[BF16])
-	c.tables.adjust(&cost, classNorm, BF16, lineKey{hidden, 0, 0, 0, 0}, tokens)
+	c.tables.adjust(&cost, classNorm, BF16, lineKey{}, coords2(tokens, hidden))
 	return cost
 }
 
@@ -282,7 +340,7 @@ func (c *Coster) Elementwise(bytes float64) Cost {
 	}
 	cost := c.roofline(classCopy, BF16, bytes, 0, c.gpu.Peak[BF16])
 	if half := bytes / 2; half < 1<<50 {
-		c.tables.adjust(&cost, classCopy, BF16, lineKey{}, int(half))
+		c.tables.adjust(&cost, classCopy, BF16, lineKey{}, coords1(int(half)))
 	}
 	return cost
 }
@@ -301,7 +359,7 @@ func (c *Coster) LMHeadSample(tokens, hidden, vocab int, dt DType) Cost {
 	bytes := v*h*dt.Bytes() + t*h*ad.Bytes() + t*v*BF16.Bytes() + t*v*FP32.Bytes()
 	rate, _ := c.gpu.ComputeRate(dt)
 	cost := c.roofline(classLMHead, dt, bytes, 2*t*v*h, rate)
-	c.tables.adjust(&cost, classLMHead, dt, lineKey{vocab, hidden, 0, 0, 0}, tokens)
+	c.tables.adjust(&cost, classLMHead, dt, lineKey{vocab, hidden, 0, 0, 0}, coords1(tokens))
 	return cost
 }
 

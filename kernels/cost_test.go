@@ -201,3 +201,22 @@ func mustGPU(t testing.TB, name string) *GPU {
 	}
 	return g
 }
+
+func TestMoEKernels(t *testing.T) {
+	c := newCoster(mustGPU(t, "h200"), nil, SourceRoofline)
+	tiny := MoEShape{Tokens: 1, Experts: 8, TopK: 2, Hidden: 16, Inter: 32, DType: BF16}
+	// A tiny layer costs only the fixed time: three fused kernels at the
+	// GEMM's fixed time, or the reference path's fitted fixed time.
+	if got, want := c.MoE(tiny).Seconds, 3*c.eff[classGEMM][slotBF16].Fixed; !near(got, want, 0.01) {
+		t.Errorf("fused tiny MoE = %v, want %v", got, want)
+	}
+	tiny.Kernel = MoETorchGrouped
+	if got, want := c.MoE(tiny).Seconds, c.eff[classMoE][slotBF16].Fixed; !near(got, want, 0.01) {
+		t.Errorf("torch-grouped tiny MoE = %v, want %v", got, want)
+	}
+	// PredictRow prices what the collector measured.
+	r := OpRow{Op: "moe", DType: BF16, Tokens: 1, Experts: 8, TopK: 2, Hidden: 16, Inter: 32}
+	if got, _ := c.PredictRow(r); got.Seconds != c.MoE(tiny).Seconds {
+		t.Errorf("PredictRow(moe) = %v, want the torch-grouped price %v", got.Seconds, c.MoE(tiny).Seconds)
+	}
+}
