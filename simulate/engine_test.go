@@ -49,7 +49,8 @@ func TestDecodeStepByHand(t *testing.T) {
 		c.Attention(kernels.AttentionShape{Batch: B, QLen: 1, KVLen: kv, Heads: 4, KVHeads: 2, HeadDim: 64, KVDType: "fp8"}).Seconds +
 		c.GEMM("bf16", B, 256, 4*64).Seconds + // o_proj
 		c.GEMM("bf16", B, 2*512, 256).Seconds + c.GEMM("bf16", B, 256, 512).Seconds + // gate_up, down
-		2*c.Norm(B, 256).Seconds
+		2*c.Norm(B, 256).Seconds +
+		3*c.Elementwise(float64(B*256)*2*2).Seconds // rope + KV write, q and k norms (BF16: no activation quantization)
 	want := 2*perLayer + c.LMHeadSample(B, 256, 1000, "bf16").Seconds + c.Launch(2*14+6, true).Seconds + 0.1e-3
 	got := e.DecodeStep(B, 0, ctx)
 	if !near(got.Total(), want, 1e-9) {
@@ -82,7 +83,7 @@ func TestVerifyAndDraftByHand(t *testing.T) {
 	}
 	moe := func(tokens int, dt kernels.DType, eff float64) float64 {
 		return c.GEMM("bf16", tokens, 8, 128).Seconds +
-			c.MoE(kernels.MoEShape{Tokens: (tokens + 1) / 2, Experts: 4, TopK: 2, Hidden: 128, Inter: 64, DType: dt}).Seconds/eff
+			c.MoE(kernels.MoEShape{Tokens: tokens, Experts: 4, TopK: 1, Hidden: 128, Inter: 64, DType: dt}).Seconds/eff // each EP rank: every token, one of its two picks
 	}
 	shared := func(tokens int, dt kernels.DType) float64 {
 		return c.GEMM(dt, tokens, 2*32, 128).Seconds + c.GEMM(dt, tokens, 128, 32).Seconds
@@ -91,11 +92,14 @@ func TestVerifyAndDraftByHand(t *testing.T) {
 	lm := func(rows, vocab int) float64 {
 		return c.LMHeadSample(rows, 128, vocab/2, "bf16").Seconds + c.Collective("allgather", float64(rows)*8, 2).Seconds
 	}
-	verify := attn(T, q, kv, "fp8") + moe(T, "fp8", e.TargetMoEEff) + shared(T, "fp8") + 2*c.Norm(T, 128).Seconds + comm(T) +
+	// rope + KV write, q and k norms, FP8 quantization of the attention and
+	// expert inputs, top-k routing: six activation-sized kernels per layer.
+	aux := func(tokens int) float64 { return 6 * c.Elementwise(float64(tokens*128)*2*2).Seconds }
+	verify := attn(T, q, kv, "fp8") + moe(T, "fp8", e.TargetMoEEff) + shared(T, "fp8") + 2*c.Norm(T, 128).Seconds + aux(T) + comm(T) +
 		lm(T, 512) + c.Launch(14+6, true).Seconds
 	draftStep := func(tokens, qlen, kvlen, rows int) float64 {
 		return c.GEMM("fp8", tokens, 128, 256).Seconds + attn(tokens, qlen, kvlen, "fp8") + moe(tokens, "fp8", e.DraftMoEEff) +
-			shared(tokens, "fp8") + 3*c.Norm(tokens, 128).Seconds + comm(tokens) + lm(rows, 512) + c.Launch(20, true).Seconds
+			shared(tokens, "fp8") + 3*c.Norm(tokens, 128).Seconds + aux(tokens) + comm(tokens) + lm(rows, 512) + c.Launch(20, true).Seconds
 	}
 	draft := draftStep(B, 1, 128+1+1, B) + draftStep(T, q, kv, T)
 	got := e.DecodeStep(B, k, 100) // ctx bucket 0 -> 128
@@ -179,6 +183,26 @@ func TestWeightsMatchParameterCount(t *testing.T) {
 		params := e.weightBytes() / 2
 		if !near(params, c.params, 0.06) {
 			t.Errorf("%s: %.1fB parameters, want about %.0fB", c.name, params/1e9, c.params/1e9)
+		}
+	}
+}
+
+// TestLocalRouting checks that one EP rank's restated routing gives the
+// expected distinct experts and routed rows of the global top-k routing.
+func TestLocalRouting(t *testing.T) {
+	for _, c := range []struct{ tokens, experts, topk, ep int }{
+		{1, 256, 8, 4}, {4, 256, 8, 4}, {384, 256, 8, 8}, {1, 256, 8, 16}, {32, 256, 8, 16}, {3, 512, 10, 4}, {7, 8, 2, 1},
+	} {
+		tok, k := localRouting(c.tokens, c.topk, c.ep)
+		local := c.experts / c.ep
+		got := kernels.ExpectedDistinctExperts(tok, local, k, 0)
+		// Each expert is missed by one token with probability 1 - topk/E.
+		want := float64(local) * (1 - math.Pow(1-float64(c.topk)/float64(c.experts), float64(c.tokens)))
+		if !near(got, want, 0.08) && math.Abs(got-want) > 0.6 {
+			t.Errorf("%+v: %d tokens x top-%d on %d experts touch %.3f, want %.3f", c, tok, k, local, got, want)
+		}
+		if rows, wantRows := tok*k, float64(c.tokens*c.topk)/float64(c.ep); float64(rows) < wantRows || float64(rows) > wantRows+1 {
+			t.Errorf("%+v: %d routed rows, want %.1f", c, rows, wantRows)
 		}
 	}
 }
