@@ -49,7 +49,8 @@ def main():
                 a = F.silu(h[:I]) * h[I:]
                 ref[t] += w[t, j].double() * (a @ w2[e].double().t())
         distinct = all(len(set(r.tolist())) == K for r in ids)
-        report(f"moe {dt} (topk distinct={distinct})", rel(out, ref), 5e-2 if dt == "fp8" else 2e-2)
+        # fp8: two E4M3 activation roundings (3 mantissa bits each) give ~4-5 % relative error
+        report(f"moe {dt} (topk distinct={distinct})", rel(out, ref), 8e-2 if dt == "fp8" else 2e-2)
     # attention (flash, GQA folded) and MLA shapes per backend
     make, fn, _ = co.attn_case(pool, 2, 3, 1000, 16, 2, 256)
     q, k, v = make(0)
