@@ -47,6 +47,36 @@ type Validation struct {
 	// never used for fitting (ops_heldout.csv), predicted by the model
 	// calibrated on the whole table; nil when there is none.
 	Independent *IndependentValidation `json:"independent,omitempty"`
+	// MeetsBar: held-out median error of at most 10% for each of gemm,
+	// moe and attention present, and on the independent file (if any) a
+	// median of at most 10% with no op class above 20% (issue 6).
+	MeetsBar bool `json:"meets_bar"`
+}
+
+// Accuracy bars the project holds the cost model to (fractions).
+const (
+	OpBar         = 0.10 // held-out median error of gemm, moe, attention
+	OpClassBar    = 0.20 // held-aside median error of any op class
+	CollectiveBar = 0.15 // held-out median error of collectives
+)
+
+func (v *Validation) meetsBar() bool {
+	for _, o := range v.Ops {
+		if (o.Op == "gemm" || o.Op == "moe" || o.Op == "attention") && o.MedianAbsErr > OpBar {
+			return false
+		}
+	}
+	if iv := v.Independent; iv != nil {
+		if iv.MedianAbsErr > OpBar {
+			return false
+		}
+		for _, o := range iv.Ops {
+			if o.MedianAbsErr > OpClassBar {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // IndependentValidation is the error on a held-aside measurement file.
@@ -143,6 +173,7 @@ func ValidateOps(g *GPU, table *OpTable, independent *OpTable) (*Validation, err
 		iv.MedianAbsErr, iv.P90AbsErr, iv.Ops = summarize(ie, ir)
 		v.Independent = iv
 	}
+	v.MeetsBar = v.meetsBar()
 	return v, nil
 }
 
@@ -214,6 +245,8 @@ type CollectiveValidation struct {
 	// CountHoldout: each GPU count predicted by the model fitted on the
 	// other counts only (no interpolation on the held-out count's line).
 	CountHoldout []CountError `json:"count_holdout"`
+	// MeetsBar: held-out median error of at most 15% (issue 7).
+	MeetsBar bool `json:"meets_bar"`
 }
 
 // CountError is the error at one GPU count left out of fitting.
@@ -285,6 +318,7 @@ func ValidateCollectives(g *GPU, table *CollectiveTable) (*CollectiveValidation,
 		model[string(r.Op)] = append(model[string(r.Op)], math.Abs(q-meas)/meas)
 	}
 	v.MedianAbsErr, v.P90AbsErr, v.Ops = summarize(errs, model)
+	v.MeetsBar = v.MedianAbsErr <= CollectiveBar
 	if len(v.GPUCounts) > 1 {
 		for _, n := range v.GPUCounts {
 			var others, these []CollectiveRow

@@ -527,7 +527,16 @@ func writeOpValidation(v *kernels.Validation, format format, stdout io.Writer) i
 			it.writeText(stdout)
 		}
 	}
+	fmt.Fprintf(stdout, "\nbar (held-out median <= %.0f%% for gemm, moe, attention; held-aside median <= %.0f%%, every op <= %.0f%%): %s\n",
+		100*kernels.OpBar, 100*kernels.OpBar, 100*kernels.OpClassBar, passFail(v.MeetsBar))
 	return exitOK
+}
+
+func passFail(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT met"
 }
 
 func writeCollectiveValidation(v *kernels.CollectiveValidation, format format, stdout io.Writer) int {
@@ -560,6 +569,7 @@ func writeCollectiveValidation(v *kernels.CollectiveValidation, format format, s
 			ct.writeText(stdout)
 		}
 	}
+	fmt.Fprintf(stdout, "\nbar (held-out median <= %.0f%%): %s\n", 100*kernels.CollectiveBar, passFail(v.MeetsBar))
 	return exitOK
 }
 
