@@ -47,6 +47,10 @@ type Validation struct {
 	// never used for fitting (ops_heldout.csv), predicted by the model
 	// calibrated on the whole table; nil when there is none.
 	Independent *IndependentValidation `json:"independent,omitempty"`
+	// UnmeasuredShapes: every fourth measured shape (a GEMM's N and K, a
+	// MoE layer's sizes, an attention head layout) left out whole, the model
+	// fitted on the rest: the error to expect for shapes the table lacks.
+	UnmeasuredShapes []OpError `json:"unmeasured_shapes"`
 	// MeetsBar: held-out median error of at most 10% for each of gemm,
 	// moe and attention present, and on the independent file (if any) a
 	// median of at most 10% with no op class above 20% (issue 6).
@@ -173,8 +177,62 @@ func ValidateOps(g *GPU, table *OpTable, independent *OpTable) (*Validation, err
 		iv.MedianAbsErr, iv.P90AbsErr, iv.Ops = summarize(ie, ir)
 		v.Independent = iv
 	}
+	if fitS, heldS := SplitShapes(table.Rows); len(heldS) > 0 {
+		cs := newCoster(g, calibrate(g, fitS, nil), SourceRoofline)
+		e, r := predictErrors(cs, heldS)
+		_, _, v.UnmeasuredShapes = summarize(e, r)
+	}
 	v.MeetsBar = v.meetsBar()
 	return v, nil
+}
+
+// SplitShapes holds out whole measured shapes: within each op class and
+// dtype, the categorical keys (sorted) at positions 1, 5, 9, ... leave
+// with all their rows. Ops measured on a single key stay whole.
+func SplitShapes(rows []OpRow) (fit, heldout []OpRow) {
+	keys := map[[2]int]map[lineKey]bool{}
+	for _, r := range rows {
+		k, _, ok := rowGrid(r)
+		if !ok {
+			continue
+		}
+		id := [2]int{int(k.class), int(k.slot)}
+		if keys[id] == nil {
+			keys[id] = map[lineKey]bool{}
+		}
+		keys[id][k.key] = true
+	}
+	out := map[gridKey]bool{}
+	for id, set := range keys {
+		list := make([]lineKey, 0, len(set))
+		for k := range set {
+			list = append(list, k)
+		}
+		sort.Slice(list, func(i, j int) bool {
+			a, b := keyValues(list[i]), keyValues(list[j])
+			for x := range a {
+				if a[x] != b[x] {
+					return a[x] < b[x]
+				}
+			}
+			return false
+		})
+		for i := 1; i < len(list); i += 4 {
+			out[gridKey{opClass(id[0]), dtypeSlot(id[1]), list[i]}] = true
+		}
+	}
+	for _, r := range rows {
+		k, _, ok := rowGrid(r)
+		if !ok {
+			continue
+		}
+		if out[k] {
+			heldout = append(heldout, r)
+		} else {
+			fit = append(fit, r)
+		}
+	}
+	return fit, heldout
 }
 
 // predictErrors returns relative errors per op, interpolated and with the

@@ -527,6 +527,18 @@ func writeOpValidation(v *kernels.Validation, format format, stdout io.Writer) i
 			it.writeText(stdout)
 		}
 	}
+	if len(v.UnmeasuredShapes) > 0 {
+		fmt.Fprintf(stdout, "\nshapes the table lacks (every 4th shape left out whole; off-table prediction):\n\n")
+		ut := &table{header: []string{"op", ">points", ">median_err_%", ">p90_err_%", ">roofline_only_median_%"}}
+		for _, o := range v.UnmeasuredShapes {
+			ut.add(o.Op, strconv.Itoa(o.Points), pct(o.MedianAbsErr), pct(o.P90AbsErr), pct(o.RooflineMedianAbsErr))
+		}
+		if format == formatMarkdown {
+			ut.writeMarkdown(stdout)
+		} else {
+			ut.writeText(stdout)
+		}
+	}
 	fmt.Fprintf(stdout, "\nbar (held-out median <= %.0f%% for gemm, moe, attention; held-aside median <= %.0f%%, every op <= %.0f%%): %s\n",
 		100*kernels.OpBar, 100*kernels.OpBar, 100*kernels.OpClassBar, passFail(v.MeetsBar))
 	return exitOK
