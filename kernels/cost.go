@@ -43,6 +43,7 @@ type Coster struct {
 	coll                                     *collectiveModel
 	eagerLaunch, graphLaunch, graphPerKernel float64
 	note                                     string
+	fitted                                   [numClasses][numSlots]int
 }
 
 // Calibration says where the Coster's efficiencies come from, for output:
@@ -86,10 +87,37 @@ func newCoster(g *GPU, cal *calibration, offTable string) *Coster {
 	}
 	if cal != nil {
 		c.eff = cal.eff
+		c.fitted = cal.fitted
 		c.tables = cal.tables
 		c.coll = cal.coll
 	}
 	return c
+}
+
+// ClassEfficiency is the efficiency one op class and dtype is priced with,
+// and how many measured rows it was fitted on (0: a default, or borrowed
+// from a measured dtype; see Coster.Efficiencies).
+type ClassEfficiency struct {
+	Class      string     `json:"class"`
+	DType      DType      `json:"dtype"`
+	Efficiency Efficiency `json:"efficiency"`
+	FittedRows int        `json:"fitted_rows"`
+}
+
+// Efficiencies lists the efficiencies of every op class for BF16 and FP8
+// (and NVFP4 where the GPU computes it natively).
+func (c *Coster) Efficiencies() []ClassEfficiency {
+	var out []ClassEfficiency
+	dts := []DType{BF16, FP8}
+	if c.gpu.Peak[NVFP4] > 0 {
+		dts = append(dts, NVFP4)
+	}
+	for class := range numClasses {
+		for _, dt := range dts {
+			out = append(out, ClassEfficiency{Class: class.String(), DType: dt, Efficiency: c.eff[class][slotOf(dt)], FittedRows: c.fitted[class][slotOf(dt)]})
+		}
+	}
+	return out
 }
 
 // Efficiency reports the efficiencies the Coster uses for an op class
