@@ -153,9 +153,6 @@ func (c *Coster) Collective(op CollectiveOp, bytes float64, gpus int) Cost {
 		return Cost{Source: c.offTable, Bound: "latency"}
 	}
 	m := c.coll
-	if m == nil {
-		m = defaultCollectiveModel()
-	}
 	n := f(gpus)
 	nv := m.nvlink[idx]
 	if gpus <= c.gpu.NVLinkDomain {

@@ -91,6 +91,9 @@ func newCoster(g *GPU, cal *calibration, offTable string) *Coster {
 		c.tables = cal.tables
 		c.coll = cal.coll
 	}
+	if c.coll == nil {
+		c.coll = defaultCollectiveModel()
+	}
 	return c
 }
 
