@@ -26,6 +26,8 @@ func TestOpCostsDoNotAllocate(t *testing.T) {
 		"lm_head":    func() { c.LMHeadSample(8, 4096, 151936, BF16) },
 		"collective": func() { c.Collective(AllReduce, 3<<20, 6) },
 	}
+	plain := newCoster(mustGPU(t, "gb300"), nil, SourceRoofline)
+	ops["collective uncalibrated"] = func() { plain.Collective(AllToAll, 1<<20, 72) }
 	for name, f := range ops {
 		f() // warm caches (Zipf table)
 		if a := testing.AllocsPerRun(100, f); a != 0 {

@@ -159,12 +159,13 @@ func calibrate(g *GPU, rows []OpRow, crows []CollectiveRow) *calibration {
 			points[id.grid] = append(points[id.grid], gridPoint{m.c, math.Log(lat[i] / m.pred)})
 		}
 	}
-	cal.tables = &opTables{grids: map[gridKey]*residualGrid{}}
+	grids := map[gridKey]*residualGrid{}
 	for k, pts := range points {
 		if gr := newResidualGrid(pts); gr != nil {
-			cal.tables.grids[k] = gr
+			grids[k] = gr
 		}
 	}
+	cal.tables = newOpTables(grids)
 	cal.coll = calibrateCollectives(g, crows)
 	return cal
 }

@@ -43,6 +43,7 @@ type Coster struct {
 	coll                                     *collectiveModel
 	eagerLaunch, graphLaunch, graphPerKernel float64
 	note                                     string
+	fitted                                   [numClasses][numSlots]int
 }
 
 // Calibration says where the Coster's efficiencies come from, for output:
@@ -86,10 +87,40 @@ func newCoster(g *GPU, cal *calibration, offTable string) *Coster {
 	}
 	if cal != nil {
 		c.eff = cal.eff
+		c.fitted = cal.fitted
 		c.tables = cal.tables
 		c.coll = cal.coll
 	}
+	if c.coll == nil {
+		c.coll = defaultCollectiveModel()
+	}
 	return c
+}
+
+// ClassEfficiency is the efficiency one op class and dtype is priced with,
+// and how many measured rows it was fitted on (0: a default, or borrowed
+// from a measured dtype; see Coster.Efficiencies).
+type ClassEfficiency struct {
+	Class      string     `json:"class"`
+	DType      DType      `json:"dtype"`
+	Efficiency Efficiency `json:"efficiency"`
+	FittedRows int        `json:"fitted_rows"`
+}
+
+// Efficiencies lists the efficiencies of every op class for BF16 and FP8
+// (and NVFP4 where the GPU computes it natively).
+func (c *Coster) Efficiencies() []ClassEfficiency {
+	var out []ClassEfficiency
+	dts := []DType{BF16, FP8}
+	if c.gpu.Peak[NVFP4] > 0 {
+		dts = append(dts, NVFP4)
+	}
+	for class := range numClasses {
+		for _, dt := range dts {
+			out = append(out, ClassEfficiency{Class: class.String(), DType: dt, Efficiency: c.eff[class][slotOf(dt)], FittedRows: c.fitted[class][slotOf(dt)]})
+		}
+	}
+	return out
 }
 
 // Efficiency reports the efficiencies the Coster uses for an op class
@@ -167,16 +198,23 @@ const (
 // fusedMoEKernels is how many kernels a fused MoE layer launches.
 const fusedMoEKernels = 3
 
-// moeTile is the row tile of grouped GEMM kernels: each touched expert's
-// rows are padded to it, so sparse decode batches pay for whole tiles.
-const moeTile = 64
+// Row tiles of grouped GEMM kernels: each touched expert's rows are padded
+// to one, so sparse decode batches pay for whole tiles. Engines' fused
+// kernels pick small row tiles when experts get few tokens (Triton
+// fused_moe BLOCK_SIZE_M 16, TensorRT-LLM's tile_tokens_dim from 8 up);
+// PyTorch's grouped GEMM uses CUTLASS tiles of 64 or more.
+const (
+	fusedMoETile = 16
+	torchMoETile = 64
+)
 
 // MoE prices the routed experts of one layer: gate_up GEMM [hidden -> 2
 // inter], silu(gate)*up, down GEMM [inter -> hidden] over the distinct
 // experts the tokens touch (ExpectedDistinctExperts), plus permuting the
 // token rows in and out. Weight bytes count touched experts only; compute
-// counts rows padded to a 64-row tile per touched expert. s.Kernel picks
-// the implementation (an engine's fused kernels by default).
+// counts rows padded to the kernel's row tile per touched expert (half a
+// tile wasted on average, a whole one at least). s.Kernel picks the
+// implementation (an engine's fused kernels by default).
 func (c *Coster) MoE(s MoEShape) Cost {
 	if s.Tokens <= 0 || s.Experts <= 0 || s.TopK <= 0 || s.Hidden <= 0 || s.Inter <= 0 {
 		return Cost{Source: c.offTable}
@@ -195,7 +233,11 @@ func (c *Coster) MoE(s MoEShape) Cost {
 	// and writes I, down reads I and writes H; plus gather and combine of
 	// the token rows (read and write H each).
 	act := rows*(h*ab+2*in*2+2*in*2+in*2+in*ab+h*2) + f(s.Tokens)*h*2*2
-	padded := math.Max(d*moeTile, rows+d*moeTile/2)
+	tile := float64(fusedMoETile)
+	if s.Kernel == MoETorchGrouped {
+		tile = torchMoETile
+	}
+	padded := math.Max(d*tile, rows+d*tile/2)
 	useful := 2 * rows * 3 * h * in
 	rate, _ := c.gpu.ComputeRate(dt)
 	if s.Kernel == MoETorchGrouped {

@@ -67,10 +67,11 @@ func slotOf(dt DType) dtypeSlot {
 // cannot keep every SM streaming when there are few of them: their memory
 // efficiency is further multiplied by units/(units + HalfUnits).
 type Efficiency struct {
-	Mem, Compute float64
-	Fixed        float64 // seconds
-	P            float64
-	HalfUnits    float64 // work units at which memory efficiency halves; used only by ops that report units
+	Mem       float64 `json:"mem"`
+	Compute   float64 `json:"compute"`
+	Fixed     float64 `json:"fixed_s"` // seconds
+	P         float64 `json:"p"`
+	HalfUnits float64 `json:"half_units"` // work units at which memory efficiency halves; used only by ops that report units
 }
 
 // time is the kernel time for roofline times at full datasheet rates.

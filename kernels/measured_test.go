@@ -22,6 +22,9 @@ func TestMeasuredH200MeetsBar(t *testing.T) {
 			t.Errorf("%s: held-out median error %.1f%% > 10%%", o.Op, 100*o.MedianAbsErr)
 		}
 	}
+	if !v.MeetsBar {
+		t.Error("MeetsBar is false")
+	}
 	if v.Independent == nil {
 		return
 	}

@@ -125,14 +125,19 @@ func syntheticOps(t testing.TB, withWiggle bool) []OpRow {
 
 var collectiveTruth = collectiveParams{Base: 7e-6, PerStep: 1.1e-6, BusEff: 0.78}
 
-func syntheticCollectives(t testing.TB) []CollectiveRow {
+func syntheticCollectives(t testing.TB) []CollectiveRow { return syntheticCollectivesW(t, true) }
+
+func syntheticCollectivesW(t testing.TB, withWiggle bool) []CollectiveRow {
 	g := mustGPU(t, "h200")
 	var rows []CollectiveRow
 	line := 0
 	for _, op := range CollectiveOps() {
 		for _, n := range []int{2, 4, 8} {
 			for b := 4 << 10; b <= 1<<30; b *= 4 {
-				lat := collectiveTruth.time(op, float64(b), float64(n), g.NVLinkBandwidth) * wiggle(line, float64(b))
+				lat := collectiveTruth.time(op, float64(b), float64(n), g.NVLinkBandwidth)
+				if withWiggle {
+					lat *= wiggle(line, float64(b))
+				}
 				rows = append(rows, CollectiveRow{Op: op, DType: BF16, GPUs: n, Bytes: float64(b), LatencyUS: lat * 1e6})
 			}
 			line++

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -165,3 +166,47 @@ func TestResidualGrid(t *testing.T) {
 }
 
 func lg(i int) float64 { return logf(float64(i)) }
+
+// A GEMM shape the table lacks borrows the residual of the nearest measured
+// (N, K) within a factor of 16, and says "roofline"; a far one does not.
+func TestNearestShapeResidual(t *testing.T) {
+	g := mustGPU(t, "h200")
+	probe := newCoster(g, nil, SourceRoofline)
+	var rows []OpRow
+	for _, nk := range [][2]int{{4096, 4096}, {8192, 4096}} {
+		for _, m := range []int{1, 16, 256, 4096} {
+			r := OpRow{Op: "gemm", DType: BF16, M: m, N: nk[0], K: nk[1]}
+			c, _ := probe.PredictRow(r)
+			r.LatencyUS = c.Seconds * 1e6 * 1.10 // 10% slower than the default roofline
+			rows = append(rows, r)
+		}
+	}
+	// Grids against the default efficiencies, so every residual is the 10%.
+	grids := map[gridKey]*residualGrid{}
+	pts := map[gridKey][]gridPoint{}
+	for _, r := range rows {
+		k, c, _ := rowGrid(r)
+		p, _ := probe.PredictRow(r)
+		pts[k] = append(pts[k], gridPoint{c, math.Log(r.LatencyUS * 1e-6 / p.Seconds)})
+	}
+	for k, p := range pts {
+		grids[k] = newResidualGrid(p)
+	}
+	c := newCoster(g, &calibration{eff: defaultEfficiencies(), tables: newOpTables(grids)}, SourceRoofline)
+	near6k := c.GEMM(BF16, 64, 6144, 4096)
+	want := probe.GEMM(BF16, 64, 6144, 4096).Seconds * 1.10
+	if !near(near6k.Seconds, want, 1e-9) || near6k.Source != SourceRoofline {
+		t.Errorf("unmeasured (6144, 4096): %v %s, want %v roofline", near6k.Seconds, near6k.Source, want)
+	}
+	far := c.GEMM(BF16, 64, 128, 128)
+	if !near(far.Seconds, probe.GEMM(BF16, 64, 128, 128).Seconds, 1e-12) {
+		t.Errorf("a shape 32x away borrowed a residual: %v", far.Seconds)
+	}
+	if got := c.GEMM(BF16, 16, 4096, 4096); got.Source != SourceMeasured {
+		t.Errorf("measured shape: %s", got.Source)
+	}
+	fit, held := SplitShapes(append(rows, OpRow{Op: "gemm", DType: BF16, M: 1, N: 128, K: 128, LatencyUS: 1}))
+	if len(held) != 4 || len(fit) != 5 {
+		t.Errorf("SplitShapes held out %d of %d rows, want the 4 of the second of three shapes", len(held), len(held)+len(fit))
+	}
+}

@@ -47,6 +47,40 @@ type Validation struct {
 	// never used for fitting (ops_heldout.csv), predicted by the model
 	// calibrated on the whole table; nil when there is none.
 	Independent *IndependentValidation `json:"independent,omitempty"`
+	// UnmeasuredShapes: every fourth measured shape (a GEMM's N and K, a
+	// MoE layer's sizes, an attention head layout) left out whole, the model
+	// fitted on the rest: the error to expect for shapes the table lacks.
+	UnmeasuredShapes []OpError `json:"unmeasured_shapes"`
+	// MeetsBar: held-out median error of at most 10% for each of gemm,
+	// moe and attention present, and on the independent file (if any) a
+	// median of at most 10% with no op class above 20% (issue 6).
+	MeetsBar bool `json:"meets_bar"`
+}
+
+// Accuracy bars the project holds the cost model to (fractions).
+const (
+	OpBar         = 0.10 // held-out median error of gemm, moe, attention
+	OpClassBar    = 0.20 // held-aside median error of any op class
+	CollectiveBar = 0.15 // held-out median error of collectives
+)
+
+func (v *Validation) meetsBar() bool {
+	for _, o := range v.Ops {
+		if (o.Op == "gemm" || o.Op == "moe" || o.Op == "attention") && o.MedianAbsErr > OpBar {
+			return false
+		}
+	}
+	if iv := v.Independent; iv != nil {
+		if iv.MedianAbsErr > OpBar {
+			return false
+		}
+		for _, o := range iv.Ops {
+			if o.MedianAbsErr > OpClassBar {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // IndependentValidation is the error on a held-aside measurement file.
@@ -143,7 +177,62 @@ func ValidateOps(g *GPU, table *OpTable, independent *OpTable) (*Validation, err
 		iv.MedianAbsErr, iv.P90AbsErr, iv.Ops = summarize(ie, ir)
 		v.Independent = iv
 	}
+	if fitS, heldS := SplitShapes(table.Rows); len(heldS) > 0 {
+		cs := newCoster(g, calibrate(g, fitS, nil), SourceRoofline)
+		e, r := predictErrors(cs, heldS)
+		_, _, v.UnmeasuredShapes = summarize(e, r)
+	}
+	v.MeetsBar = v.meetsBar()
 	return v, nil
+}
+
+// SplitShapes holds out whole measured shapes: within each op class and
+// dtype, the categorical keys (sorted) at positions 1, 5, 9, ... leave
+// with all their rows. Ops measured on a single key stay whole.
+func SplitShapes(rows []OpRow) (fit, heldout []OpRow) {
+	keys := map[[2]int]map[lineKey]bool{}
+	for _, r := range rows {
+		k, _, ok := rowGrid(r)
+		if !ok {
+			continue
+		}
+		id := [2]int{int(k.class), int(k.slot)}
+		if keys[id] == nil {
+			keys[id] = map[lineKey]bool{}
+		}
+		keys[id][k.key] = true
+	}
+	out := map[gridKey]bool{}
+	for id, set := range keys {
+		list := make([]lineKey, 0, len(set))
+		for k := range set {
+			list = append(list, k)
+		}
+		sort.Slice(list, func(i, j int) bool {
+			a, b := keyValues(list[i]), keyValues(list[j])
+			for x := range a {
+				if a[x] != b[x] {
+					return a[x] < b[x]
+				}
+			}
+			return false
+		})
+		for i := 1; i < len(list); i += 4 {
+			out[gridKey{opClass(id[0]), dtypeSlot(id[1]), list[i]}] = true
+		}
+	}
+	for _, r := range rows {
+		k, _, ok := rowGrid(r)
+		if !ok {
+			continue
+		}
+		if out[k] {
+			heldout = append(heldout, r)
+		} else {
+			fit = append(fit, r)
+		}
+	}
+	return fit, heldout
 }
 
 // predictErrors returns relative errors per op, interpolated and with the
@@ -214,6 +303,8 @@ type CollectiveValidation struct {
 	// CountHoldout: each GPU count predicted by the model fitted on the
 	// other counts only (no interpolation on the held-out count's line).
 	CountHoldout []CountError `json:"count_holdout"`
+	// MeetsBar: held-out median error of at most 15% (issue 7).
+	MeetsBar bool `json:"meets_bar"`
 }
 
 // CountError is the error at one GPU count left out of fitting.
@@ -285,6 +376,7 @@ func ValidateCollectives(g *GPU, table *CollectiveTable) (*CollectiveValidation,
 		model[string(r.Op)] = append(model[string(r.Op)], math.Abs(q-meas)/meas)
 	}
 	v.MedianAbsErr, v.P90AbsErr, v.Ops = summarize(errs, model)
+	v.MeetsBar = v.MedianAbsErr <= CollectiveBar
 	if len(v.GPUCounts) > 1 {
 		for _, n := range v.GPUCounts {
 			var others, these []CollectiveRow

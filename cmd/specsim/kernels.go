@@ -26,6 +26,7 @@ const kernelsHelp = `usage: specsim kernels <predict|validate|gpus|backends> [fl
   validate  fit on part of the measured table, report the error on the rest
   gpus      the GPU catalog (datasheet figures and their sources)
   backends  MoE runner backends per engine: accepted weight formats, fallbacks
+  efficiencies  the fitted (or carried-over) efficiencies each op class is priced with
 
 Run "specsim kernels <sub> --help" for flags.`
 
@@ -43,6 +44,8 @@ func runKernels(args []string, stdout, stderr io.Writer) int {
 		return runKernelsGPUs(args[1:], stdout, stderr)
 	case "backends":
 		return runKernelsBackends(args[1:], stdout, stderr)
+	case "efficiencies":
+		return runKernelsEfficiencies(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprintln(stdout, kernelsHelp)
 		return exitOK
@@ -527,7 +530,28 @@ func writeOpValidation(v *kernels.Validation, format format, stdout io.Writer) i
 			it.writeText(stdout)
 		}
 	}
+	if len(v.UnmeasuredShapes) > 0 {
+		fmt.Fprintf(stdout, "\nshapes the table lacks (every 4th shape left out whole; off-table prediction):\n\n")
+		ut := &table{header: []string{"op", ">points", ">median_err_%", ">p90_err_%", ">roofline_only_median_%"}}
+		for _, o := range v.UnmeasuredShapes {
+			ut.add(o.Op, strconv.Itoa(o.Points), pct(o.MedianAbsErr), pct(o.P90AbsErr), pct(o.RooflineMedianAbsErr))
+		}
+		if format == formatMarkdown {
+			ut.writeMarkdown(stdout)
+		} else {
+			ut.writeText(stdout)
+		}
+	}
+	fmt.Fprintf(stdout, "\nbar (held-out median <= %.0f%% for gemm, moe, attention; held-aside median <= %.0f%%, every op <= %.0f%%): %s\n",
+		100*kernels.OpBar, 100*kernels.OpBar, 100*kernels.OpClassBar, passFail(v.MeetsBar))
 	return exitOK
+}
+
+func passFail(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT met"
 }
 
 func writeCollectiveValidation(v *kernels.CollectiveValidation, format format, stdout io.Writer) int {
@@ -560,6 +584,7 @@ func writeCollectiveValidation(v *kernels.CollectiveValidation, format format, s
 			ct.writeText(stdout)
 		}
 	}
+	fmt.Fprintf(stdout, "\nbar (held-out median <= %.0f%%): %s\n", 100*kernels.CollectiveBar, passFail(v.MeetsBar))
 	return exitOK
 }
 
@@ -636,6 +661,54 @@ func runKernelsGPUs(args []string, stdout, stderr io.Writer) int {
 			tf(j.TFLOPS, "bf16"), tf(j.TFLOPS, "fp8"), tf(j.TFLOPS, "nvfp4"), strconv.FormatFloat(j.NVLinkGBPerS, 'f', -1, 64),
 			strconv.Itoa(j.NVLinkDomain), strconv.FormatFloat(j.NetworkGBPerS, 'f', -1, 64), source)
 	}
+	if format == formatMarkdown {
+		t.writeMarkdown(stdout)
+	} else {
+		t.writeText(stdout)
+	}
+	return exitOK
+}
+
+const kernelsEfficienciesHelp = `specsim kernels efficiencies: what each op class is priced with on a GPU.
+
+Every op costs Fixed + (tm^P + tc^P)^(1/P) with tm = bytes / (bandwidth x mem
+[x (units + half_units) / units for attention and GDN]) and tc = flops /
+(peak x compute). fitted_rows is how many measured rows the figures were
+fitted on (0: a default, or borrowed from a measured dtype or GPU).
+
+Example:
+  specsim kernels efficiencies --gpu gb300`
+
+func runKernelsEfficiencies(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("kernels efficiencies", kernelsEfficienciesHelp, stderr)
+	gpuName := fs.String("gpu", "h200", "GPU name from the catalog")
+	cat := addGPUCatalogFlag(fs)
+	ff := addFormatFlags(fs, true)
+	if _, err := parseFlags(fs, args); err != nil {
+		return usageExit(err)
+	}
+	format, err := ff.resolve(true)
+	var c *kernels.Coster
+	if err == nil {
+		c, err = kernelsCoster(*gpuName, cat, "", "")
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "specsim kernels efficiencies:", err)
+		return exitBadInput
+	}
+	effs := c.Efficiencies()
+	if format == formatJSON {
+		if err := writeJSON(stdout, map[string]any{"gpu": c.GPU().Name, "calibration": c.Calibration(), "efficiencies": effs}); err != nil {
+			return exitBadInput
+		}
+		return exitOK
+	}
+	t := &table{header: []string{"class", "dtype", ">mem", ">compute", ">fixed_us", ">p", ">half_units", ">fitted_rows"}}
+	for _, e := range effs {
+		t.add(e.Class, string(e.DType), fmt.Sprintf("%.2f", e.Efficiency.Mem), fmt.Sprintf("%.2f", e.Efficiency.Compute),
+			fmt.Sprintf("%.1f", e.Efficiency.Fixed*1e6), fmt.Sprintf("%.1f", e.Efficiency.P), fmt.Sprintf("%.2f", e.Efficiency.HalfUnits), strconv.Itoa(e.FittedRows))
+	}
+	fmt.Fprintf(stdout, "%s: %s\n\n", c.GPU().Name, c.Calibration())
 	if format == formatMarkdown {
 		t.writeMarkdown(stdout)
 	} else {

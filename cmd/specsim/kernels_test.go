@@ -150,6 +150,27 @@ func TestKernelsGPUsAndBackends(t *testing.T) {
 	}
 }
 
+func TestKernelsEfficiencies(t *testing.T) {
+	out, _, code := runCLI(t, "kernels", "efficiencies", "--gpu", "b200", "--json")
+	var r struct {
+		Calibration  string `json:"calibration"`
+		Efficiencies []struct {
+			Class      string `json:"class"`
+			DType      string `json:"dtype"`
+			Efficiency struct {
+				Mem float64 `json:"mem"`
+			} `json:"efficiency"`
+		} `json:"efficiencies"`
+	}
+	if code != exitOK || json.Unmarshal([]byte(out), &r) != nil {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	// B200 computes NVFP4 natively: three dtypes per class.
+	if len(r.Efficiencies) != 8*3 || !(r.Efficiencies[0].Efficiency.Mem > 0) || r.Calibration == "" {
+		t.Errorf("%+v", r)
+	}
+}
+
 func TestKernelsBadInput(t *testing.T) {
 	for _, args := range [][]string{
 		{"kernels"},
