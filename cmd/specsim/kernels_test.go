@@ -151,7 +151,7 @@ func TestKernelsGPUsAndBackends(t *testing.T) {
 }
 
 func TestKernelsEfficiencies(t *testing.T) {
-	out, _, code := runCLI(t, "kernels", "efficiencies", "--gpu", "b200", "--json")
+	out, _, code := runKernelsCLI(t, "kernels", "efficiencies", "--gpu", "b200", "--json")
 	var r struct {
 		Calibration  string `json:"calibration"`
 		Efficiencies []struct {
