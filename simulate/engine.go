@@ -24,6 +24,8 @@ type Engine struct {
 	TargetMoEEff, DraftMoEEff float64
 	DraftBackend              string
 	DraftFellBack             bool
+	// EngineName is the serving engine ("sglang", "vllm", "trtllm").
+	EngineName string
 	// CUDAGraphMaxBS: decode batches up to this size replay a CUDA graph
 	// (no per-kernel launch cost); larger ones launch eagerly.
 	CUDAGraphMaxBS int
@@ -131,6 +133,7 @@ func NewEngine(m *Model, g *kernels.GPU, p Parallel, c EngineConfig) (*Engine, e
 	}
 	e.TargetMoEEff, e.DraftMoEEff = positiveOr(tb.Efficiency, 1), positiveOr(db.Efficiency, 1)
 	e.DraftBackend, e.DraftFellBack = db.Name, fell
+	e.EngineName = engine
 	return e, nil
 }
 
@@ -320,6 +323,13 @@ func (e *Engine) layerComm(ta, tAll int) float64 {
 	if p.TP <= 1 {
 		return 0
 	}
+	if p.DPAttention && e.deepEP() {
+		// DeepEP dispatch and combine: each token goes only to the ranks
+		// that hold one of its top-k experts (FP8 on the way out, BF16 back).
+		r := e.ranksPerToken()
+		dispatch := float64(ta) * r * float64(h) * 1
+		return c.Collective("alltoall", dispatch, p.TP).Seconds + c.Collective("alltoall", 2*dispatch, p.TP).Seconds
+	}
 	if p.DPAttention {
 		// Gather every rank's tokens for the experts, scatter the results back.
 		msg := float64(ta*h) * 2
@@ -327,6 +337,21 @@ func (e *Engine) layerComm(ta, tAll int) float64 {
 	}
 	msg := float64(tAll*h) * 2
 	return 2 * c.Collective("allreduce", msg, p.TP).Seconds
+}
+
+// deepEP reports whether the expert exchange of a DP-attention instance
+// runs as DeepEP all-to-all: SGLang's way (--moe-a2a-backend deepep) to
+// spread experts beyond one NVLink domain, as its multi-node DeepSeek
+// deployments do. Inside one domain the engines gather every rank's tokens.
+func (e *Engine) deepEP() bool {
+	return e.EngineName == "sglang" && e.Par.EP == e.Par.TP && e.Par.TP > e.GPU.NVLinkDomain
+}
+
+// ranksPerToken is how many EP ranks one token's top-k experts sit on, for
+// uniform routing: EP·(1-(1-1/EP)^topk).
+func (e *Engine) ranksPerToken() float64 {
+	ep := float64(e.Par.EP)
+	return ep * -math.Expm1(float64(e.Model.TopK)*math.Log1p(-1/ep))
 }
 
 // forward prices one target forward for shape s over every layer.

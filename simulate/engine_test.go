@@ -206,3 +206,32 @@ func TestLocalRouting(t *testing.T) {
 		}
 	}
 }
+
+// TestDeepEPAcrossNodes: SGLang's DP-attention instance that spans two HGX
+// nodes exchanges tokens with DeepEP all-to-all (FP8 dispatch to the ranks
+// holding a token's experts, BF16 combine); inside one node it all-gathers.
+func TestDeepEPAcrossNodes(t *testing.T) {
+	m, _ := LookupPreset("DeepSeek-V3")
+	g := gpu(t, "h200")
+	par := Parallel{TP: 16, EP: 16, PP: 1, DPAttention: true}
+	e, err := NewEngine(m, g, par, EngineConfig{Precision: FP8, EngineName: "sglang", SchedOverhead: -1, SpecOverhead: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !e.deepEP() {
+		t.Fatal("dep16 on 8-GPU nodes should use DeepEP")
+	}
+	c := kernels.NewCoster(g)
+	const ta = 2 // tokens per attention rank
+	ranks := 16 * (1 - math.Pow(15.0/16, 8))
+	dispatch := ta * ranks * 7168.0
+	want := c.Collective("alltoall", dispatch, 16).Seconds + c.Collective("alltoall", 2*dispatch, 16).Seconds
+	if got := e.layerComm(ta, 16*ta); !near(got, want, 1e-9) {
+		t.Errorf("dep16 layer exchange %.2f us, want %.2f us", got*1e6, want*1e6)
+	}
+	inNode, _ := NewEngine(m, g, Parallel{TP: 8, EP: 8, PP: 1, DPAttention: true}, EngineConfig{Precision: FP8, EngineName: "sglang"})
+	trt, _ := NewEngine(m, g, par, EngineConfig{Precision: FP8, EngineName: "trtllm"})
+	if inNode.deepEP() || trt.deepEP() {
+		t.Error("DeepEP is SGLang's cross-node path only")
+	}
+}
