@@ -173,3 +173,44 @@ func TestPublished(t *testing.T) {
 		t.Errorf("median |error| on held-out rows %.1f%% exceeds %.0f%%", 100*mh, 100*publishedHeldOutBound)
 	}
 }
+
+// TestPublishedMTPSpeedup compares the predicted MTP speedup (a row's
+// figure over its no-MTP sibling's) with the published one: what bestk and
+// the frontier depend on, free of the base step's absolute error.
+func TestPublishedMTPSpeedup(t *testing.T) {
+	rows := loadPublished(t)
+	base := map[string]publishedRow{}
+	key := func(r publishedRow) string {
+		return fmt.Sprint(r.URL, r.Model, r.Precision, r.GPU, r.Topology, r.ISL, r.OSL, r.Conc, r.Metric)
+	}
+	for _, r := range rows {
+		if r.Steps == 0 {
+			base[key(r)] = r
+		}
+	}
+	var errs []float64
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%-30s %10s %10s %8s\n", "row", "measured", "predicted", "error")
+	for _, r := range rows {
+		b0, ok := base[key(r)]
+		if r.Steps == 0 || !ok {
+			continue
+		}
+		p0, err0 := predictPublished(b0)
+		pk, errk := predictPublished(r)
+		if err0 != nil || errk != nil {
+			t.Fatalf("%s: %v %v", r.ID, err0, errk)
+		}
+		want, got := r.Measured/b0.Measured, pk/p0
+		rel := (got - want) / want
+		errs = append(errs, math.Abs(rel))
+		fmt.Fprintf(&b, "%-30s %9.2fx %9.2fx %+7.1f%%\n", r.ID, want, got, 100*rel)
+	}
+	t.Log(b.String())
+	if len(errs) < 4 {
+		t.Fatalf("only %d MTP rows have a no-MTP sibling", len(errs))
+	}
+	if m := median(errs); m > 0.06 {
+		t.Errorf("median |error| of the MTP speedup %.1f%% exceeds 6%%", 100*m)
+	}
+}
