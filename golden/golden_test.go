@@ -473,3 +473,13 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestCurveIsACopy(t *testing.T) {
+	s := mustDefault(t)
+	c, _ := s.Curve("qwen3.5", ThinkingOn)
+	c.AL[5] = 99
+	again, _ := s.Curve("qwen3.5", ThinkingOn)
+	if again.AL[5] != 4.80 {
+		t.Errorf("changing a returned curve changed the set: AL(6) = %v", again.AL[5])
+	}
+}

@@ -50,10 +50,11 @@ func (s *Set) Merge(o *Set) {
 		s.entries = map[string]*entry{}
 	}
 	for k, e := range o.entries {
+		ne := *e
 		if old, ok := s.entries[k]; ok {
-			e.aliases = mergeAliases(e.aliases, old.aliases)
+			ne.aliases = mergeAliases(e.aliases, old.aliases)
 		}
-		s.entries[k] = e
+		s.entries[k] = &ne
 	}
 }
 
@@ -245,7 +246,8 @@ func (s *Set) known() string {
 }
 
 // Curve returns the curve of a model (any name Resolve accepts) in one
-// thinking mode. A missing mode is an error naming the modes that exist.
+// thinking mode, as a copy the caller may change. A missing mode is an
+// error naming the modes that exist.
 func (s *Set) Curve(model string, t Thinking) (*Curve, error) {
 	key, err := s.Resolve(model)
 	if err != nil {
@@ -253,7 +255,9 @@ func (s *Set) Curve(model string, t Thinking) (*Curve, error) {
 	}
 	e := s.entries[strings.ToLower(key)]
 	if c, ok := e.curves[t]; ok {
-		return c, nil
+		cp := *c
+		cp.AL = append([]float64(nil), c.AL...)
+		return &cp, nil
 	}
 	var have []string
 	for _, m := range []Thinking{ThinkingOn, ThinkingOff} {

@@ -144,6 +144,10 @@ func TestGoldenList(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "qwen3.5-397b-a17b-nvfp4") || !strings.Contains(out, "minimax-m3@minimaxm3_eagle3_gqa") {
 		t.Errorf("exit %d\n%s", code, out)
 	}
+	code, out, _ = goldenRun(t, "golden", "show", "--model", "dsv4", "--steps", "8", "--format", "markdown")
+	if code != exitOK || !strings.Contains(out, "| k | AL (tokens/step) |") || !strings.Contains(out, "| 7 | 2.540 | -0.010 | 2.570 | +0.030 |") {
+		t.Errorf("show markdown: exit %d\n%s", code, out)
+	}
 	code, out, _ = goldenRun(t, "golden", "list", "--format", "markdown")
 	if code != exitOK || !strings.HasPrefix(out, "| model |") {
 		t.Errorf("markdown: exit %d\n%s", code, out)

@@ -91,6 +91,7 @@ func runSample(args []string, stdout, stderr io.Writer) int {
 	seed := fs.Uint64("seed", 1, "random `seed`")
 	al := fs.Float64("al", 0, "target AL (tokens per step, bonus included) instead of the golden curve's")
 	histFile := fs.String("histogram", "", "CSV `FILE` of accepted lengths (length,count) for --method empirical")
+	extrapolate := fs.Bool("extrapolate", false, "allow --steps beyond the golden curve's measured draft lengths (geometric tail, labelled)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return usageExit(err)
@@ -161,6 +162,16 @@ func runSample(args []string, stdout, stderr io.Writer) int {
 		return fail(fmt.Errorf("--steps %d outside 1..%d (the draft length k is required)", cfg.K, acceptance.MaxDraftLength))
 	}
 	res.Steps = cfg.K
+	if curve != nil && cfg.K > curve.MaxK() && !alSet {
+		if !*extrapolate {
+			return fail(fmt.Errorf("%s thinking %s: no golden AL at k=%d; measured draft lengths are 1..%d (%s); --extrapolate extends the curve, --al sets a target",
+				curve.Model, mode, cfg.K, curve.MaxK(), curve.Source))
+		}
+		if curve, err = curve.Extrapolate(cfg.K); err != nil {
+			return fail(err)
+		}
+		res.Warnings = append(res.Warnings, fmt.Sprintf("golden AL at k=%d is extrapolated, not measured: %s", cfg.K, curve.Extrapolation))
+	}
 
 	goldenAL := func() (float64, error) {
 		if curve == nil {

@@ -77,7 +77,11 @@ func TestSampleMethods(t *testing.T) {
 			t.Errorf("%v: expected_mean %v, want %v", tt.args, v.Expected, tt.expected)
 		}
 	}
-	code, out, _ := goldenRun(t, "sample", "--model", "qwen3.5", "--steps", "6", "--method", "chain", "--iterations", "100")
+	code, out, _ := goldenRun(t, "sample", "--model", "qwen3.5", "--steps", "9", "--extrapolate", "--method", "chain", "--iterations", "100", "--json")
+	if code != exitOK || !strings.Contains(out, "extrapolated") || !strings.Contains(out, `"10": `) {
+		t.Errorf("extrapolated chain: exit %d\n%s", code, out)
+	}
+	code, out, _ = goldenRun(t, "sample", "--model", "qwen3.5", "--steps", "6", "--method", "chain", "--iterations", "100")
 	if code != exitOK || !strings.Contains(out, "expected mean") || !strings.Contains(out, "each request draws its own length") {
 		t.Errorf("text: exit %d\n%s", code, out)
 	}
@@ -92,7 +96,7 @@ func TestSampleBadInput(t *testing.T) {
 		{[]string{"--model", "qwen3.5", "--steps", "6", "--batch", "0"}, "--batch 0"},
 		{[]string{"--model", "qwen3.5", "--steps", "6", "--method", "eagle"}, "unknown --method"},
 		{[]string{"--model", "nope", "--steps", "6"}, "unknown model"},
-		{[]string{"--model", "qwen3.5", "--steps", "9"}, "1..8"},
+		{[]string{"--model", "qwen3.5", "--steps", "9"}, "--extrapolate"},
 		{[]string{"--model", "qwen3.5"}, "--steps 0"},
 		{[]string{"--steps", "6"}, "needs --model"},
 		{[]string{"--steps", "3", "--al", "5"}, "outside [1, 4]"},

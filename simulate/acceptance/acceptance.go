@@ -3,18 +3,19 @@ package acceptance
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"strings"
 )
 
 // Method names.
 const (
-	SGLangMatchExpected = "sglang-match-expected"
-	SGLangMultinomial   = "sglang-multinomial"
-	VLLMSynthetic       = "vllm-synthetic"
-	TRTLLM              = "trtllm"
-	Chain               = "chain"
-	Empirical           = "empirical"
+	SGLangMatchExpected = "sglang-match-expected" // SGLANG_SIMULATE_ACC_METHOD=match-expected
+	SGLangMultinomial   = "sglang-multinomial"    // SGLANG_SIMULATE_ACC_METHOD=multinomial
+	VLLMSynthetic       = "vllm-synthetic"        // rejection_sample_method: synthetic
+	TRTLLM              = "trtllm"                // TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS
+	Chain               = "chain"                 // per request, L from the golden distribution at k
+	Empirical           = "empirical"             // per request, L from a measured histogram
 )
 
 // MaxDraftLength bounds K.
@@ -24,8 +25,8 @@ const MaxDraftLength = 64
 type Config struct {
 	Method   string    // one of Methods()
 	K        int       // draft length
-	TargetAL float64   // AL including the bonus token (engine methods)
-	Dist     []float64 // P(L = l) at index l-1 (for chain / empirical)
+	TargetAL float64   // AL including the bonus token (engine methods; ignored by chain / empirical)
+	Dist     []float64 // P(L = l) at index l-1 (for chain / empirical; normalised here)
 	Seed     uint64
 
 	// Rates, for vllm-synthetic only, are vLLM's synthetic_acceptance_rates:
@@ -35,7 +36,8 @@ type Config struct {
 	Rates []float64
 }
 
-// Sampler draws accepted lengths.
+// Sampler draws accepted lengths. A Sampler is not safe for concurrent use;
+// give each goroutine its own (with its own seed).
 type Sampler interface {
 	// Step draws the accepted length (bonus included, in [1, K+1]) of each
 	// request in one verify step of a batch; len(out) is the batch size.
@@ -145,7 +147,7 @@ func probThreshold(p float64) uint64 {
 // frac(1-frac) (SGLang passes the two weights through a float32 tensor to
 // torch.multinomial; that rounding, below 1e-7, is not modelled).
 type matchExpected struct {
-	rng          *rand.PCG
+	rng          rand.PCG
 	lower, upper int
 	maxLen       int
 	upperBelow   uint64 // draw upper when x < upperBelow
@@ -160,7 +162,7 @@ func newMatchExpected(c Config, rng *rand.PCG) *matchExpected {
 		upper = lower + 1
 	}
 	w := t - float64(lower)
-	return &matchExpected{rng: rng, lower: lower, upper: upper, maxLen: c.K + 1, upperBelow: probThreshold(w), mean: t, wUpper: w}
+	return &matchExpected{rng: *rng, lower: lower, upper: upper, maxLen: c.K + 1, upperBelow: probThreshold(w), mean: t, wUpper: w}
 }
 
 func (s *matchExpected) Step(out []int) {
@@ -168,8 +170,11 @@ func (s *matchExpected) Step(out []int) {
 		return
 	}
 	l := s.lower
-	if s.upper != s.lower && s.rng.Uint64() < s.upperBelow {
-		l = s.upper
+	if s.upper != s.lower {
+		// The borrow of x - upperBelow is 1 exactly when x < upperBelow:
+		// a coin with P(upper) = frac and no branch to mispredict.
+		_, borrow := bits.Sub64(s.rng.Uint64(), s.upperBelow, 0)
+		l += int(borrow)
 	}
 	for i := range out {
 		out[i] = l
@@ -193,9 +198,10 @@ func (s *matchExpected) Marginal() []float64 {
 // Source: sgl-project/sglang python/sglang/srt/speculative/spec_utils.py,
 // sample_simulated_acc_len: x = torch.normal(target, 1.0); clamp x to
 // [1, steps+1]; L = round(x) (half to even). One draw per verify step for
-// the whole batch, like match-expected. Clamping before rounding piles the
-// tails onto 1 and steps+1 only through the half-unit bins at the ends, so
-// the mean is biased: 3.24 with 4 draft tokens (steps 3) averages 3.127.
+// the whole batch, like match-expected. The clamp folds the tail above
+// steps+1 onto steps+1 (and the tail below 1 onto 1), so the mean is pulled
+// toward the middle of [1, steps+1]: 3.24 with 4 draft tokens (steps 3)
+// averages 3.127.
 //
 // L takes integer values with P(L = l) = Phi(l+1/2-t) - Phi(l-1/2-t) for
 // 1 < l < steps+1 and open-ended bins at both ends (ties have probability
@@ -205,7 +211,7 @@ func (s *matchExpected) Marginal() []float64 {
 // clamped to steps instead of steps+1 and used multinomial by default; this
 // sampler follows the current code.)
 type multinomial struct {
-	rng   *rand.PCG
+	rng   rand.PCG
 	table *aliasTable
 	marg  []float64
 	mean  float64
@@ -217,7 +223,7 @@ func newMultinomial(c Config, rng *rand.PCG) (*multinomial, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", c.Method, err)
 	}
-	return &multinomial{rng: rng, table: t, marg: d, mean: meanOf(d)}, nil
+	return &multinomial{rng: *rng, table: t, marg: d, mean: meanOf(d)}, nil
 }
 
 // roundedClampedNormal is the distribution of round(clamp(N(mu,1), 1, maxLen)).
@@ -252,37 +258,6 @@ func (s *multinomial) SharesDraw() bool      { return true }
 func (s *multinomial) Marginal() []float64   { return append([]float64(nil), s.marg...) }
 
 // ---------------------------------------------------------------------------
-
-// vllmSynthetic is vLLM's rejection_sample_method "synthetic" with
-// synthetic_acceptance_length (Config.TargetAL) or synthetic_acceptance_rates
-// (Config.Rates).
-//
-// Sources: vllm-project/vllm vllm/config/speculative.py
-// (SpeculativeConfig._acceptance_length_to_rates: with d = AL-1 drafts
-// expected, unconditional per-position rates are [1]*floor(d) + [frac(d)] +
-// [0]*..., cut to k), vllm/v1/spec_decode/utils.py
-// (unconditional_to_conditional_rates: c_i = p_i/p_(i-1), 0 after a zero),
-// and the synthetic branch of the rejection kernels
-// (vllm/v1/sample/rejection_sampler.py; MRV2
-// vllm/v1/worker/gpu/spec_decode/synthetic_rejection_sampler_utils.py):
-// for each request and each position, draw u, accept while u < c_i (the
-// rates live in a float32 tensor), stop at the first rejection, and emit
-// the target's token there or the bonus token after k acceptances. Every
-// request and position draws independently.
-//
-// With the length-derived rates only one position is random, so a request
-// gets floor(AL) or floor(AL)+1 with P(+1) = float32(frac(AL-1)); the mean
-// is AL up to that float32 rounding. Because positions are independent and
-// the chain stops at the first rejection, L has P(L = 1+j) =
-// c_1...c_j (1 - c_(j+1)); the sampler draws it from those probabilities
-// (one 64-bit draw per request) rather than one draw per position.
-type vllmSynthetic struct {
-	rng   *rand.PCG
-	table *aliasTable
-	marg  []float64
-	mean  float64
-	rates []float64 // unconditional per-position rates, as vLLM derives them
-}
 
 // vllmRates is _acceptance_length_to_rates.
 func vllmRates(length float64, n int) []float64 {
@@ -343,7 +318,31 @@ func checkRates(r []float64, k int) error {
 	return nil
 }
 
-func newVLLMSynthetic(c Config, rng *rand.PCG) (*vllmSynthetic, error) {
+// newVLLMSynthetic is vLLM's rejection_sample_method "synthetic" with
+// synthetic_acceptance_length (Config.TargetAL) or synthetic_acceptance_rates
+// (Config.Rates).
+//
+// Sources: vllm-project/vllm vllm/config/speculative.py
+// (SpeculativeConfig._acceptance_length_to_rates: with d = AL-1 drafts
+// expected, unconditional per-position rates are [1]*floor(d) + [frac(d)] +
+// [0]*..., cut to k), vllm/v1/spec_decode/utils.py
+// (unconditional_to_conditional_rates: c_i = p_i/p_(i-1), 0 after a zero),
+// and the synthetic branch of the rejection kernels
+// (vllm/v1/sample/rejection_sampler.py; MRV2
+// vllm/v1/worker/gpu/spec_decode/synthetic_rejection_sampler_utils.py):
+// for each request and each position, draw u, accept while u < c_i (the
+// rates live in a float32 tensor), stop at the first rejection, and emit
+// the target's token there or the bonus token after k acceptances. Every
+// request and position draws independently.
+//
+// With the length-derived rates only one position is random, so a request
+// gets floor(AL) or floor(AL)+1 with P(+1) = float32(frac(AL-1)); the mean
+// is AL up to that float32 rounding. Because positions are independent and
+// the chain stops at the first rejection, L has P(L = 1+j) =
+// c_1...c_j (1 - c_(j+1)); the sampler draws it from those probabilities
+// (one 64-bit draw per request, with the table sampler below) rather than
+// one draw per position.
+func newVLLMSynthetic(c Config, rng *rand.PCG) (*table, error) {
 	rates := c.Rates
 	if rates == nil {
 		rates = vllmRates(c.TargetAL, c.K)
@@ -353,13 +352,8 @@ func newVLLMSynthetic(c Config, rng *rand.PCG) (*vllmSynthetic, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", c.Method, err)
 	}
-	return &vllmSynthetic{rng: rng, table: t, marg: d, mean: meanOf(d), rates: rates}, nil
+	return &table{rng: *rng, cells: t.cells, mask: t.mask, marg: d, mean: meanOf(d)}, nil
 }
-
-func (s *vllmSynthetic) Step(out []int) { s.table.fill(s.rng, out) }
-
-func (s *vllmSynthetic) ExpectedMean() float64 { return s.mean }
-func (s *vllmSynthetic) Marginal() []float64   { return append([]float64(nil), s.marg...) }
 
 // ---------------------------------------------------------------------------
 
@@ -465,15 +459,17 @@ func (s *trtllm) Marginal() []float64 {
 
 // ---------------------------------------------------------------------------
 
-// table is the chain and empirical methods: each request draws its own L
-// every step from a fixed distribution over 1..K+1 (chain: the golden
+// table draws each request's own L every step from a fixed distribution
+// over 1..K+1. It is the chain and empirical methods (chain: the golden
 // distribution at k, golden.Curve.Distribution; empirical: a measured
-// histogram, ParseHistogram). No engine does this; it is the model of real
-// (not forced) acceptance with a chain draft whose per-position acceptance
-// matches the golden curve.
+// histogram, ParseHistogram), and runs vllm-synthetic's closed-form
+// distribution. Chain and empirical are no engine's forced acceptance: they
+// model real acceptance with a chain draft whose per-position acceptance
+// matches the golden curve, or a measured run.
 type table struct {
-	rng   *rand.PCG
-	table *aliasTable
+	rng   rand.PCG
+	cells []aliasCell // the alias table's cells and mask, held here to
+	mask  uint64      // save indirections in Step
 	marg  []float64
 	mean  float64
 }
@@ -507,10 +503,23 @@ func newTable(c Config, rng *rand.PCG) (*table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", c.Method, err)
 	}
-	return &table{rng: rng, table: t, marg: d, mean: meanOf(d)}, nil
+	return &table{rng: *rng, cells: t.cells, mask: t.mask, marg: d, mean: meanOf(d)}, nil
 }
 
-func (s *table) Step(out []int) { s.table.fill(s.rng, out) }
+// Step draws one length per request from the alias table (see
+// aliasTable.draw; the loop repeats it so that the generator's state can
+// stay in registers, on a local copy written back at the end).
+func (s *table) Step(out []int) {
+	r := s.rng
+	cells, mask := s.cells, s.mask
+	for i := range out {
+		x := r.Uint64()
+		c := &cells[x&mask]
+		own := int64(x>>32-c.keep) >> 63
+		out[i] = int(c.other + c.diff&own)
+	}
+	s.rng = r
+}
 
 func (s *table) ExpectedMean() float64 { return s.mean }
 func (s *table) Marginal() []float64   { return append([]float64(nil), s.marg...) }

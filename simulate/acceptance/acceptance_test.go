@@ -275,6 +275,26 @@ func TestTRTLLMPool(t *testing.T) {
 			t.Errorf("AL %v k=%d: %v, want all %d", tt.al, tt.k, counts, tt.want)
 		}
 	}
+	// The pool index of slot i at step c is (c*6007 + i*1009) mod 65536, as in
+	// _apply_force_accepted_tokens (the counter is bumped before use).
+	h := mustNew(t, Config{Method: TRTLLM, K: 6, TargetAL: 4.80, Seed: 21}).(*trtllm)
+	out := make([]int, 5)
+	for c := uint64(1); c <= 3; c++ {
+		h.Step(out)
+		for i, l := range out {
+			want := 4
+			if h.pool[(c*6007+uint64(i)*1009)%65536] < h.below {
+				want = 5
+			}
+			if l != want {
+				t.Fatalf("step %d slot %d: %d, want %d", c, i, l, want)
+			}
+		}
+	}
+	// frac(3.8) = 0.7999999999999998 compares as float32 0.8 = 13421773/2^24.
+	if h.below != 13421773 {
+		t.Errorf("threshold %d/2^24, want 13421773", h.below)
+	}
 	if _, err := New(Config{Method: TRTLLM, K: 3, TargetAL: 1}); err == nil || !strings.Contains(err.Error(), "off") {
 		t.Errorf("AL 1 (force 0 = off): %v", err)
 	}

@@ -3,7 +3,6 @@ package acceptance
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 )
 
 // aliasTable draws an outcome with given probabilities from one 64-bit
@@ -81,18 +80,4 @@ func (t *aliasTable) draw(x uint64) int {
 	c := &t.cells[x&t.mask]
 	own := int64(x>>32-c.keep) >> 63
 	return int(c.other + c.diff&own)
-}
-
-// fill draws one length per element of out. It works on a copy of the
-// generator's state so that the state stays in registers.
-func (t *aliasTable) fill(rng *rand.PCG, out []int) {
-	r := *rng
-	cells, mask := t.cells, t.mask
-	for i := range out {
-		x := r.Uint64()
-		c := &cells[x&mask]
-		own := int64(x>>32-c.keep) >> 63
-		out[i] = int(c.other + c.diff&own)
-	}
-	*rng = r
 }
