@@ -262,6 +262,12 @@ type AttentionShape struct {
 	MLA                                         bool // DeepSeek-style latent attention: KVHeads=1, HeadDim = kv_lora_rank + rope dim
 }
 
+// mlaDecodeCompute is the compute efficiency of MLA decode kernels.
+const mlaDecodeCompute = 660.0 / 989
+
+// mmaRows is the row count of a warpgroup tensor-core tile (wgmma M = 64).
+const mmaRows = 64
+
 // mlaRopeDim is the rotary part of an MLA head (DeepSeek-V3, Kimi-K2): the
 // value projection uses the latent without it.
 const mlaRopeDim = 64
@@ -298,8 +304,33 @@ func (c *Coster) Attention(s AttentionShape) Cost {
 		keys = l - q + (q+1)/2
 	}
 	flops := 2 * b * h * q * keys * (d + dv)
+	// Decode kernels fold each KV head's query group (q_len x heads/kv_heads
+	// rows) into one tile of the tensor-core instruction, 64 rows on Hopper
+	// and Blackwell: a GQA group of 8 with one query fills an eighth of it,
+	// MLA's 128 heads fill it. Compute is priced on padded rows.
+	work := flops
+	if !s.Prefill {
+		rows := q * h / kvh
+		if s.MLA {
+			rows = q * h
+		}
+		work = flops * math.Ceil(rows/mmaRows) * mmaRows / rows
+	}
 	rate, _ := c.gpu.ComputeRate(BF16) // FP8 KV is dequantized to BF16 for the math
-	cost := c.rooflineUnits(class, kvDT, bytes, flops, rate, attentionUnits(s))
+	var cost Cost
+	if s.MLA && !s.Prefill {
+		// The H200 table has no MLA rows (PyTorch has no flash kernel for
+		// a 576-wide head); dedicated MLA decode kernels are compute-
+		// efficient: FlashMLA reaches 660 of 989 dense BF16 TFLOP/s on an
+		// H800 (deepseek-ai/FlashMLA README).
+		e := c.eff[class][slotOf(kvDT)]
+		e.Compute = math.Max(e.Compute, mlaDecodeCompute)
+		t, bound := e.timeUnits(bytes/c.gpu.HBMBandwidth, work/rate, attentionUnits(s))
+		cost = Cost{Seconds: t, Bytes: bytes, Source: c.offTable, Bound: bound}
+	} else {
+		cost = c.rooflineUnits(class, kvDT, bytes, work, rate, attentionUnits(s))
+	}
+	cost.FLOPs = flops
 	if !s.Prefill && !s.MLA {
 		c.tables.adjust(&cost, classAttention, kvDT, lineKey{s.Heads, max(s.KVHeads, 1), s.HeadDim, 0, 0}, coords3(s.KVLen, s.Batch, s.QLen))
 	}
