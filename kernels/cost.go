@@ -337,10 +337,15 @@ func (c *Coster) Attention(s AttentionShape) Cost {
 	return cost
 }
 
-// attentionUnits are the independent (sequence, KV head) pairs a decode
-// kernel spreads over the SMs; MLA shares one latent head.
+// attentionUnits are the independent work units an attention kernel
+// spreads over the SMs: (sequence, KV head) pairs for decode, with MLA
+// sharing one latent head; (sequence, query head, 128-query tile) for
+// prefill.
 func attentionUnits(s AttentionShape) float64 {
-	if s.MLA {
+	switch {
+	case s.Prefill:
+		return f(s.Batch) * f(s.Heads) * math.Ceil(f(s.QLen)/128)
+	case s.MLA:
 		return f(s.Batch)
 	}
 	return f(s.Batch) * f(max(s.KVHeads, 1))
