@@ -43,12 +43,23 @@ type Coster struct {
 	coll                                     *collectiveModel
 	eagerLaunch, graphLaunch, graphPerKernel float64
 	note                                     string
+	kind                                     string
 	fitted                                   [numClasses][numSlots]int
 }
 
 // Calibration says where the Coster's efficiencies come from, for output:
 // measured tables of this GPU, another GPU's carried over, or defaults.
 func (c *Coster) Calibration() string { return c.note }
+
+// Calibration kinds (Coster.CalibrationKind).
+const (
+	CalibrationMeasured    = "measured"     // this GPU's measured tables
+	CalibrationCarriedOver = "carried-over" // the H200's fitted efficiencies, scaled by datasheet figures
+	CalibrationDefaults    = "defaults"     // no measured table in this build
+)
+
+// CalibrationKind is Calibration as one of the constants above.
+func (c *Coster) CalibrationKind() string { return c.kind }
 
 // GPU returns the figures the Coster prices with.
 func (c *Coster) GPU() *GPU { return c.gpu.clone() }
@@ -64,15 +75,18 @@ func NewCoster(g *GPU) *Coster {
 			coll := *h.coll
 			coll.table = nil // measured lines belong to the H200's fabric
 			c := newCoster(g, &calibration{eff: h.eff, coll: &coll}, SourceCarryOver)
+			c.kind = CalibrationCarriedOver
 			c.note = "efficiencies fitted on the H200's measured tables, carried over to " + g.Name + " by its datasheet bandwidth and peak rates; NVLink collectives scaled by link bandwidth"
 			return c
 		}
 		c := newCoster(g, nil, SourceRoofline)
+		c.kind = CalibrationDefaults
 		c.note = "datasheet roofline with default efficiencies (no measured table in this build)"
 		return c
 	}
 	c := newCoster(g, cal, SourceRoofline)
-	c.note = "measured tables kernels/data/" + g.Name + " (interpolated on measured lines, fitted roofline elsewhere)"
+	c.kind = CalibrationMeasured
+	c.note = "measured tables kernels/data/" + g.Name + " (interpolated in the measured grid; elsewhere the fitted roofline, anchored to the nearest measured shape)"
 	return c
 }
 
