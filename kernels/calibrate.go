@@ -14,7 +14,7 @@ import (
 var dataFS embed.FS
 
 // calibration is what measured tables teach about one GPU: fitted
-// efficiencies, residual lines for interpolation and the collective model.
+// efficiencies, residual grids for interpolation and the collective model.
 type calibration struct {
 	eff    [numClasses][numSlots]Efficiency
 	fitted [numClasses][numSlots]int // rows each efficiency was fitted on; 0 = default or borrowed
@@ -108,7 +108,7 @@ func loadCalibration(name string) (*calibration, error) {
 }
 
 // calibrate fits efficiencies per op class and dtype to measured rows,
-// then builds the residual lines that interpolate them.
+// then builds the residual grids that interpolate the measurements.
 func calibrate(g *GPU, rows []OpRow, crows []CollectiveRow) *calibration {
 	cal := &calibration{eff: defaultEfficiencies()}
 	groups := map[[2]int][]OpRow{}
@@ -303,7 +303,8 @@ func fitEfficiency(probe *Coster, class opClass, slot dtypeSlot, rows []OpRow) E
 }
 
 // calibrateCollectives fits the NVLink collective model per op to measured
-// rows and keeps residual lines per (op, GPU count) for interpolation.
+// rows and keeps a residual grid per op over (bytes, GPU count) for
+// interpolation.
 func calibrateCollectives(g *GPU, rows []CollectiveRow) *collectiveModel {
 	m := defaultCollectiveModel()
 	if len(rows) == 0 {

@@ -43,12 +43,23 @@ type Coster struct {
 	coll                                     *collectiveModel
 	eagerLaunch, graphLaunch, graphPerKernel float64
 	note                                     string
+	kind                                     string
 	fitted                                   [numClasses][numSlots]int
 }
 
 // Calibration says where the Coster's efficiencies come from, for output:
 // measured tables of this GPU, another GPU's carried over, or defaults.
 func (c *Coster) Calibration() string { return c.note }
+
+// Calibration kinds (Coster.CalibrationKind).
+const (
+	CalibrationMeasured    = "measured"     // this GPU's measured tables
+	CalibrationCarriedOver = "carried-over" // the H200's fitted efficiencies, scaled by datasheet figures
+	CalibrationDefaults    = "defaults"     // no measured table in this build
+)
+
+// CalibrationKind is Calibration as one of the constants above.
+func (c *Coster) CalibrationKind() string { return c.kind }
 
 // GPU returns the figures the Coster prices with.
 func (c *Coster) GPU() *GPU { return c.gpu.clone() }
@@ -64,15 +75,18 @@ func NewCoster(g *GPU) *Coster {
 			coll := *h.coll
 			coll.table = nil // measured lines belong to the H200's fabric
 			c := newCoster(g, &calibration{eff: h.eff, coll: &coll}, SourceCarryOver)
+			c.kind = CalibrationCarriedOver
 			c.note = "efficiencies fitted on the H200's measured tables, carried over to " + g.Name + " by its datasheet bandwidth and peak rates; NVLink collectives scaled by link bandwidth"
 			return c
 		}
 		c := newCoster(g, nil, SourceRoofline)
+		c.kind = CalibrationDefaults
 		c.note = "datasheet roofline with default efficiencies (no measured table in this build)"
 		return c
 	}
 	c := newCoster(g, cal, SourceRoofline)
-	c.note = "measured tables kernels/data/" + g.Name + " (interpolated on measured lines, fitted roofline elsewhere)"
+	c.kind = CalibrationMeasured
+	c.note = "measured tables kernels/data/" + g.Name + " (interpolated in the measured grid; elsewhere the fitted roofline, anchored to the nearest measured shape)"
 	return c
 }
 
@@ -262,6 +276,12 @@ type AttentionShape struct {
 	MLA                                         bool // DeepSeek-style latent attention: KVHeads=1, HeadDim = kv_lora_rank + rope dim
 }
 
+// mlaDecodeCompute is the compute efficiency of MLA decode kernels.
+const mlaDecodeCompute = 660.0 / 989
+
+// mmaRows is the row count of a warpgroup tensor-core tile (wgmma M = 64).
+const mmaRows = 64
+
 // mlaRopeDim is the rotary part of an MLA head (DeepSeek-V3, Kimi-K2): the
 // value projection uses the latent without it.
 const mlaRopeDim = 64
@@ -298,18 +318,48 @@ func (c *Coster) Attention(s AttentionShape) Cost {
 		keys = l - q + (q+1)/2
 	}
 	flops := 2 * b * h * q * keys * (d + dv)
+	// Decode kernels fold each KV head's query group (q_len x heads/kv_heads
+	// rows) into one tile of the tensor-core instruction, 64 rows on Hopper
+	// and Blackwell: a GQA group of 8 with one query fills an eighth of it,
+	// MLA's 128 heads fill it. Compute is priced on padded rows.
+	work := flops
+	if !s.Prefill {
+		rows := q * h / kvh
+		if s.MLA {
+			rows = q * h
+		}
+		work = flops * math.Ceil(rows/mmaRows) * mmaRows / rows
+	}
 	rate, _ := c.gpu.ComputeRate(BF16) // FP8 KV is dequantized to BF16 for the math
-	cost := c.rooflineUnits(class, kvDT, bytes, flops, rate, attentionUnits(s))
+	var cost Cost
+	if s.MLA && !s.Prefill {
+		// The H200 table has no MLA rows (PyTorch has no flash kernel for
+		// a 576-wide head); dedicated MLA decode kernels are compute-
+		// efficient: FlashMLA reaches 660 of 989 dense BF16 TFLOP/s on an
+		// H800 (deepseek-ai/FlashMLA README).
+		e := c.eff[class][slotOf(kvDT)]
+		e.Compute = math.Max(e.Compute, mlaDecodeCompute)
+		t, bound := e.timeUnits(bytes/c.gpu.HBMBandwidth, work/rate, attentionUnits(s))
+		cost = Cost{Seconds: t, Bytes: bytes, Source: c.offTable, Bound: bound}
+	} else {
+		cost = c.rooflineUnits(class, kvDT, bytes, work, rate, attentionUnits(s))
+	}
+	cost.FLOPs = flops
 	if !s.Prefill && !s.MLA {
 		c.tables.adjust(&cost, classAttention, kvDT, lineKey{s.Heads, max(s.KVHeads, 1), s.HeadDim, 0, 0}, coords3(s.KVLen, s.Batch, s.QLen))
 	}
 	return cost
 }
 
-// attentionUnits are the independent (sequence, KV head) pairs a decode
-// kernel spreads over the SMs; MLA shares one latent head.
+// attentionUnits are the independent work units an attention kernel
+// spreads over the SMs: (sequence, KV head) pairs for decode, with MLA
+// sharing one latent head; (sequence, query head, 128-query tile) for
+// prefill.
 func attentionUnits(s AttentionShape) float64 {
-	if s.MLA {
+	switch {
+	case s.Prefill:
+		return f(s.Batch) * f(s.Heads) * math.Ceil(f(s.QLen)/128)
+	case s.MLA:
 		return f(s.Batch)
 	}
 	return f(s.Batch) * f(max(s.KVHeads, 1))

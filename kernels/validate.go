@@ -19,7 +19,8 @@ func NewCosterFromTables(g *GPU, ops *OpTable, colls *CollectiveTable) *Coster {
 		crows = colls.Rows
 	}
 	c := newCoster(g, calibrate(g, rows, crows), SourceRoofline)
-	c.note = "measured tables given on the command line (interpolated on measured lines, fitted roofline elsewhere)"
+	c.kind = CalibrationMeasured
+	c.note = "measured tables given on the command line (interpolated in the measured grid; elsewhere the fitted roofline, anchored to the nearest measured shape)"
 	return c
 }
 

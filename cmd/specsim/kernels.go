@@ -118,6 +118,7 @@ func addShapeFlags(fs *flag.FlagSet) *shapeFlags {
 type kernelPrediction struct {
 	GPU       string  `json:"gpu"`
 	Op        string  `json:"op"`
+	MoEKernel string  `json:"moe_kernel,omitempty"`
 	DType     string  `json:"dtype,omitempty"`
 	LatencyUS float64 `json:"latency_us"`
 	Source    string  `json:"source"`
@@ -196,7 +197,7 @@ func runKernelsPredict(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specsim kernels predict:", err)
 		return exitBadInput
 	}
-	if p.Source == kernels.SourceCarryOver || p.Source == kernels.SourceRoofline && !strings.HasPrefix(coster.Calibration(), "measured") {
+	if p.Source != kernels.SourceMeasured {
 		p.Note = coster.Calibration()
 	}
 	if format == formatJSON {
@@ -206,7 +207,11 @@ func runKernelsPredict(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	t := &table{header: []string{"gpu", "op", "dtype", ">latency_us", "source", "bound", ">bytes_MB", ">GFLOP"}}
-	t.add(p.GPU, p.Op, p.DType, fmt.Sprintf("%.2f", p.LatencyUS), p.Source, p.Bound,
+	opName := p.Op
+	if p.MoEKernel != "" {
+		opName += " (" + p.MoEKernel + ")"
+	}
+	t.add(p.GPU, opName, p.DType, fmt.Sprintf("%.2f", p.LatencyUS), p.Source, p.Bound,
 		fmt.Sprintf("%.3f", p.Bytes/1e6), fmt.Sprintf("%.3f", p.FLOPs/1e9))
 	t.writeText(stdout)
 	if p.Note != "" {
@@ -311,7 +316,7 @@ func predictOne(c *kernels.Coster, op string, s *shapeFlags) (kernelPrediction, 
 			return p, fmt.Errorf("--moe-kernel %q: want %s or %s", s.moeKernel, kernels.MoETorchGrouped, kernels.MoEFused)
 		}
 		cost = c.MoE(kernels.MoEShape{Tokens: r.Tokens, Experts: r.Experts, TopK: r.TopK, Hidden: r.Hidden, Inter: r.Inter, DType: dt, Skew: s.skew, Kernel: k})
-		p.Op = "moe (" + string(k) + ")"
+		p.MoEKernel = string(k)
 	case "attention":
 		if s.prefill || s.mla {
 			if r.Batch <= 0 || r.QLen <= 0 || r.KVLen <= 0 || r.Heads <= 0 || r.HeadDim <= 0 {
@@ -598,16 +603,17 @@ Example:
   specsim kernels gpus --gpu-catalog my-gpus.yaml --json`
 
 type gpuJSON struct {
-	Name          string             `json:"name"`
-	Arch          string             `json:"arch"`
-	HBMGB         float64            `json:"hbm_gb"`
-	HBMTBPerS     float64            `json:"hbm_tb_per_s"`
-	TFLOPS        map[string]float64 `json:"tflops"`
-	NVLinkGBPerS  float64            `json:"nvlink_gb_per_s"`
-	NVLinkDomain  int                `json:"nvlink_domain"`
-	NetworkGBPerS float64            `json:"network_gb_per_s"`
-	Calibration   string             `json:"calibration"`
-	Sources       []string           `json:"sources"`
+	Name            string             `json:"name"`
+	Arch            string             `json:"arch"`
+	HBMGB           float64            `json:"hbm_gb"`
+	HBMTBPerS       float64            `json:"hbm_tb_per_s"`
+	TFLOPS          map[string]float64 `json:"tflops"`
+	NVLinkGBPerS    float64            `json:"nvlink_gb_per_s"`
+	NVLinkDomain    int                `json:"nvlink_domain"`
+	NetworkGBPerS   float64            `json:"network_gb_per_s"`
+	Calibration     string             `json:"calibration"`
+	CalibrationKind string             `json:"calibration_kind"`
+	Sources         []string           `json:"sources"`
 }
 
 func runKernelsGPUs(args []string, stdout, stderr io.Writer) int {
@@ -630,7 +636,9 @@ func runKernelsGPUs(args []string, stdout, stderr io.Writer) int {
 		g, _ := kernels.LookupGPU(name)
 		j := gpuJSON{Name: g.Name, HBMGB: g.HBMBytes / 1e9, HBMTBPerS: g.HBMBandwidth / 1e12, TFLOPS: map[string]float64{},
 			NVLinkGBPerS: g.NVLinkBandwidth / 1e9, NVLinkDomain: g.NVLinkDomain, NetworkGBPerS: g.NetworkBandwidth / 1e9, Arch: g.Arch,
-			Calibration: kernels.NewCoster(g).Calibration(), Sources: g.Sources}
+			Sources: g.Sources}
+		c := kernels.NewCoster(g)
+		j.Calibration, j.CalibrationKind = c.Calibration(), c.CalibrationKind()
 		for dt, v := range g.Peak {
 			j.TFLOPS[string(dt)] = v / 1e12
 		}
@@ -650,13 +658,7 @@ func runKernelsGPUs(args []string, stdout, stderr io.Writer) int {
 		return "-"
 	}
 	for _, j := range list {
-		source := "measured"
-		switch {
-		case strings.HasPrefix(j.Calibration, "efficiencies fitted on the H200"):
-			source = "carried over from h200"
-		case strings.HasPrefix(j.Calibration, "datasheet"):
-			source = "defaults"
-		}
+		source := j.CalibrationKind
 		t.add(j.Name, strconv.FormatFloat(j.HBMGB, 'f', -1, 64), strconv.FormatFloat(j.HBMTBPerS, 'f', -1, 64),
 			tf(j.TFLOPS, "bf16"), tf(j.TFLOPS, "fp8"), tf(j.TFLOPS, "nvfp4"), strconv.FormatFloat(j.NVLinkGBPerS, 'f', -1, 64),
 			strconv.Itoa(j.NVLinkDomain), strconv.FormatFloat(j.NetworkGBPerS, 'f', -1, 64), source)

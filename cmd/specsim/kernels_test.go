@@ -171,6 +171,32 @@ func TestKernelsEfficiencies(t *testing.T) {
 	}
 }
 
+func TestKernelsGPUCatalogFlag(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gpus.yaml")
+	cat := "gpus:\n  - name: testgpu-r100\n    arch: blackwell\n    hbm_gb: 288\n    hbm_tb_per_s: 20\n    tflops: {bf16: 4000, fp8: 17500, nvfp4: 35000}\n    nvlink_gb_per_s: 1800\n    nvlink_domain: 72\n    network_gb_per_s: 200\n"
+	if err := os.WriteFile(path, []byte(cat), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runCLI(t, "kernels", "predict", "--gpu-catalog", path, "--gpu", "testgpu-r100", "--op", "copy", "--n", "1000000000", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var p struct {
+		LatencyUS float64 `json:"latency_us"`
+		Source    string  `json:"source"`
+	}
+	json.Unmarshal([]byte(out), &p)
+	// 2 GB of traffic at 20 TB/s is 100 us at the datasheet rate.
+	if p.LatencyUS < 100 || p.LatencyUS > 200 || p.Source != "roofline-carried-over" {
+		t.Errorf("%+v", p)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("gpus:\n  - name: x\n    hbm_gb: -1\n"), 0o644)
+	if _, stderr, code := runCLI(t, "kernels", "gpus", "--gpu-catalog", bad); code != exitBadInput || !strings.Contains(stderr, "bad.yaml") {
+		t.Errorf("bad catalog: exit %d, %q", code, stderr)
+	}
+}
+
 func TestKernelsBadInput(t *testing.T) {
 	for _, args := range [][]string{
 		{"kernels"},
