@@ -177,7 +177,7 @@ func TestKernelsGPUCatalogFlag(t *testing.T) {
 	if err := os.WriteFile(path, []byte(cat), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, stderr, code := runCLI(t, "kernels", "predict", "--gpu-catalog", path, "--gpu", "testgpu-r100", "--op", "copy", "--n", "1000000000", "--json")
+	out, stderr, code := runKernelsCLI(t, "kernels", "predict", "--gpu-catalog", path, "--gpu", "testgpu-r100", "--op", "copy", "--n", "1000000000", "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -192,7 +192,7 @@ func TestKernelsGPUCatalogFlag(t *testing.T) {
 	}
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	os.WriteFile(bad, []byte("gpus:\n  - name: x\n    hbm_gb: -1\n"), 0o644)
-	if _, stderr, code := runCLI(t, "kernels", "gpus", "--gpu-catalog", bad); code != exitBadInput || !strings.Contains(stderr, "bad.yaml") {
+	if _, stderr, code := runKernelsCLI(t, "kernels", "gpus", "--gpu-catalog", bad); code != exitBadInput || !strings.Contains(stderr, "bad.yaml") {
 		t.Errorf("bad catalog: exit %d, %q", code, stderr)
 	}
 }
