@@ -19,9 +19,16 @@ type Backend struct {
 	Name       string
 	Engine     string // "sglang", "vllm", "trtllm"
 	DTypes     []DType
-	Efficiency float64 // (0, 1]: kernel time is divided by it
+	Efficiency float64  // (0, 1]: kernel time is divided by it
+	Arch       []string // GPU architectures it runs on; empty = all
 	Notes      string
 	Source     string
+}
+
+// RunsOn reports whether the backend runs on a GPU architecture ("" =
+// unknown, assumed yes).
+func (b Backend) RunsOn(arch string) bool {
+	return arch == "" || len(b.Arch) == 0 || slices.Contains(b.Arch, arch)
 }
 
 // Accepts reports whether the backend runs experts stored in dt.
@@ -53,6 +60,7 @@ type backendFile struct {
 			Name       string   `yaml:"name"`
 			DTypes     []string `yaml:"dtypes"`
 			Efficiency float64  `yaml:"efficiency"`
+			Arch       []string `yaml:"arch"`
 			Notes      string   `yaml:"notes"`
 		} `yaml:"backends"`
 	} `yaml:"engines"`
@@ -96,7 +104,7 @@ func parseBackends(name string, data []byte) (*backendTable, error) {
 			if !(b.Efficiency > 0 && b.Efficiency <= 1) {
 				return nil, fmt.Errorf("%s: %s/%s: efficiency %v outside (0, 1]", name, engine, b.Name, b.Efficiency)
 			}
-			be := Backend{Name: b.Name, Engine: engine, Efficiency: b.Efficiency, Notes: b.Notes, Source: e.Source}
+			be := Backend{Name: b.Name, Engine: engine, Efficiency: b.Efficiency, Arch: b.Arch, Notes: b.Notes, Source: e.Source}
 			for _, d := range b.DTypes {
 				dt, err := ParseDType(d)
 				if err != nil {
@@ -132,17 +140,25 @@ func Backends() []Backend {
 	out := make([]Backend, len(backends.backends))
 	for i, b := range backends.backends {
 		b.DTypes = slices.Clone(b.DTypes)
+		b.Arch = slices.Clone(b.Arch)
 		out[i] = b
 	}
 	return out
 }
 
 // BackendFor resolves the backend an engine runs experts stored in dt on
-// when name is requested ("" or "auto" asks for the engine's choice). If
-// the named backend does not accept dt the engine falls back (an
-// unquantized BF16 draft next to an NVFP4 target lands on Triton in SGLang
-// and vLLM) and fellBack is true.
+// when name is requested ("" or "auto" asks for the engine's choice), on
+// any GPU. If the named backend does not accept dt the engine falls back
+// (an unquantized BF16 draft next to an NVFP4 target lands on Triton in
+// SGLang and vLLM) and fellBack is true.
 func BackendFor(engine, name string, dt DType) (b Backend, fellBack bool, err error) {
+	return BackendForArch(engine, name, dt, "")
+}
+
+// BackendForArch is BackendFor on a GPU architecture (GPU.Arch): backends
+// that do not run there (TensorRT-LLM-generated kernels are
+// Blackwell-only) are not chosen by "auto", and a named one falls back.
+func BackendForArch(engine, name string, dt DType, arch string) (b Backend, fellBack bool, err error) {
 	engine = strings.ToLower(strings.TrimSpace(engine))
 	if engine == "tensorrt-llm" || engine == "trt-llm" || engine == "tensorrt_llm" {
 		engine = "trtllm"
@@ -156,19 +172,22 @@ func BackendFor(engine, name string, dt DType) (b Backend, fellBack bool, err er
 		sort.Strings(engines)
 		return Backend{}, false, fmt.Errorf("unknown engine %q: want %s", engine, strings.Join(engines, ", "))
 	}
-	name = strings.ToLower(strings.TrimSpace(name))
-	if name == "" || name == "auto" {
-		// The engine's pick: its most efficient backend for the format.
+	auto := func() (Backend, error) {
 		var best Backend
 		for _, c := range backends.backends {
-			if c.Engine == engine && c.Accepts(dt) && c.Efficiency > best.Efficiency {
+			if c.Engine == engine && c.Accepts(dt) && c.RunsOn(arch) && c.Efficiency > best.Efficiency {
 				best = c
 			}
 		}
 		if best.Name == "" {
-			return Backend{}, false, fmt.Errorf("engine %s has no MoE backend for %s", engine, dt)
+			return Backend{}, fmt.Errorf("engine %s has no MoE backend for %s", engine, dt)
 		}
-		return best, false, nil
+		return best, nil
+	}
+	name = strings.ToLower(strings.TrimSpace(name))
+	if name == "" || name == "auto" {
+		b, err := auto()
+		return b, false, err
 	}
 	want, ok := backends.find(engine, name)
 	if !ok {
@@ -180,16 +199,27 @@ func BackendFor(engine, name string, dt DType) (b Backend, fellBack bool, err er
 		}
 		return Backend{}, false, fmt.Errorf("engine %s has no MoE backend %q: want %s", engine, name, strings.Join(names, ", "))
 	}
-	if want.Accepts(dt) {
+	if want.Accepts(dt) && want.RunsOn(arch) {
 		return want, false, nil
 	}
 	fbName, ok := fb[dt]
 	if dt == FP16 && !ok {
 		fbName, ok = fb[BF16]
 	}
-	if !ok {
-		return Backend{}, false, fmt.Errorf("engine %s: backend %s does not accept %s and the engine has no fallback for it", engine, name, dt)
+	if ok {
+		if b, _ = backends.find(engine, fbName); b.RunsOn(arch) {
+			return b, true, nil
+		}
 	}
-	b, _ = backends.find(engine, fbName)
-	return b, true, nil
+	if b, err := auto(); err == nil {
+		return b, true, nil
+	}
+	return Backend{}, false, fmt.Errorf("engine %s: backend %s does not run %s on %s and the engine has no fallback for it", engine, name, dt, orUnknown(arch))
+}
+
+func orUnknown(arch string) string {
+	if arch == "" {
+		return "this GPU"
+	}
+	return arch
 }

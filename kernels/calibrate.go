@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"sort"
 	"sync"
 )
 
@@ -13,7 +14,7 @@ import (
 var dataFS embed.FS
 
 // calibration is what measured tables teach about one GPU: fitted
-// efficiencies, residual lines for interpolation and the collective model.
+// efficiencies, residual grids for interpolation and the collective model.
 type calibration struct {
 	eff    [numClasses][numSlots]Efficiency
 	fitted [numClasses][numSlots]int // rows each efficiency was fitted on; 0 = default or borrowed
@@ -107,12 +108,12 @@ func loadCalibration(name string) (*calibration, error) {
 }
 
 // calibrate fits efficiencies per op class and dtype to measured rows,
-// then builds the residual lines that interpolate them.
+// then builds the residual grids that interpolate the measurements.
 func calibrate(g *GPU, rows []OpRow, crows []CollectiveRow) *calibration {
 	cal := &calibration{eff: defaultEfficiencies()}
 	groups := map[[2]int][]OpRow{}
 	for _, r := range rows {
-		k, _, ok := rowLine(r)
+		k, _, ok := rowGrid(r)
 		if !ok {
 			continue
 		}
@@ -129,24 +130,42 @@ func calibrate(g *GPU, rows []OpRow, crows []CollectiveRow) *calibration {
 	}
 	borrowEfficiencies(cal)
 	probe.eff = cal.eff
-	lines := map[tableKey][]point{}
+	type measured struct {
+		c         coords
+		lat, pred float64
+	}
+	lines := map[lineID][]measured{}
 	for _, r := range rows {
-		k, x, ok := rowLine(r)
+		k, c, ok := rowGrid(r)
 		if !ok {
 			continue
 		}
-		c, err := probe.PredictRow(r)
-		if err != nil || !(c.Seconds > 0) {
+		p, err := probe.PredictRow(r)
+		if err != nil || !(p.Seconds > 0) {
 			continue
 		}
-		lines[k] = append(lines[k], point{math.Log(float64(x)), math.Log(r.LatencyUS * 1e-6 / c.Seconds)})
+		id := lineOf(k, c)
+		lines[id] = append(lines[id], measured{c, r.LatencyUS * 1e-6, p.Seconds})
 	}
-	cal.tables = &opTables{lines: map[tableKey]*residualLine{}}
-	for k, pts := range lines {
-		if l := newResidualLine(pts); l != nil {
-			cal.tables.lines[k] = l
+	points := map[gridKey][]gridPoint{}
+	for id, ms := range lines {
+		sort.Slice(ms, func(i, j int) bool { return ms[i].c.v[0] < ms[j].c.v[0] })
+		lat := make([]float64, len(ms))
+		for i, m := range ms {
+			lat[i] = m.lat
+		}
+		lat = isotonic(lat)
+		for i, m := range ms {
+			points[id.grid] = append(points[id.grid], gridPoint{m.c, math.Log(lat[i] / m.pred)})
 		}
 	}
+	grids := map[gridKey]*residualGrid{}
+	for k, pts := range points {
+		if gr := newResidualGrid(pts); gr != nil {
+			grids[k] = gr
+		}
+	}
+	cal.tables = newOpTables(grids)
 	cal.coll = calibrateCollectives(g, crows)
 	return cal
 }
@@ -193,41 +212,73 @@ func borrowEfficiencies(cal *calibration) {
 // Efficiency parameters are fitted in log space, bounded so that a sparse
 // table cannot push them to absurd values.
 var (
-	effLo = Efficiency{Mem: 0.05, Compute: 0.02, Fixed: 0.2e-6, P: 1.2}
-	effHi = Efficiency{Mem: 1.0, Compute: 1.0, Fixed: 200e-6, P: 16}
+	effLo = Efficiency{Mem: 0.05, Compute: 0.02, Fixed: 0.2e-6, P: 1.2, HalfUnits: 0.01}
+	effHi = Efficiency{Mem: 1.0, Compute: 1.0, Fixed: 200e-6, P: 16, HalfUnits: 1e4}
 )
 
 func effFromParams(x []float64) Efficiency {
 	clamp := func(v, lo, hi float64) float64 { return math.Min(hi, math.Max(lo, v)) }
 	return Efficiency{
-		Mem:     clamp(math.Exp(x[0]), effLo.Mem, effHi.Mem),
-		Compute: clamp(math.Exp(x[1]), effLo.Compute, effHi.Compute),
-		Fixed:   clamp(math.Exp(x[2])*1e-6, effLo.Fixed, effHi.Fixed),
-		P:       clamp(1+math.Exp(x[3]), effLo.P, effHi.P),
+		Mem:       clamp(math.Exp(x[0]), effLo.Mem, effHi.Mem),
+		Compute:   clamp(math.Exp(x[1]), effLo.Compute, effHi.Compute),
+		Fixed:     clamp(math.Exp(x[2])*1e-6, effLo.Fixed, effHi.Fixed),
+		P:         clamp(1+math.Exp(x[3]), effLo.P, effHi.P),
+		HalfUnits: clamp(math.Exp(x[4]), effLo.HalfUnits, effHi.HalfUnits),
 	}
 }
 
 func paramsFromEff(e Efficiency) []float64 {
-	return []float64{math.Log(e.Mem), math.Log(e.Compute), math.Log(e.Fixed * 1e6), math.Log(e.P - 1)}
+	return []float64{math.Log(e.Mem), math.Log(e.Compute), math.Log(e.Fixed * 1e6), math.Log(e.P - 1), math.Log(e.HalfUnits)}
 }
+
+// maxFitSamples bounds the rows one efficiency fit evaluates, so that
+// loading the H200 tables stays well under a second.
+const maxFitSamples = 500
 
 // fitEfficiency minimises the mean squared log error of the roofline over
 // the rows of one op class and dtype (Nelder-Mead; a weak pull towards the
 // defaults keeps parameters the rows cannot identify, such as the compute
-// efficiency of a purely memory-bound table, where they were).
+// efficiency of a purely memory-bound table, where they were). Each row's
+// memory and compute times at datasheet rates are computed once, so an
+// evaluation of the objective is a few flops per row.
 func fitEfficiency(probe *Coster, class opClass, slot dtypeSlot, rows []OpRow) Efficiency {
 	start := probe.eff[class][slot]
 	x0 := paramsFromEff(start)
+	type sample struct{ mem, compute, units, measured float64 }
+	samples := make([]sample, 0, len(rows))
 	c := *probe
+	only := func(mem, compute float64) Efficiency {
+		return Efficiency{Mem: mem, Compute: compute, P: math.Inf(1), HalfUnits: 0}
+	}
+	for _, r := range rows {
+		c.eff[class][slot] = only(1, math.MaxFloat64)
+		m, err := c.PredictRow(r)
+		if err != nil {
+			continue
+		}
+		c.eff[class][slot] = only(math.MaxFloat64, 1)
+		k, _ := c.PredictRow(r)
+		samples = append(samples, sample{m.Seconds, k.Seconds, rowUnits(r), r.LatencyUS * 1e-6})
+	}
+	if len(samples) == 0 {
+		return start
+	}
+	// Four parameters need a few hundred rows, not thousands: fit on an
+	// even stride through the table (the grids still use every row).
+	if len(samples) > maxFitSamples {
+		stride := float64(len(samples)) / maxFitSamples
+		thin := samples[:0:0]
+		for i := 0.0; int(i) < len(samples); i += stride {
+			thin = append(thin, samples[int(i)])
+		}
+		samples = thin
+	}
 	obj := func(x []float64) float64 {
-		c.eff[class][slot] = effFromParams(x)
+		e := effFromParams(x)
 		var sum float64
-		for _, r := range rows {
-			cost, err := c.PredictRow(r)
-			if err != nil || !(cost.Seconds > 0) {
-				continue
-			}
-			d := math.Log(cost.Seconds / (r.LatencyUS * 1e-6))
+		for _, s := range samples {
+			t, _ := e.timeUnits(s.mem, s.compute, s.units)
+			d := math.Log(t / s.measured)
 			sum += d * d
 		}
 		var reg float64
@@ -235,15 +286,15 @@ func fitEfficiency(probe *Coster, class opClass, slot dtypeSlot, rows []OpRow) E
 			d := x[i] - x0[i]
 			reg += d * d
 		}
-		return sum/float64(len(rows)) + 1e-4*reg
+		return sum/float64(len(samples)) + 1e-4*reg
 	}
 	best, bestF := x0, obj(x0)
 	// Restart from the result: the simplex stalls on the kinks that the
 	// max() and the clamps make.
 	x := x0
-	for range 4 {
+	for range 3 {
 		var fx float64
-		x, fx = nelderMead(obj, x, 0.5, 4000, 1e-12)
+		x, fx = nelderMead(obj, x, 0.5, 2000, 1e-10)
 		if fx < bestF {
 			best, bestF = x, fx
 		}
@@ -252,7 +303,8 @@ func fitEfficiency(probe *Coster, class opClass, slot dtypeSlot, rows []OpRow) E
 }
 
 // calibrateCollectives fits the NVLink collective model per op to measured
-// rows and keeps residual lines per (op, GPU count) for interpolation.
+// rows and keeps a residual grid per op over (bytes, GPU count) for
+// interpolation.
 func calibrateCollectives(g *GPU, rows []CollectiveRow) *collectiveModel {
 	m := defaultCollectiveModel()
 	if len(rows) == 0 {
@@ -269,21 +321,32 @@ func calibrateCollectives(g *GPU, rows []CollectiveRow) *collectiveModel {
 			m.nvlink[idx] = fitCollective(g, rs, m.nvlink[idx])
 		}
 	}
-	lines := map[collKey][]point{}
+	type measured struct{ bytes, lat, pred float64 }
+	lines := map[[2]int][]measured{}
 	for _, r := range rows {
 		if r.GPUs > g.NVLinkDomain {
 			continue
 		}
 		idx := collectiveIndex(r.Op)
 		t := m.nvlink[idx].time(r.Op, r.Bytes, float64(r.GPUs), g.NVLinkBandwidth)
-		k := collKey{idx, r.GPUs}
-		lines[k] = append(lines[k], point{math.Log(r.Bytes), math.Log(r.LatencyUS * 1e-6 / t)})
+		k := [2]int{idx, r.GPUs}
+		lines[k] = append(lines[k], measured{r.Bytes, r.LatencyUS * 1e-6, t})
 	}
-	m.table = &collectiveTable{lines: map[collKey]*residualLine{}}
-	for k, pts := range lines {
-		if l := newResidualLine(pts); l != nil {
-			m.table.lines[k] = l
+	points := [4][]gridPoint{}
+	for k, ms := range lines {
+		sort.Slice(ms, func(i, j int) bool { return ms[i].bytes < ms[j].bytes })
+		lat := make([]float64, len(ms))
+		for i, x := range ms {
+			lat[i] = x.lat
 		}
+		lat = isotonic(lat)
+		for i, x := range ms {
+			points[k[0]] = append(points[k[0]], gridPoint{coords{2, [maxGridDims]float64{x.bytes, float64(k[1])}}, math.Log(lat[i] / x.pred)})
+		}
+	}
+	m.table = &collectiveTable{}
+	for i, pts := range points {
+		m.table.grids[i] = newResidualGrid(pts)
 	}
 	return m
 }

@@ -111,11 +111,28 @@ func trafficFactor(op CollectiveOp, n float64) float64 {
 	return (n - 1) / n
 }
 
+// ringSteps is the latency depth of a collective over n GPUs: the ring's
+// 2(n-1) or n-1 sequential steps, as measured up to 8 GPUs. Beyond a
+// node's 8 NCCL switches all-reduce to its tree when that is shallower
+// (2 log2 n steps, but no fewer than the 8-GPU ring's 14), and all-to-all, whose n-1 transfers are posted
+// together, grows with log2 n rather than n.
 func ringSteps(op CollectiveOp, n float64) float64 {
+	ring := n - 1
 	if op == AllReduce {
-		return 2 * (n - 1)
+		ring = 2 * (n - 1)
 	}
-	return n - 1
+	if n <= 8 {
+		return ring
+	}
+	switch op {
+	case AllReduce:
+		// Never shallower than the measured 8-GPU ring, so that more GPUs
+		// never cost less.
+		return math.Min(ring, math.Max(14, 2*math.Ceil(math.Log2(n))))
+	case AllToAll:
+		return 7 + math.Ceil(math.Log2(n/8))
+	}
+	return ring
 }
 
 // nvlinkTime prices a collective of n GPUs all inside one NVLink domain.
@@ -136,9 +153,6 @@ func (c *Coster) Collective(op CollectiveOp, bytes float64, gpus int) Cost {
 		return Cost{Source: c.offTable, Bound: "latency"}
 	}
 	m := c.coll
-	if m == nil {
-		m = defaultCollectiveModel()
-	}
 	n := f(gpus)
 	nv := m.nvlink[idx]
 	if gpus <= c.gpu.NVLinkDomain {

@@ -42,7 +42,24 @@ type Coster struct {
 	tables                                   *opTables
 	coll                                     *collectiveModel
 	eagerLaunch, graphLaunch, graphPerKernel float64
+	note                                     string
+	kind                                     string
+	fitted                                   [numClasses][numSlots]int
 }
+
+// Calibration says where the Coster's efficiencies come from, for output:
+// measured tables of this GPU, another GPU's carried over, or defaults.
+func (c *Coster) Calibration() string { return c.note }
+
+// Calibration kinds (Coster.CalibrationKind).
+const (
+	CalibrationMeasured    = "measured"     // this GPU's measured tables
+	CalibrationCarriedOver = "carried-over" // the H200's fitted efficiencies, scaled by datasheet figures
+	CalibrationDefaults    = "defaults"     // no measured table in this build
+)
+
+// CalibrationKind is Calibration as one of the constants above.
+func (c *Coster) CalibrationKind() string { return c.kind }
 
 // GPU returns the figures the Coster prices with.
 func (c *Coster) GPU() *GPU { return c.gpu.clone() }
@@ -55,11 +72,22 @@ func NewCoster(g *GPU) *Coster {
 	if cal == nil {
 		// No table for this GPU: carry the H200's efficiencies over.
 		if h := calibrationFor("h200"); h != nil {
-			return newCoster(g, &calibration{eff: h.eff, coll: h.coll}, SourceCarryOver)
+			coll := *h.coll
+			coll.table = nil // measured lines belong to the H200's fabric
+			c := newCoster(g, &calibration{eff: h.eff, coll: &coll}, SourceCarryOver)
+			c.kind = CalibrationCarriedOver
+			c.note = "efficiencies fitted on the H200's measured tables, carried over to " + g.Name + " by its datasheet bandwidth and peak rates; NVLink collectives scaled by link bandwidth"
+			return c
 		}
-		return newCoster(g, nil, SourceRoofline)
+		c := newCoster(g, nil, SourceRoofline)
+		c.kind = CalibrationDefaults
+		c.note = "datasheet roofline with default efficiencies (no measured table in this build)"
+		return c
 	}
-	return newCoster(g, cal, SourceRoofline)
+	c := newCoster(g, cal, SourceRoofline)
+	c.kind = CalibrationMeasured
+	c.note = "measured tables kernels/data/" + g.Name + " (interpolated in the measured grid; elsewhere the fitted roofline, anchored to the nearest measured shape)"
+	return c
 }
 
 func newCoster(g *GPU, cal *calibration, offTable string) *Coster {
@@ -73,10 +101,40 @@ func newCoster(g *GPU, cal *calibration, offTable string) *Coster {
 	}
 	if cal != nil {
 		c.eff = cal.eff
+		c.fitted = cal.fitted
 		c.tables = cal.tables
 		c.coll = cal.coll
 	}
+	if c.coll == nil {
+		c.coll = defaultCollectiveModel()
+	}
 	return c
+}
+
+// ClassEfficiency is the efficiency one op class and dtype is priced with,
+// and how many measured rows it was fitted on (0: a default, or borrowed
+// from a measured dtype; see Coster.Efficiencies).
+type ClassEfficiency struct {
+	Class      string     `json:"class"`
+	DType      DType      `json:"dtype"`
+	Efficiency Efficiency `json:"efficiency"`
+	FittedRows int        `json:"fitted_rows"`
+}
+
+// Efficiencies lists the efficiencies of every op class for BF16 and FP8
+// (and NVFP4 where the GPU computes it natively).
+func (c *Coster) Efficiencies() []ClassEfficiency {
+	var out []ClassEfficiency
+	dts := []DType{BF16, FP8}
+	if c.gpu.Peak[NVFP4] > 0 {
+		dts = append(dts, NVFP4)
+	}
+	for class := range numClasses {
+		for _, dt := range dts {
+			out = append(out, ClassEfficiency{Class: class.String(), DType: dt, Efficiency: c.eff[class][slotOf(dt)], FittedRows: c.fitted[class][slotOf(dt)]})
+		}
+	}
+	return out
 }
 
 // Efficiency reports the efficiencies the Coster uses for an op class
@@ -92,7 +150,11 @@ func (c *Coster) Efficiency(class string, dt DType) (Efficiency, bool) {
 }
 
 func (c *Coster) roofline(class opClass, dt DType, bytes, flops, rate float64) Cost {
-	t, bound := c.eff[class][slotOf(dt)].time(bytes/c.gpu.HBMBandwidth, flops/rate)
+	return c.rooflineUnits(class, dt, bytes, flops, rate, 0)
+}
+
+func (c *Coster) rooflineUnits(class opClass, dt DType, bytes, flops, rate, units float64) Cost {
+	t, bound := c.eff[class][slotOf(dt)].timeUnits(bytes/c.gpu.HBMBandwidth, flops/rate, units)
 	return Cost{Seconds: t, Bytes: bytes, FLOPs: flops, Source: c.offTable, Bound: bound}
 }
 
@@ -106,7 +168,7 @@ func (c *Coster) GEMM(dt DType, m, n, k int) Cost {
 		return Cost{Source: c.offTable}
 	}
 	cost := c.gemmRoofline(classGEMM, dt, m, n, k)
-	c.tables.adjust(&cost, classGEMM, dt, lineKey{n, k, 0, 0, 0}, m)
+	c.tables.adjust(&cost, classGEMM, dt, lineKey{n, k, 0, 0, 0}, coords1(m))
 	return cost
 }
 
@@ -120,20 +182,53 @@ func (c *Coster) gemmRoofline(class opClass, dt DType, m, n, k int) Cost {
 
 // MoEShape is one MoE layer's routed experts on one GPU.
 type MoEShape struct {
-	Tokens, Experts, TopK, Hidden, Inter int     // Experts and Inter as held by this GPU (EP, TP shards)
-	DType                                DType   // expert weight format
-	Skew                                 float64 // Zipf exponent of expert popularity; 0 = uniform
+	Tokens, Experts, TopK, Hidden, Inter int       // Experts and Inter as held by this GPU (EP, TP shards)
+	DType                                DType     // expert weight format
+	Skew                                 float64   // Zipf exponent of expert popularity; 0 = uniform
+	Kernel                               MoEKernel // implementation priced; "" = MoEFused
 }
 
-// moeTile is the row tile of grouped GEMM kernels: each touched expert's
-// rows are padded to it, so sparse decode batches pay for whole tiles.
-const moeTile = 64
+// MoEKernel is the implementation a MoE cost prices.
+type MoEKernel string
+
+const (
+	// MoEFused is a serving engine's fused routed-expert kernels (SGLang
+	// and vLLM fused_moe, FlashInfer/TensorRT-LLM): routing and alignment,
+	// a grouped gate_up GEMM with the activation fused, a grouped down GEMM
+	// with the combine. Priced with the dense-GEMM efficiencies fitted on
+	// the H200 (a grouped GEMM over padded per-expert rows is a GEMM) and
+	// the fixed time of fusedMoEKernels kernels. Divide by a Backend's
+	// Efficiency for slower runners.
+	MoEFused MoEKernel = "fused"
+	// MoETorchGrouped is the PyTorch reference path the H200 collector
+	// times (sort by expert, gather, torch._grouped_mm gate_up, silu*up,
+	// grouped down, weighted combine): about ten kernels, 60-100 us of
+	// fixed cost at decode sizes. Priced with the MoE efficiencies fitted
+	// to, and interpolated in, the measured MoE table; "kernels validate"
+	// scores this path.
+	MoETorchGrouped MoEKernel = "torch-grouped"
+)
+
+// fusedMoEKernels is how many kernels a fused MoE layer launches.
+const fusedMoEKernels = 3
+
+// Row tiles of grouped GEMM kernels: each touched expert's rows are padded
+// to one, so sparse decode batches pay for whole tiles. Engines' fused
+// kernels pick small row tiles when experts get few tokens (Triton
+// fused_moe BLOCK_SIZE_M 16, TensorRT-LLM's tile_tokens_dim from 8 up);
+// PyTorch's grouped GEMM uses CUTLASS tiles of 64 or more.
+const (
+	fusedMoETile = 16
+	torchMoETile = 64
+)
 
 // MoE prices the routed experts of one layer: gate_up GEMM [hidden -> 2
 // inter], silu(gate)*up, down GEMM [inter -> hidden] over the distinct
 // experts the tokens touch (ExpectedDistinctExperts), plus permuting the
 // token rows in and out. Weight bytes count touched experts only; compute
-// counts rows padded to a 64-row tile per touched expert.
+// counts rows padded to the kernel's row tile per touched expert (half a
+// tile wasted on average, a whole one at least). s.Kernel picks the
+// implementation (an engine's fused kernels by default).
 func (c *Coster) MoE(s MoEShape) Cost {
 	if s.Tokens <= 0 || s.Experts <= 0 || s.TopK <= 0 || s.Hidden <= 0 || s.Inter <= 0 {
 		return Cost{Source: c.offTable}
@@ -152,15 +247,25 @@ func (c *Coster) MoE(s MoEShape) Cost {
 	// and writes I, down reads I and writes H; plus gather and combine of
 	// the token rows (read and write H each).
 	act := rows*(h*ab+2*in*2+2*in*2+in*2+in*ab+h*2) + f(s.Tokens)*h*2*2
-	padded := math.Max(d*moeTile, rows+d*moeTile/2)
+	tile := float64(fusedMoETile)
+	if s.Kernel == MoETorchGrouped {
+		tile = torchMoETile
+	}
+	padded := math.Max(d*tile, rows+d*tile/2)
 	useful := 2 * rows * 3 * h * in
 	rate, _ := c.gpu.ComputeRate(dt)
-	cost := c.roofline(classMoE, dt, weights+act, 2*padded*3*h*in, rate)
-	cost.FLOPs = useful
-	if s.Skew == 0 {
-		c.tables.adjust(&cost, classMoE, dt, lineKey{s.Experts, topk, s.Hidden, s.Inter, 0}, s.Tokens)
+	if s.Kernel == MoETorchGrouped {
+		cost := c.roofline(classMoE, dt, weights+act, 2*padded*3*h*in, rate)
+		cost.FLOPs = useful
+		if s.Skew == 0 {
+			c.tables.adjust(&cost, classMoE, dt, lineKey{s.Experts, topk, s.Hidden, s.Inter, 0}, coords1(s.Tokens))
+		}
+		return cost
 	}
-	return cost
+	e := c.eff[classGEMM][slotOf(dt)]
+	e.Fixed *= fusedMoEKernels
+	t, bound := e.time((weights+act)/c.gpu.HBMBandwidth, 2*padded*3*h*in/rate)
+	return Cost{Seconds: t, Bytes: weights + act, FLOPs: useful, Source: c.offTable, Bound: bound}
 }
 
 // AttentionShape is one attention layer on one GPU.
@@ -170,6 +275,12 @@ type AttentionShape struct {
 	Prefill                                     bool // causal over QLen new tokens (KVLen includes them)
 	MLA                                         bool // DeepSeek-style latent attention: KVHeads=1, HeadDim = kv_lora_rank + rope dim
 }
+
+// mlaDecodeCompute is the compute efficiency of MLA decode kernels.
+const mlaDecodeCompute = 660.0 / 989
+
+// mmaRows is the row count of a warpgroup tensor-core tile (wgmma M = 64).
+const mmaRows = 64
 
 // mlaRopeDim is the rotary part of an MLA head (DeepSeek-V3, Kimi-K2): the
 // value projection uses the latent without it.
@@ -207,12 +318,51 @@ func (c *Coster) Attention(s AttentionShape) Cost {
 		keys = l - q + (q+1)/2
 	}
 	flops := 2 * b * h * q * keys * (d + dv)
+	// Decode kernels fold each KV head's query group (q_len x heads/kv_heads
+	// rows) into one tile of the tensor-core instruction, 64 rows on Hopper
+	// and Blackwell: a GQA group of 8 with one query fills an eighth of it,
+	// MLA's 128 heads fill it. Compute is priced on padded rows.
+	work := flops
+	if !s.Prefill {
+		rows := q * h / kvh
+		if s.MLA {
+			rows = q * h
+		}
+		work = flops * math.Ceil(rows/mmaRows) * mmaRows / rows
+	}
 	rate, _ := c.gpu.ComputeRate(BF16) // FP8 KV is dequantized to BF16 for the math
-	cost := c.roofline(class, kvDT, bytes, flops, rate)
+	var cost Cost
+	if s.MLA && !s.Prefill {
+		// The H200 table has no MLA rows (PyTorch has no flash kernel for
+		// a 576-wide head); dedicated MLA decode kernels are compute-
+		// efficient: FlashMLA reaches 660 of 989 dense BF16 TFLOP/s on an
+		// H800 (deepseek-ai/FlashMLA README).
+		e := c.eff[class][slotOf(kvDT)]
+		e.Compute = math.Max(e.Compute, mlaDecodeCompute)
+		t, bound := e.timeUnits(bytes/c.gpu.HBMBandwidth, work/rate, attentionUnits(s))
+		cost = Cost{Seconds: t, Bytes: bytes, Source: c.offTable, Bound: bound}
+	} else {
+		cost = c.rooflineUnits(class, kvDT, bytes, work, rate, attentionUnits(s))
+	}
+	cost.FLOPs = flops
 	if !s.Prefill && !s.MLA {
-		c.tables.adjust(&cost, classAttention, kvDT, lineKey{s.Batch, s.QLen, s.Heads, max(s.KVHeads, 1), s.HeadDim}, s.KVLen)
+		c.tables.adjust(&cost, classAttention, kvDT, lineKey{s.Heads, max(s.KVHeads, 1), s.HeadDim, 0, 0}, coords3(s.KVLen, s.Batch, s.QLen))
 	}
 	return cost
+}
+
+// attentionUnits are the independent work units an attention kernel
+// spreads over the SMs: (sequence, KV head) pairs for decode, with MLA
+// sharing one latent head; (sequence, query head, 128-query tile) for
+// prefill.
+func attentionUnits(s AttentionShape) float64 {
+	switch {
+	case s.Prefill:
+		return f(s.Batch) * f(s.Heads) * math.Ceil(f(s.QLen)/128)
+	case s.MLA:
+		return f(s.Batch)
+	}
+	return f(s.Batch) * f(max(s.KVHeads, 1))
 }
 
 // GDNShape is one Gated DeltaNet (linear attention) layer on one GPU.
@@ -247,9 +397,9 @@ func (c *Coster) GatedDeltaNet(s GDNShape) Cost {
 	io := b * q * (2*kh*kd + 2*vh*vd + 2*vh) * BF16.Bytes()
 	flops := 8 * b * q * vh * kd * vd
 	rate, _ := c.gpu.ComputeRate(FP32)
-	cost := c.roofline(classGDN, BF16, state+io, flops, rate)
+	cost := c.rooflineUnits(classGDN, BF16, state+io, flops, rate, b*vh)
 	if s.KDim == s.VDim && sd == FP32 {
-		c.tables.adjust(&cost, classGDN, BF16, lineKey{s.QLen, s.VHeads, max(s.KHeads, 1), s.KDim, boolInt(s.KeepIntermediate)}, s.Batch)
+		c.tables.adjust(&cost, classGDN, BF16, lineKey{s.VHeads, max(s.KHeads, 1), s.KDim, boolInt(s.KeepIntermediate && s.QLen > 1), 0}, coords2(s.Batch, s.QLen))
 	}
 	return cost
 }
@@ -270,7 +420,7 @@ func (c *Coster) Norm(tokens, hidden int) Cost {
 	}
 	t, h := f(tokens), f(hidden)
 	cost := c.roofline(classNorm, BF16, 2*t*h*2+2*h, 4*t*h, c.gpu.Peak[BF16])
-	c.tables.adjust(&cost, classNorm, BF16, lineKey{hidden, 0, 0, 0, 0}, tokens)
+	c.tables.adjust(&cost, classNorm, BF16, lineKey{}, coords2(tokens, hidden))
 	return cost
 }
 
@@ -282,7 +432,7 @@ func (c *Coster) Elementwise(bytes float64) Cost {
 	}
 	cost := c.roofline(classCopy, BF16, bytes, 0, c.gpu.Peak[BF16])
 	if half := bytes / 2; half < 1<<50 {
-		c.tables.adjust(&cost, classCopy, BF16, lineKey{}, int(half))
+		c.tables.adjust(&cost, classCopy, BF16, lineKey{}, coords1(int(half)))
 	}
 	return cost
 }
@@ -301,7 +451,7 @@ func (c *Coster) LMHeadSample(tokens, hidden, vocab int, dt DType) Cost {
 	bytes := v*h*dt.Bytes() + t*h*ad.Bytes() + t*v*BF16.Bytes() + t*v*FP32.Bytes()
 	rate, _ := c.gpu.ComputeRate(dt)
 	cost := c.roofline(classLMHead, dt, bytes, 2*t*v*h, rate)
-	c.tables.adjust(&cost, classLMHead, dt, lineKey{vocab, hidden, 0, 0, 0}, tokens)
+	c.tables.adjust(&cost, classLMHead, dt, lineKey{vocab, hidden, 0, 0, 0}, coords1(tokens))
 	return cost
 }
 

@@ -25,8 +25,8 @@ func idealCoster(t testing.TB, gpu string) *Coster {
 func near(a, b, rel float64) bool { return math.Abs(a-b) <= rel*math.Max(math.Abs(a), math.Abs(b)) }
 
 func TestGEMMRooflineByHand(t *testing.T) {
-	const h200BW, h200BF16, h200FP8 = 4.8e12, 989e12, 1979e12
-	const b200BW, b200FP4 = 8e12, 9000e12
+	const h200BW, h200BF16 = 4.8e12, 989e12
+	const b200FP4 = 9000e12
 	tests := []struct {
 		name             string
 		gpu              string
@@ -46,8 +46,6 @@ func TestGEMMRooflineByHand(t *testing.T) {
 		// NVFP4 on Blackwell: W4A4 at the FP4 rate.
 		{"nvfp4 on b200", "b200", NVFP4, 8192, 8192, 8192, 8192*8192*0.5625*2 + 8192*8192*2, 1099511627776, 1099511627776 / b200FP4 * 1e6, "compute"},
 	}
-	_ = h200FP8
-	_ = b200BW
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c := idealCoster(t, tc.gpu).GEMM(tc.dt, tc.m, tc.n, tc.k)
@@ -92,11 +90,18 @@ func TestMoEByHand(t *testing.T) {
 	if want := 2 * 2 * 3 * 16 * 32.0; got.FLOPs != want {
 		t.Errorf("useful flops = %v, want %v", got.FLOPs, want)
 	}
-	// Rows are padded to a 64-row tile per touched expert: 2*64 rows.
-	if want := math.Max(wantBytes/4.8e12, 2*128*3*16*32/989e12); !near(got.Seconds, want, 1e-9) {
+	// Rows are padded to a 16-row tile per touched expert: 2*16 rows.
+	if want := math.Max(wantBytes/4.8e12, 2*32*3*16*32/989e12); !near(got.Seconds, want, 1e-9) {
 		t.Errorf("latency = %v, want %v", got.Seconds, want)
 	}
 	// Decode-sized batch on a real layer: only touched experts' weights.
+	// A prefill-sized batch on the torch path: 8192*2 rows plus half a
+	// 64-row tile for each of the 8 experts, compute-bound (1.7 ms of
+	// compute against 0.4 ms of traffic).
+	prefill := MoEShape{Tokens: 8192, Experts: 8, TopK: 2, Hidden: 4096, Inter: 4096, DType: BF16, Kernel: MoETorchGrouped}
+	if got, want := c.MoE(prefill).Seconds, 2*(8192*2+8*32.0)*3*4096*4096/989e12; !near(got, want, 1e-9) {
+		t.Errorf("prefill latency = %v, want %v", got, want)
+	}
 	big := MoEShape{Tokens: 4, Experts: 256, TopK: 8, Hidden: 7168, Inter: 2048, DType: FP8}
 	d := 256 * (1 - math.Pow(1-8.0/256, 4))
 	if got := c.MoE(big); got.Bytes < d*3*7168*2048 || got.Bytes > d*3*7168*2048*1.01 {
@@ -132,7 +137,11 @@ func TestAttentionByHand(t *testing.T) {
 			if !near(got.Bytes, tc.bytes, 1e-12) || !near(got.FLOPs, tc.flops, 1e-12) {
 				t.Errorf("bytes, flops = %v, %v; want %v, %v", got.Bytes, got.FLOPs, tc.bytes, tc.flops)
 			}
-			if want := math.Max(tc.bytes/4.8e12, tc.flops/989e12); !near(got.Seconds, want, 1e-9) {
+			// Decode compute is padded to 64 query rows per KV head: the GQA
+			// group of 8 (x4 queries) and MLA's 16 heads fill 8/64, 32/64 and
+			// 16/64 of the tile; prefill is not padded.
+			pad := map[string]float64{"decode gqa": 8, "verify fp8 kv": 2, "decode mla": 4, "prefill": 1}[tc.name]
+			if want := math.Max(tc.bytes/4.8e12, pad*tc.flops/989e12); !near(got.Seconds, want, 1e-9) {
 				t.Errorf("latency = %v, want %v", got.Seconds, want)
 			}
 		})
@@ -200,4 +209,23 @@ func mustGPU(t testing.TB, name string) *GPU {
 		t.Fatal(err)
 	}
 	return g
+}
+
+func TestMoEKernels(t *testing.T) {
+	c := newCoster(mustGPU(t, "h200"), nil, SourceRoofline)
+	tiny := MoEShape{Tokens: 1, Experts: 8, TopK: 2, Hidden: 16, Inter: 32, DType: BF16}
+	// A tiny layer costs only the fixed time: three fused kernels at the
+	// GEMM's fixed time, or the reference path's fitted fixed time.
+	if got, want := c.MoE(tiny).Seconds, 3*c.eff[classGEMM][slotBF16].Fixed; !near(got, want, 0.01) {
+		t.Errorf("fused tiny MoE = %v, want %v", got, want)
+	}
+	tiny.Kernel = MoETorchGrouped
+	if got, want := c.MoE(tiny).Seconds, c.eff[classMoE][slotBF16].Fixed; !near(got, want, 0.01) {
+		t.Errorf("torch-grouped tiny MoE = %v, want %v", got, want)
+	}
+	// PredictRow prices what the collector measured.
+	r := OpRow{Op: "moe", DType: BF16, Tokens: 1, Experts: 8, TopK: 2, Hidden: 16, Inter: 32}
+	if got, _ := c.PredictRow(r); got.Seconds != c.MoE(tiny).Seconds {
+		t.Errorf("PredictRow(moe) = %v, want the torch-grouped price %v", got.Seconds, c.MoE(tiny).Seconds)
+	}
 }

@@ -8,9 +8,17 @@
 // a roofline whose bandwidth and compute efficiencies and whose fixed
 // per-kernel time are fitted to kernels measured on a real GPU (the H200
 // tables embedded under data/h200). Where a measured table covers a shape the
-// measured latency is interpolated instead, and GPUs without a table reuse
-// the H200-fitted efficiencies scaled by their datasheet figures; each Cost
-// says which of the three it used in its Source.
+// measured latency is interpolated instead (multilinearly, in log space, in
+// the ratio of measured to fitted roofline, so the roofline's shape holds
+// between measured points); a shape the table lacks borrows that ratio from
+// the nearest measured shape. GPUs without a table reuse the H200-fitted
+// efficiencies scaled by their datasheet figures. Each Cost says which it
+// used in its Source: "measured-interpolated", "roofline" or
+// "roofline-carried-over".
+//
+// MoE is priced two ways: MoEFused (the default) for an engine's fused
+// routed-expert kernels, and MoETorchGrouped for the PyTorch grouped-GEMM
+// path the H200 collector measures and "specsim kernels validate" scores.
 //
 // The GPU catalog and the MoE runner backend table are embedded data files
 // with a source for every figure, and the catalog can be overridden from a

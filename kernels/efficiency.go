@@ -61,15 +61,31 @@ func slotOf(dt DType) dtypeSlot {
 // x_half = Fixed*e_max*rate, written in a form that carries over to other
 // GPUs as a time. P blends the two limits near the ridge point, where real
 // kernels are slower than the plain max (P = infinity gives the max).
+//
+// Kernels that split their work into few independent units (attention
+// over batch x KV heads, the GDN state update over batch x value heads)
+// cannot keep every SM streaming when there are few of them: their memory
+// efficiency is further multiplied by units/(units + HalfUnits).
 type Efficiency struct {
-	Mem, Compute float64
-	Fixed        float64 // seconds
-	P            float64
+	Mem       float64 `json:"mem"`
+	Compute   float64 `json:"compute"`
+	Fixed     float64 `json:"fixed_s"` // seconds
+	P         float64 `json:"p"`
+	HalfUnits float64 `json:"half_units"` // work units at which memory efficiency halves; used only by ops that report units
 }
 
 // time is the kernel time for roofline times at full datasheet rates.
 func (e Efficiency) time(memSeconds, computeSeconds float64) (float64, string) {
+	return e.timeUnits(memSeconds, computeSeconds, 0)
+}
+
+// timeUnits is time for an op split into units parallel work units (0:
+// not applicable).
+func (e Efficiency) timeUnits(memSeconds, computeSeconds, units float64) (float64, string) {
 	tm := memSeconds / e.Mem
+	if units > 0 {
+		tm *= (units + e.HalfUnits) / units
+	}
 	tc := computeSeconds / e.Compute
 	var t float64
 	switch {
@@ -101,14 +117,14 @@ func (e Efficiency) time(memSeconds, computeSeconds float64) (float64, string) {
 // Fitting to measured tables replaces them class by class.
 func defaultEfficiencies() (e [numClasses][numSlots]Efficiency) {
 	base := [numClasses]Efficiency{
-		classGEMM:      {Mem: 0.85, Compute: 0.80, Fixed: 4e-6, P: 4},
-		classMoE:       {Mem: 0.70, Compute: 0.60, Fixed: 15e-6, P: 3},
-		classAttention: {Mem: 0.75, Compute: 0.50, Fixed: 6e-6, P: 3},
-		classPrefill:   {Mem: 0.80, Compute: 0.60, Fixed: 8e-6, P: 3},
-		classGDN:       {Mem: 0.50, Compute: 0.50, Fixed: 5e-6, P: 3},
-		classNorm:      {Mem: 0.75, Compute: 1, Fixed: 3e-6, P: 4},
-		classLMHead:    {Mem: 0.80, Compute: 0.75, Fixed: 12e-6, P: 4},
-		classCopy:      {Mem: 4.3 / 4.8, Compute: 1, Fixed: 2e-6, P: 4},
+		classGEMM:      {Mem: 0.85, Compute: 0.80, Fixed: 4e-6, P: 4, HalfUnits: 1},
+		classMoE:       {Mem: 0.70, Compute: 0.60, Fixed: 15e-6, P: 3, HalfUnits: 1},
+		classAttention: {Mem: 0.75, Compute: 0.50, Fixed: 6e-6, P: 3, HalfUnits: 1},
+		classPrefill:   {Mem: 0.80, Compute: 0.60, Fixed: 8e-6, P: 3, HalfUnits: 1},
+		classGDN:       {Mem: 0.50, Compute: 0.50, Fixed: 5e-6, P: 3, HalfUnits: 1},
+		classNorm:      {Mem: 0.75, Compute: 1, Fixed: 3e-6, P: 4, HalfUnits: 1},
+		classLMHead:    {Mem: 0.80, Compute: 0.75, Fixed: 12e-6, P: 4, HalfUnits: 1},
+		classCopy:      {Mem: 4.3 / 4.8, Compute: 1, Fixed: 2e-6, P: 4, HalfUnits: 1},
 	}
 	for c := range numClasses {
 		for s := range numSlots {

@@ -19,6 +19,7 @@ import (
 // sparsity); NVLink bandwidth is per direction per GPU.
 type GPU struct {
 	Name             string            // "h200", "gb300", ...
+	Arch             string            // "hopper", "blackwell" ("" if unknown)
 	HBMBytes         float64           // bytes of device memory
 	HBMBandwidth     float64           // bytes/s
 	Peak             map[DType]float64 // dense FLOP/s per dtype
@@ -75,6 +76,7 @@ type catalogFile struct {
 
 type catalogEntry struct {
 	Name          string             `yaml:"name"`
+	Arch          string             `yaml:"arch"`
 	Aliases       []string           `yaml:"aliases"`
 	HBMGB         float64            `yaml:"hbm_gb"`
 	HBMTBPerS     float64            `yaml:"hbm_tb_per_s"`
@@ -143,6 +145,7 @@ func (e catalogEntry) gpu() (*GPU, error) {
 	}
 	g := &GPU{
 		Name:             name,
+		Arch:             strings.ToLower(strings.TrimSpace(e.Arch)),
 		HBMBytes:         e.HBMGB * 1e9,
 		HBMBandwidth:     e.HBMTBPerS * 1e12,
 		Peak:             map[DType]float64{},

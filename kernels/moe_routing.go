@@ -12,8 +12,8 @@ import (
 // With uniform routing (skew 0) an expert is missed by one token with
 // probability 1-topk/E, so E(1-(1-topk/E)^T) experts are touched. With skew
 // s > 0 expert popularity follows a Zipf law, p_i proportional to i^-s, and
-// expert i is picked by a token with probability q_i = min(1, topk*p_i); the
-// expectation is sum_i 1-(1-q_i)^T. Skew lowers the count (popular experts
+// expert i is picked by a token with probability q_i = min(1, c*p_i), c set
+// so that the q_i sum to topk; the expectation is sum_i 1-(1-q_i)^T. Skew lowers the count (popular experts
 // absorb the tokens), which is what load imbalance does to weight traffic.
 // The per-token picks are treated as independent across experts, exact for
 // s = 0 and a close approximation otherwise.
@@ -67,9 +67,41 @@ func zipfLogMiss(experts, topk int, skew float64) []float64 {
 		p[i] = math.Pow(float64(i+1), -skew)
 		norm += p[i]
 	}
+	// A token picks exactly topk distinct experts, so the inclusion
+	// probabilities sum to topk and none exceeds 1: q_i = min(1, c*p_i)
+	// with c chosen so that they sum to topk (capped proportional
+	// inclusion, the usual approximation of weighted sampling without
+	// replacement).
+	q := make([]float64, experts)
+	capped := make([]bool, experts)
+	for range experts {
+		var free float64
+		nCapped := 0
+		for i := range p {
+			if capped[i] {
+				nCapped++
+			} else {
+				free += p[i]
+			}
+		}
+		c := (float64(topk) - float64(nCapped)) / free
+		changed := false
+		for i := range p {
+			if capped[i] {
+				q[i] = 1
+				continue
+			}
+			q[i] = c * p[i]
+			if q[i] >= 1 {
+				capped[i], changed = true, true
+			}
+		}
+		if !changed {
+			break
+		}
+	}
 	for i := range p {
-		q := math.Min(1, float64(topk)*p[i]/norm)
-		p[i] = math.Log1p(-q)
+		p[i] = math.Log1p(-math.Min(q[i], 1))
 	}
 	if zipfEntries.Add(1) <= maxZipfEntries {
 		zipfCache.Store(key, p)

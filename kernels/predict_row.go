@@ -10,8 +10,9 @@ func Ops() []string {
 	return []string{"gemm", "moe", "attention", "gdn", "rmsnorm", "lm_head", "copy"}
 }
 
-// PredictRow prices one table row: gemm (m,n,k), moe (tokens, experts,
-// topk, hidden, inter), attention (batch, q_len, kv_len, heads, kv_heads,
+// PredictRow prices one table row as the H200 collector defines the op:
+// gemm (m,n,k), moe (tokens, experts, topk, hidden, inter; the PyTorch
+// grouped-GEMM path, MoETorchGrouped), attention (batch, q_len, kv_len, heads, kv_heads,
 // head_dim; dtype is the KV cache's), gdn (batch, q_len, heads = value
 // heads, kv_heads = key heads, head_dim for both key and value; q_len > 1
 // keeps intermediate states, as verify does), rmsnorm (tokens, hidden),
@@ -42,7 +43,7 @@ func (c *Coster) PredictRow(r OpRow) (Cost, error) {
 		if err := need("tokens", "experts", "topk", "hidden", "inter"); err != nil {
 			return Cost{}, err
 		}
-		return c.MoE(MoEShape{Tokens: r.Tokens, Experts: r.Experts, TopK: r.TopK, Hidden: r.Hidden, Inter: r.Inter, DType: r.DType}), nil
+		return c.MoE(MoEShape{Tokens: r.Tokens, Experts: r.Experts, TopK: r.TopK, Hidden: r.Hidden, Inter: r.Inter, DType: r.DType, Kernel: MoETorchGrouped}), nil
 	case "attention":
 		if err := need("batch", "q_len", "kv_len", "heads", "head_dim"); err != nil {
 			return Cost{}, err
@@ -74,27 +75,54 @@ func (c *Coster) PredictRow(r OpRow) (Cost, error) {
 	return Cost{}, fmt.Errorf("unknown op %q: want %s", r.Op, strings.Join(Ops(), ", "))
 }
 
-// rowLine is where a measured row sits: its efficiency group, its line and
-// its position x along the line. ok is false for rows PredictRow rejects.
-func rowLine(r OpRow) (k tableKey, x int, ok bool) {
+// rowGrid is where a measured row sits: its grid (op class, dtype,
+// categorical dimensions) and its continuous coordinates, the first being
+// the line's varying dimension. It must match the adjust calls of the op
+// methods. ok is false for rows PredictRow rejects.
+func rowGrid(r OpRow) (k gridKey, c coords, ok bool) {
 	switch r.Op {
 	case "gemm":
-		return tableKey{classGEMM, slotOf(r.DType), lineKey{r.N, r.K, 0, 0, 0}}, r.M, r.M > 0 && r.N > 0 && r.K > 0
+		return gridKey{classGEMM, slotOf(r.DType), lineKey{r.N, r.K, 0, 0, 0}}, coords1(r.M), r.M > 0 && r.N > 0 && r.K > 0
 	case "moe":
-		return tableKey{classMoE, slotOf(r.DType), lineKey{r.Experts, min(r.TopK, r.Experts), r.Hidden, r.Inter, 0}}, r.Tokens,
+		return gridKey{classMoE, slotOf(r.DType), lineKey{r.Experts, min(r.TopK, r.Experts), r.Hidden, r.Inter, 0}}, coords1(r.Tokens),
 			r.Tokens > 0 && r.Experts > 0 && r.TopK > 0 && r.Hidden > 0 && r.Inter > 0
 	case "attention":
-		return tableKey{classAttention, slotOf(r.DType), lineKey{r.Batch, r.QLen, r.Heads, max(r.KVHeads, 1), r.HeadDim}}, r.KVLen,
+		return gridKey{classAttention, slotOf(r.DType), lineKey{r.Heads, max(r.KVHeads, 1), r.HeadDim, 0, 0}}, coords3(r.KVLen, r.Batch, r.QLen),
 			r.Batch > 0 && r.QLen > 0 && r.KVLen > 0 && r.Heads > 0 && r.HeadDim > 0
 	case "gdn":
-		return tableKey{classGDN, slotBF16, lineKey{r.QLen, r.Heads, max(r.KVHeads, 1), r.HeadDim, boolInt(r.QLen > 1)}}, r.Batch,
+		return gridKey{classGDN, slotBF16, lineKey{r.Heads, max(r.KVHeads, 1), r.HeadDim, boolInt(r.QLen > 1), 0}}, coords2(r.Batch, r.QLen),
 			r.Batch > 0 && r.QLen > 0 && r.Heads > 0 && r.HeadDim > 0
 	case "rmsnorm", "norm":
-		return tableKey{classNorm, slotBF16, lineKey{r.Hidden, 0, 0, 0, 0}}, r.Tokens, r.Tokens > 0 && r.Hidden > 0
+		return gridKey{classNorm, slotBF16, lineKey{}}, coords2(r.Tokens, r.Hidden), r.Tokens > 0 && r.Hidden > 0
 	case "lm_head":
-		return tableKey{classLMHead, slotOf(r.DType), lineKey{r.N, r.K, 0, 0, 0}}, r.M, r.M > 0 && r.N > 0 && r.K > 0
+		return gridKey{classLMHead, slotOf(r.DType), lineKey{r.N, r.K, 0, 0, 0}}, coords1(r.M), r.M > 0 && r.N > 0 && r.K > 0
 	case "copy":
-		return tableKey{classCopy, slotBF16, lineKey{}}, r.N, r.N > 0
+		return gridKey{classCopy, slotBF16, lineKey{}}, coords1(r.N), r.N > 0
 	}
-	return tableKey{}, 0, false
+	return gridKey{}, coords{}, false
+}
+
+// rowUnits are the parallel work units the op of a row reports to the
+// roofline (see Efficiency.HalfUnits); 0 where it reports none.
+func rowUnits(r OpRow) float64 {
+	switch r.Op {
+	case "attention":
+		return attentionUnits(AttentionShape{Batch: r.Batch, KVHeads: r.KVHeads})
+	case "gdn":
+		return f(r.Batch) * f(r.Heads)
+	}
+	return 0
+}
+
+// lineOf identifies the measured line a row lies on: its grid and every
+// continuous coordinate but the first.
+type lineID struct {
+	grid gridKey
+	rest [maxGridDims - 1]float64
+}
+
+func lineOf(k gridKey, c coords) lineID {
+	id := lineID{grid: k}
+	copy(id.rest[:], c.v[1:])
+	return id
 }

@@ -90,11 +90,11 @@ func ParseOpTable(name string, data []byte, needLatency bool) (*OpTable, error) 
 		if errors.Is(err, io.EOF) {
 			break
 		}
+		if err != nil {
+			return nil, csvError(name, headerLine, err)
+		}
 		line, _ := r.FieldPos(0)
 		line += headerLine - 1
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", name, line, err)
-		}
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
 			continue
 		}
@@ -133,6 +133,16 @@ func ParseOpTable(name string, data []byte, needLatency bool) (*OpTable, error) 
 		t.Rows = append(t.Rows, row)
 	}
 	return t, nil
+}
+
+// csvError names the file line of an encoding/csv error (its line counts
+// from the header, which sits at headerLine).
+func csvError(name string, headerLine int, err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s:%d: %v", name, pe.Line+headerLine-1, pe.Err)
+	}
+	return fmt.Errorf("%s: %v", name, err)
 }
 
 func parseCellDType(s string) (DType, error) {
@@ -242,11 +252,11 @@ func ParseCollectiveTable(name string, data []byte) (*CollectiveTable, error) {
 		if errors.Is(err, io.EOF) {
 			break
 		}
+		if err != nil {
+			return nil, csvError(name, headerLine, err)
+		}
 		line, _ := r.FieldPos(0)
 		line += headerLine - 1
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", name, line, err)
-		}
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
 			continue
 		}

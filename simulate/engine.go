@@ -24,6 +24,8 @@ type Engine struct {
 	TargetMoEEff, DraftMoEEff float64
 	DraftBackend              string
 	DraftFellBack             bool
+	// EngineName is the serving engine ("sglang", "vllm", "trtllm").
+	EngineName string
 	// CUDAGraphMaxBS: decode batches up to this size replay a CUDA graph
 	// (no per-kernel launch cost); larger ones launch eagerly.
 	CUDAGraphMaxBS int
@@ -131,6 +133,7 @@ func NewEngine(m *Model, g *kernels.GPU, p Parallel, c EngineConfig) (*Engine, e
 	}
 	e.TargetMoEEff, e.DraftMoEEff = positiveOr(tb.Efficiency, 1), positiveOr(db.Efficiency, 1)
 	e.DraftBackend, e.DraftFellBack = db.Name, fell
+	e.EngineName = engine
 	return e, nil
 }
 
@@ -180,9 +183,36 @@ func (e *Engine) layerCost(l int, s shape, w WeightDTypes, moeEff float64) Break
 			b.DenseGEMM = e.mlp(mlpTokens, m.SharedExperts*m.SharedInter/mlpTP, w.Shared)
 		}
 	}
-	b.Norms = 2 * c.Norm(ta, m.Hidden).Seconds
+	b.Norms = 2*c.Norm(ta, m.Hidden).Seconds + e.auxKernels(l, ta, w)
 	b.Communication = e.layerComm(ta, tAll)
 	return b
+}
+
+// auxKernels prices the small kernels of a decoder layer that no GEMM,
+// attention, MoE or norm above covers: the rotary embedding with the KV
+// cache write, the two extra RMSNorms (MLA's q_a and kv_a latents, GQA's
+// per-head q and k norms), the activation quantization in front of each
+// block that runs quantized weights, and the router's top-k. Each is an
+// activation-sized pass, so at decode sizes each costs the minimum time of
+// a kernel (the measured H200 copy table's fixed time) even inside a CUDA
+// graph; leaving them out made batch-1 steps ~0.7 ms too short.
+func (e *Engine) auxKernels(l, ta int, w WeightDTypes) float64 {
+	m := e.Model
+	n := 1 // rope + KV cache write (or the linear-attention conv-state update)
+	if m.isFullAttention(l) && (m.Attention != GQA || m.HeadDim > 0) {
+		n += 2
+	}
+	if w.Attention != "bf16" {
+		n++
+	}
+	moeLayer := l >= m.DenseLayers && m.Experts > 0
+	if moeLayer {
+		n++ // top-k routing
+	}
+	if (moeLayer && w.Experts != "bf16") || (!moeLayer && w.Dense != "bf16") {
+		n++
+	}
+	return float64(n) * e.Coster.Elementwise(float64(ta*m.Hidden)*2*2).Seconds
 }
 
 // attention prices projections and the attention kernel of a full layer.
@@ -262,9 +292,29 @@ func (e *Engine) mlp(tokens, inter int, dt kernels.DType) float64 {
 func (e *Engine) moe(ta, tAll int, dt kernels.DType, eff float64) float64 {
 	m, p, c := e.Model, e.Par, e.Coster
 	router := c.GEMM("bf16", ta, m.Experts, m.Hidden).Seconds
-	x := c.MoE(kernels.MoEShape{Tokens: ceilDiv(tAll, p.EP), Experts: m.Experts / p.EP, TopK: m.TopK,
+	tokens, topk := localRouting(tAll, m.TopK, p.EP)
+	x := c.MoE(kernels.MoEShape{Tokens: tokens, Experts: m.Experts / p.EP, TopK: topk,
 		Hidden: m.Hidden, Inter: m.MoEInter / p.MoETP(), DType: dt, Skew: e.MoESkew})
 	return router + x.Seconds/eff
+}
+
+// localRouting restates tAll tokens routed top-k over all experts as the
+// (tokens, top-k) pair that one EP rank's expert shard sees, so that the
+// kernel's distinct-expert count E_l(1-(1-k_l/E_l)^T_l) equals the true
+// expectation E/EP·(1-(1-topk/E)^tAll) and its routed rows equal
+// tAll·topk/EP. When EP divides topk that is exact (all tokens, topk/EP
+// picks each); otherwise each routed row counts as one token with one pick
+// (the same expectation to first order in topk/E). Splitting the tokens
+// instead (ceil(tAll/EP) tokens with all topk picks) makes one decode token
+// touch topk experts on every rank: 4x the weight traffic at EP4, batch 1.
+func localRouting(tAll, topk, ep int) (tokens, k int) {
+	if ep <= 1 {
+		return tAll, topk
+	}
+	if topk%ep == 0 {
+		return tAll, topk / ep
+	}
+	return max(ceilDiv(tAll*topk, ep), 1), 1
 }
 
 // layerComm prices the collectives of one layer.
@@ -273,6 +323,13 @@ func (e *Engine) layerComm(ta, tAll int) float64 {
 	if p.TP <= 1 {
 		return 0
 	}
+	if p.DPAttention && e.deepEP() {
+		// DeepEP dispatch and combine: each token goes only to the ranks
+		// that hold one of its top-k experts (FP8 on the way out, BF16 back).
+		r := e.ranksPerToken()
+		dispatch := float64(ta) * r * float64(h) * 1
+		return c.Collective("alltoall", dispatch, p.TP).Seconds + c.Collective("alltoall", 2*dispatch, p.TP).Seconds
+	}
 	if p.DPAttention {
 		// Gather every rank's tokens for the experts, scatter the results back.
 		msg := float64(ta*h) * 2
@@ -280,6 +337,21 @@ func (e *Engine) layerComm(ta, tAll int) float64 {
 	}
 	msg := float64(tAll*h) * 2
 	return 2 * c.Collective("allreduce", msg, p.TP).Seconds
+}
+
+// deepEP reports whether the expert exchange of a DP-attention instance
+// runs as DeepEP all-to-all: SGLang's way (--moe-a2a-backend deepep) to
+// spread experts beyond one NVLink domain, as its multi-node DeepSeek
+// deployments do. Inside one domain the engines gather every rank's tokens.
+func (e *Engine) deepEP() bool {
+	return e.EngineName == "sglang" && e.Par.EP == e.Par.TP && e.Par.TP > e.GPU.NVLinkDomain
+}
+
+// ranksPerToken is how many EP ranks one token's top-k experts sit on, for
+// uniform routing: EP·(1-(1-1/EP)^topk).
+func (e *Engine) ranksPerToken() float64 {
+	ep := float64(e.Par.EP)
+	return ep * -math.Expm1(float64(e.Model.TopK)*math.Log1p(-1/ep))
 }
 
 // forward prices one target forward for shape s over every layer.
@@ -371,7 +443,7 @@ func (e *Engine) draftForward(s shape) float64 {
 			}
 			t += e.mlp(ta, inter/at, e.Draft.Dense)
 		}
-		t += 3 * e.Coster.Norm(ta, m.Hidden).Seconds
+		t += 3*e.Coster.Norm(ta, m.Hidden).Seconds + e.auxKernels(m.Layers-1, ta, e.Draft)
 		t += e.layerComm(ta, tAll)
 	}
 	vocab := d.Vocab
@@ -442,27 +514,41 @@ func (e *Engine) Prefill(parts []PrefillPart, spec bool) Breakdown {
 		return Breakdown{}
 	}
 	m := e.Model
-	s := shape{seqs: 1, q: total, ctx: 0, prefill: true, logits: logits}
+	// With DP attention the scheduler spreads the batch's requests over
+	// the attention ranks: each rank projects its share of the tokens and
+	// the experts see them all. forward prices that as dp sequences of
+	// total/dp tokens (one per rank).
+	dp := min(e.Par.AttentionDP(), len(parts))
+	s := shape{seqs: dp, q: ceilDiv(total, dp), ctx: 0, prefill: true, logits: logits}
 	b := e.forward(s)
-	// forward priced attention as one sequence of all tokens; replace it
-	// with each request's own causal attention over its context.
+	// forward priced attention as one sequence of all tokens per rank;
+	// replace it with each request's own causal attention over its context,
+	// shared out over the ranks (no rank finishes before its longest request).
 	b.Attention, b.GDN = 0, 0
 	full := m.FullAttentionLayers()
 	lin := m.Layers - full
+	var longest Breakdown
 	for _, p := range parts {
 		if p.New == 0 {
 			continue
 		}
 		ps := shape{seqs: 1, q: p.New, ctx: p.Before, prefill: true}
+		var one Breakdown
 		if full > 0 {
-			b.Attention += float64(full) * e.attention(p.New, 1, ps, e.Target.Attention)
+			one.Attention = float64(full) * e.attention(p.New, 1, ps, e.Target.Attention)
 		}
 		if lin > 0 {
-			b.GDN += float64(lin) * e.linearAttention(p.New, 1, ps, e.Target.Attention)
+			one.GDN = float64(lin) * e.linearAttention(p.New, 1, ps, e.Target.Attention)
 		}
+		b.Attention += one.Attention / float64(dp)
+		b.GDN += one.GDN / float64(dp)
+		longest.Attention = math.Max(longest.Attention, one.Attention)
+		longest.GDN = math.Max(longest.GDN, one.GDN)
 	}
+	b.Attention = math.Max(b.Attention, longest.Attention)
+	b.GDN = math.Max(b.GDN, longest.GDN)
 	if spec {
-		b.Draft = e.draftForward(shape{seqs: 1, q: total, ctx: 0, prefill: true, logits: logits})
+		b.Draft = e.draftForward(s)
 	}
 	b.Overhead += e.SchedOverhead
 	return b

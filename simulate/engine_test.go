@@ -49,7 +49,8 @@ func TestDecodeStepByHand(t *testing.T) {
 		c.Attention(kernels.AttentionShape{Batch: B, QLen: 1, KVLen: kv, Heads: 4, KVHeads: 2, HeadDim: 64, KVDType: "fp8"}).Seconds +
 		c.GEMM("bf16", B, 256, 4*64).Seconds + // o_proj
 		c.GEMM("bf16", B, 2*512, 256).Seconds + c.GEMM("bf16", B, 256, 512).Seconds + // gate_up, down
-		2*c.Norm(B, 256).Seconds
+		2*c.Norm(B, 256).Seconds +
+		3*c.Elementwise(float64(B*256)*2*2).Seconds // rope + KV write, q and k norms (BF16: no activation quantization)
 	want := 2*perLayer + c.LMHeadSample(B, 256, 1000, "bf16").Seconds + c.Launch(2*14+6, true).Seconds + 0.1e-3
 	got := e.DecodeStep(B, 0, ctx)
 	if !near(got.Total(), want, 1e-9) {
@@ -82,7 +83,7 @@ func TestVerifyAndDraftByHand(t *testing.T) {
 	}
 	moe := func(tokens int, dt kernels.DType, eff float64) float64 {
 		return c.GEMM("bf16", tokens, 8, 128).Seconds +
-			c.MoE(kernels.MoEShape{Tokens: (tokens + 1) / 2, Experts: 4, TopK: 2, Hidden: 128, Inter: 64, DType: dt}).Seconds/eff
+			c.MoE(kernels.MoEShape{Tokens: tokens, Experts: 4, TopK: 1, Hidden: 128, Inter: 64, DType: dt}).Seconds/eff // each EP rank: every token, one of its two picks
 	}
 	shared := func(tokens int, dt kernels.DType) float64 {
 		return c.GEMM(dt, tokens, 2*32, 128).Seconds + c.GEMM(dt, tokens, 128, 32).Seconds
@@ -91,11 +92,14 @@ func TestVerifyAndDraftByHand(t *testing.T) {
 	lm := func(rows, vocab int) float64 {
 		return c.LMHeadSample(rows, 128, vocab/2, "bf16").Seconds + c.Collective("allgather", float64(rows)*8, 2).Seconds
 	}
-	verify := attn(T, q, kv, "fp8") + moe(T, "fp8", e.TargetMoEEff) + shared(T, "fp8") + 2*c.Norm(T, 128).Seconds + comm(T) +
+	// rope + KV write, q and k norms, FP8 quantization of the attention and
+	// expert inputs, top-k routing: six activation-sized kernels per layer.
+	aux := func(tokens int) float64 { return 6 * c.Elementwise(float64(tokens*128)*2*2).Seconds }
+	verify := attn(T, q, kv, "fp8") + moe(T, "fp8", e.TargetMoEEff) + shared(T, "fp8") + 2*c.Norm(T, 128).Seconds + aux(T) + comm(T) +
 		lm(T, 512) + c.Launch(14+6, true).Seconds
 	draftStep := func(tokens, qlen, kvlen, rows int) float64 {
 		return c.GEMM("fp8", tokens, 128, 256).Seconds + attn(tokens, qlen, kvlen, "fp8") + moe(tokens, "fp8", e.DraftMoEEff) +
-			shared(tokens, "fp8") + 3*c.Norm(tokens, 128).Seconds + comm(tokens) + lm(rows, 512) + c.Launch(20, true).Seconds
+			shared(tokens, "fp8") + 3*c.Norm(tokens, 128).Seconds + aux(tokens) + comm(tokens) + lm(rows, 512) + c.Launch(20, true).Seconds
 	}
 	draft := draftStep(B, 1, 128+1+1, B) + draftStep(T, q, kv, T)
 	got := e.DecodeStep(B, k, 100) // ctx bucket 0 -> 128
@@ -180,5 +184,54 @@ func TestWeightsMatchParameterCount(t *testing.T) {
 		if !near(params, c.params, 0.06) {
 			t.Errorf("%s: %.1fB parameters, want about %.0fB", c.name, params/1e9, c.params/1e9)
 		}
+	}
+}
+
+// TestLocalRouting checks that one EP rank's restated routing gives the
+// expected distinct experts and routed rows of the global top-k routing.
+func TestLocalRouting(t *testing.T) {
+	for _, c := range []struct{ tokens, experts, topk, ep int }{
+		{1, 256, 8, 4}, {4, 256, 8, 4}, {384, 256, 8, 8}, {1, 256, 8, 16}, {32, 256, 8, 16}, {3, 512, 10, 4}, {7, 8, 2, 1},
+	} {
+		tok, k := localRouting(c.tokens, c.topk, c.ep)
+		local := c.experts / c.ep
+		got := kernels.ExpectedDistinctExperts(tok, local, k, 0)
+		// Each expert is missed by one token with probability 1 - topk/E.
+		want := float64(local) * (1 - math.Pow(1-float64(c.topk)/float64(c.experts), float64(c.tokens)))
+		if !near(got, want, 0.08) && math.Abs(got-want) > 0.6 {
+			t.Errorf("%+v: %d tokens x top-%d on %d experts touch %.3f, want %.3f", c, tok, k, local, got, want)
+		}
+		if rows, wantRows := tok*k, float64(c.tokens*c.topk)/float64(c.ep); float64(rows) < wantRows || float64(rows) > wantRows+1 {
+			t.Errorf("%+v: %d routed rows, want %.1f", c, rows, wantRows)
+		}
+	}
+}
+
+// TestDeepEPAcrossNodes: SGLang's DP-attention instance that spans two HGX
+// nodes exchanges tokens with DeepEP all-to-all (FP8 dispatch to the ranks
+// holding a token's experts, BF16 combine); inside one node it all-gathers.
+func TestDeepEPAcrossNodes(t *testing.T) {
+	m, _ := LookupPreset("DeepSeek-V3")
+	g := gpu(t, "h200")
+	par := Parallel{TP: 16, EP: 16, PP: 1, DPAttention: true}
+	e, err := NewEngine(m, g, par, EngineConfig{Precision: FP8, EngineName: "sglang", SchedOverhead: -1, SpecOverhead: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !e.deepEP() {
+		t.Fatal("dep16 on 8-GPU nodes should use DeepEP")
+	}
+	c := kernels.NewCoster(g)
+	const ta = 2 // tokens per attention rank
+	ranks := 16 * (1 - math.Pow(15.0/16, 8))
+	dispatch := ta * ranks * 7168.0
+	want := c.Collective("alltoall", dispatch, 16).Seconds + c.Collective("alltoall", 2*dispatch, 16).Seconds
+	if got := e.layerComm(ta, 16*ta); !near(got, want, 1e-9) {
+		t.Errorf("dep16 layer exchange %.2f us, want %.2f us", got*1e6, want*1e6)
+	}
+	inNode, _ := NewEngine(m, g, Parallel{TP: 8, EP: 8, PP: 1, DPAttention: true}, EngineConfig{Precision: FP8, EngineName: "sglang"})
+	trt, _ := NewEngine(m, g, par, EngineConfig{Precision: FP8, EngineName: "trtllm"})
+	if inNode.deepEP() || trt.deepEP() {
+		t.Error("DeepEP is SGLang's cross-node path only")
 	}
 }

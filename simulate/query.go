@@ -38,6 +38,7 @@ type Query struct {
 	Chunk          int
 	MemFraction    float64
 	DraftDType     string
+	KVDType        string // KV cache dtype: fp8 (default) | bf16
 	Engine         string
 	SchedOverhead  float64 // ms; <0 default
 	SpecOverhead   float64 // ms; <0 default
@@ -109,6 +110,15 @@ func (q Query) Resolve() (*Resolved, error) {
 			return nil, fmt.Errorf("--draft-dtype: %w", err)
 		}
 	}
+	var kv kernels.DType
+	if q.KVDType != "" {
+		if kv, err = kernels.ParseDType(q.KVDType); err != nil {
+			return nil, fmt.Errorf("--kv-dtype: %w", err)
+		}
+		if kv != "fp8" && kv != "bf16" && kv != "fp16" {
+			return nil, fmt.Errorf("--kv-dtype %q: want fp8 or bf16", q.KVDType)
+		}
+	}
 	ms := func(v float64) float64 {
 		if v < 0 {
 			return -1
@@ -118,7 +128,7 @@ func (q Query) Resolve() (*Resolved, error) {
 	if !(q.MoESkew >= 0 && q.MoESkew <= 4) {
 		return nil, fmt.Errorf("--moe-skew %g: want 0..4", q.MoESkew)
 	}
-	r.Engine = EngineConfig{Precision: r.Precision, DraftDType: draft, EngineName: q.Engine,
+	r.Engine = EngineConfig{Precision: r.Precision, DraftDType: draft, KVDType: kv, EngineName: q.Engine,
 		CUDAGraphMaxBS: q.CUDAGraphMaxBS, SchedOverhead: ms(q.SchedOverhead), SpecOverhead: ms(q.SpecOverhead), MoESkew: q.MoESkew}
 	r.Method = q.Method
 	if r.Method == "" {

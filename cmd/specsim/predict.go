@@ -71,6 +71,7 @@ func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
 	fs.IntVar(&q.Chunk, "chunk", 0, "chunked-prefill tokens per prefill forward (0 = 16384)")
 	fs.Float64Var(&q.MemFraction, "mem-fraction", simulate.DefaultMemFraction, "share of HBM for weights and caches (SGLang --mem-fraction-static)")
 	fs.StringVar(&q.DraftDType, "draft-dtype", "", "override the draft's effective weight dtype (bf16, fp8, nvfp4); default: as shipped/served")
+	fs.StringVar(&q.KVDType, "kv-dtype", "", "KV cache dtype: fp8 (default, what InferenceX recipes set) | bf16")
 	fs.StringVar(&q.Engine, "engine", "sglang", "serving engine whose MoE backends price the draft: sglang | vllm | trtllm")
 	fs.Float64Var(&f.schedMS, "sched-overhead-ms", -1, "host scheduling time per iteration in ms (-1 = 0.15)")
 	fs.Float64Var(&f.specMS, "spec-overhead-ms", -1, "extra host time per speculative iteration in ms (-1 = 0.35)")

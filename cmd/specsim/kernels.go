@@ -1,0 +1,817 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/specsim/specsim/kernels"
+)
+
+func init() {
+	register(&command{
+		name:    "kernels",
+		summary: "price one op on one GPU (GEMM, MoE, attention, GDN, collectives), list GPUs, validate against measurements",
+		run:     runKernels,
+	})
+}
+
+const kernelsHelp = `usage: specsim kernels <predict|validate|gpus|backends> [flags]
+
+  predict   latency of one op (shape flags) or of every row of a CSV (--input)
+  validate  fit on part of the measured table, report the error on the rest
+  gpus      the GPU catalog (datasheet figures and their sources)
+  backends  MoE runner backends per engine: accepted weight formats, fallbacks
+  efficiencies  the fitted (or carried-over) efficiencies each op class is priced with
+
+Run "specsim kernels <sub> --help" for flags.`
+
+func runKernels(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, kernelsHelp)
+		return exitBadInput
+	}
+	switch args[0] {
+	case "predict":
+		return runKernelsPredict(args[1:], stdout, stderr)
+	case "validate":
+		return runKernelsValidate(args[1:], stdout, stderr)
+	case "gpus":
+		return runKernelsGPUs(args[1:], stdout, stderr)
+	case "backends":
+		return runKernelsBackends(args[1:], stdout, stderr)
+	case "efficiencies":
+		return runKernelsEfficiencies(args[1:], stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintln(stdout, kernelsHelp)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "specsim kernels: unknown subcommand %q\n\n%s\n", args[0], kernelsHelp)
+	return exitBadInput
+}
+
+// gpuCatalogFlag is --gpu-catalog FILE: a YAML file in the schema of
+// kernels/data/gpus.yaml whose GPUs replace or extend the embedded catalog.
+// Other commands that take --gpu add it with addGPUCatalogFlag and call
+// load() after parsing.
+type gpuCatalogFlag struct{ path string }
+
+func addGPUCatalogFlag(fs *flag.FlagSet) *gpuCatalogFlag {
+	f := &gpuCatalogFlag{}
+	fs.StringVar(&f.path, "gpu-catalog", "", "YAML `FILE` of GPUs (schema of kernels/data/gpus.yaml) replacing or adding to the built-in catalog")
+	return f
+}
+
+func (f *gpuCatalogFlag) load() error {
+	if f.path == "" {
+		return nil
+	}
+	return kernels.LoadCatalogFile(f.path)
+}
+
+// shapeFlags are the CSV columns as flags.
+type shapeFlags struct {
+	row                      kernels.OpRow
+	dtype                    string
+	gpus                     int
+	bytes                    float64
+	collective               string
+	moeKernel                string
+	skew                     float64
+	prefill, mla, noIntermed bool
+}
+
+func addShapeFlags(fs *flag.FlagSet) *shapeFlags {
+	s := &shapeFlags{}
+	r := &s.row
+	fs.StringVar(&s.dtype, "dtype", "bf16", "weight dtype (GEMM, MoE, lm_head) or KV-cache dtype (attention): bf16|fp8|nvfp4|int8|int4")
+	for _, d := range []struct {
+		name string
+		p    *int
+		help string
+	}{
+		{"m", &r.M, "GEMM rows (tokens)"}, {"n", &r.N, "GEMM output features (lm_head: vocab; copy: bytes)"},
+		{"k", &r.K, "GEMM input features"}, {"tokens", &r.Tokens, "MoE / rmsnorm tokens"},
+		{"experts", &r.Experts, "MoE experts on this GPU"}, {"topk", &r.TopK, "experts per token"},
+		{"hidden", &r.Hidden, "hidden size"}, {"inter", &r.Inter, "MoE expert intermediate size (per GPU shard)"},
+		{"batch", &r.Batch, "sequences"}, {"q-len", &r.QLen, "new tokens per sequence (1 decode, k+1 verify)"},
+		{"kv-len", &r.KVLen, "cached tokens per sequence (including the new ones)"}, {"heads", &r.Heads, "query heads (GDN: value heads)"},
+		{"kv-heads", &r.KVHeads, "KV heads (GDN: key heads)"}, {"head-dim", &r.HeadDim, "head dimension"},
+	} {
+		fs.IntVar(d.p, d.name, 0, d.help)
+	}
+	fs.IntVar(&s.gpus, "gpus", 0, "collective: GPUs taking part")
+	fs.Float64Var(&s.bytes, "bytes", 0, "collective: per-GPU message in bytes")
+	fs.StringVar(&s.collective, "collective", "allreduce", "collective: allreduce|allgather|reducescatter|alltoall")
+	fs.Float64Var(&s.skew, "skew", 0, "MoE: Zipf exponent of expert popularity (0 uniform)")
+	fs.StringVar(&s.moeKernel, "moe-kernel", string(kernels.MoETorchGrouped), "MoE: torch-grouped (the measured H200 reference path) or fused (an engine's fused kernels, what simulate prices)")
+	fs.BoolVar(&s.prefill, "prefill", false, "attention: causal prefill over q-len new tokens")
+	fs.BoolVar(&s.mla, "mla", false, "attention: MLA latent KV (head-dim = kv_lora_rank + rope dim)")
+	fs.BoolVar(&s.noIntermed, "no-intermediate", false, "gdn: do not keep per-token states for rollback (default: kept when q-len > 1)")
+	return s
+}
+
+type kernelPrediction struct {
+	GPU       string  `json:"gpu"`
+	Op        string  `json:"op"`
+	MoEKernel string  `json:"moe_kernel,omitempty"`
+	DType     string  `json:"dtype,omitempty"`
+	LatencyUS float64 `json:"latency_us"`
+	Source    string  `json:"source"`
+	Bound     string  `json:"bound"`
+	Bytes     float64 `json:"bytes"`
+	FLOPs     float64 `json:"flops"`
+	Note      string  `json:"note,omitempty"`
+}
+
+type rowPrediction struct {
+	Row        int     `json:"row"`
+	Op         string  `json:"op"`
+	LatencyUS  float64 `json:"latency_us"`
+	Source     string  `json:"source"`
+	Bound      string  `json:"bound"`
+	MeasuredUS float64 `json:"measured_us,omitempty"`
+}
+
+const kernelsPredictHelp = `specsim kernels predict: the latency of one op on one GPU.
+
+Prices the op with the measured table of that GPU where one covers the shape
+("measured-interpolated"), else the roofline with efficiencies fitted to the
+measurements ("roofline"), or, for GPUs without tables, the H200-fitted
+efficiencies carried over by datasheet ratios ("roofline-carried-over").
+Latency in microseconds; bytes moved and FLOPs alongside.
+
+Ops: gemm (--m --n --k), moe (--tokens --experts --topk --hidden --inter;
+--moe-kernel torch-grouped prices the PyTorch path the H200 table measured,
+fused an engine's fused kernels),
+attention (--batch --q-len --kv-len --heads --kv-heads --head-dim), gdn
+(--batch --q-len --heads --kv-heads --head-dim), rmsnorm (--tokens --hidden),
+lm_head (--m tokens --n vocab --k hidden), copy (--n bytes), collective
+(--collective allreduce --gpus --bytes).
+
+With --input FILE.csv every row (columns op,dtype,m,n,k,tokens,experts,topk,
+hidden,inter,batch,q_len,kv_len,heads,kv_heads,head_dim; empty cells allowed,
+extra columns ignored) is predicted; JSON "predictions" in row order.
+
+Examples:
+  specsim kernels predict --gpu h200 --op gemm --dtype fp8 --m 64 --n 7168 --k 2048
+  specsim kernels predict --gpu gb300 --op collective --collective allreduce --gpus 8 --bytes 1048576 --json
+  specsim kernels predict --gpu h200 --input shapes.csv --json`
+
+func runKernelsPredict(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("kernels predict", kernelsPredictHelp, stderr)
+	gpuName := fs.String("gpu", "h200", "GPU name from the catalog (specsim kernels gpus)")
+	op := fs.String("op", "", "gemm|moe|attention|gdn|rmsnorm|lm_head|copy|collective")
+	input := fs.String("input", "", "CSV `FILE` of shapes to predict, one per row")
+	tablePath := fs.String("table", "", "measured op CSV `FILE` to calibrate on instead of the embedded table")
+	collPath := fs.String("collective-table", "", "measured collectives CSV `FILE` to calibrate on instead of the embedded table")
+	shape := addShapeFlags(fs)
+	cat := addGPUCatalogFlag(fs)
+	ff := addFormatFlags(fs, false)
+	if _, err := parseFlags(fs, args); err != nil {
+		return usageExit(err)
+	}
+	format, err := ff.resolve(false)
+	if err != nil {
+		fmt.Fprintln(stderr, "specsim kernels predict:", err)
+		return exitBadInput
+	}
+	coster, err := kernelsCoster(*gpuName, cat, *tablePath, *collPath)
+	if err != nil {
+		fmt.Fprintln(stderr, "specsim kernels predict:", err)
+		return exitBadInput
+	}
+	if *input != "" {
+		return predictFile(coster, *input, format, stdout, stderr)
+	}
+	if *op == "" {
+		fmt.Fprintln(stderr, "specsim kernels predict: --op or --input is required")
+		return exitBadInput
+	}
+	p, err := predictOne(coster, *op, shape)
+	if err != nil {
+		fmt.Fprintln(stderr, "specsim kernels predict:", err)
+		return exitBadInput
+	}
+	if p.Source != kernels.SourceMeasured {
+		p.Note = coster.Calibration()
+	}
+	if format == formatJSON {
+		if err := writeJSON(stdout, p); err != nil {
+			return exitBadInput
+		}
+		return exitOK
+	}
+	t := &table{header: []string{"gpu", "op", "dtype", ">latency_us", "source", "bound", ">bytes_MB", ">GFLOP"}}
+	opName := p.Op
+	if p.MoEKernel != "" {
+		opName += " (" + p.MoEKernel + ")"
+	}
+	t.add(p.GPU, opName, p.DType, fmt.Sprintf("%.2f", p.LatencyUS), p.Source, p.Bound,
+		fmt.Sprintf("%.3f", p.Bytes/1e6), fmt.Sprintf("%.3f", p.FLOPs/1e9))
+	t.writeText(stdout)
+	if p.Note != "" {
+		fmt.Fprintln(stdout, "\nnote:", p.Note)
+	}
+	return exitOK
+}
+
+func kernelsCoster(name string, cat *gpuCatalogFlag, table, collTable string) (*kernels.Coster, error) {
+	if err := cat.load(); err != nil {
+		return nil, err
+	}
+	g, err := kernels.LookupGPU(name)
+	if err != nil {
+		return nil, err
+	}
+	if table == "" && collTable == "" {
+		if err := kernels.CalibrationError(g.Name); err != nil {
+			return nil, fmt.Errorf("embedded tables for %s: %v", g.Name, err)
+		}
+		return kernels.NewCoster(g), nil
+	}
+	ops, colls, err := readTables(table, collTable)
+	if err != nil {
+		return nil, err
+	}
+	return kernels.NewCosterFromTables(g, ops, colls), nil
+}
+
+func readTables(table, collTable string) (*kernels.OpTable, *kernels.CollectiveTable, error) {
+	var ops *kernels.OpTable
+	var colls *kernels.CollectiveTable
+	if table != "" {
+		data, err := readBounded(table)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ops, err = kernels.ParseOpTable(table, data, true); err != nil {
+			return nil, nil, err
+		}
+	}
+	if collTable != "" {
+		data, err := readBounded(collTable)
+		if err != nil {
+			return nil, nil, err
+		}
+		if colls, err = kernels.ParseCollectiveTable(collTable, data); err != nil {
+			return nil, nil, err
+		}
+	}
+	return ops, colls, nil
+}
+
+// readBounded reads a table file of at most 32 MiB.
+func readBounded(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	const limit = 32 << 20
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	if len(data) > limit {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, limit)
+	}
+	return data, nil
+}
+
+func predictOne(c *kernels.Coster, op string, s *shapeFlags) (kernelPrediction, error) {
+	dt, err := kernels.ParseDType(s.dtype)
+	if err != nil {
+		return kernelPrediction{}, fmt.Errorf("--dtype: %v", err)
+	}
+	p := kernelPrediction{GPU: c.GPU().Name, Op: op, DType: string(dt)}
+	var cost kernels.Cost
+	r := s.row
+	r.Op, r.DType = strings.ToLower(op), dt
+	switch r.Op {
+	case "collective", "allreduce", "allgather", "reducescatter", "alltoall":
+		name := s.collective
+		if r.Op != "collective" {
+			name = r.Op
+		}
+		cop, err := kernels.ParseCollectiveOp(name)
+		if err != nil {
+			return p, err
+		}
+		if s.gpus < 2 || !(s.bytes > 0) {
+			return p, errors.New("collective needs --gpus >= 2 and --bytes > 0")
+		}
+		cost = c.Collective(cop, s.bytes, s.gpus)
+		p.Op = string(cop)
+	case "moe":
+		if r.Tokens <= 0 || r.Experts <= 0 || r.TopK <= 0 || r.Hidden <= 0 || r.Inter <= 0 {
+			return p, errors.New("moe needs positive --tokens --experts --topk --hidden --inter")
+		}
+		k := kernels.MoEKernel(s.moeKernel)
+		if k != kernels.MoEFused && k != kernels.MoETorchGrouped {
+			return p, fmt.Errorf("--moe-kernel %q: want %s or %s", s.moeKernel, kernels.MoETorchGrouped, kernels.MoEFused)
+		}
+		cost = c.MoE(kernels.MoEShape{Tokens: r.Tokens, Experts: r.Experts, TopK: r.TopK, Hidden: r.Hidden, Inter: r.Inter, DType: dt, Skew: s.skew, Kernel: k})
+		p.MoEKernel = string(k)
+	case "attention":
+		if s.prefill || s.mla {
+			if r.Batch <= 0 || r.QLen <= 0 || r.KVLen <= 0 || r.Heads <= 0 || r.HeadDim <= 0 {
+				return p, errors.New("attention needs positive --batch --q-len --kv-len --heads --head-dim")
+			}
+			cost = c.Attention(kernels.AttentionShape{Batch: r.Batch, QLen: r.QLen, KVLen: r.KVLen, Heads: r.Heads,
+				KVHeads: max(r.KVHeads, 1), HeadDim: r.HeadDim, KVDType: dt, Prefill: s.prefill, MLA: s.mla})
+			break
+		}
+		if cost, err = c.PredictRow(r); err != nil {
+			return p, err
+		}
+	case "gdn":
+		if s.noIntermed {
+			if r.Batch <= 0 || r.QLen <= 0 || r.Heads <= 0 || r.HeadDim <= 0 {
+				return p, errors.New("gdn needs positive --batch --q-len --heads --head-dim")
+			}
+			cost = c.GatedDeltaNet(kernels.GDNShape{Batch: r.Batch, QLen: r.QLen, KHeads: max(r.KVHeads, 1), VHeads: r.Heads, KDim: r.HeadDim, VDim: r.HeadDim})
+			break
+		}
+		if cost, err = c.PredictRow(r); err != nil {
+			return p, err
+		}
+	default:
+		if cost, err = c.PredictRow(r); err != nil {
+			return p, err
+		}
+	}
+	p.LatencyUS, p.Source, p.Bound, p.Bytes, p.FLOPs = cost.Seconds*1e6, cost.Source, cost.Bound, cost.Bytes, cost.FLOPs
+	return p, nil
+}
+
+func predictFile(c *kernels.Coster, path string, format format, stdout, stderr io.Writer) int {
+	data, err := readBounded(path)
+	if err != nil {
+		fmt.Fprintln(stderr, "specsim kernels predict:", err)
+		return exitBadInput
+	}
+	t, err := kernels.ParseOpTable(path, data, false)
+	if err != nil {
+		fmt.Fprintln(stderr, "specsim kernels predict:", err)
+		return exitBadInput
+	}
+	out := struct {
+		GPU         string          `json:"gpu"`
+		Calibration string          `json:"calibration"`
+		Predictions []rowPrediction `json:"predictions"`
+	}{GPU: c.GPU().Name, Calibration: c.Calibration(), Predictions: []rowPrediction{}}
+	for i, r := range t.Rows {
+		cost, err := c.PredictRow(r)
+		if err != nil {
+			fmt.Fprintf(stderr, "specsim kernels predict: %s:%d: %v\n", path, r.Line, err)
+			return exitBadInput
+		}
+		out.Predictions = append(out.Predictions, rowPrediction{Row: i + 1, Op: r.Op, LatencyUS: cost.Seconds * 1e6,
+			Source: cost.Source, Bound: cost.Bound, MeasuredUS: r.LatencyUS})
+	}
+	if format == formatJSON {
+		if err := writeJSON(stdout, out); err != nil {
+			return exitBadInput
+		}
+		return exitOK
+	}
+	tb := &table{header: []string{">row", "op", ">latency_us", ">measured_us", "source", "bound"}}
+	for _, p := range out.Predictions {
+		meas := ""
+		if p.MeasuredUS > 0 {
+			meas = fmt.Sprintf("%.2f", p.MeasuredUS)
+		}
+		tb.add(strconv.Itoa(p.Row), p.Op, fmt.Sprintf("%.2f", p.LatencyUS), meas, p.Source, p.Bound)
+	}
+	tb.writeText(stdout)
+	fmt.Fprintln(stdout, "\ncalibration:", out.Calibration)
+	return exitOK
+}
+
+const kernelsValidateHelp = `specsim kernels validate: how well the cost model predicts measured shapes it was not fitted on.
+
+Along every measured line of the GPU's table (a GEMM's (N, K) over M, a MoE
+over tokens, attention over kv_len, GDN over batch, ...) the points at odd
+positions are held out; efficiencies and interpolation are fitted on the rest
+and the held-out latencies predicted. Errors are |predicted - measured| /
+measured as fractions (0.1 = 10%). With a held-aside file (ops_heldout.csv
+beside the table, or --heldout) the model fitted on the whole table is also
+scored on it. --op collective validates the collective table (held-out sizes,
+and each GPU count predicted from the others). Bars: 10% median for gemm,
+moe and attention; 15% for collectives.
+
+Examples:
+  specsim kernels validate --gpu h200
+  specsim kernels validate --gpu h200 --op collective --json
+  specsim kernels validate --gpu h200 --table kernels/testdata/synthetic_ops.csv`
+
+func runKernelsValidate(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("kernels validate", kernelsValidateHelp, stderr)
+	gpuName := fs.String("gpu", "h200", "GPU whose measured table to validate")
+	op := fs.String("op", "", "only this op (gemm, moe, attention, ...) or \"collective\"")
+	tablePath := fs.String("table", "", "measured op CSV `FILE` instead of the embedded one")
+	heldout := fs.String("heldout", "", "held-aside op CSV `FILE` instead of the embedded ops_heldout.csv")
+	collPath := fs.String("collective-table", "", "measured collectives CSV `FILE` instead of the embedded one")
+	cat := addGPUCatalogFlag(fs)
+	ff := addFormatFlags(fs, true)
+	if _, err := parseFlags(fs, args); err != nil {
+		return usageExit(err)
+	}
+	format, err := ff.resolve(true)
+	if err != nil {
+		fmt.Fprintln(stderr, "specsim kernels validate:", err)
+		return exitBadInput
+	}
+	fail := func(err error) int {
+		fmt.Fprintln(stderr, "specsim kernels validate:", err)
+		return exitBadInput
+	}
+	if err := cat.load(); err != nil {
+		return fail(err)
+	}
+	g, err := kernels.LookupGPU(*gpuName)
+	if err != nil {
+		return fail(err)
+	}
+	ops, held, colls, err := kernels.MeasuredTables(g.Name)
+	if err != nil {
+		return fail(err)
+	}
+	if *tablePath != "" {
+		held = nil
+	}
+	fileOps, fileColls, err := readTables(*tablePath, *collPath)
+	if err != nil {
+		return fail(err)
+	}
+	if fileOps != nil {
+		ops = fileOps
+	}
+	if fileColls != nil {
+		colls = fileColls
+	}
+	if *heldout != "" {
+		h, _, err := readTables(*heldout, "")
+		if err != nil {
+			return fail(err)
+		}
+		held = h
+	}
+	if strings.EqualFold(*op, "collective") {
+		if colls == nil {
+			return fail(fmt.Errorf("no measured collective table for %s in this build (kernels/data/%s/collectives.csv); pass --collective-table FILE", g.Name, g.Name))
+		}
+		v, err := kernels.ValidateCollectives(g, colls)
+		if err != nil {
+			return fail(err)
+		}
+		return writeCollectiveValidation(v, format, stdout)
+	}
+	if ops == nil {
+		return fail(fmt.Errorf("no measured op table for %s in this build (kernels/data/%s/ops.csv); pass --table FILE", g.Name, g.Name))
+	}
+	if *op != "" {
+		ops = filterOps(ops, strings.ToLower(*op))
+		held = filterOps(held, strings.ToLower(*op))
+		if len(ops.Rows) == 0 {
+			return fail(fmt.Errorf("%s has no rows of op %q", ops.Name, *op))
+		}
+	}
+	v, err := kernels.ValidateOps(g, ops, held)
+	if err != nil {
+		return fail(err)
+	}
+	return writeOpValidation(v, format, stdout)
+}
+
+func filterOps(t *kernels.OpTable, op string) *kernels.OpTable {
+	if t == nil {
+		return nil
+	}
+	out := &kernels.OpTable{Name: t.Name, Meta: t.Meta}
+	for _, r := range t.Rows {
+		if r.Op == op {
+			out.Rows = append(out.Rows, r)
+		}
+	}
+	return out
+}
+
+func pct(v float64) string { return fmt.Sprintf("%.1f", 100*v) }
+
+func writeOpValidation(v *kernels.Validation, format format, stdout io.Writer) int {
+	if format == formatJSON {
+		if err := writeJSON(stdout, v); err != nil {
+			return exitBadInput
+		}
+		return exitOK
+	}
+	t := &table{header: []string{"op", ">heldout", ">median_err_%", ">p90_err_%", ">max_err_%", ">roofline_only_median_%"}}
+	for _, o := range v.Ops {
+		t.add(o.Op, strconv.Itoa(o.Points), pct(o.MedianAbsErr), pct(o.P90AbsErr), pct(o.MaxAbsErr), pct(o.RooflineMedianAbsErr))
+	}
+	t.add("all", strconv.Itoa(v.HeldoutPoints), pct(v.MedianAbsErr), pct(v.P90AbsErr), "", "")
+	fmt.Fprintf(stdout, "%s: fitted on %d rows of %s, predicting %d held-out rows\n\n", v.GPU, v.FitPoints, v.Table, v.HeldoutPoints)
+	if format == formatMarkdown {
+		t.writeMarkdown(stdout)
+	} else {
+		t.writeText(stdout)
+	}
+	if iv := v.Independent; iv != nil {
+		fmt.Fprintf(stdout, "\nheld-aside shapes (%s), model fitted on the whole table:\n\n", iv.Table)
+		it := &table{header: []string{"op", ">points", ">median_err_%", ">p90_err_%", ">max_err_%"}}
+		for _, o := range iv.Ops {
+			it.add(o.Op, strconv.Itoa(o.Points), pct(o.MedianAbsErr), pct(o.P90AbsErr), pct(o.MaxAbsErr))
+		}
+		it.add("all", strconv.Itoa(iv.Points), pct(iv.MedianAbsErr), pct(iv.P90AbsErr), "")
+		if format == formatMarkdown {
+			it.writeMarkdown(stdout)
+		} else {
+			it.writeText(stdout)
+		}
+	}
+	if len(v.UnmeasuredShapes) > 0 {
+		fmt.Fprintf(stdout, "\nshapes the table lacks (every 4th shape left out whole; off-table prediction):\n\n")
+		ut := &table{header: []string{"op", ">points", ">median_err_%", ">p90_err_%", ">roofline_only_median_%"}}
+		for _, o := range v.UnmeasuredShapes {
+			ut.add(o.Op, strconv.Itoa(o.Points), pct(o.MedianAbsErr), pct(o.P90AbsErr), pct(o.RooflineMedianAbsErr))
+		}
+		if format == formatMarkdown {
+			ut.writeMarkdown(stdout)
+		} else {
+			ut.writeText(stdout)
+		}
+	}
+	fmt.Fprintf(stdout, "\nbar (held-out median <= %.0f%% for gemm, moe, attention; held-aside median <= %.0f%%, every op <= %.0f%%): %s\n",
+		100*kernels.OpBar, 100*kernels.OpBar, 100*kernels.OpClassBar, passFail(v.MeetsBar))
+	return exitOK
+}
+
+func passFail(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT met"
+}
+
+func writeCollectiveValidation(v *kernels.CollectiveValidation, format format, stdout io.Writer) int {
+	if format == formatJSON {
+		if err := writeJSON(stdout, v); err != nil {
+			return exitBadInput
+		}
+		return exitOK
+	}
+	fmt.Fprintf(stdout, "%s: collectives at %v GPUs, fitted on %d rows of %s, predicting %d held-out sizes\n\n", v.GPU, v.GPUCounts, v.FitPoints, v.Table, v.HeldoutPoints)
+	t := &table{header: []string{"collective", ">heldout", ">median_err_%", ">p90_err_%", ">max_err_%", ">model_only_median_%"}}
+	for _, o := range v.Ops {
+		t.add(o.Op, strconv.Itoa(o.Points), pct(o.MedianAbsErr), pct(o.P90AbsErr), pct(o.MaxAbsErr), pct(o.RooflineMedianAbsErr))
+	}
+	t.add("all", strconv.Itoa(v.HeldoutPoints), pct(v.MedianAbsErr), pct(v.P90AbsErr), "", "")
+	write := t.writeText
+	if format == formatMarkdown {
+		write = t.writeMarkdown
+	}
+	write(stdout)
+	if len(v.CountHoldout) > 0 {
+		fmt.Fprintln(stdout, "\neach GPU count predicted from the others:")
+		ct := &table{header: []string{">gpus", ">points", ">median_err_%"}}
+		for _, c := range v.CountHoldout {
+			ct.add(strconv.Itoa(c.GPUs), strconv.Itoa(c.Points), pct(c.MedianAbsErr))
+		}
+		if format == formatMarkdown {
+			ct.writeMarkdown(stdout)
+		} else {
+			ct.writeText(stdout)
+		}
+	}
+	fmt.Fprintf(stdout, "\nbar (held-out median <= %.0f%%): %s\n", 100*kernels.CollectiveBar, passFail(v.MeetsBar))
+	return exitOK
+}
+
+const kernelsGPUsHelp = `specsim kernels gpus: the GPU catalog the cost model prices with.
+
+Dense rates in TFLOP/s, bandwidths in GB/s or TB/s (per direction for NVLink),
+the NVLink domain size, and where each GPU's efficiencies come from. --json
+adds every figure's source.
+
+Example:
+  specsim kernels gpus --gpu-catalog my-gpus.yaml --json`
+
+type gpuJSON struct {
+	Name            string             `json:"name"`
+	Arch            string             `json:"arch"`
+	HBMGB           float64            `json:"hbm_gb"`
+	HBMTBPerS       float64            `json:"hbm_tb_per_s"`
+	TFLOPS          map[string]float64 `json:"tflops"`
+	NVLinkGBPerS    float64            `json:"nvlink_gb_per_s"`
+	NVLinkDomain    int                `json:"nvlink_domain"`
+	NetworkGBPerS   float64            `json:"network_gb_per_s"`
+	Calibration     string             `json:"calibration"`
+	CalibrationKind string             `json:"calibration_kind"`
+	Sources         []string           `json:"sources"`
+}
+
+func runKernelsGPUs(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("kernels gpus", kernelsGPUsHelp, stderr)
+	cat := addGPUCatalogFlag(fs)
+	ff := addFormatFlags(fs, true)
+	if _, err := parseFlags(fs, args); err != nil {
+		return usageExit(err)
+	}
+	format, err := ff.resolve(true)
+	if err == nil {
+		err = cat.load()
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "specsim kernels gpus:", err)
+		return exitBadInput
+	}
+	var list []gpuJSON
+	for _, name := range kernels.GPUNames() {
+		g, _ := kernels.LookupGPU(name)
+		j := gpuJSON{Name: g.Name, HBMGB: g.HBMBytes / 1e9, HBMTBPerS: g.HBMBandwidth / 1e12, TFLOPS: map[string]float64{},
+			NVLinkGBPerS: g.NVLinkBandwidth / 1e9, NVLinkDomain: g.NVLinkDomain, NetworkGBPerS: g.NetworkBandwidth / 1e9, Arch: g.Arch,
+			Sources: g.Sources}
+		c := kernels.NewCoster(g)
+		j.Calibration, j.CalibrationKind = c.Calibration(), c.CalibrationKind()
+		for dt, v := range g.Peak {
+			j.TFLOPS[string(dt)] = v / 1e12
+		}
+		list = append(list, j)
+	}
+	if format == formatJSON {
+		if err := writeJSON(stdout, map[string]any{"gpus": list}); err != nil {
+			return exitBadInput
+		}
+		return exitOK
+	}
+	t := &table{header: []string{"gpu", ">HBM_GB", ">HBM_TB/s", ">BF16_TF", ">FP8_TF", ">FP4_TF", ">NVLink_GB/s", ">domain", ">net_GB/s", "efficiencies"}}
+	tf := func(m map[string]float64, k string) string {
+		if v, ok := m[k]; ok {
+			return strconv.FormatFloat(v, 'f', -1, 64)
+		}
+		return "-"
+	}
+	for _, j := range list {
+		source := j.CalibrationKind
+		t.add(j.Name, strconv.FormatFloat(j.HBMGB, 'f', -1, 64), strconv.FormatFloat(j.HBMTBPerS, 'f', -1, 64),
+			tf(j.TFLOPS, "bf16"), tf(j.TFLOPS, "fp8"), tf(j.TFLOPS, "nvfp4"), strconv.FormatFloat(j.NVLinkGBPerS, 'f', -1, 64),
+			strconv.Itoa(j.NVLinkDomain), strconv.FormatFloat(j.NetworkGBPerS, 'f', -1, 64), source)
+	}
+	if format == formatMarkdown {
+		t.writeMarkdown(stdout)
+	} else {
+		t.writeText(stdout)
+	}
+	return exitOK
+}
+
+const kernelsEfficienciesHelp = `specsim kernels efficiencies: what each op class is priced with on a GPU.
+
+Every op costs Fixed + (tm^P + tc^P)^(1/P) with tm = bytes / (bandwidth x mem
+[x (units + half_units) / units for attention and GDN]) and tc = flops /
+(peak x compute). fitted_rows is how many measured rows the figures were
+fitted on (0: a default, or borrowed from a measured dtype or GPU).
+
+Example:
+  specsim kernels efficiencies --gpu gb300`
+
+func runKernelsEfficiencies(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("kernels efficiencies", kernelsEfficienciesHelp, stderr)
+	gpuName := fs.String("gpu", "h200", "GPU name from the catalog")
+	cat := addGPUCatalogFlag(fs)
+	ff := addFormatFlags(fs, true)
+	if _, err := parseFlags(fs, args); err != nil {
+		return usageExit(err)
+	}
+	format, err := ff.resolve(true)
+	var c *kernels.Coster
+	if err == nil {
+		c, err = kernelsCoster(*gpuName, cat, "", "")
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "specsim kernels efficiencies:", err)
+		return exitBadInput
+	}
+	effs := c.Efficiencies()
+	if format == formatJSON {
+		if err := writeJSON(stdout, map[string]any{"gpu": c.GPU().Name, "calibration": c.Calibration(), "efficiencies": effs}); err != nil {
+			return exitBadInput
+		}
+		return exitOK
+	}
+	t := &table{header: []string{"class", "dtype", ">mem", ">compute", ">fixed_us", ">p", ">half_units", ">fitted_rows"}}
+	for _, e := range effs {
+		t.add(e.Class, string(e.DType), fmt.Sprintf("%.2f", e.Efficiency.Mem), fmt.Sprintf("%.2f", e.Efficiency.Compute),
+			fmt.Sprintf("%.1f", e.Efficiency.Fixed*1e6), fmt.Sprintf("%.1f", e.Efficiency.P), fmt.Sprintf("%.2f", e.Efficiency.HalfUnits), strconv.Itoa(e.FittedRows))
+	}
+	fmt.Fprintf(stdout, "%s: %s\n\n", c.GPU().Name, c.Calibration())
+	if format == formatMarkdown {
+		t.writeMarkdown(stdout)
+	} else {
+		t.writeText(stdout)
+	}
+	return exitOK
+}
+
+const kernelsBackendsHelp = `specsim kernels backends: MoE runner backends per engine.
+
+Which expert-weight formats each backend accepts, its relative efficiency
+(kernel time is divided by it) and, with --engine/--backend/--dtype, what the
+engine actually runs (an unquantized BF16 draft falls back).
+
+Example:
+  specsim kernels backends --engine sglang --backend flashinfer_trtllm --dtype bf16 --gpu gb300`
+
+func runKernelsBackends(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("kernels backends", kernelsBackendsHelp, stderr)
+	engine := fs.String("engine", "", "resolve for this engine: sglang|vllm|trtllm")
+	backend := fs.String("backend", "auto", "requested backend (with --engine)")
+	dtype := fs.String("dtype", "bf16", "expert weight dtype (with --engine)")
+	gpuName := fs.String("gpu", "", "resolve for this GPU's architecture (backends that do not run there are not chosen)")
+	cat := addGPUCatalogFlag(fs)
+	ff := addFormatFlags(fs, true)
+	if _, err := parseFlags(fs, args); err != nil {
+		return usageExit(err)
+	}
+	format, err := ff.resolve(true)
+	if err != nil {
+		fmt.Fprintln(stderr, "specsim kernels backends:", err)
+		return exitBadInput
+	}
+	type backendJSON struct {
+		Engine     string   `json:"engine"`
+		Name       string   `json:"name"`
+		DTypes     []string `json:"dtypes"`
+		Efficiency float64  `json:"efficiency"`
+		Arch       []string `json:"arch,omitempty"`
+		Notes      string   `json:"notes"`
+		Source     string   `json:"source"`
+		FellBack   *bool    `json:"fell_back,omitempty"`
+	}
+	conv := func(b kernels.Backend) backendJSON {
+		j := backendJSON{Engine: b.Engine, Name: b.Name, Efficiency: b.Efficiency, Arch: b.Arch, Notes: b.Notes, Source: b.Source}
+		for _, d := range b.DTypes {
+			j.DTypes = append(j.DTypes, string(d))
+		}
+		return j
+	}
+	var list []backendJSON
+	if *engine != "" {
+		dt, err := kernels.ParseDType(*dtype)
+		if err != nil {
+			fmt.Fprintln(stderr, "specsim kernels backends: --dtype:", err)
+			return exitBadInput
+		}
+		arch := ""
+		if *gpuName != "" {
+			if err := cat.load(); err != nil {
+				fmt.Fprintln(stderr, "specsim kernels backends:", err)
+				return exitBadInput
+			}
+			g, err := kernels.LookupGPU(*gpuName)
+			if err != nil {
+				fmt.Fprintln(stderr, "specsim kernels backends:", err)
+				return exitBadInput
+			}
+			arch = g.Arch
+		}
+		b, fell, err := kernels.BackendForArch(*engine, *backend, dt, arch)
+		if err != nil {
+			fmt.Fprintln(stderr, "specsim kernels backends:", err)
+			return exitBadInput
+		}
+		j := conv(b)
+		j.FellBack = &fell
+		list = append(list, j)
+	} else {
+		for _, b := range kernels.Backends() {
+			list = append(list, conv(b))
+		}
+	}
+	if format == formatJSON {
+		if err := writeJSON(stdout, map[string]any{"backends": list}); err != nil {
+			return exitBadInput
+		}
+		return exitOK
+	}
+	t := &table{header: []string{"engine", "backend", "dtypes", ">efficiency", "notes"}}
+	for _, j := range list {
+		name := j.Name
+		if j.FellBack != nil && *j.FellBack {
+			name += " (fallback)"
+		}
+		t.add(j.Engine, name, strings.Join(j.DTypes, ","), fmt.Sprintf("%.2f", j.Efficiency), j.Notes)
+	}
+	if format == formatMarkdown {
+		t.writeMarkdown(stdout)
+	} else {
+		t.writeText(stdout)
+	}
+	return exitOK
+}

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runKernelsCLI(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+func TestKernelsPredictJSON(t *testing.T) {
+	out, stderr, code := runKernelsCLI(t, "kernels", "predict", "--gpu", "h200", "--op", "gemm", "--m", "1", "--n", "4096", "--k", "4096", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var p struct {
+		LatencyUS float64 `json:"latency_us"`
+		Source    string  `json:"source"`
+		Bytes     float64 `json:"bytes"`
+		FLOPs     float64 `json:"flops"`
+		Bound     string  `json:"bound"`
+	}
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatal(err)
+	}
+	// One token through a 4096x4096 BF16 weight: 32 MiB of weights at
+	// 4.8 TB/s is 7 us at the datasheet rate; the model must be above that.
+	if p.Bytes != 4096*4096*2+2*4096*2 || p.FLOPs != 2*4096*4096 || p.LatencyUS < 7 || p.LatencyUS > 40 || p.Bound == "" {
+		t.Errorf("prediction %+v", p)
+	}
+	if p.Source != "measured-interpolated" && p.Source != "roofline" {
+		t.Errorf("source %q", p.Source)
+	}
+}
+
+func TestKernelsPredictCarriedOverSaysSo(t *testing.T) {
+	out, _, code := runKernelsCLI(t, "kernels", "predict", "--gpu", "gb300", "--op", "moe", "--tokens", "8", "--experts", "256",
+		"--topk", "8", "--hidden", "7168", "--inter", "256", "--dtype", "nvfp4", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	if !strings.Contains(out, `"note"`) {
+		t.Errorf("a GPU without tables must say where its efficiencies come from:\n%s", out)
+	}
+	out, _, code = runKernelsCLI(t, "kernels", "predict", "--gpu", "gb300", "--op", "collective", "--collective", "alltoall", "--gpus", "72", "--bytes", "1048576")
+	if code != exitOK || !strings.Contains(out, "alltoall") {
+		t.Errorf("exit %d\n%s", code, out)
+	}
+}
+
+func TestKernelsPredictInput(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "shapes.csv")
+	csv := "op,dtype,m,n,k,tokens,experts,topk,hidden,inter,batch,q_len,kv_len,heads,kv_heads,head_dim,latency_us\n" +
+		"gemm,fp8,64,7168,2048,,,,,,,,,,,,\n" +
+		"attention,bf16,,,,,,,,,8,4,32768,32,4,128,99\n" +
+		"gdn,bf16,,,,,,,,,16,4,,32,16,128,\n" +
+		"rmsnorm,bf16,,,,128,,,4096,,,,,,,,\n"
+	if err := os.WriteFile(path, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runKernelsCLI(t, "kernels", "predict", "--gpu", "h200", "--input", path, "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var r struct {
+		Predictions []struct {
+			Row       int     `json:"row"`
+			Op        string  `json:"op"`
+			LatencyUS float64 `json:"latency_us"`
+		} `json:"predictions"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	wantOps := []string{"gemm", "attention", "gdn", "rmsnorm"}
+	if len(r.Predictions) != len(wantOps) {
+		t.Fatalf("%d predictions, want %d", len(r.Predictions), len(wantOps))
+	}
+	for i, p := range r.Predictions {
+		if p.Row != i+1 || p.Op != wantOps[i] || !(p.LatencyUS > 0) {
+			t.Errorf("prediction %d = %+v", i, p)
+		}
+	}
+	bad := filepath.Join(dir, "bad.csv")
+	os.WriteFile(bad, []byte("op,m,n\ngemm,1,\n"), 0o644)
+	_, stderr, code = runKernelsCLI(t, "kernels", "predict", "--input", bad, "--json")
+	if code != exitBadInput || !strings.Contains(stderr, "bad.csv:2") {
+		t.Errorf("exit %d, stderr %q: want exit 2 naming the file and line", code, stderr)
+	}
+}
+
+func TestKernelsValidateSynthetic(t *testing.T) {
+	out, stderr, code := runKernelsCLI(t, "kernels", "validate", "--gpu", "h200", "--table", "../../kernels/testdata/synthetic_ops.csv", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var v struct {
+		HeldoutPoints int     `json:"heldout_points"`
+		MedianAbsErr  float64 `json:"median_abs_err"`
+		P90AbsErr     float64 `json:"p90_abs_err"`
+		Ops           []struct {
+			Op           string  `json:"op"`
+			MedianAbsErr float64 `json:"median_abs_err"`
+		} `json:"ops"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.HeldoutPoints < 50 || v.MedianAbsErr > 0.01 || len(v.Ops) != 7 {
+		t.Errorf("validation %+v", v)
+	}
+	out, stderr, code = runKernelsCLI(t, "kernels", "validate", "--op", "collective", "--collective-table", "../../kernels/testdata/synthetic_collectives.csv", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var cv struct {
+		GPUCounts     []int   `json:"gpu_counts"`
+		MedianAbsErr  float64 `json:"median_abs_err"`
+		HeldoutPoints int     `json:"heldout_points"`
+	}
+	if err := json.Unmarshal([]byte(out), &cv); err != nil {
+		t.Fatal(err)
+	}
+	if len(cv.GPUCounts) != 3 || cv.HeldoutPoints == 0 || cv.MedianAbsErr > 0.015 {
+		t.Errorf("collective validation %+v", cv)
+	}
+	out, _, code = runKernelsCLI(t, "kernels", "validate", "--table", "../../kernels/testdata/synthetic_ops.csv", "--op", "gemm", "--format", "markdown")
+	if code != exitOK || !strings.Contains(out, "| gemm |") {
+		t.Errorf("markdown validate: exit %d\n%s", code, out)
+	}
+}
+
+func TestKernelsGPUsAndBackends(t *testing.T) {
+	out, _, code := runKernelsCLI(t, "kernels", "gpus", "--json")
+	if code != exitOK || !strings.Contains(out, `"gb300"`) || !strings.Contains(out, `"sources"`) {
+		t.Errorf("gpus: exit %d\n%s", code, out)
+	}
+	out, _, code = runKernelsCLI(t, "kernels", "backends", "--engine", "sglang", "--backend", "flashinfer_trtllm", "--dtype", "bf16")
+	if code != exitOK || !strings.Contains(out, "triton (fallback)") {
+		t.Errorf("backends: exit %d\n%s", code, out)
+	}
+}
+
+func TestKernelsEfficiencies(t *testing.T) {
+	out, _, code := runKernelsCLI(t, "kernels", "efficiencies", "--gpu", "b200", "--json")
+	var r struct {
+		Calibration  string `json:"calibration"`
+		Efficiencies []struct {
+			Class      string `json:"class"`
+			DType      string `json:"dtype"`
+			Efficiency struct {
+				Mem float64 `json:"mem"`
+			} `json:"efficiency"`
+		} `json:"efficiencies"`
+	}
+	if code != exitOK || json.Unmarshal([]byte(out), &r) != nil {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	// B200 computes NVFP4 natively: three dtypes per class.
+	if len(r.Efficiencies) != 8*3 || !(r.Efficiencies[0].Efficiency.Mem > 0) || r.Calibration == "" {
+		t.Errorf("%+v", r)
+	}
+}
+
+func TestKernelsGPUCatalogFlag(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gpus.yaml")
+	cat := "gpus:\n  - name: testgpu-r100\n    arch: blackwell\n    hbm_gb: 288\n    hbm_tb_per_s: 20\n    tflops: {bf16: 4000, fp8: 17500, nvfp4: 35000}\n    nvlink_gb_per_s: 1800\n    nvlink_domain: 72\n    network_gb_per_s: 200\n"
+	if err := os.WriteFile(path, []byte(cat), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runKernelsCLI(t, "kernels", "predict", "--gpu-catalog", path, "--gpu", "testgpu-r100", "--op", "copy", "--n", "1000000000", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var p struct {
+		LatencyUS float64 `json:"latency_us"`
+		Source    string  `json:"source"`
+	}
+	json.Unmarshal([]byte(out), &p)
+	// 2 GB of traffic at 20 TB/s is 100 us at the datasheet rate.
+	if p.LatencyUS < 100 || p.LatencyUS > 200 || p.Source != "roofline-carried-over" {
+		t.Errorf("%+v", p)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("gpus:\n  - name: x\n    hbm_gb: -1\n"), 0o644)
+	if _, stderr, code := runKernelsCLI(t, "kernels", "gpus", "--gpu-catalog", bad); code != exitBadInput || !strings.Contains(stderr, "bad.yaml") {
+		t.Errorf("bad catalog: exit %d, %q", code, stderr)
+	}
+}
+
+func TestKernelsBadInput(t *testing.T) {
+	for _, args := range [][]string{
+		{"kernels"},
+		{"kernels", "nope"},
+		{"kernels", "predict", "--gpu", "a100", "--op", "gemm", "--m", "1", "--n", "1", "--k", "1"},
+		{"kernels", "predict", "--op", "gemm", "--m", "1"},
+		{"kernels", "predict", "--op", "collective", "--gpus", "1", "--bytes", "10"},
+		{"kernels", "predict", "--op", "gemm", "--dtype", "fp6", "--m", "1", "--n", "1", "--k", "1"},
+		{"kernels", "predict", "--gpu-catalog", "/nonexistent.yaml", "--op", "gemm", "--m", "1", "--n", "1", "--k", "1"},
+		{"kernels", "validate", "--table", "/nonexistent.csv"},
+	} {
+		if _, _, code := runKernelsCLI(t, args...); code != exitBadInput {
+			t.Errorf("%v: exit %d, want %d", args, code, exitBadInput)
+		}
+	}
+}

@@ -1,0 +1,230 @@
+package simulate
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+// publishedRow is one measured serving result from testdata/published.yaml.
+type publishedRow struct {
+	ID             string  `yaml:"id"`
+	HeldOut        bool    `yaml:"held_out"`
+	Source         string  `yaml:"source"`
+	URL            string  `yaml:"url"`
+	Quote          string  `yaml:"quote"`
+	Engine         string  `yaml:"engine"`
+	Model          string  `yaml:"model"`
+	Precision      string  `yaml:"precision"`
+	GPU            string  `yaml:"gpu"`
+	GPUsPerNode    int     `yaml:"gpus_per_node"`
+	Topology       string  `yaml:"topology"`
+	KVDType        string  `yaml:"kv_dtype"`
+	ISL            int     `yaml:"isl"`
+	OSL            int     `yaml:"osl"`
+	Conc           int     `yaml:"conc"`
+	MaxRunning     int     `yaml:"max_running"`
+	CUDAGraphMaxBS int     `yaml:"cuda_graph_max_bs"`
+	Chunk          int     `yaml:"chunk"`
+	MemFraction    float64 `yaml:"mem_fraction"`
+	Requests       int     `yaml:"requests"`
+	Steps          int     `yaml:"steps"`
+	AL             float64 `yaml:"al"`
+	ALNote         string  `yaml:"al_note"`
+	Metric         string  `yaml:"metric"`
+	Measured       float64 `yaml:"measured"`
+}
+
+// Median absolute errors the model must stay under, set just above what
+// it measures (see the README section "Accuracy of the throughput model"),
+// so that a regression fails.
+const (
+	publishedTunedBound   = 0.22
+	publishedHeldOutBound = 0.61
+)
+
+func loadPublished(t *testing.T) []publishedRow {
+	t.Helper()
+	data, err := os.ReadFile("testdata/published.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Rows []publishedRow `yaml:"rows"`
+	}
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("testdata/published.yaml: %v", err)
+	}
+	return doc.Rows
+}
+
+// publishedCache keeps each row's prediction for the tests that share them.
+var publishedCache = map[string]float64{}
+
+// predictPublished runs the model on one published configuration and
+// returns the figure its metric names.
+func predictPublished(r publishedRow) (float64, error) {
+	if v, ok := publishedCache[r.ID]; ok {
+		return v, nil
+	}
+	v, err := predictPublishedUncached(r)
+	if err == nil {
+		publishedCache[r.ID] = v
+	}
+	return v, err
+}
+
+func predictPublishedUncached(r publishedRow) (float64, error) {
+	q := Query{Model: r.Model, Precision: r.Precision, GPU: r.GPU, Topology: r.Topology, GPUsPerNode: r.GPUsPerNode,
+		Conc: r.Conc, Workload: "fixed", ISL: r.ISL, OSL: r.OSL, RangeRatio: 1, Spec: "none",
+		MaxRunning: r.MaxRunning, CUDAGraphMaxBS: r.CUDAGraphMaxBS, Chunk: r.Chunk, MemFraction: r.MemFraction,
+		KVDType: r.KVDType, Engine: r.Engine, SchedOverhead: -1, SpecOverhead: -1, Requests: r.Requests, Seed: 1}
+	if r.Steps > 0 {
+		q.Spec, q.AL = "mtp", r.AL
+	}
+	if q.Requests == 0 {
+		q.Requests = max(2*r.Conc, 16)
+	}
+	res, err := q.Resolve()
+	if err != nil {
+		return 0, err
+	}
+	topo, err := ParseTopology(r.Topology)
+	if err != nil {
+		return 0, err
+	}
+	switch r.Metric {
+	case "decode_tput_per_gpu":
+		sc, err := res.Scenario(topo, r.Conc, r.Steps)
+		if err != nil {
+			return 0, err
+		}
+		plan, err := NewPlan(sc, res.GPU)
+		if err != nil {
+			return 0, err
+		}
+		e := plan.decodeEngine()
+		al := 1.0
+		if r.Steps > 0 {
+			al = r.AL
+		}
+		step := e.DecodeStep(r.Conc, r.Steps, r.ISL+r.OSL/2).Total()
+		return float64(r.Conc) * al / step / float64(topo.GPUs()), nil
+	case "output_tput_per_user", "output_tput_per_gpu":
+		out, err := Predict(res, topo, r.Conc, r.Steps)
+		if err != nil {
+			return 0, err
+		}
+		if r.Metric == "output_tput_per_gpu" {
+			return out.OutputPerGPU, nil
+		}
+		return float64(r.OSL) / out.E2EL.P50, nil
+	}
+	return 0, fmt.Errorf("unknown metric %q", r.Metric)
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// TestPublished recomputes every published configuration and checks the
+// median absolute error of the tuned and held-out rows separately.
+// go test -v -run Published ./simulate prints the table.
+func TestPublished(t *testing.T) {
+	rows := loadPublished(t)
+	if len(rows) < 6 {
+		t.Fatalf("only %d published rows", len(rows))
+	}
+	var tuned, held []float64
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%-30s %-4s %-22s %10s %10s %8s\n", "row", "set", "metric", "measured", "predicted", "error")
+	for _, r := range rows {
+		if r.URL == "" || r.Quote == "" || r.Measured <= 0 {
+			t.Errorf("%s: every row needs a url, a quote and a measured figure", r.ID)
+			continue
+		}
+		got, err := predictPublished(r)
+		if err != nil {
+			t.Errorf("%s: %v", r.ID, err)
+			continue
+		}
+		rel := (got - r.Measured) / r.Measured
+		set := "tune"
+		if r.HeldOut {
+			set = "held"
+			held = append(held, math.Abs(rel))
+		} else {
+			tuned = append(tuned, math.Abs(rel))
+		}
+		fmt.Fprintf(&b, "%-30s %-4s %-22s %10.1f %10.1f %+7.1f%%\n", r.ID, set, r.Metric, r.Measured, got, 100*rel)
+	}
+	mt, mh := median(tuned), median(held)
+	all := median(append(append([]float64(nil), tuned...), held...))
+	fmt.Fprintf(&b, "median |error|: tuned %.1f%% (%d rows), held-out %.1f%% (%d rows), all %.1f%%\n",
+		100*mt, len(tuned), 100*mh, len(held), 100*all)
+	t.Log(b.String())
+	if 3*len(held) < len(rows) {
+		t.Errorf("only %d of %d rows are held out; keep at least a third", len(held), len(rows))
+	}
+	if !(mt <= publishedTunedBound) {
+		t.Errorf("median |error| on tuned rows %.1f%% exceeds %.0f%%", 100*mt, 100*publishedTunedBound)
+	}
+	if !(mh <= publishedHeldOutBound) {
+		t.Errorf("median |error| on held-out rows %.1f%% exceeds %.0f%%", 100*mh, 100*publishedHeldOutBound)
+	}
+}
+
+// TestPublishedMTPSpeedup compares the predicted MTP speedup (a row's
+// figure over its no-MTP sibling's) with the published one: what bestk and
+// the frontier depend on, free of the base step's absolute error.
+func TestPublishedMTPSpeedup(t *testing.T) {
+	rows := loadPublished(t)
+	base := map[string]publishedRow{}
+	key := func(r publishedRow) string {
+		return fmt.Sprint(r.URL, r.Model, r.Precision, r.GPU, r.Topology, r.ISL, r.OSL, r.Conc, r.Metric)
+	}
+	for _, r := range rows {
+		if r.Steps == 0 {
+			base[key(r)] = r
+		}
+	}
+	var errs []float64
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%-30s %10s %10s %8s\n", "row", "measured", "predicted", "error")
+	for _, r := range rows {
+		b0, ok := base[key(r)]
+		if r.Steps == 0 || !ok {
+			continue
+		}
+		p0, err0 := predictPublished(b0)
+		pk, errk := predictPublished(r)
+		if err0 != nil || errk != nil {
+			t.Fatalf("%s: %v %v", r.ID, err0, errk)
+		}
+		want, got := r.Measured/b0.Measured, pk/p0
+		rel := (got - want) / want
+		errs = append(errs, math.Abs(rel))
+		fmt.Fprintf(&b, "%-30s %9.2fx %9.2fx %+7.1f%%\n", r.ID, want, got, 100*rel)
+	}
+	t.Log(b.String())
+	if len(errs) < 4 {
+		t.Fatalf("only %d MTP rows have a no-MTP sibling", len(errs))
+	}
+	if m := median(errs); m > 0.06 {
+		t.Errorf("median |error| of the MTP speedup %.1f%% exceeds 6%%", 100*m)
+	}
+}
