@@ -81,3 +81,16 @@ func BenchmarkCollective(b *testing.B) {
 		c.Collective(AllReduce, float64(4096+i%(1<<20)), 8)
 	}
 }
+
+// Loading the embedded H200 tables: parse and fit, paid once per process
+// by the first NewCoster.
+func BenchmarkLoadH200Tables(b *testing.B) {
+	g := mustGPU(b, "h200")
+	for b.Loop() {
+		ops, _, _, err := MeasuredTables("h200")
+		if err != nil || ops == nil {
+			b.Skip("no measured H200 table in this build")
+		}
+		calibrate(g, ops.Rows, nil)
+	}
+}
