@@ -74,9 +74,20 @@ func NewCoster(g *GPU) *Coster {
 		if h := calibrationFor("h200"); h != nil {
 			coll := *h.coll
 			coll.table = nil // measured lines belong to the H200's fabric
-			c := newCoster(g, &calibration{eff: h.eff, coll: &coll}, SourceCarryOver)
+			carried := &calibration{eff: h.eff, coll: &coll}
+			note := "efficiencies fitted on the H200's measured tables, carried over to " + g.Name + " by its datasheet bandwidth and peak rates; NVLink collectives scaled by link bandwidth"
+			if sameSilicon(g, "h200") && h.tables != nil {
+				// Same die, same kernels: the H200's kernel-by-kernel
+				// departures from the roofline hold too, only the memory
+				// system differs, and the roofline carries that.
+				t := *h.tables
+				t.inside = SourceCarryOver
+				carried.tables = &t
+				note += "; same GH100 die, so the H200's measured per-shape corrections apply as well"
+			}
+			c := newCoster(g, carried, SourceCarryOver)
 			c.kind = CalibrationCarriedOver
-			c.note = "efficiencies fitted on the H200's measured tables, carried over to " + g.Name + " by its datasheet bandwidth and peak rates; NVLink collectives scaled by link bandwidth"
+			c.note = note
 			return c
 		}
 		c := newCoster(g, nil, SourceRoofline)
@@ -88,6 +99,22 @@ func NewCoster(g *GPU) *Coster {
 	c.kind = CalibrationMeasured
 	c.note = "measured tables kernels/data/" + g.Name + " (interpolated in the measured grid; elsewhere the fitted roofline, anchored to the nearest measured shape)"
 	return c
+}
+
+// sameSilicon reports whether g has the compute die of the named catalog
+// GPU (same architecture and dense rates; H100 SXM and H200 share GH100 and
+// differ in HBM only).
+func sameSilicon(g *GPU, name string) bool {
+	o, err := LookupGPU(name)
+	if err != nil || g.Arch == "" || g.Arch != o.Arch || len(g.Peak) != len(o.Peak) {
+		return false
+	}
+	for dt, v := range o.Peak {
+		if g.Peak[dt] != v {
+			return false
+		}
+	}
+	return true
 }
 
 func newCoster(g *GPU, cal *calibration, offTable string) *Coster {

@@ -162,7 +162,11 @@ func (g *residualGrid) at(c coords) (r float64, inside, ok bool) {
 
 // opTables are the residual grids of one GPU's measured op table.
 type opTables struct {
-	grids map[gridKey]*residualGrid
+	// inside is the Source of a cost interpolated inside a grid:
+	// SourceMeasured on the GPU that was measured, SourceCarryOver on a
+	// GPU of the same silicon that borrows the grids (see NewCoster).
+	inside string
+	grids  map[gridKey]*residualGrid
 	// groups lists the grids of each op class and dtype with their
 	// categorical keys in log space, for the nearest-shape lookup.
 	groups map[[2]int][]keyedGrid
@@ -177,7 +181,7 @@ type keyedGrid struct {
 func keyValues(k lineKey) [5]int { return [5]int{k.a, k.b, k.c, k.d, k.e} }
 
 func newOpTables(grids map[gridKey]*residualGrid) *opTables {
-	t := &opTables{grids: grids, groups: map[[2]int][]keyedGrid{}}
+	t := &opTables{inside: SourceMeasured, grids: grids, groups: map[[2]int][]keyedGrid{}}
 	for k, g := range grids {
 		kg := keyedGrid{key: k.key, grid: g}
 		for i, v := range keyValues(k.key) {
@@ -268,7 +272,7 @@ func (t *opTables) adjust(cost *Cost, class opClass, dt DType, key lineKey, c co
 	}
 	cost.Seconds *= math.Exp(r)
 	if inside && exact {
-		cost.Source = SourceMeasured
+		cost.Source = t.inside
 	}
 }
 
