@@ -116,7 +116,7 @@ type Repair struct {
 // the projection). A consistent curve comes back unchanged, values intact.
 func (c *Curve) Consistent() (*Curve, Repair) {
 	p := c.PrefixAcceptance()
-	q := clip01(isotonicNonIncreasing(p))
+	q := c.consistentPrefix()
 	out := *c
 	out.AL = make([]float64, len(c.AL))
 	r := Repair{Projection: ProjectionMethod, Moved: make([]float64, len(c.AL))}
@@ -131,6 +131,13 @@ func (c *Curve) Consistent() (*Curve, Repair) {
 		r.Changed = r.Changed || moved != 0
 	}
 	return &out, r
+}
+
+// consistentPrefix is the projected prefix acceptance q (see Consistent).
+// Derived quantities use q itself rather than differencing the repaired AL
+// again, which would bring back float noise.
+func (c *Curve) consistentPrefix() []float64 {
+	return clip01(isotonicNonIncreasing(c.PrefixAcceptance()))
 }
 
 // isotonicNonIncreasing is the least-squares non-increasing fit to y
@@ -178,8 +185,7 @@ func clip01(p []float64) []float64 {
 // that drafts 1..j-1 were. Where p_(j-1) = 0 no request gets that far and
 // c_j is 0, as vLLM defines it for its synthetic rates.
 func (c *Curve) ConditionalAcceptance() []float64 {
-	cc, _ := c.Consistent()
-	p := cc.PrefixAcceptance()
+	p := c.consistentPrefix()
 	out := make([]float64, len(p))
 	prev := 1.0
 	for j, v := range p {
@@ -199,8 +205,7 @@ func (c *Curve) Distribution(k int) ([]float64, error) {
 		return nil, fmt.Errorf("%s thinking %s: no distribution at k=%d; draft lengths 1..%d exist (%s)",
 			c.Model, c.Thinking, k, len(c.AL), c.Source)
 	}
-	cc, _ := c.Consistent()
-	p := cc.PrefixAcceptance()
+	p := c.consistentPrefix()
 	d := make([]float64, k+1)
 	prev := 1.0
 	for j := 0; j < k; j++ {
@@ -245,9 +250,9 @@ func (c *Curve) Extrapolate(maxK int) (*Curve, error) {
 	}
 	out.AL = out.AL[:n]
 	cc, _ := c.Consistent()
-	cond := cc.ConditionalAcceptance()
-	r := cond[n-1]
-	p := cc.PrefixAcceptance()[n-1]
+	q := c.consistentPrefix()
+	r := c.ConditionalAcceptance()[n-1]
+	p := q[n-1]
 	al := cc.AL[n-1]
 	for k := n + 1; k <= maxK; k++ {
 		p *= r
@@ -256,6 +261,6 @@ func (c *Curve) Extrapolate(maxK int) (*Curve, error) {
 	}
 	out.Measured = n
 	out.Extrapolation = fmt.Sprintf("geometric tail past k=%d: p_(%d+m) = p_%d * r^m with p_%d = %s and r = p_%d/p_%d = %s (last conditional acceptance of the consistent curve)",
-		n, n, n, n, num(cc.PrefixAcceptance()[n-1]), n, n-1, num(r))
+		n, n, n, n, num(q[n-1]), n, n-1, num(r))
 	return &out, nil
 }

@@ -1,6 +1,7 @@
 package golden
 
 import (
+	"bytes"
 	"embed"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,11 +28,19 @@ const (
 	MaxDraftLength = 64      // largest draft length k accepted
 	maxDirFiles    = 1000    // most files read from one directory
 	maxYAMLNodes   = 10000   // most YAML nodes in one file
+	maxAL          = 1000    // AL values beyond this are rejected as absurd; [1, k+1] violations are warnings
 )
 
 // Default returns every embedded golden file (golden/data/*.yaml) as one set.
 func Default() (*Set, error) {
-	return parseFS(embedded, "data")
+	s, err := parseFS(embedded, "data")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range s.entries {
+		e.setSource("golden/data/" + e.source + " (embedded)")
+	}
+	return s, nil
 }
 
 // LoadFile reads one golden file from disk.
@@ -58,10 +68,7 @@ func LoadDir(dir string) (*Set, error) {
 	}
 	// Name sources by their path on disk, not inside the fs.FS.
 	for _, e := range s.entries {
-		e.source = path.Join(dir, e.source)
-		for _, c := range e.curves {
-			c.Source = e.source
-		}
+		e.setSource(filepath.Join(dir, e.source))
 	}
 	return s, nil
 }
@@ -181,7 +188,7 @@ func parseEntry(filename string, data []byte) (e *entry, err error) {
 		}
 	}()
 	p := &fileParser{name: filename}
-	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
@@ -316,6 +323,9 @@ func (p *fileParser) curve(model, mode string, n *yaml.Node) ([]float64, error) 
 		v, err := strconv.ParseFloat(vn.Value, 64)
 		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, p.errorf(vn, "model %s %s k=%d: AL %q is not a finite number", model, mode, k, vn.Value)
+		}
+		if v < 0 || v > maxAL {
+			return nil, p.errorf(vn, "model %s %s k=%d: AL %q is absurd (outside 0..%d)", model, mode, k, vn.Value, maxAL)
 		}
 		byK[k] = v
 		maxK = max(maxK, k)

@@ -2,6 +2,7 @@ package golden
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -29,6 +30,13 @@ func (e *entry) setKey(k string) {
 	}
 }
 
+func (e *entry) setSource(src string) {
+	e.source = src
+	for _, c := range e.curves {
+		c.Source = src
+	}
+}
+
 func newSet() *Set { return &Set{entries: map[string]*entry{}} }
 
 // Merge adds o's curves to s; a model key present in both takes o's curves.
@@ -42,10 +50,11 @@ func (s *Set) Merge(o *Set) {
 		s.entries = map[string]*entry{}
 	}
 	for k, e := range o.entries {
+		ne := *e
 		if old, ok := s.entries[k]; ok {
-			e.aliases = mergeAliases(e.aliases, old.aliases)
+			ne.aliases = mergeAliases(e.aliases, old.aliases)
 		}
-		s.entries[k] = e
+		s.entries[k] = &ne
 	}
 }
 
@@ -93,7 +102,9 @@ func (s *Set) Info(name string) (ModelInfo, error) {
 	e := s.entries[strings.ToLower(key)]
 	info := ModelInfo{Key: e.key, Model: e.model, Source: e.source, CurveName: e.stem, MaxK: map[Thinking]int{}}
 	for _, a := range e.aliases {
-		info.Prefixes = append(info.Prefixes, prefixOf(a))
+		if p := prefixOf(a); !slices.Contains(info.Prefixes, p) {
+			info.Prefixes = append(info.Prefixes, p)
+		}
 	}
 	for _, t := range []Thinking{ThinkingOn, ThinkingOff} {
 		if c, ok := e.curves[t]; ok {
@@ -235,7 +246,8 @@ func (s *Set) known() string {
 }
 
 // Curve returns the curve of a model (any name Resolve accepts) in one
-// thinking mode. A missing mode is an error naming the modes that exist.
+// thinking mode, as a copy the caller may change. A missing mode is an
+// error naming the modes that exist.
 func (s *Set) Curve(model string, t Thinking) (*Curve, error) {
 	key, err := s.Resolve(model)
 	if err != nil {
@@ -243,7 +255,9 @@ func (s *Set) Curve(model string, t Thinking) (*Curve, error) {
 	}
 	e := s.entries[strings.ToLower(key)]
 	if c, ok := e.curves[t]; ok {
-		return c, nil
+		cp := *c
+		cp.AL = append([]float64(nil), c.AL...)
+		return &cp, nil
 	}
 	var have []string
 	for _, m := range []Thinking{ThinkingOn, ThinkingOff} {

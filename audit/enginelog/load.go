@@ -10,9 +10,6 @@ import (
 	"strings"
 )
 
-// MaxLineBytes bounds one log line; longer lines are skipped, not buffered.
-const MaxLineBytes = 1 << 20
-
 // Load is one weight-loading line.
 type Load struct {
 	Engine string  // "sglang" or "vllm"

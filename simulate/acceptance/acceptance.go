@@ -3,18 +3,19 @@ package acceptance
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"strings"
 )
 
 // Method names.
 const (
-	SGLangMatchExpected = "sglang-match-expected"
-	SGLangMultinomial   = "sglang-multinomial"
-	VLLMSynthetic       = "vllm-synthetic"
-	TRTLLM              = "trtllm"
-	Chain               = "chain"
-	Empirical           = "empirical"
+	SGLangMatchExpected = "sglang-match-expected" // SGLANG_SIMULATE_ACC_METHOD=match-expected
+	SGLangMultinomial   = "sglang-multinomial"    // SGLANG_SIMULATE_ACC_METHOD=multinomial
+	VLLMSynthetic       = "vllm-synthetic"        // rejection_sample_method: synthetic
+	TRTLLM              = "trtllm"                // TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS
+	Chain               = "chain"                 // per request, L from the golden distribution at k
+	Empirical           = "empirical"             // per request, L from a measured histogram
 )
 
 // MaxDraftLength bounds K.
@@ -24,12 +25,19 @@ const MaxDraftLength = 64
 type Config struct {
 	Method   string    // one of Methods()
 	K        int       // draft length
-	TargetAL float64   // AL including the bonus token (engine methods)
-	Dist     []float64 // P(L = l) at index l-1 (for chain / empirical)
+	TargetAL float64   // AL including the bonus token (engine methods; ignored by chain / empirical)
+	Dist     []float64 // P(L = l) at index l-1 (for chain / empirical; normalised here)
 	Seed     uint64
+
+	// Rates, for vllm-synthetic only, are vLLM's synthetic_acceptance_rates:
+	// per-position unconditional rates (position j accepted together with
+	// all before it), K of them in [0, 1], non-increasing. As in vLLM they
+	// exclude a target AL: set one or the other.
+	Rates []float64
 }
 
-// Sampler draws accepted lengths.
+// Sampler draws accepted lengths. A Sampler is not safe for concurrent use;
+// give each goroutine its own (with its own seed).
 type Sampler interface {
 	// Step draws the accepted length (bonus included, in [1, K+1]) of each
 	// request in one verify step of a batch; len(out) is the batch size.
@@ -65,8 +73,22 @@ func New(c Config) (Sampler, error) {
 	if c.K < 1 || c.K > MaxDraftLength {
 		return nil, fmt.Errorf("draft length k=%d outside 1..%d", c.K, MaxDraftLength)
 	}
+	if c.Rates != nil {
+		if c.Method != VLLMSynthetic {
+			return nil, fmt.Errorf("%s: per-position rates apply to %s only", c.Method, VLLMSynthetic)
+		}
+		if c.TargetAL != 0 {
+			return nil, fmt.Errorf("%s: give rates or a target AL, not both (vLLM makes them mutually exclusive)", c.Method)
+		}
+		if err := checkRates(c.Rates, c.K); err != nil {
+			return nil, fmt.Errorf("%s: %v", c.Method, err)
+		}
+	}
 	switch c.Method {
 	case SGLangMatchExpected, SGLangMultinomial, VLLMSynthetic, TRTLLM:
+		if c.Rates != nil {
+			break
+		}
 		if math.IsNaN(c.TargetAL) || c.TargetAL < 1 || c.TargetAL > float64(c.K+1) {
 			return nil, fmt.Errorf("%s: target AL %v outside [1, %d] (k=%d; AL counts the bonus token)", c.Method, c.TargetAL, c.K+1, c.K)
 		}
@@ -122,10 +144,12 @@ func probThreshold(p float64) uint64 {
 // probability frac (no draw when the target is an integer), drawn ONCE per
 // verify step and written to every request of the batch
 // (num_correct_drafts.fill_(L-1)). Mean exactly the target, variance
-// frac(1-frac).
+// frac(1-frac) (SGLang passes the two weights through a float32 tensor to
+// torch.multinomial; that rounding, below 1e-7, is not modelled).
 type matchExpected struct {
-	rng          *rand.PCG
+	rng          rand.PCG
 	lower, upper int
+	maxLen       int
 	upperBelow   uint64 // draw upper when x < upperBelow
 	mean, wUpper float64
 }
@@ -138,7 +162,7 @@ func newMatchExpected(c Config, rng *rand.PCG) *matchExpected {
 		upper = lower + 1
 	}
 	w := t - float64(lower)
-	return &matchExpected{rng: rng, lower: lower, upper: upper, upperBelow: probThreshold(w), mean: t, wUpper: w}
+	return &matchExpected{rng: *rng, lower: lower, upper: upper, maxLen: c.K + 1, upperBelow: probThreshold(w), mean: t, wUpper: w}
 }
 
 func (s *matchExpected) Step(out []int) {
@@ -146,8 +170,11 @@ func (s *matchExpected) Step(out []int) {
 		return
 	}
 	l := s.lower
-	if s.upper != s.lower && s.rng.Uint64() < s.upperBelow {
-		l = s.upper
+	if s.upper != s.lower {
+		// The borrow of x - upperBelow is 1 exactly when x < upperBelow:
+		// a coin with P(upper) = frac and no branch to mispredict.
+		_, borrow := bits.Sub64(s.rng.Uint64(), s.upperBelow, 0)
+		l += int(borrow)
 	}
 	for i := range out {
 		out[i] = l
@@ -157,7 +184,7 @@ func (s *matchExpected) Step(out []int) {
 func (s *matchExpected) ExpectedMean() float64 { return s.mean }
 func (s *matchExpected) SharesDraw() bool      { return true }
 func (s *matchExpected) Marginal() []float64 {
-	d := make([]float64, s.upper)
+	d := make([]float64, s.maxLen)
 	d[s.lower-1] += 1 - s.wUpper
 	d[s.upper-1] += s.wUpper
 	return d
@@ -171,17 +198,20 @@ func (s *matchExpected) Marginal() []float64 {
 // Source: sgl-project/sglang python/sglang/srt/speculative/spec_utils.py,
 // sample_simulated_acc_len: x = torch.normal(target, 1.0); clamp x to
 // [1, steps+1]; L = round(x) (half to even). One draw per verify step for
-// the whole batch, like match-expected. Clamping before rounding piles the
-// tails onto 1 and steps+1 only through the half-unit bins at the ends, so
-// the mean is biased: 3.24 with 4 draft tokens (steps 3) averages 3.127.
+// the whole batch, like match-expected. The clamp folds the tail above
+// steps+1 onto steps+1 (and the tail below 1 onto 1), so the mean is pulled
+// toward the middle of [1, steps+1]: 3.24 with 4 draft tokens (steps 3)
+// averages 3.127.
 //
 // L takes integer values with P(L = l) = Phi(l+1/2-t) - Phi(l-1/2-t) for
 // 1 < l < steps+1 and open-ended bins at both ends (ties have probability
 // zero), so the sampler draws L from those exact probabilities with an
 // alias table instead of drawing a normal: the same distribution for one
-// 64-bit draw.
+// 64-bit draw. (Older SGLang, eagle_utils.py _generate_simulated_accept_index,
+// clamped to steps instead of steps+1 and used multinomial by default; this
+// sampler follows the current code.)
 type multinomial struct {
-	rng   *rand.PCG
+	rng   rand.PCG
 	table *aliasTable
 	marg  []float64
 	mean  float64
@@ -193,7 +223,7 @@ func newMultinomial(c Config, rng *rand.PCG) (*multinomial, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", c.Method, err)
 	}
-	return &multinomial{rng: rng, table: t, marg: d, mean: meanOf(d)}, nil
+	return &multinomial{rng: *rng, table: t, marg: d, mean: meanOf(d)}, nil
 }
 
 // roundedClampedNormal is the distribution of round(clamp(N(mu,1), 1, maxLen)).
@@ -217,7 +247,7 @@ func (s *multinomial) Step(out []int) {
 	if len(out) == 0 {
 		return
 	}
-	l := s.table.draw(s.rng.Uint64()) + 1
+	l := s.table.draw(s.rng.Uint64())
 	for i := range out {
 		out[i] = l
 	}
@@ -228,36 +258,6 @@ func (s *multinomial) SharesDraw() bool      { return true }
 func (s *multinomial) Marginal() []float64   { return append([]float64(nil), s.marg...) }
 
 // ---------------------------------------------------------------------------
-
-// vllmSynthetic is vLLM's rejection_sample_method "synthetic" with
-// synthetic_acceptance_length.
-//
-// Sources: vllm-project/vllm vllm/config/speculative.py
-// (SpeculativeConfig._acceptance_length_to_rates: with d = AL-1 drafts
-// expected, unconditional per-position rates are [1]*floor(d) + [frac(d)] +
-// [0]*..., cut to k), vllm/v1/spec_decode/utils.py
-// (unconditional_to_conditional_rates: c_i = p_i/p_(i-1), 0 after a zero),
-// and the synthetic branch of the rejection kernels
-// (vllm/v1/sample/rejection_sampler.py; MRV2
-// vllm/v1/worker/gpu/spec_decode/synthetic_rejection_sampler_utils.py):
-// for each request and each position, draw u, accept while u < c_i (the
-// rates live in a float32 tensor), stop at the first rejection, and emit
-// the target's token there or the bonus token after k acceptances. Every
-// request and position draws independently.
-//
-// With the length-derived rates only one position is random, so a request
-// gets floor(AL) or floor(AL)+1 with P(+1) = float32(frac(AL-1)); the mean
-// is AL up to that float32 rounding. Because positions are independent and
-// the chain stops at the first rejection, L has P(L = 1+j) =
-// c_1...c_j (1 - c_(j+1)); the sampler draws it from those probabilities
-// (one 64-bit draw per request) rather than one draw per position.
-type vllmSynthetic struct {
-	rng   *rand.PCG
-	table *aliasTable
-	marg  []float64
-	mean  float64
-	rates []float64 // unconditional per-position rates, as vLLM derives them
-}
 
 // vllmRates is _acceptance_length_to_rates.
 func vllmRates(length float64, n int) []float64 {
@@ -302,24 +302,58 @@ func chainDistribution(c []float64) []float64 {
 	return d
 }
 
-func newVLLMSynthetic(c Config, rng *rand.PCG) (*vllmSynthetic, error) {
-	rates := vllmRates(c.TargetAL, c.K)
+// checkRates applies vLLM's checks on synthetic_acceptance_rates.
+func checkRates(r []float64, k int) error {
+	if len(r) != k {
+		return fmt.Errorf("%d rates for k=%d draft positions", len(r), k)
+	}
+	for i, v := range r {
+		if !(v >= 0 && v <= 1) {
+			return fmt.Errorf("rate %d is %v, outside [0, 1]", i+1, v)
+		}
+		if i > 0 && v > r[i-1] {
+			return fmt.Errorf("rate %d (%v) exceeds rate %d (%v); unconditional rates must not increase", i+1, v, i, r[i-1])
+		}
+	}
+	return nil
+}
+
+// newVLLMSynthetic is vLLM's rejection_sample_method "synthetic" with
+// synthetic_acceptance_length (Config.TargetAL) or synthetic_acceptance_rates
+// (Config.Rates).
+//
+// Sources: vllm-project/vllm vllm/config/speculative.py
+// (SpeculativeConfig._acceptance_length_to_rates: with d = AL-1 drafts
+// expected, unconditional per-position rates are [1]*floor(d) + [frac(d)] +
+// [0]*..., cut to k), vllm/v1/spec_decode/utils.py
+// (unconditional_to_conditional_rates: c_i = p_i/p_(i-1), 0 after a zero),
+// and the synthetic branch of the rejection kernels
+// (vllm/v1/sample/rejection_sampler.py; MRV2
+// vllm/v1/worker/gpu/spec_decode/synthetic_rejection_sampler_utils.py):
+// for each request and each position, draw u, accept while u < c_i (the
+// rates live in a float32 tensor), stop at the first rejection, and emit
+// the target's token there or the bonus token after k acceptances. Every
+// request and position draws independently.
+//
+// With the length-derived rates only one position is random, so a request
+// gets floor(AL) or floor(AL)+1 with P(+1) = float32(frac(AL-1)); the mean
+// is AL up to that float32 rounding. Because positions are independent and
+// the chain stops at the first rejection, L has P(L = 1+j) =
+// c_1...c_j (1 - c_(j+1)); the sampler draws it from those probabilities
+// (one 64-bit draw per request, with the table sampler below) rather than
+// one draw per position.
+func newVLLMSynthetic(c Config, rng *rand.PCG) (*table, error) {
+	rates := c.Rates
+	if rates == nil {
+		rates = vllmRates(c.TargetAL, c.K)
+	}
 	d := chainDistribution(conditionalRates(rates))
 	t, err := newAliasTable(d)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", c.Method, err)
 	}
-	return &vllmSynthetic{rng: rng, table: t, marg: d, mean: meanOf(d), rates: rates}, nil
+	return &table{rng: *rng, cells: t.cells, mask: t.mask, marg: d, mean: meanOf(d)}, nil
 }
-
-func (s *vllmSynthetic) Step(out []int) {
-	for i := range out {
-		out[i] = s.table.draw(s.rng.Uint64()) + 1
-	}
-}
-
-func (s *vllmSynthetic) ExpectedMean() float64 { return s.mean }
-func (s *vllmSynthetic) Marginal() []float64   { return append([]float64(nil), s.marg...) }
 
 // ---------------------------------------------------------------------------
 
@@ -402,9 +436,10 @@ func (s *trtllm) Step(out []int) {
 	}
 	s.counter++
 	idx := s.counter * trtCounterStride
+	pool, below, base := s.pool, s.below, s.base
 	for i := range out {
-		l := s.base
-		if s.pool[idx&(trtPoolSize-1)] < s.below {
+		l := base
+		if pool[idx&(trtPoolSize-1)] < below {
 			l++
 		}
 		out[i] = l
@@ -424,15 +459,17 @@ func (s *trtllm) Marginal() []float64 {
 
 // ---------------------------------------------------------------------------
 
-// table is the chain and empirical methods: each request draws its own L
-// every step from a fixed distribution over 1..K+1 (chain: the golden
+// table draws each request's own L every step from a fixed distribution
+// over 1..K+1. It is the chain and empirical methods (chain: the golden
 // distribution at k, golden.Curve.Distribution; empirical: a measured
-// histogram, ParseHistogram). No engine does this; it is the model of real
-// (not forced) acceptance with a chain draft whose per-position acceptance
-// matches the golden curve.
+// histogram, ParseHistogram), and runs vllm-synthetic's closed-form
+// distribution. Chain and empirical are no engine's forced acceptance: they
+// model real acceptance with a chain draft whose per-position acceptance
+// matches the golden curve, or a measured run.
 type table struct {
-	rng   *rand.PCG
-	table *aliasTable
+	rng   rand.PCG
+	cells []aliasCell // the alias table's cells and mask, held here to
+	mask  uint64      // save indirections in Step
 	marg  []float64
 	mean  float64
 }
@@ -466,13 +503,22 @@ func newTable(c Config, rng *rand.PCG) (*table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", c.Method, err)
 	}
-	return &table{rng: rng, table: t, marg: d, mean: meanOf(d)}, nil
+	return &table{rng: *rng, cells: t.cells, mask: t.mask, marg: d, mean: meanOf(d)}, nil
 }
 
+// Step draws one length per request from the alias table (see
+// aliasTable.draw; the loop repeats it so that the generator's state can
+// stay in registers, on a local copy written back at the end).
 func (s *table) Step(out []int) {
+	r := s.rng
+	cells, mask := s.cells, s.mask
 	for i := range out {
-		out[i] = s.table.draw(s.rng.Uint64()) + 1
+		x := r.Uint64()
+		c := &cells[x&mask]
+		own := int64(x>>32-c.keep) >> 63
+		out[i] = int(c.other + c.diff&own)
 	}
+	s.rng = r
 }
 
 func (s *table) ExpectedMean() float64 { return s.mean }

@@ -1,0 +1,724 @@
+package recipe
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Severity of a finding.
+type Severity string
+
+// Severities, most serious first.
+const (
+	SeverityError   Severity = "error"
+	SeverityWarning Severity = "warning"
+	SeverityInfo    Severity = "info"
+)
+
+// Finding codes. They are stable: scripts and reviewers match on them.
+const (
+	CodeModelUnknown         = "model-unknown"
+	CodeSimAccLenMismatch    = "sim-acc-len-mismatch"
+	CodeSimAccMethod         = "sim-acc-method"
+	CodeSimAccTokenMode      = "sim-acc-token-mode"
+	CodeSimAccIncomplete     = "sim-acc-incomplete"
+	CodeRealDraftTokenTopK   = "real-draft-token-topk"
+	CodeNumDraftTokens       = "num-draft-tokens-not-k-plus-1"
+	CodeDraftLengthDiffers   = "draft-length-differs"
+	CodeDraftLengthRange     = "draft-length-out-of-range"
+	CodeDraftLengthMissing   = "draft-length-missing"
+	CodeDraftQuantization    = "draft-quantization"
+	CodeFP8NextNMoE          = "fp8-nextn-moe"
+	CodeCUDAGraphBelowCap    = "cuda-graph-below-running-cap"
+	CodeSimAccRecipeWide     = "sim-acc-recipe-wide"
+	CodeSimAccNonSpecRole    = "sim-acc-on-non-speculative-role"
+	CodeSpecAlgorithmClash   = "spec-algorithm-conflict"
+	CodeSimAccWrongEngine    = "sim-acc-wrong-engine"
+	CodeGenerationNotSpec    = "generation-role-not-speculative"
+	CodeNotAgentic           = "not-agentic"
+	CodeDuplicateKey         = "duplicate-key"
+	alTolerance              = 0.005 // golden values carry two decimals
+	sglangLen                = "SGLANG_SIMULATE_ACC_LEN"
+	sglangMethod             = "SGLANG_SIMULATE_ACC_METHOD"
+	sglangTokenMode          = "SGLANG_SIMULATE_ACC_TOKEN_MODE"
+	trtForced                = "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS"
+	tilertLen                = "TILERT_SIMULATE_ACC_LEN"
+	tilertMethod             = "TILERT_SIMULATE_ACC_METHOD"
+	fp8NextNEnv              = "SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE"
+	agentxMethod             = "match-expected"
+	agentxTokenMode          = "real-draft-token"
+	vllmSyntheticMethod      = "synthetic"
+	atomAcceptanceLengthFlag = "spec-decode-acceptance-length"
+)
+
+// simKeys are the environment keys synthetic acceptance owns.
+var simKeys = []string{sglangLen, sglangMethod, sglangTokenMode, trtForced, tilertLen, tilertMethod}
+
+// Finding is one check result.
+type Finding struct {
+	Code     string   `json:"code"`
+	Severity Severity `json:"severity"`
+	Message  string   `json:"message"`
+}
+
+// GoldenCurve is the part of a golden curve the checks need.
+type GoldenCurve struct {
+	Model    string    // the curve's model key
+	Thinking string    // "on" or "off"
+	Source   string    // file it came from
+	AL       []float64 // AL[k-1] = golden AL at draft length k
+}
+
+// Curves finds golden curves. The command line backs it with package
+// golden; tests back it with a table.
+type Curves interface {
+	// Curve resolves a name (model key, InferenceX curve name such as
+	// "qwen3.5_mtp", file prefix or hub name) and returns its curve for
+	// the thinking mode.
+	Curve(name, thinking string) (*GoldenCurve, error)
+	// Prefix returns the InferenceX model prefix ("qwen3.5", "dsv4") of
+	// the model a name resolves to.
+	Prefix(name string) (string, error)
+}
+
+// Options steer Check.
+type Options struct {
+	Curves Curves
+	// Model overrides the model names found in the recipe.
+	Model string
+	// Thinking is "on", "off", or "" for the default: on (AgentX replays
+	// agentic traces with thinking on).
+	Thinking string
+}
+
+// RoleReport is what synthetic acceptance gives one role.
+type RoleReport struct {
+	Role        string   `json:"role"`
+	Engine      string   `json:"engine"`
+	DraftLength *int     `json:"draft_length"`
+	ExpectedAL  *float64 `json:"expected_al"`
+	// Env is the injection the role gets: environment variables for
+	// SGLang, TensorRT-LLM and TileRT; for vLLM and ATOM, which take it as
+	// arguments, keys are "args.<flag>[.<field>]".
+	Env map[string]string `json:"env"`
+
+	role *Role
+}
+
+// VariantReport is one variant's roles and findings.
+type VariantReport struct {
+	Name     string       `json:"name"`
+	Roles    []RoleReport `json:"roles"`
+	Findings []Finding    `json:"findings"`
+
+	variant *Variant
+	curve   *GoldenCurve
+}
+
+// Report is the result of checking one file.
+type Report struct {
+	File     string          `json:"file"`
+	Variants []VariantReport `json:"variants"`
+	Findings []Finding       `json:"findings"`
+}
+
+// Errors counts error-severity findings, file-level and per variant.
+func (r *Report) Errors() int {
+	n := 0
+	count := func(fs []Finding) {
+		for _, f := range fs {
+			if f.Severity == SeverityError {
+				n++
+			}
+		}
+	}
+	count(r.Findings)
+	for _, v := range r.Variants {
+		count(v.Findings)
+	}
+	return n
+}
+
+// Variant returns the resolved variant behind a report entry.
+func (vr *VariantReport) Variant() *Variant { return vr.variant }
+
+// Curve returns the golden curve the variant was checked against, or nil.
+func (vr *VariantReport) Curve() *GoldenCurve { return vr.curve }
+
+// Resolved returns the resolved role behind a report entry.
+func (rr *RoleReport) Resolved() *Role { return rr.role }
+
+// FormatAL writes an AL the way InferenceX passes it (Python's "%g"):
+// 4.80 becomes "4.8", 3.39 stays "3.39".
+func FormatAL(x float64) string {
+	return strconv.FormatFloat(x, 'g', 6, 64)
+}
+
+// Check resolves expected injections and runs every check on a recipe.
+func Check(r *Recipe, opt Options) *Report {
+	rep := &Report{File: r.File, Findings: []Finding{}}
+	for _, d := range r.Duplicates {
+		rep.Findings = append(rep.Findings, Finding{CodeDuplicateKey, SeverityWarning,
+			fmt.Sprintf("line %d: key %q is given twice in one mapping; srt-slurm (PyYAML) keeps the last value silently: remove one", d.Line, d.Key)})
+	}
+	for _, v := range r.Variants {
+		rep.Variants = append(rep.Variants, checkVariant(v, opt))
+	}
+	return rep
+}
+
+type checker struct {
+	v        *Variant
+	opt      Options
+	findings []Finding
+}
+
+func (c *checker) add(code string, sev Severity, format string, a ...any) {
+	c.findings = append(c.findings, Finding{Code: code, Severity: sev, Message: fmt.Sprintf(format, a...)})
+}
+
+// thinkingMode is --thinking, else on: AgentX replays agentic traces with
+// thinking on.
+func thinkingMode(opt Options) string {
+	if opt.Thinking != "" {
+		return opt.Thinking
+	}
+	return "on"
+}
+
+func checkVariant(v *Variant, opt Options) VariantReport {
+	c := &checker{v: v, opt: opt}
+	vr := VariantReport{Name: v.Name, variant: v}
+	thinking := thinkingMode(opt)
+
+	anySpec := false
+	for _, r := range v.Roles {
+		if r.Spec != nil {
+			anySpec = true
+		}
+	}
+	gen := v.Generation()
+	var curve *GoldenCurve
+	if anySpec {
+		if !v.Agentic && opt.Thinking == "" {
+			c.add(CodeNotAgentic, SeverityInfo,
+				"the benchmark does not look agentic (no agentic command, trace loader or IS_AGENTIC); AgentX applies synthetic acceptance to agentic runs only. Expected values assume thinking on: pass --thinking to choose")
+		}
+		var spec *Spec
+		if gen != nil {
+			spec = gen.Spec
+		}
+		curve = c.findCurve(thinking, spec)
+		vr.curve = curve
+	}
+
+	// The AL target comes from the generation role's draft length.
+	var target *float64
+	if anySpec && gen != nil && gen.Spec == nil {
+		c.add(CodeGenerationNotSpec, SeverityWarning,
+			"roles.%s runs no speculative decoding but other roles do; AgentX derives the AL from the generation role, so no role gets synthetic acceptance: add the speculative flags to roles.%s or drop them elsewhere", gen.Name, gen.Name)
+	}
+	if gen != nil && gen.Spec != nil {
+		target = c.draftLengthAL(gen, curve)
+	}
+	for _, r := range v.Roles {
+		if r.Spec != nil && r != gen {
+			c.draftLengthAL(r, curve) // range check only
+		}
+	}
+
+	for _, r := range v.Roles {
+		rr := RoleReport{Role: r.Name, Engine: r.Engine, Env: map[string]string{}, role: r}
+		if r.Spec != nil {
+			if r.Spec.DraftLength > 0 {
+				k := r.Spec.DraftLength
+				rr.DraftLength = &k
+			}
+			if target != nil {
+				al := *target
+				rr.ExpectedAL = &al
+				rr.Env = injection(r, al)
+			}
+		}
+		vr.Roles = append(vr.Roles, rr)
+		c.checkRole(r, target, curve)
+	}
+	c.checkDraftLengthsAgree()
+	c.checkRecipeWide()
+	c.checkFP8NextN()
+	vr.Findings = c.findings
+	if vr.Findings == nil {
+		vr.Findings = []Finding{}
+	}
+	if vr.Roles == nil {
+		vr.Roles = []RoleReport{}
+	}
+	return vr
+}
+
+// findCurve maps the recipe's model names (or --model) to a golden curve.
+func (c *checker) findCurve(thinking string, spec *Spec) *GoldenCurve {
+	if c.opt.Curves == nil {
+		c.add(CodeModelUnknown, SeverityError, "no golden curves loaded; cannot work out the expected AL")
+		return nil
+	}
+	names := c.v.ModelNames
+	if c.opt.Model != "" {
+		names = []string{c.opt.Model}
+	}
+	var errs []string
+	for _, n := range candidateNames(names) {
+		// InferenceX picks the curve file from the model prefix and the
+		// speculative method; try that curve first, then the model's own.
+		if prefix, err := c.opt.Curves.Prefix(n); err == nil && spec != nil {
+			if id := curveID(prefix, spec); id != "" {
+				if cv, err := c.opt.Curves.Curve(id, thinking); err == nil {
+					return cv
+				}
+			}
+		}
+		cv, err := c.opt.Curves.Curve(n, thinking)
+		if err == nil {
+			return cv
+		}
+		errs = append(errs, err.Error())
+	}
+	if len(names) == 0 {
+		c.add(CodeModelUnknown, SeverityError, "the recipe names no model (served-model-name, model path); pass --model")
+		return nil
+	}
+	msg := fmt.Sprintf("no golden curve for model %s with thinking %s: pass --model with a golden model key or hub name", strings.Join(names, ", "), thinking)
+	if len(errs) > 0 {
+		msg += " (" + errs[len(errs)-1] + ")"
+	}
+	c.add(CodeModelUnknown, SeverityError, "%s", msg)
+	return nil
+}
+
+// curveID names the golden curve file InferenceX uses for a model prefix
+// and speculative method (infx golden_length / curve_name): EAGLE and
+// NEXTN read the EAGLE3 curve for Kimi K2.5 and MiniMax M3 and the MTP
+// curve otherwise; DSpark has per-model files; a GQA EAGLE3 draft of
+// MiniMax M3 has its own curve.
+func curveID(prefix string, s *Spec) string {
+	p := strings.ToLower(prefix)
+	m := strings.ToLower(s.Algorithm)
+	switch {
+	case m == "eagle" || m == "nextn":
+		m = "mtp"
+		if p == "kimik2.5" || p == "minimaxm3" {
+			m = "eagle3"
+		}
+	case strings.HasSuffix(m, "mtp"):
+		m = "mtp"
+	}
+	if m == "dspark" {
+		switch p {
+		case "dsv4", "dsv4dspark", "dsv4dsparkprob":
+			return "dsv4-pro-0813-dspark"
+		case "kimik3":
+			switch strings.ToLower(s.DraftSampleMethod) {
+			case "greedy":
+				return "kimik3_dspark"
+			case "probabilistic":
+				return "kimik3_dspark_probabilistic_sample_method_block_rejection_sample_method"
+			}
+			return ""
+		}
+	}
+	id := p + "_" + m
+	if p == "minimaxm3" && m == "eagle3" && strings.Contains(strings.ToLower(s.DraftModel), "gqa") {
+		id += "_gqa"
+	}
+	return id
+}
+
+// candidateNames adds looser spellings after each name: without a trailing
+// "-V2"-style revision, and a srt-slurm model alias such as "qwen3.5-fp4"
+// cut at its precision suffix.
+func candidateNames(names []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(s string) {
+		if s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	for _, n := range names {
+		add(n)
+	}
+	for _, n := range names {
+		if i := strings.LastIndex(n, "-"); i > 0 {
+			suffix := strings.ToLower(n[i+1:])
+			if len(suffix) >= 2 && suffix[0] == 'v' && strings.Trim(suffix[1:], "0123456789") == "" {
+				add(n[:i])
+			}
+			switch suffix {
+			case "fp4", "fp8", "bf16", "nvfp4", "mxfp4", "int4", "fp16":
+				add(n[:i])
+			}
+		}
+	}
+	return out
+}
+
+// draftLengthAL checks a role's draft length against the curve and
+// returns the golden AL for it.
+func (c *checker) draftLengthAL(r *Role, curve *GoldenCurve) *float64 {
+	s := r.Spec
+	at := r.ArgsAt + "." + s.DraftLengthKey
+	if s.DraftLength == 0 {
+		if s.DraftLengthBad != "" {
+			c.add(CodeDraftLengthMissing, SeverityError, "%s is %q, not a positive integer draft length: set it to the draft length you benchmark", at, s.DraftLengthBad)
+		} else {
+			c.add(CodeDraftLengthMissing, SeverityError,
+				"roles.%s enables %s but does not set %s; the engine would pick its own default and AgentX tooling cannot derive the golden AL: set it explicitly", r.Name, s.Algorithm, s.DraftLengthKey)
+		}
+		return nil
+	}
+	if curve == nil {
+		return nil
+	}
+	k := s.DraftLength
+	if k < 1 || k > len(curve.AL) {
+		c.add(CodeDraftLengthRange, SeverityError,
+			"%s = %d is outside the golden curve %s (thinking %s), which covers draft lengths 1..%d: pick a draft length in that range",
+			at, k, curve.Model, curve.Thinking, len(curve.AL))
+		return nil
+	}
+	al := curve.AL[k-1]
+	return &al
+}
+
+// injection is what InferenceX's synthetic-acceptance step sets for a
+// speculative role of each engine.
+func injection(r *Role, al float64) map[string]string {
+	switch r.Engine {
+	case EngineSGLang:
+		return map[string]string{sglangLen: FormatAL(al), sglangMethod: agentxMethod, sglangTokenMode: agentxTokenMode}
+	case EngineTRTLLM:
+		return map[string]string{trtForced: FormatAL(al - 1)}
+	case EngineVLLM:
+		return map[string]string{
+			"args.speculative-config.rejection_sample_method":     vllmSyntheticMethod,
+			"args.speculative-config.synthetic_acceptance_length": FormatAL(al),
+		}
+	case EngineATOM:
+		return map[string]string{"args." + atomAcceptanceLengthFlag: FormatAL(al)}
+	case EngineTileRT:
+		if r.Name != RoleDecode {
+			return map[string]string{}
+		}
+		return map[string]string{tilertLen: FormatAL(al), tilertMethod: agentxMethod}
+	}
+	return map[string]string{}
+}
+
+func (c *checker) where(r *Role, key string) string {
+	from := r.EnvFrom[key]
+	if from == "environment" {
+		return "environment." + key + " (recipe-wide, inherited by roles." + r.Name + ")"
+	}
+	s := from + "." + key
+	if c.v.section != nil && from != "" && c.v.section.Get(strings.Split(from, ".")...).Get(key) == nil {
+		s += " (inherited from base)"
+	}
+	return s
+}
+
+func closeAL(a, b float64) bool { return math.Abs(a-b) <= alTolerance+1e-9 }
+
+func (c *checker) checkRole(r *Role, target *float64, curve *GoldenCurve) {
+	s := r.Spec
+	if s == nil {
+		for _, k := range simKeys {
+			if _, ok := r.Env[k]; ok && r.EnvFrom[k] != "environment" {
+				c.add(CodeSimAccNonSpecRole, SeverityInfo,
+					"%s is set, but roles.%s runs no speculative decoding; synthetic acceptance unsets it there: drop it", c.where(r, k), r.Name)
+			}
+		}
+		c.checkCUDAGraph(r)
+		return
+	}
+	if s.AlgorithmConflict != "" {
+		c.add(CodeSpecAlgorithmClash, SeverityError,
+			"%s sets speculative-algorithm %q and speculative-algo %q: keep one", r.ArgsAt, s.Algorithm, s.AlgorithmConflict)
+	}
+	c.checkForeignKeys(r)
+	label := ""
+	if curve != nil && s.DraftLength > 0 {
+		label = fmt.Sprintf(" for %s (thinking %s) at draft length %d", curve.Model, curve.Thinking, c.v.Generation().specK())
+	}
+
+	switch r.Engine {
+	case EngineSGLang:
+		c.checkSGLangEnv(r, target, label)
+		if s.TopK > 1 {
+			c.add(CodeRealDraftTokenTopK, SeverityError,
+				"%s.speculative-eagle-topk is %d; AgentX's token mode real-draft-token requires topk 1 (SGLang raises at the first verify step): set speculative-eagle-topk: 1 and speculative-num-draft-tokens: %d",
+				r.ArgsAt, s.TopK, s.DraftLength+1)
+		}
+		if s.TopK == 1 && s.NumDraftTokens > 0 && s.DraftLength > 0 && s.NumDraftTokens != s.DraftLength+1 {
+			c.add(CodeNumDraftTokens, SeverityWarning,
+				"%s.speculative-num-draft-tokens is %d with topk 1 and %d steps; SGLang silently resets it to steps+1 = %d: write %d",
+				r.ArgsAt, s.NumDraftTokens, s.DraftLength, s.DraftLength+1, s.DraftLength+1)
+		}
+		if q := s.DraftQuantization; q != "" && !strings.EqualFold(q, "unquant") {
+			c.add(CodeDraftQuantization, SeverityError,
+				"%s.speculative-draft-model-quantization is %q, which quantizes the draft below the precision it ships in; AgentX prohibits it: remove it (or set unquant)",
+				r.ArgsAt, q)
+		}
+	case EngineTRTLLM:
+		c.checkForced(r, trtForced, target, -1, label)
+	case EngineTileRT:
+		c.checkForced(r, tilertLen, target, 0, label)
+		if m, ok := r.Env[tilertMethod]; ok && m != agentxMethod {
+			c.add(CodeSimAccMethod, SeverityError, "%s is %q; AgentX uses %s: set it to %s", c.where(r, tilertMethod), m, agentxMethod, agentxMethod)
+		}
+	case EngineVLLM:
+		if s.SyntheticAL != nil && target != nil && !closeAL(*s.SyntheticAL, *target) {
+			c.add(CodeSimAccLenMismatch, SeverityError,
+				"%s.speculative-config.synthetic_acceptance_length is %s but the golden AL%s is %s: set it to %s (or drop it and let synthetic acceptance inject it)",
+				r.ArgsAt, FormatAL(*s.SyntheticAL), label, FormatAL(*target), FormatAL(*target))
+		}
+		if s.SyntheticAL != nil && s.RejectionSampleMethod != vllmSyntheticMethod {
+			c.add(CodeSimAccMethod, SeverityError,
+				"%s.speculative-config sets synthetic_acceptance_length but rejection_sample_method is %q; vLLM only simulates with \"synthetic\": set it", r.ArgsAt, s.RejectionSampleMethod)
+		}
+		if q := s.DraftQuantization; q != "" && !strings.EqualFold(q, "none") {
+			c.add(CodeDraftQuantization, SeverityError,
+				"%s.speculative-config.quantization is %q, which quantizes the draft below the precision it ships in; AgentX prohibits it: remove it", r.ArgsAt, q)
+		}
+	case EngineATOM:
+		if s.SyntheticAL != nil && target != nil && !closeAL(*s.SyntheticAL, *target) {
+			c.add(CodeSimAccLenMismatch, SeverityError,
+				"%s.%s is %s but the golden AL%s is %s: set it to %s", r.ArgsAt, atomAcceptanceLengthFlag,
+				FormatAL(*s.SyntheticAL), label, FormatAL(*target), FormatAL(*target))
+		}
+	}
+	c.checkCUDAGraph(r)
+}
+
+// engineKeys are the simulation variables each engine reads.
+var engineKeys = map[string][]string{
+	EngineSGLang: {sglangLen, sglangMethod, sglangTokenMode},
+	EngineTRTLLM: {trtForced},
+	EngineTileRT: {tilertLen, tilertMethod},
+}
+
+// checkForeignKeys flags another engine's simulation variables: they have
+// no effect, so a recipe relying on them runs with real acceptance.
+func (c *checker) checkForeignKeys(r *Role) {
+	own := map[string]bool{}
+	for _, k := range engineKeys[r.Engine] {
+		own[k] = true
+	}
+	for _, k := range simKeys {
+		if _, ok := r.Env[k]; ok && !own[k] {
+			knob := strings.Join(engineKeys[r.Engine], ", ")
+			switch r.Engine {
+			case EngineVLLM:
+				knob = "speculative-config rejection_sample_method: synthetic with synthetic_acceptance_length"
+			case EngineATOM:
+				knob = "--" + atomAcceptanceLengthFlag
+			}
+			c.add(CodeSimAccWrongEngine, SeverityWarning, "%s has no effect on %s, whose knob is %s: drop it and let synthetic acceptance inject the right one",
+				c.where(r, k), r.Engine, knob)
+		}
+	}
+}
+
+func (r *Role) specK() int {
+	if r == nil || r.Spec == nil {
+		return 0
+	}
+	return r.Spec.DraftLength
+}
+
+func (c *checker) checkSGLangEnv(r *Role, target *float64, label string) {
+	lenStr, hasLen := r.Env[sglangLen]
+	if hasLen && target != nil {
+		f, err := strconv.ParseFloat(strings.TrimSpace(lenStr), 64)
+		switch {
+		case err != nil:
+			c.add(CodeSimAccLenMismatch, SeverityError, "%s is %q, not a number (SGLang falls back to -1, simulation off): set it to '%s'", c.where(r, sglangLen), lenStr, FormatAL(*target))
+		case f <= 0:
+			c.add(CodeSimAccLenMismatch, SeverityError, "%s is %s, which turns simulation off; the golden AL%s is %s: set it to '%s'", c.where(r, sglangLen), lenStr, label, FormatAL(*target), FormatAL(*target))
+		case !closeAL(f, *target):
+			c.add(CodeSimAccLenMismatch, SeverityError, "%s is %s but the golden AL%s is %s: set it to '%s' (or drop it and let synthetic acceptance inject it)",
+				c.where(r, sglangLen), lenStr, label, FormatAL(*target), FormatAL(*target))
+		}
+	}
+	m, hasM := r.Env[sglangMethod]
+	if hasM && strings.TrimSpace(m) != agentxMethod {
+		c.add(CodeSimAccMethod, SeverityError, "%s is %q; AgentX uses %s (multinomial's mean is biased low): set it to %s", c.where(r, sglangMethod), m, agentxMethod, agentxMethod)
+	}
+	t, hasT := r.Env[sglangTokenMode]
+	if hasT && strings.TrimSpace(t) != agentxTokenMode {
+		c.add(CodeSimAccTokenMode, SeverityError, "%s is %q; AgentX uses %s (fixed emits token id 100 and breaks streaming and stop conditions): set it to %s", c.where(r, sglangTokenMode), t, agentxTokenMode, agentxTokenMode)
+	}
+	if hasLen && (!hasM || !hasT) {
+		var missing []string
+		if !hasM {
+			missing = append(missing, sglangMethod+"="+agentxMethod)
+		}
+		if !hasT {
+			missing = append(missing, sglangTokenMode+"="+agentxTokenMode+" (the engine default is fixed)")
+		}
+		c.add(CodeSimAccIncomplete, SeverityWarning, "roles.%s hard-codes %s but leaves the rest to engine defaults: add %s", r.Name, sglangLen, strings.Join(missing, " and "))
+	}
+}
+
+// checkForced compares a forced-acceptance variable with the target plus
+// offset (TensorRT-LLM counts drafts only: AL - 1).
+func (c *checker) checkForced(r *Role, key string, target *float64, offset float64, label string) {
+	s, ok := r.Env[key]
+	if !ok || target == nil {
+		return
+	}
+	want := *target + offset
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	unit := ""
+	if offset == -1 {
+		unit = " (accepted drafts, AL - 1)"
+	}
+	if err != nil || !closeAL(f, want) {
+		c.add(CodeSimAccLenMismatch, SeverityError, "%s is %q but the golden AL%s is %s, so it must be %s%s: set it to '%s'",
+			c.where(r, key), s, label, FormatAL(*target), FormatAL(want), unit, FormatAL(want))
+	}
+}
+
+func (c *checker) checkDraftLengthsAgree() {
+	p, d := c.v.Role(RolePrefill), c.v.Role(RoleDecode)
+	if p == nil || d == nil || p.Spec == nil || d.Spec == nil || p.Spec.DraftLength == 0 || d.Spec.DraftLength == 0 {
+		return
+	}
+	if p.Spec.DraftLength != d.Spec.DraftLength {
+		c.add(CodeDraftLengthDiffers, SeverityInfo,
+			"prefill draft length %d differs from decode draft length %d; decode defines the AL target, so both roles get the AL for %d",
+			p.Spec.DraftLength, d.Spec.DraftLength, d.Spec.DraftLength)
+	}
+}
+
+func (c *checker) checkRecipeWide() {
+	var keys []string
+	for _, k := range simKeys {
+		if _, ok := c.v.RecipeEnv[k]; ok {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) > 0 {
+		c.add(CodeSimAccRecipeWide, SeverityInfo,
+			"recipe-wide environment sets %s; srt-slurm applies it after each role's env, so synthetic acceptance unsets it to keep the golden AL role-local: move it into the speculative roles or drop it",
+			strings.Join(keys, ", "))
+	}
+}
+
+// deepseekFamily reports whether SGLang reads SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE
+// for a model: the DeepSeek-V3 architecture family (DeepSeek V3/R1/V4,
+// Kimi K2, GLM-5) served from an NVFP4 checkpoint.
+func deepseekFamily(names []string) bool {
+	for _, n := range names {
+		l := strings.ToLower(n)
+		for _, f := range []string{"deepseek", "dsv3", "dsv4", "dsr1", "kimi", "glm-5", "glm5"} {
+			if strings.Contains(l, f) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (c *checker) checkFP8NextN() {
+	// Report each place it is set once, naming the roles that inherit it.
+	type site struct {
+		where string
+		roles []string
+		value string
+	}
+	sites := map[string]*site{}
+	var order []string
+	for _, r := range c.v.Roles {
+		val, ok := r.Env[fp8NextNEnv]
+		if !ok || !truthy(val) {
+			continue
+		}
+		w := c.where(r, fp8NextNEnv)
+		if r.EnvFrom[fp8NextNEnv] == "environment" {
+			w = "environment." + fp8NextNEnv + " (recipe-wide)"
+		}
+		if sites[w] == nil {
+			sites[w] = &site{where: w, value: val}
+			order = append(order, w)
+		}
+		sites[w].roles = append(sites[w].roles, r.Name)
+	}
+	if len(c.v.Roles) == 0 {
+		if val, ok := c.v.RecipeEnv[fp8NextNEnv]; ok && truthy(val) {
+			sites["env"] = &site{where: "environment." + fp8NextNEnv + " (recipe-wide)", value: val}
+			order = append(order, "env")
+		}
+	}
+	sort.Strings(order)
+	family := deepseekFamily(c.v.ModelNames) || deepseekFamily([]string{c.opt.Model})
+	for _, w := range order {
+		s := sites[w]
+		effect := "SGLang re-quantizes the BF16 NEXTN MoE experts to FP8 at load for DeepSeek-family NVFP4 checkpoints, below the precision the draft ships in"
+		if !family {
+			model := "this model"
+			if len(c.v.ModelNames) > 0 {
+				model = c.v.ModelNames[0]
+			}
+			pinned := "the pinned SGLang"
+			if c.v.Container != "" {
+				pinned = fmt.Sprintf("the pinned SGLang (%s)", c.v.Container)
+			}
+			effect = fmt.Sprintf("%s reads it only for DeepSeek-family NVFP4 checkpoints (DeepSeek V3/R1/V4, Kimi K2, GLM-5) with the deep_gemm MoE runner and ignores it for %s, but AgentX prohibits it regardless of effect", pinned, model)
+		}
+		roles := ""
+		if len(s.roles) > 0 {
+			roles = " for roles " + strings.Join(s.roles, ", ")
+		}
+		c.add(CodeFP8NextNMoE, SeverityError, "%s is %q%s; %s: remove it", s.where, s.value, roles, effect)
+	}
+}
+
+// checkCUDAGraph compares the largest CUDA-graph batch with the most
+// requests one rank can run. Under SGLang DP attention each DP rank runs
+// max-running-requests / dp of them (SGLang divides the cap by dp_size)
+// and captures graphs for its own batch, so the cap per rank is what the
+// graph must cover; a batch above the largest graph runs eagerly.
+func (c *checker) checkCUDAGraph(r *Role) {
+	if r.Name == RolePrefill || r.CUDAGraphDisable || r.CUDAGraphMaxBS == 0 || r.MaxRunning == 0 {
+		return
+	}
+	perRank := r.MaxRunning
+	arith := fmt.Sprintf("%s %d", r.MaxRunningKey, r.MaxRunning)
+	switch r.Engine {
+	case EngineSGLang:
+		if r.DPAttention && r.DP > 1 {
+			perRank = r.MaxRunning / r.DP
+			arith = fmt.Sprintf("%s %d / dp %d (DP attention) = %d per rank", r.MaxRunningKey, r.MaxRunning, r.DP, perRank)
+		}
+	case EngineTRTLLM:
+		if r.DPAttention {
+			arith += " per attention-DP rank"
+		}
+	default:
+		return
+	}
+	limit := perRank
+	if conc := c.v.Concurrency; conc > 0 && conc < limit {
+		limit = conc
+		arith += fmt.Sprintf(", capped by benchmark concurrency %d", conc)
+	}
+	if r.CUDAGraphMaxBS < limit {
+		c.add(CodeCUDAGraphBelowCap, SeverityWarning,
+			"roles.%s %s %d is below the running-request cap per rank (%s); batches above %d run without CUDA graphs: raise %s to %d or lower the cap",
+			r.Name, r.CUDAGraphKey, r.CUDAGraphMaxBS, arith, r.CUDAGraphMaxBS, r.CUDAGraphKey, limit)
+	}
+}

@@ -1,0 +1,561 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/specsim/specsim/golden"
+)
+
+func init() {
+	register(&command{
+		name:    "golden",
+		summary: "list and show golden acceptance-length curves (AL per draft length, distributions)",
+		run:     runGolden,
+	})
+}
+
+const goldenHelp = `specsim golden: golden acceptance-length (AL) curves.
+
+Usage:
+  specsim golden list [--golden-dir DIR] [--golden-file FILE]... [--json]
+  specsim golden show --model M --thinking on|off [--steps K] [--extrapolate] [--plot FILE.png|.svg] [--json | --format markdown]
+
+A golden curve gives AL(k), the mean tokens one verify step emits per request
+(accepted drafts + the bonus token), for each draft length k. The curves are
+embedded (InferenceX golden_al_distribution files); --golden-dir and
+--golden-file add curves or override embedded ones with the same model key.
+Models are found by key (qwen3.5-397b-a17b-nvfp4), file prefix (qwen3.5) or
+hub name (nvidia/Qwen3.5-397B-A17B-NVFP4, Qwen/Qwen3.5-397B-A17B).
+
+Example:
+  specsim golden show --model qwen3.5 --thinking on --steps 6`
+
+func runGolden(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, goldenHelp)
+		return exitBadInput
+	}
+	switch args[0] {
+	case "list":
+		return runGoldenList(args[1:], stdout, stderr)
+	case "show":
+		return runGoldenShow(args[1:], stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintln(stdout, goldenHelp)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "specsim golden: unknown subcommand %q (want list or show)\n\n%s\n", args[0], goldenHelp)
+	return exitBadInput
+}
+
+// goldenFlags are --golden-dir and --golden-file, shared by every command
+// that needs golden curves: addGoldenFlags(fs) before parsing, then load().
+type goldenFlags struct {
+	dir   string
+	files goldenFileList
+}
+
+type goldenFileList []string
+
+func (l *goldenFileList) String() string     { return strings.Join(*l, ",") }
+func (l *goldenFileList) Set(v string) error { *l = append(*l, v); return nil }
+
+func addGoldenFlags(fs *flag.FlagSet) *goldenFlags {
+	g := &goldenFlags{}
+	fs.StringVar(&g.dir, "golden-dir", "", "directory of golden `DIR`/*.yaml files that add to or override the embedded curves")
+	fs.Var(&g.files, "golden-file", "golden `FILE` (InferenceX schema) that adds or overrides curves; repeatable, later files win")
+	return g
+}
+
+// load returns the embedded curves, then --golden-dir's, then each
+// --golden-file's merged over them.
+func (g *goldenFlags) load() (*golden.Set, error) {
+	s, err := golden.Default()
+	if err != nil {
+		return nil, fmt.Errorf("embedded golden curves: %w", err)
+	}
+	if g.dir != "" {
+		d, err := golden.LoadDir(g.dir)
+		if err != nil {
+			return nil, err
+		}
+		s.Merge(d)
+	}
+	for _, f := range g.files {
+		o, err := golden.LoadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		s.Merge(o)
+	}
+	return s, nil
+}
+
+// goldenKeyed is a JSON object with keys in insertion order ("1", "2", ...,
+// "10"), which a Go map would sort as strings.
+type goldenKeyed struct {
+	keys []string
+	vals []any
+}
+
+func (o *goldenKeyed) add(k string, v any) { o.keys = append(o.keys, k); o.vals = append(o.vals, v) }
+
+func (o goldenKeyed) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range o.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Quote(k))
+		b.WriteByte(':')
+		var v []byte
+		switch x := o.vals[i].(type) {
+		case float64:
+			v = strconv.AppendFloat(nil, x, 'g', -1, 64)
+		case int64:
+			v = strconv.AppendInt(nil, x, 10)
+		default:
+			return nil, fmt.Errorf("goldenKeyed: unsupported %T", x)
+		}
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// goldenRound drops float noise from derived values (0.07000000000000006).
+func goldenRound(x float64) float64 { return math.Round(x*1e9) / 1e9 }
+
+func goldenRoundAll(xs []float64) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = goldenRound(x)
+	}
+	return out
+}
+
+func goldenCurveObject(al []float64) goldenKeyed {
+	var o goldenKeyed
+	for k, v := range al {
+		o.add(strconv.Itoa(k+1), goldenRound(v))
+	}
+	return o
+}
+
+// ---------------------------------------------------------------------------
+
+type goldenListModel struct {
+	Key       string      `json:"key"`
+	Model     string      `json:"model"`
+	Source    string      `json:"source"`
+	CurveName string      `json:"curve_name"`
+	Prefixes  []string    `json:"prefixes"`
+	Thinking  string      `json:"thinking"`
+	Curve     goldenKeyed `json:"curve"`
+	Warnings  []string    `json:"warnings"`
+}
+
+func runGoldenList(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("golden list", `specsim golden list: every golden curve with its file, prefix and AL per draft length k.
+
+Example:
+  specsim golden list --golden-file my_model_mtp.yaml`, stderr)
+	gf := addGoldenFlags(fs)
+	ff := addFormatFlags(fs, true)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return usageExit(err)
+	}
+	if len(pos) > 0 {
+		fmt.Fprintf(stderr, "specsim golden list: unexpected argument %q\n", pos[0])
+		return exitBadInput
+	}
+	format, err := ff.resolve(true)
+	if err != nil {
+		fmt.Fprintln(stderr, "specsim golden list:", err)
+		return exitBadInput
+	}
+	set, err := gf.load()
+	if err != nil {
+		fmt.Fprintln(stderr, "specsim golden list:", err)
+		return exitBadInput
+	}
+	var models []goldenListModel
+	maxK := 0
+	for _, key := range set.Models() {
+		info, err := set.Info(key)
+		if err != nil {
+			fmt.Fprintln(stderr, "specsim golden list:", err)
+			return exitBadInput
+		}
+		for _, t := range info.Modes {
+			c, err := set.Curve(key, t)
+			if err != nil {
+				fmt.Fprintln(stderr, "specsim golden list:", err)
+				return exitBadInput
+			}
+			w := c.Check()
+			if w == nil {
+				w = []string{}
+			}
+			models = append(models, goldenListModel{Key: info.Key, Model: info.Model, Source: info.Source, CurveName: info.CurveName,
+				Prefixes: info.Prefixes, Thinking: string(t), Curve: goldenCurveObject(c.AL), Warnings: w})
+			maxK = max(maxK, c.MaxK())
+		}
+	}
+	if format == formatJSON {
+		if models == nil {
+			models = []goldenListModel{}
+		}
+		if err := writeJSON(stdout, struct {
+			Models []goldenListModel `json:"models"`
+		}{models}); err != nil {
+			fmt.Fprintln(stderr, "specsim golden list:", err)
+			return exitBadInput
+		}
+		return exitOK
+	}
+	t := &table{header: []string{"model", "prefix", "thinking"}}
+	for k := 1; k <= maxK; k++ {
+		t.header = append(t.header, fmt.Sprintf(">AL k=%d", k))
+	}
+	t.header = append(t.header, ">warnings")
+	for _, m := range models {
+		row := []string{m.Key, strings.Join(m.Prefixes, ","), m.Thinking}
+		for k := 0; k < maxK; k++ {
+			if k < len(m.Curve.vals) {
+				row = append(row, fmt.Sprintf("%.2f", m.Curve.vals[k]))
+			} else {
+				row = append(row, "")
+			}
+		}
+		row = append(row, strconv.Itoa(len(m.Warnings)))
+		t.add(row...)
+	}
+	if format == formatMarkdown {
+		t.writeMarkdown(stdout)
+	} else {
+		t.writeText(stdout)
+		fmt.Fprintln(stdout, "\nAL counts the bonus token (tokens per verify step per request). Details: specsim golden show --model M --thinking on|off")
+	}
+	return exitOK
+}
+
+// ---------------------------------------------------------------------------
+
+type goldenShowResult struct {
+	Model            string                   `json:"model"`
+	Thinking         string                   `json:"thinking"`
+	Source           string                   `json:"source"`
+	Curve            goldenKeyed              `json:"curve"`
+	Steps            int                      `json:"steps,omitempty"`
+	AL               *float64                 `json:"al,omitempty"`
+	PrefixAcceptance []float64                `json:"prefix_acceptance"`
+	Conditional      []float64                `json:"conditional_acceptance"`
+	Distribution     *goldenKeyed             `json:"distribution,omitempty"`
+	Mean             *float64                 `json:"mean,omitempty"`
+	Variance         *float64                 `json:"variance,omitempty"`
+	Consistent       *goldenRepairJSON        `json:"consistent,omitempty"`
+	Extrapolated     *goldenExtrapolationJSON `json:"extrapolated,omitempty"`
+	Warnings         []string                 `json:"warnings"`
+}
+
+type goldenRepairJSON struct {
+	Projection       string      `json:"projection"`
+	Curve            goldenKeyed `json:"curve"`
+	Moved            goldenKeyed `json:"moved"`
+	PrefixAcceptance []float64   `json:"prefix_acceptance"`
+}
+
+type goldenExtrapolationJSON struct {
+	FromK  int    `json:"from_k"`
+	Method string `json:"method"`
+}
+
+func runGoldenShow(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("golden show", `specsim golden show: one golden curve, its prefix and conditional acceptance, and with
+--steps K the distribution of the accepted length L (tokens per verify step, bonus
+included) at draft length K, with mean and variance.
+
+Prefix acceptance p_j = AL(j) - AL(j-1) (AL(0) = 1) is the probability that the first
+j drafts are accepted; P(L = 1+j) = p_j - p_(j+1) for j < K and P(L = 1+K) = p_K.
+Inconsistent curves (AL falling, or p_j rising) are reported as warnings and
+repaired by least-squares projection; distributions come from the repaired curve.
+
+Examples:
+  specsim golden show --model qwen3.5 --thinking on --steps 6
+  specsim golden show --model nvidia/Qwen3.5-397B-A17B-NVFP4 --thinking off --json
+  specsim golden show --model qwen3.5 --steps 10 --extrapolate --plot al.svg`, stderr)
+	gf := addGoldenFlags(fs)
+	ff := addFormatFlags(fs, true)
+	model := fs.String("model", "", "model `name`: key, file prefix or hub name (required)")
+	thinking := fs.String("thinking", "on", "thinking `mode`: on or off (AgentX replays run with thinking on)")
+	steps := fs.Int("steps", 0, "draft length `K` (speculative-num-steps / num_speculative_tokens / max_draft_len) for AL and the distribution of L")
+	extrapolate := fs.Bool("extrapolate", false, "allow --steps beyond the measured draft lengths (geometric tail, labelled)")
+	plotFile := fs.String("plot", "", "write a plot to `FILE` (.png or .svg): AL(k), or with --steps the distribution of L")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return usageExit(err)
+	}
+	fail := func(err error) int {
+		fmt.Fprintln(stderr, "specsim golden show:", err)
+		return exitBadInput
+	}
+	if len(pos) > 0 {
+		return fail(fmt.Errorf("unexpected argument %q", pos[0]))
+	}
+	format, err := ff.resolve(true)
+	if err != nil {
+		return fail(err)
+	}
+	if *model == "" {
+		return fail(fmt.Errorf("--model is required (a key such as qwen3.5-397b-a17b-nvfp4, a prefix such as qwen3.5, or a hub name)"))
+	}
+	mode, err := golden.ParseThinking(*thinking)
+	if err != nil {
+		return fail(err)
+	}
+	if *steps < 0 || *steps > golden.MaxDraftLength {
+		return fail(fmt.Errorf("--steps %d outside 1..%d", *steps, golden.MaxDraftLength))
+	}
+	if *plotFile != "" {
+		if ext := strings.ToLower(filepath.Ext(*plotFile)); ext != ".png" && ext != ".svg" {
+			return fail(fmt.Errorf("--plot %s: want a .png or .svg file", *plotFile))
+		}
+	}
+	set, err := gf.load()
+	if err != nil {
+		return fail(err)
+	}
+	curve, err := set.Curve(*model, mode)
+	if err != nil {
+		return fail(err)
+	}
+	warnings := curve.Check()
+	if *steps > curve.MaxK() {
+		if !*extrapolate {
+			return fail(fmt.Errorf("%s thinking %s: no golden AL at k=%d; measured draft lengths are 1..%d (%s); --extrapolate extends the curve",
+				curve.Model, mode, *steps, curve.MaxK(), curve.Source))
+		}
+		if curve, err = curve.Extrapolate(*steps); err != nil {
+			return fail(err)
+		}
+		warnings = append(warnings, fmt.Sprintf("AL at k=%d..%d is extrapolated, not measured: %s", curve.Measured+1, *steps, curve.Extrapolation))
+	}
+	consistent, repair := curve.Consistent()
+	res := goldenShowResult{
+		Model: curve.Model, Thinking: string(mode), Source: curve.Source,
+		Curve:            goldenCurveObject(curve.AL),
+		PrefixAcceptance: goldenRoundAll(curve.PrefixAcceptance()),
+		Conditional:      goldenRoundAll(curve.ConditionalAcceptance()),
+	}
+	if repair.Changed {
+		rj := &goldenRepairJSON{Projection: repair.Projection, Curve: goldenCurveObject(consistent.AL),
+			PrefixAcceptance: goldenRoundAll(consistent.PrefixAcceptance())}
+		for k, m := range repair.Moved {
+			rj.Moved.add(strconv.Itoa(k+1), goldenRound(m))
+		}
+		res.Consistent = rj
+	}
+	if curve.Measured > 0 {
+		res.Extrapolated = &goldenExtrapolationJSON{FromK: curve.Measured + 1, Method: curve.Extrapolation}
+	}
+	var dist []float64
+	if *steps > 0 {
+		al, _ := curve.At(*steps)
+		dist, err = curve.Distribution(*steps)
+		if err != nil {
+			return fail(err)
+		}
+		mean, variance := golden.Moments(dist)
+		mean, variance = goldenRound(mean), goldenRound(variance)
+		al = goldenRound(al)
+		res.Steps, res.AL, res.Mean, res.Variance = *steps, &al, &mean, &variance
+		var d goldenKeyed
+		for l, p := range dist {
+			d.add(strconv.Itoa(l+1), goldenRound(p))
+		}
+		res.Distribution = &d
+		if repairTouches(repair, *steps) {
+			warnings = append(warnings, fmt.Sprintf("distribution at k=%d comes from the consistent curve: its mean is %.3f, the measured AL %.3f; see \"consistent\"",
+				*steps, consistent.AL[*steps-1], al))
+		}
+	}
+	if warnings == nil {
+		warnings = []string{}
+	}
+	res.Warnings = warnings
+	if *plotFile != "" {
+		if err := goldenPlot(*plotFile, curve, consistent, repair, *steps, dist); err != nil {
+			return fail(err)
+		}
+	}
+	switch format {
+	case formatJSON:
+		if err := writeJSON(stdout, res); err != nil {
+			return fail(err)
+		}
+	default:
+		goldenShowText(stdout, format, &res, curve, consistent, repair, dist)
+	}
+	return exitOK
+}
+
+// repairTouches reports whether the repair moved any AL(1..k), that is any
+// prefix acceptance the distribution at k uses.
+func repairTouches(r golden.Repair, k int) bool {
+	for j := 0; j < k && j < len(r.Moved); j++ {
+		if r.Moved[j] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func goldenShowText(w io.Writer, format format, res *goldenShowResult, curve, consistent *golden.Curve, repair golden.Repair, dist []float64) {
+	md := format == formatMarkdown
+	if md {
+		fmt.Fprintf(w, "**%s**, thinking %s, from `%s`\n\n", res.Model, res.Thinking, res.Source)
+	} else {
+		fmt.Fprintf(w, "%s, thinking %s, from %s\n\n", res.Model, res.Thinking, res.Source)
+	}
+	t := &table{header: []string{">k", ">AL (tokens/step)", ">p_k prefix accept"}}
+	if repair.Changed {
+		t.header = append(t.header, ">consistent AL", ">moved", ">consistent p_k")
+	}
+	t.header = append(t.header, ">c_k cond. accept")
+	cond := res.Conditional
+	consistentP := consistent.PrefixAcceptance()
+	for k, al := range curve.AL {
+		mark := ""
+		if curve.Measured > 0 && k >= curve.Measured {
+			mark = " (extrap.)"
+		}
+		row := []string{strconv.Itoa(k + 1), fmt.Sprintf("%.3f%s", al, mark), fmt.Sprintf("%.3f", res.PrefixAcceptance[k])}
+		if repair.Changed {
+			row = append(row, fmt.Sprintf("%.3f", consistent.AL[k]), fmt.Sprintf("%+.3f", repair.Moved[k]), fmt.Sprintf("%.3f", consistentP[k]))
+		}
+		row = append(row, fmt.Sprintf("%.3f", cond[k]))
+		t.add(row...)
+	}
+	if md {
+		t.writeMarkdown(w)
+	} else {
+		t.writeText(w)
+	}
+	if repair.Changed {
+		fmt.Fprintf(w, "\nConsistent curve: %s. c_k = p_k/p_(k-1) of the consistent curve.\n", repair.Projection)
+	}
+	if dist != nil {
+		fmt.Fprintf(w, "\nAt k=%d: AL %.3f; L (tokens per verify step) has mean %.4f, variance %.4f, std %.4f\n\n",
+			res.Steps, *res.AL, *res.Mean, *res.Variance, math.Sqrt(*res.Variance))
+		d := &table{header: []string{">L (tokens)", ">P(L)", ">P(L >= l)"}}
+		tail := 1.0
+		for l, p := range dist {
+			d.add(strconv.Itoa(l+1), fmt.Sprintf("%.4f", p), fmt.Sprintf("%.4f", max(0, tail)))
+			tail -= p
+		}
+		if md {
+			d.writeMarkdown(w)
+		} else {
+			d.writeText(w)
+		}
+	}
+	if len(res.Warnings) > 0 {
+		fmt.Fprintln(w)
+		for _, s := range res.Warnings {
+			fmt.Fprintln(w, "warning:", s)
+		}
+	}
+}
+
+// goldenPlot draws AL(k) (measured, consistent where repaired) or, with
+// steps > 0, the distribution of L at that draft length.
+func goldenPlot(file string, curve, consistent *golden.Curve, repair golden.Repair, steps int, dist []float64) error {
+	p := plot.New()
+	if steps > 0 {
+		p.Title.Text = fmt.Sprintf("%s, thinking %s, k=%d: distribution of L", curve.Model, curve.Thinking, steps)
+		p.X.Label.Text = "accepted length L (tokens per verify step, bonus included)"
+		p.Y.Label.Text = "probability"
+		vals := make(plotter.Values, len(dist))
+		copy(vals, dist)
+		bars, err := plotter.NewBarChart(vals, vg.Points(20))
+		if err != nil {
+			return fmt.Errorf("plot: %w", err)
+		}
+		p.Add(bars)
+		names := make([]string, len(dist))
+		for i := range names {
+			names[i] = strconv.Itoa(i + 1)
+		}
+		p.NominalX(names...)
+	} else {
+		p.Title.Text = fmt.Sprintf("%s, thinking %s: golden AL", curve.Model, curve.Thinking)
+		p.X.Label.Text = "draft length k"
+		p.Y.Label.Text = "AL (tokens per verify step)"
+		n := len(curve.AL)
+		if curve.Measured > 0 {
+			n = curve.Measured
+		}
+		measured := make(plotter.XYs, n)
+		for i := range n {
+			measured[i] = plotter.XY{X: float64(i + 1), Y: curve.AL[i]}
+		}
+		line, pts, err := plotter.NewLinePoints(measured)
+		if err != nil {
+			return fmt.Errorf("plot: %w", err)
+		}
+		p.Add(line, pts)
+		p.Legend.Add("measured", line, pts)
+		if curve.Measured > 0 {
+			ext := make(plotter.XYs, 0, len(curve.AL)-n+1)
+			for i := n - 1; i < len(curve.AL); i++ {
+				ext = append(ext, plotter.XY{X: float64(i + 1), Y: curve.AL[i]})
+			}
+			l, err := plotter.NewLine(ext)
+			if err != nil {
+				return fmt.Errorf("plot: %w", err)
+			}
+			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+			p.Add(l)
+			p.Legend.Add("extrapolated", l)
+		}
+		if repair.Changed {
+			cons := make(plotter.XYs, len(consistent.AL))
+			for i, v := range consistent.AL {
+				cons[i] = plotter.XY{X: float64(i + 1), Y: v}
+			}
+			l, s, err := plotter.NewLinePoints(cons)
+			if err != nil {
+				return fmt.Errorf("plot: %w", err)
+			}
+			l.Color = goldenRed
+			s.Color = goldenRed
+			s.Shape = draw.CrossGlyph{}
+			p.Add(l, s)
+			p.Legend.Add("consistent", l, s)
+		}
+		p.Legend.Top = false
+		p.Legend.Left = false
+	}
+	if err := p.Save(6*vg.Inch, 4*vg.Inch, file); err != nil {
+		return fmt.Errorf("plot %s: %w", file, err)
+	}
+	return nil
+}
+
+var goldenRed = color.RGBA{R: 200, G: 30, B: 30, A: 255}

@@ -1,0 +1,252 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/specsim/specsim/audit/recipe"
+	"github.com/specsim/specsim/golden"
+)
+
+func init() {
+	register(&command{
+		name:    "recipe",
+		summary: "check an srt-slurm recipe's simulated-acceptance env and draft precision (recipe check FILE[:selector])",
+		run:     runRecipe,
+	})
+}
+
+const recipeHelp = `
+specsim recipe check FILE[:selector] [--model M] [--thinking on|off] [--golden-dir DIR] [--golden-file FILE]
+                     [--json | --format markdown]
+
+Resolves every variant of an srt-slurm recipe (schema 2: base + override_* /
+zip_override_* merged as srt-slurm merges them; schema 1: backend.*_environment
+and backend.<engine>_config.<mode>), works out the golden acceptance length
+(AL, tokens per verify step including the bonus token) each speculative role
+gets from AgentX synthetic acceptance, and checks hard-coded values, method,
+token mode, topk, draft lengths, draft precision (speculative-draft-model-
+quantization, SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE anywhere it is inherited) and
+CUDA-graph coverage of the running-request cap per rank.
+
+The selector is base, override_<name>, zip_override_<name>, zip_override_<name>[i]
+or a glob (override_tp4_*); without one every override variant is checked.
+Thinking is on by default (AgentX replays agentic traces with thinking on).
+
+Exit status: 0 clean, 1 error findings, 2 unreadable or invalid input.
+
+Example:
+  specsim recipe check testdata/recipes/schema2_qwen3.5_sglang_gb300-fp4_agentx_disagg-variants.yaml:override_tp4_tp4_c8
+`
+
+func runRecipe(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "check" {
+		if len(args) > 0 && (args[0] == "--help" || args[0] == "-h" || args[0] == "-help") {
+			fmt.Fprintln(stdout, strings.TrimSpace(recipeHelp))
+			return exitOK
+		}
+		fmt.Fprintln(stderr, "specsim recipe: want \"recipe check FILE[:selector]\"; see specsim recipe --help")
+		return exitBadInput
+	}
+	fs := newFlagSet("recipe check", recipeHelp, stderr)
+	model := fs.String("model", "", "model name for the golden curve (key, prefix such as qwen3.5, or hub name); default: from the recipe")
+	thinking := fs.String("thinking", "", "thinking mode of the golden curve: on or off (default on)")
+	gf := addGoldenFlags(fs)
+	ff := addFormatFlags(fs, true)
+	pos, err := parseFlags(fs, args[1:])
+	if err != nil {
+		return usageExit(err)
+	}
+	format, err := ff.resolve(true)
+	if err != nil {
+		fmt.Fprintln(stderr, "specsim recipe check:", err)
+		return exitBadInput
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(stderr, "specsim recipe check: want exactly one FILE[:selector]")
+		return exitBadInput
+	}
+	if *thinking != "" {
+		t, err := golden.ParseThinking(*thinking)
+		if err != nil {
+			fmt.Fprintln(stderr, "specsim recipe check: --thinking:", err)
+			return exitBadInput
+		}
+		*thinking = string(t)
+	}
+	set, err := gf.load()
+	if err != nil {
+		fmt.Fprintln(stderr, "specsim recipe check:", err)
+		return exitBadInput
+	}
+	r, err := recipe.Load(pos[0])
+	if err != nil {
+		fmt.Fprintln(stderr, "specsim recipe check:", err)
+		return exitBadInput
+	}
+	rep := recipe.Check(r, recipe.Options{Curves: goldenCurves{set}, Model: *model, Thinking: *thinking})
+	switch format {
+	case formatJSON:
+		if err := writeJSON(stdout, rep); err != nil {
+			fmt.Fprintln(stderr, "specsim recipe check:", err)
+			return exitBadInput
+		}
+	case formatMarkdown:
+		writeRecipeMarkdown(stdout, rep)
+	default:
+		writeRecipeText(stdout, rep)
+	}
+	if rep.Errors() > 0 {
+		return exitFindings
+	}
+	return exitOK
+}
+
+// goldenCurves adapts a golden.Set to what the recipe checks need.
+type goldenCurves struct{ set *golden.Set }
+
+func (g goldenCurves) Curve(name, thinking string) (*recipe.GoldenCurve, error) {
+	t, err := golden.ParseThinking(thinking)
+	if err != nil {
+		return nil, err
+	}
+	c, err := g.set.Curve(name, t)
+	if err != nil {
+		return nil, err
+	}
+	return &recipe.GoldenCurve{Model: c.Model, Thinking: string(c.Thinking), Source: c.Source, AL: append([]float64(nil), c.AL...)}, nil
+}
+
+func (g goldenCurves) Prefix(name string) (string, error) {
+	info, err := g.set.Info(name)
+	if err != nil {
+		return "", err
+	}
+	if len(info.Prefixes) == 0 {
+		return "", errors.New("no prefix")
+	}
+	return info.Prefixes[0], nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func intCell(n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return strconv.Itoa(n)
+}
+
+func injectionCell(env map[string]string) string {
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + env[k]
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, " ")
+}
+
+func roleTable(v *recipe.VariantReport) *table {
+	t := &table{header: []string{"role", "engine", "algorithm", ">k", ">topk", ">draft tokens", "draft quant", "draft MoE runner", ">expected AL", "injection"}}
+	for i := range v.Roles {
+		rr := &v.Roles[i]
+		r := rr.Resolved()
+		algo, k, topk, ndt, quant, moe, al := "-", "-", "-", "-", "-", "-", "-"
+		if s := r.Spec; s != nil {
+			algo, k, topk, ndt = orDash(s.Algorithm), intCell(s.DraftLength), intCell(s.TopK), intCell(s.NumDraftTokens)
+			quant, moe = s.DraftQuantization, orDash(s.MoERunner)
+			if quant == "" {
+				quant = "as target"
+			}
+		}
+		if rr.ExpectedAL != nil {
+			al = recipe.FormatAL(*rr.ExpectedAL)
+		}
+		t.add(rr.Role, rr.Engine, algo, k, topk, ndt, quant, moe, al, injectionCell(rr.Env))
+	}
+	return t
+}
+
+func findingTable(fs []recipe.Finding) *table {
+	t := &table{header: []string{"severity", "code", "message"}}
+	for _, f := range fs {
+		t.add(string(f.Severity), f.Code, f.Message)
+	}
+	return t
+}
+
+func curveLine(v *recipe.VariantReport) string {
+	c := v.Curve()
+	if c == nil {
+		return ""
+	}
+	return fmt.Sprintf("golden curve %s, thinking %s (%s)", c.Model, c.Thinking, c.Source)
+}
+
+func writeRecipeText(w io.Writer, rep *recipe.Report) {
+	fmt.Fprintf(w, "recipe %s: %d variant(s), %d error finding(s)\n", rep.File, len(rep.Variants), rep.Errors())
+	if len(rep.Findings) > 0 {
+		fmt.Fprintln(w)
+		findingTable(rep.Findings).writeText(w)
+	}
+	for i := range rep.Variants {
+		v := &rep.Variants[i]
+		fmt.Fprintf(w, "\n== %s", v.Name)
+		if j := v.Variant().JobName; j != "" && j != v.Name {
+			fmt.Fprintf(w, " (%s)", j)
+		}
+		fmt.Fprintln(w)
+		if l := curveLine(v); l != "" {
+			fmt.Fprintln(w, l)
+		}
+		roleTable(v).writeText(w)
+		if len(v.Findings) == 0 {
+			fmt.Fprintln(w, "no findings")
+			continue
+		}
+		fmt.Fprintln(w)
+		findingTable(v.Findings).writeText(w)
+	}
+}
+
+func writeRecipeMarkdown(w io.Writer, rep *recipe.Report) {
+	status := "passes"
+	if rep.Errors() > 0 {
+		status = fmt.Sprintf("**%d error finding(s)**", rep.Errors())
+	}
+	fmt.Fprintf(w, "### specsim recipe check: `%s`\n\n%d variant(s); %s.\n", rep.File, len(rep.Variants), status)
+	if len(rep.Findings) > 0 {
+		fmt.Fprintln(w)
+		findingTable(rep.Findings).writeMarkdown(w)
+	}
+	for i := range rep.Variants {
+		v := &rep.Variants[i]
+		fmt.Fprintf(w, "\n#### `%s`\n\n", v.Name)
+		if l := curveLine(v); l != "" {
+			fmt.Fprintf(w, "%s\n\n", l)
+		}
+		roleTable(v).writeMarkdown(w)
+		if len(v.Findings) == 0 {
+			fmt.Fprintln(w, "\nNo findings.")
+			continue
+		}
+		fmt.Fprintln(w)
+		findingTable(v.Findings).writeMarkdown(w)
+	}
+}

@@ -1,0 +1,323 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/specsim/specsim/golden"
+	"github.com/specsim/specsim/simulate/acceptance"
+)
+
+func init() {
+	register(&command{
+		name:    "sample",
+		summary: "draw accepted lengths the way SGLang, vLLM or TensorRT-LLM simulate acceptance",
+		run:     runSample,
+	})
+}
+
+// Bounds on one sampling run: about a second of work at a few ns per draw.
+const (
+	sampleMaxBatch = 1 << 20
+	sampleMaxDraws = 1_000_000_000
+)
+
+const sampleHelp = `specsim sample: draw accepted lengths L (tokens per verify step per request, bonus
+token included) for a batch over many verify steps, with one engine's simulated-acceptance
+semantics, and compare the sampled mean with the target AL and the method's exact mean.
+
+Methods:
+  sglang-match-expected  SGLANG_SIMULATE_ACC_LEN, METHOD=match-expected: floor/ceil of the
+                         target, ONE draw per verify step shared by the whole batch; exact mean
+  sglang-multinomial     METHOD=multinomial: round(clamp(N(AL, 1), 1, k+1)), one draw per
+                         step for the batch; biased (3.24 at k=3 averages 3.127)
+  vllm-synthetic         rejection_sample_method=synthetic, synthetic_acceptance_length:
+                         per-request, per-position acceptance from vLLM's rate schedule
+  trtllm                 TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS = AL-1: per request from
+                         a fixed 65536-entry uniform pool hashed by (step, slot)
+  chain                  per request and step, L from the golden distribution at k
+  empirical              per request and step, L from --histogram FILE (CSV length,count)
+
+The target is the golden AL(k) of --model/--thinking, or --al. Request i is batch
+slot i in every step; per_request gives min, p50 and max over the B requests of
+each one's mean L over the N steps (identical when the batch shares one draw).
+The same flags and seed give byte-identical output.
+
+Example:
+  specsim sample --model qwen3.5 --thinking on --steps 6 --method sglang-match-expected --batch 64 --iterations 20000 --seed 1`
+
+type samplePerRequest struct {
+	Min float64 `json:"min"`
+	P50 float64 `json:"p50"`
+	Max float64 `json:"max"`
+}
+
+type sampleResult struct {
+	Method       string           `json:"method"`
+	Model        string           `json:"model,omitempty"`
+	Thinking     string           `json:"thinking,omitempty"`
+	Steps        int              `json:"steps"`
+	Batch        int              `json:"batch"`
+	Iterations   int              `json:"iterations"`
+	Seed         uint64           `json:"seed"`
+	SharedDraw   bool             `json:"shared_draw"`
+	TargetAL     float64          `json:"target_al"`
+	TargetSource string           `json:"target_source"`
+	ExpectedMean float64          `json:"expected_mean"`
+	ExpectedStd  float64          `json:"expected_std"`
+	MeanAL       float64          `json:"mean_al"`
+	Std          float64          `json:"std"`
+	Bias         float64          `json:"bias"`
+	Histogram    goldenKeyed      `json:"histogram"`
+	PerRequest   samplePerRequest `json:"per_request"`
+	Warnings     []string         `json:"warnings"`
+}
+
+func runSample(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("sample", sampleHelp, stderr)
+	gf := addGoldenFlags(fs)
+	ff := addFormatFlags(fs, false)
+	model := fs.String("model", "", "model `name` for the golden target (key, file prefix or hub name)")
+	thinking := fs.String("thinking", "on", "thinking `mode`: on or off")
+	steps := fs.Int("steps", 0, "draft length `K` (speculative-num-steps / num_speculative_tokens / max_draft_len)")
+	method := fs.String("method", acceptance.SGLangMatchExpected, "acceptance `method`: "+strings.Join(acceptance.Methods(), ", "))
+	batch := fs.Int("batch", 64, "requests per verify step (`B`)")
+	iterations := fs.Int("iterations", 20000, "verify steps to simulate (`N`)")
+	seed := fs.Uint64("seed", 1, "random `seed`")
+	al := fs.Float64("al", 0, "target AL (tokens per step, bonus included) instead of the golden curve's")
+	histFile := fs.String("histogram", "", "CSV `FILE` of accepted lengths (length,count) for --method empirical")
+	extrapolate := fs.Bool("extrapolate", false, "allow --steps beyond the golden curve's measured draft lengths (geometric tail, labelled)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return usageExit(err)
+	}
+	fail := func(err error) int {
+		fmt.Fprintln(stderr, "specsim sample:", err)
+		return exitBadInput
+	}
+	if len(pos) > 0 {
+		return fail(fmt.Errorf("unexpected argument %q", pos[0]))
+	}
+	format, err := ff.resolve(false)
+	if err != nil {
+		return fail(err)
+	}
+	alSet := false
+	fs.Visit(func(f *flag.Flag) { alSet = alSet || f.Name == "al" })
+	if *batch < 1 || *batch > sampleMaxBatch {
+		return fail(fmt.Errorf("--batch %d outside 1..%d", *batch, sampleMaxBatch))
+	}
+	if *iterations < 1 {
+		return fail(fmt.Errorf("--iterations %d: want at least 1", *iterations))
+	}
+	if int64(*batch)*int64(*iterations) > sampleMaxDraws {
+		return fail(fmt.Errorf("--batch %d x --iterations %d = %d draws, more than the cap of %d; lower one of them",
+			*batch, *iterations, int64(*batch)*int64(*iterations), sampleMaxDraws))
+	}
+	valid := false
+	for _, m := range acceptance.Methods() {
+		valid = valid || m == *method
+	}
+	if !valid {
+		return fail(fmt.Errorf("unknown --method %q; methods: %s", *method, strings.Join(acceptance.Methods(), ", ")))
+	}
+	mode, err := golden.ParseThinking(*thinking)
+	if err != nil {
+		return fail(err)
+	}
+	res := sampleResult{Method: *method, Batch: *batch, Iterations: *iterations, Seed: *seed, Warnings: []string{}}
+	cfg := acceptance.Config{Method: *method, K: *steps, Seed: *seed}
+
+	var curve *golden.Curve
+	if *model != "" {
+		set, err := gf.load()
+		if err != nil {
+			return fail(err)
+		}
+		if curve, err = set.Curve(*model, mode); err != nil {
+			return fail(err)
+		}
+		res.Model, res.Thinking = curve.Model, string(mode)
+	}
+	var hist *acceptance.Histogram
+	if *method == acceptance.Empirical {
+		if *histFile == "" {
+			return fail(fmt.Errorf("--method empirical needs --histogram FILE (CSV length,count)"))
+		}
+		if hist, err = acceptance.LoadHistogram(*histFile); err != nil {
+			return fail(err)
+		}
+		if cfg.K == 0 {
+			cfg.K = max(1, len(hist.Counts)-1)
+		}
+	} else if *histFile != "" {
+		return fail(fmt.Errorf("--histogram applies to --method empirical only"))
+	}
+	if cfg.K < 1 || cfg.K > acceptance.MaxDraftLength {
+		return fail(fmt.Errorf("--steps %d outside 1..%d (the draft length k is required)", cfg.K, acceptance.MaxDraftLength))
+	}
+	res.Steps = cfg.K
+	if curve != nil && cfg.K > curve.MaxK() && !alSet {
+		if !*extrapolate {
+			return fail(fmt.Errorf("%s thinking %s: no golden AL at k=%d; measured draft lengths are 1..%d (%s); --extrapolate extends the curve, --al sets a target",
+				curve.Model, mode, cfg.K, curve.MaxK(), curve.Source))
+		}
+		if curve, err = curve.Extrapolate(cfg.K); err != nil {
+			return fail(err)
+		}
+		res.Warnings = append(res.Warnings, fmt.Sprintf("golden AL at k=%d is extrapolated, not measured: %s", cfg.K, curve.Extrapolation))
+	}
+
+	goldenAL := func() (float64, error) {
+		if curve == nil {
+			return 0, fmt.Errorf("--method %s needs --model (for the golden AL) or --al", *method)
+		}
+		return curve.At(cfg.K)
+	}
+	switch *method {
+	case acceptance.Chain:
+		if alSet {
+			return fail(fmt.Errorf("--al does not apply to --method chain: it draws from the golden distribution of --model"))
+		}
+		if curve == nil {
+			return fail(fmt.Errorf("--method chain needs --model"))
+		}
+		if cfg.Dist, err = curve.Distribution(cfg.K); err != nil {
+			return fail(err)
+		}
+		if res.TargetAL, err = goldenAL(); err != nil {
+			return fail(err)
+		}
+		res.TargetSource = fmt.Sprintf("golden %s thinking %s k=%d", curve.Model, mode, cfg.K)
+		if cc, r := curve.Consistent(); repairTouches(r, cfg.K) {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("the golden curve is inconsistent; the distribution at k=%d comes from its consistent projection, mean %.3f against the measured %.3f",
+				cfg.K, cc.AL[cfg.K-1], res.TargetAL))
+		}
+		for _, w := range curve.Check() {
+			res.Warnings = append(res.Warnings, w)
+		}
+	case acceptance.Empirical:
+		cfg.Dist = hist.Distribution()
+		switch {
+		case alSet:
+			res.TargetAL, res.TargetSource = *al, "--al"
+		case curve != nil:
+			if res.TargetAL, err = goldenAL(); err != nil {
+				return fail(err)
+			}
+			res.TargetSource = fmt.Sprintf("golden %s thinking %s k=%d", curve.Model, mode, cfg.K)
+		default:
+			res.TargetAL, _ = golden.Moments(cfg.Dist)
+			res.TargetSource = "histogram mean"
+		}
+	default:
+		if alSet {
+			res.TargetAL, res.TargetSource = *al, "--al"
+		} else {
+			if res.TargetAL, err = goldenAL(); err != nil {
+				return fail(err)
+			}
+			res.TargetSource = fmt.Sprintf("golden %s thinking %s k=%d", curve.Model, mode, cfg.K)
+		}
+		cfg.TargetAL = res.TargetAL
+	}
+	sampler, err := acceptance.New(cfg)
+	if err != nil {
+		return fail(err)
+	}
+	if sd, ok := sampler.(acceptance.SharedDraw); ok {
+		res.SharedDraw = sd.SharesDraw()
+	}
+	res.ExpectedMean = sampler.ExpectedMean()
+	if a, ok := sampler.(acceptance.Analytic); ok {
+		_, v := golden.Moments(a.Marginal())
+		res.ExpectedStd = goldenRound(math.Sqrt(v))
+	}
+
+	total := int64(*batch) * int64(*iterations)
+	if format != formatJSON && total >= 100_000_000 {
+		fmt.Fprintf(stderr, "specsim sample: drawing %d lengths...\n", total)
+	}
+	counts := make([]int64, cfg.K+2)
+	perRequest := make([]int64, *batch)
+	out := make([]int, *batch)
+	for range *iterations {
+		sampler.Step(out)
+		for i, l := range out {
+			counts[l]++
+			perRequest[i] += int64(l)
+		}
+	}
+	var sum int64
+	for l, c := range counts {
+		sum += int64(l) * c
+	}
+	mean := float64(sum) / float64(total)
+	variance := 0.0
+	for l, c := range counts {
+		d := float64(l) - mean
+		variance += d * d * float64(c)
+	}
+	variance /= float64(total)
+	res.MeanAL = goldenRound(mean)
+	res.Std = goldenRound(math.Sqrt(variance))
+	res.Bias = goldenRound(mean - res.TargetAL)
+	res.ExpectedMean = goldenRound(res.ExpectedMean)
+	for l := 1; l <= cfg.K+1; l++ {
+		res.Histogram.add(strconv.Itoa(l), counts[l])
+	}
+	means := make([]float64, *batch)
+	for i, s := range perRequest {
+		means[i] = float64(s) / float64(*iterations)
+	}
+	sort.Float64s(means)
+	mid := len(means) / 2
+	p50 := means[mid]
+	if len(means)%2 == 0 {
+		p50 = (means[mid-1] + means[mid]) / 2
+	}
+	res.PerRequest = samplePerRequest{Min: goldenRound(means[0]), P50: goldenRound(p50), Max: goldenRound(means[len(means)-1])}
+
+	if format == formatJSON {
+		if err := writeJSON(stdout, res); err != nil {
+			return fail(err)
+		}
+		return exitOK
+	}
+	sampleText(stdout, &res, counts, sampler)
+	return exitOK
+}
+
+func sampleText(w io.Writer, res *sampleResult, counts []int64, s acceptance.Sampler) {
+	who := "each request draws its own length"
+	if res.SharedDraw {
+		who = "one draw per verify step, shared by the whole batch"
+	}
+	fmt.Fprintf(w, "method %s (%s), k=%d, batch %d x %d verify steps, seed %d\n", res.Method, who, res.Steps, res.Batch, res.Iterations, res.Seed)
+	fmt.Fprintf(w, "target AL      %.4f  (%s)\n", res.TargetAL, res.TargetSource)
+	fmt.Fprintf(w, "expected mean  %.4f  (exact for this method; std %.4f)\n", res.ExpectedMean, res.ExpectedStd)
+	fmt.Fprintf(w, "sampled mean   %.4f  std %.4f  bias %+.4f (sampled - target)\n", res.MeanAL, res.Std, res.Bias)
+	fmt.Fprintf(w, "per-request mean: min %.4f  p50 %.4f  max %.4f\n\n", res.PerRequest.Min, res.PerRequest.P50, res.PerRequest.Max)
+	var marg []float64
+	if a, ok := s.(acceptance.Analytic); ok {
+		marg = a.Marginal()
+	}
+	total := float64(res.Batch) * float64(res.Iterations)
+	t := &table{header: []string{">L (tokens)", ">count", ">share", ">expected share"}}
+	for l := 1; l < len(counts); l++ {
+		exp := ""
+		if l-1 < len(marg) {
+			exp = fmt.Sprintf("%.4f", marg[l-1])
+		}
+		t.add(strconv.Itoa(l), strconv.FormatInt(counts[l], 10), fmt.Sprintf("%.4f", float64(counts[l])/total), exp)
+	}
+	t.writeText(w)
+	for _, s := range res.Warnings {
+		fmt.Fprintln(w, "warning:", s)
+	}
+}
