@@ -44,6 +44,15 @@ func BenchmarkGEMM(b *testing.B) {
 	}
 }
 
+// A GEMM shape the table lacks: the nearest measured shape is searched.
+func BenchmarkGEMMUnmeasuredShape(b *testing.B) {
+	c := NewCoster(mustGPU(b, "h200"))
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		c.GEMM(BF16, 1+i%8192, 5000, 3000)
+	}
+}
+
 func BenchmarkMoE(b *testing.B) {
 	c := benchCoster(b)
 	s := MoEShape{Experts: 128, TopK: 8, Hidden: 2048, Inter: 768, DType: BF16}

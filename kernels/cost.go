@@ -80,9 +80,7 @@ func NewCoster(g *GPU) *Coster {
 				// Same die, same kernels: the H200's kernel-by-kernel
 				// departures from the roofline hold too, only the memory
 				// system differs, and the roofline carries that.
-				t := *h.tables
-				t.inside = SourceCarryOver
-				carried.tables = &t
+				carried.tables = h.tables.withInside(SourceCarryOver)
 				note += "; same GH100 die, so the H200's measured per-shape corrections apply as well"
 			}
 			c := newCoster(g, carried, SourceCarryOver)
