@@ -44,6 +44,15 @@ func BenchmarkGEMM(b *testing.B) {
 	}
 }
 
+// A GEMM shape the table lacks: the nearest measured shape is searched.
+func BenchmarkGEMMUnmeasuredShape(b *testing.B) {
+	c := NewCoster(mustGPU(b, "h200"))
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		c.GEMM(BF16, 1+i%8192, 5000, 3000)
+	}
+}
+
 func BenchmarkMoE(b *testing.B) {
 	c := benchCoster(b)
 	s := MoEShape{Experts: 128, TopK: 8, Hidden: 2048, Inter: 768, DType: BF16}
@@ -79,5 +88,18 @@ func BenchmarkCollective(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		c.Collective(AllReduce, float64(4096+i%(1<<20)), 8)
+	}
+}
+
+// Loading the embedded H200 tables: parse and fit, paid once per process
+// by the first NewCoster.
+func BenchmarkLoadH200Tables(b *testing.B) {
+	g := mustGPU(b, "h200")
+	for b.Loop() {
+		ops, _, _, err := MeasuredTables("h200")
+		if err != nil || ops == nil {
+			b.Skip("no measured H200 table in this build")
+		}
+		calibrate(g, ops.Rows, nil)
 	}
 }

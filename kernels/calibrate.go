@@ -120,14 +120,17 @@ func calibrate(g *GPU, rows []OpRow, crows []CollectiveRow) *calibration {
 		groups[[2]int{int(k.class), int(k.slot)}] = append(groups[[2]int{int(k.class), int(k.slot)}], r)
 	}
 	probe := newCoster(g, nil, SourceRoofline)
+	// The fits are independent: run them side by side.
+	var wg sync.WaitGroup
 	for key, rs := range groups {
 		class, slot := opClass(key[0]), dtypeSlot(key[1])
 		if len(rs) < 3 {
 			continue
 		}
-		cal.eff[class][slot] = fitEfficiency(probe, class, slot, rs)
 		cal.fitted[class][slot] = len(rs)
+		wg.Go(func() { cal.eff[class][slot] = fitEfficiency(probe, class, slot, rs) })
 	}
+	wg.Wait()
 	borrowEfficiencies(cal)
 	probe.eff = cal.eff
 	type measured struct {
@@ -273,12 +276,38 @@ func fitEfficiency(probe *Coster, class opClass, slot dtypeSlot, rows []OpRow) E
 		}
 		samples = thin
 	}
+	// The objective works in logs, precomputed per row, so that one
+	// evaluation costs a handful of transcendental calls per row: it is
+	// Efficiency.timeUnits rewritten as log t = log(Fixed + exp(hi +
+	// log1p(exp(P (lo - hi))) / P)).
+	type logSample struct{ mem, compute, units, measured float64 }
+	logs := make([]logSample, len(samples))
+	for i, s := range samples {
+		lc := math.Inf(-1)
+		if s.compute > 0 {
+			lc = math.Log(s.compute)
+		}
+		logs[i] = logSample{math.Log(s.mem), lc, s.units, math.Log(s.measured)}
+	}
 	obj := func(x []float64) float64 {
 		e := effFromParams(x)
+		lMem, lComp := math.Log(e.Mem), math.Log(e.Compute)
 		var sum float64
-		for _, s := range samples {
-			t, _ := e.timeUnits(s.mem, s.compute, s.units)
-			d := math.Log(t / s.measured)
+		for _, s := range logs {
+			a := s.mem - lMem
+			if s.units > 0 {
+				a += math.Log1p(e.HalfUnits / s.units)
+			}
+			b := s.compute - lComp
+			hi, lo := a, b
+			if lo > hi {
+				hi, lo = lo, hi
+			}
+			roof := hi
+			if !math.IsInf(lo, -1) {
+				roof += math.Log1p(math.Exp(e.P*(lo-hi))) / e.P
+			}
+			d := math.Log(e.Fixed+math.Exp(roof)) - s.measured
 			sum += d * d
 		}
 		var reg float64
@@ -286,7 +315,7 @@ func fitEfficiency(probe *Coster, class opClass, slot dtypeSlot, rows []OpRow) E
 			d := x[i] - x0[i]
 			reg += d * d
 		}
-		return sum/float64(len(samples)) + 1e-4*reg
+		return sum/float64(len(logs)) + 1e-4*reg
 	}
 	best, bestF := x0, obj(x0)
 	// Restart from the result: the simplex stalls on the kinks that the

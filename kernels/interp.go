@@ -3,6 +3,7 @@ package kernels
 import (
 	"math"
 	"sort"
+	"sync"
 )
 
 // maxGridDims is the most continuous dimensions a measured grid has
@@ -162,10 +163,43 @@ func (g *residualGrid) at(c coords) (r float64, inside, ok bool) {
 
 // opTables are the residual grids of one GPU's measured op table.
 type opTables struct {
-	grids map[gridKey]*residualGrid
+	// inside is the Source of a cost interpolated inside a grid:
+	// SourceMeasured on the GPU that was measured, SourceCarryOver on a
+	// GPU of the same silicon that borrows the grids (see NewCoster).
+	inside string
+	grids  map[gridKey]*residualGrid
 	// groups lists the grids of each op class and dtype with their
 	// categorical keys in log space, for the nearest-shape lookup.
 	groups map[[2]int][]keyedGrid
+	// near memoises nearest-shape lookups (nil when none is within reach);
+	// a sweep asks for the same few unmeasured shapes again and again.
+	nearMu sync.RWMutex
+	near   map[gridKey]*residualGrid
+}
+
+// withInside is a copy of t sharing its grids whose interpolated costs
+// carry the given Source.
+func (t *opTables) withInside(source string) *opTables {
+	return &opTables{inside: source, grids: t.grids, groups: t.groups, near: map[gridKey]*residualGrid{}}
+}
+
+// maxNearMemo bounds the memo of nearest-shape lookups.
+const maxNearMemo = 4096
+
+func (t *opTables) nearestMemo(k gridKey) *residualGrid {
+	t.nearMu.RLock()
+	g, ok := t.near[k]
+	t.nearMu.RUnlock()
+	if ok {
+		return g
+	}
+	g = t.nearest(k.class, k.slot, k.key)
+	t.nearMu.Lock()
+	if len(t.near) < maxNearMemo {
+		t.near[k] = g
+	}
+	t.nearMu.Unlock()
+	return g
 }
 
 type keyedGrid struct {
@@ -177,7 +211,7 @@ type keyedGrid struct {
 func keyValues(k lineKey) [5]int { return [5]int{k.a, k.b, k.c, k.d, k.e} }
 
 func newOpTables(grids map[gridKey]*residualGrid) *opTables {
-	t := &opTables{grids: grids, groups: map[[2]int][]keyedGrid{}}
+	t := &opTables{inside: SourceMeasured, grids: grids, groups: map[[2]int][]keyedGrid{}, near: map[gridKey]*residualGrid{}}
 	for k, g := range grids {
 		kg := keyedGrid{key: k.key, grid: g}
 		for i, v := range keyValues(k.key) {
@@ -213,6 +247,12 @@ var maxNearestDistance = math.Log(16)
 // (a GDN verify grid never stands in for a decode one).
 func (t *opTables) nearest(class opClass, slot dtypeSlot, key lineKey) *residualGrid {
 	want := keyValues(key)
+	var wantLogs [5]float64
+	for i, v := range want {
+		if v > 0 {
+			wantLogs[i] = math.Log(float64(v))
+		}
+	}
 	var best *residualGrid
 	bestD := maxNearestDistance * maxNearestDistance
 	for _, kg := range t.groups[[2]int{int(class), int(slot)}] {
@@ -221,7 +261,7 @@ func (t *opTables) nearest(class opClass, slot dtypeSlot, key lineKey) *residual
 		for i := range want {
 			switch {
 			case want[i] > 0 && have[i] > 0:
-				x := math.Log(float64(want[i])) - kg.logs[i]
+				x := wantLogs[i] - kg.logs[i]
 				d += x * x
 			case want[i] != have[i]:
 				d = math.Inf(1)
@@ -255,9 +295,10 @@ func (t *opTables) adjust(cost *Cost, class opClass, dt DType, key lineKey, c co
 			return
 		}
 	}
-	g, exact := t.grids[gridKey{class, slotOf(dt), key}]
+	k := gridKey{class, slotOf(dt), key}
+	g, exact := t.grids[k]
 	if !exact {
-		g = t.nearest(class, slotOf(dt), key)
+		g = t.nearestMemo(k)
 	}
 	if g == nil || g.dims != c.n {
 		return
@@ -268,7 +309,7 @@ func (t *opTables) adjust(cost *Cost, class opClass, dt DType, key lineKey, c co
 	}
 	cost.Seconds *= math.Exp(r)
 	if inside && exact {
-		cost.Source = SourceMeasured
+		cost.Source = t.inside
 	}
 }
 

@@ -51,7 +51,14 @@ func TestEmbeddedCalibration(t *testing.T) {
 	if err != nil || c.Source != SourceMeasured {
 		t.Fatalf("%+v: %v %v", r, c, err)
 	}
-	if b := NewCoster(mustGPU(t, "b200")); b.GEMM(BF16, 64, 4096, 4096).Source != SourceCarryOver {
-		t.Error("b200 costs must be carried over")
+	if b := NewCoster(mustGPU(t, "b200")); b.GEMM(BF16, 64, 4096, 4096).Source != SourceCarryOver || b.tables != nil {
+		t.Error("b200 costs must be carried over, without the H200's per-shape grids")
+	}
+	// The H100 shares the H200's die: it borrows the grids, scaled by its
+	// own memory bandwidth, and still says "carried over".
+	h100 := NewCoster(mustGPU(t, "h100"))
+	c1, _ := h100.PredictRow(r)
+	if h100.tables == nil || c1.Source != SourceCarryOver || !(c1.Seconds >= c.Seconds) {
+		t.Errorf("h100 on a measured H200 shape: %+v (h200 %+v)", c1, c)
 	}
 }

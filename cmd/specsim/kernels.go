@@ -20,13 +20,13 @@ func init() {
 	})
 }
 
-const kernelsHelp = `usage: specsim kernels <predict|validate|gpus|backends> [flags]
+const kernelsHelp = `usage: specsim kernels <predict|validate|gpus|efficiencies|backends> [flags]
 
-  predict   latency of one op (shape flags) or of every row of a CSV (--input)
-  validate  fit on part of the measured table, report the error on the rest
-  gpus      the GPU catalog (datasheet figures and their sources)
-  backends  MoE runner backends per engine: accepted weight formats, fallbacks
+  predict       latency of one op (shape flags) or of every row of a CSV (--input)
+  validate      fit on part of the measured table, report the error on the rest
+  gpus          the GPU catalog (datasheet figures and their sources)
   efficiencies  the fitted (or carried-over) efficiencies each op class is priced with
+  backends      MoE runner backends per engine: accepted weight formats, fallbacks
 
 Run "specsim kernels <sub> --help" for flags.`
 
