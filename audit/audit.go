@@ -138,7 +138,7 @@ func Run(dir string, c Config) (*Report, error) {
 	for _, m := range mtp.Modules {
 		inDraft[m] = true
 	}
-	sizer := newSizer(cp.Config, modules, inDraft, mtp, r.Effective)
+	sizer := newSizer(c.Engine, cp.Config, modules, inDraft, mtp, r.Effective)
 	for _, tp := range c.TP {
 		l := Layout{Engine: c.Engine, TP: tp, EP: c.EP, DP: c.DP, DPLMHead: c.DPLMHead}
 		if err := l.Check(cp.Config); err != nil {
@@ -245,22 +245,22 @@ func coverageFindings(c Config, cfg *ModelConfig, mtp *MTP, modules []*Module) [
 			continue
 		}
 		v := verdict(c.Engine, cfg, mtp, inDraft[m], m, c.Options)
-		key := pattern(m.Name)
-		if inDraft[m] {
-			key = m.Name // MTP modules are few; name each one
-			if strings.Contains(m.Name, ".experts.") {
-				key = pattern(m.Name)
-			}
-		}
-		covered := Excluded(c.Engine, q, m.Name)
+		var set map[string]*group
 		switch {
 		case m.Quantized() && v.LoadFails:
-			add(wrong, key, m, v)
+			set = wrong
 		case !m.Quantized() && v.LoadFails:
-			add(gaps, key, m, v)
-		case !m.Quantized() && !covered && v.Rule != "" && !v.Lowered:
-			add(overridden, key, m, v)
+			set = gaps
+		case !m.Quantized() && v.Rule != "" && !v.Lowered && !Excluded(c.Engine, q, m.Name):
+			set = overridden
+		default:
+			continue
 		}
+		key := pattern(m.Name)
+		if inDraft[m] && !strings.Contains(m.Name, ".experts.") {
+			key = m.Name // MTP modules are few; name each one
+		}
+		add(set, key, m, v)
 	}
 	var out []Finding
 	seen := map[string]bool{}
@@ -281,7 +281,7 @@ func coverageFindings(c Config, cfg *ModelConfig, mtp *MTP, modules []*Module) [
 		}
 		if g := overridden[key]; g != nil {
 			sev := SeverityWarning
-			if routerRe.MatchString(g.names[0]) {
+			if isRouter(g.names[0]) {
 				sev = SeverityInfo
 			}
 			otherCovered := Excluded(other, q, g.names[0])
@@ -377,19 +377,34 @@ func precisionFindings(c Config, mtp *MTP, e Effective) []Finding {
 
 // sizer computes per-rank bytes of target and draft.
 type sizer struct {
-	cfg        *ModelConfig
-	place      Placement
-	targetMods []*Module
-	draftMods  []*Module
-	eff        map[*Module]string
-	mtp        *MTP
-	quantRole  map[Role]bool
-	embed      *Module // target embedding, for drafts that allocate their own copy
-	lmHead     *Module
+	cfg       *ModelConfig
+	place     Placement
+	draftMods []*Module
+	eff       map[*Module]string
+	mtp       *MTP
+	quantRole map[Role]bool
+	embed     *Module // target embedding, for drafts that allocate their own copy
+	lmHead    *Module
+	// The target is reduced to bytes per (role, is-matrix): per-rank sizes
+	// are linear in bytes for every role but the vocab-parallel ones,
+	// which keep their row counts.
+	targetSums  map[roleKey]int64
+	targetVocab []vocabTensor
 }
 
-func newSizer(cfg *ModelConfig, modules []*Module, inDraft map[*Module]bool, mtp *MTP, e Effective) *sizer {
-	s := &sizer{cfg: cfg, mtp: mtp, eff: map[*Module]string{}, quantRole: map[Role]bool{}}
+type roleKey struct {
+	role   Role
+	matrix bool
+}
+
+type vocabTensor struct {
+	role  Role
+	rows  int64
+	bytes int64
+}
+
+func newSizer(engine string, cfg *ModelConfig, modules []*Module, inDraft map[*Module]bool, mtp *MTP, e Effective) *sizer {
+	s := &sizer{cfg: cfg, mtp: mtp, eff: map[*Module]string{}, quantRole: map[Role]bool{}, targetSums: map[roleKey]int64{}}
 	s.place = Placement{Experts: cfg.NumExperts, KVHeads: cfg.NumKeyValueHeads, VocabSize: cfg.VocabSize}
 	for _, v := range e.Verdicts {
 		s.eff[v.Module] = v.Effective
@@ -399,11 +414,19 @@ func newSizer(cfg *ModelConfig, modules []*Module, inDraft map[*Module]bool, mtp
 			s.draftMods = append(s.draftMods, m)
 			continue
 		}
-		s.targetMods = append(s.targetMods, m)
+		for i := range m.Tensors {
+			t := &m.Tensors[i]
+			r := roleOf(engine, t, false)
+			if (r == RoleEmbed || r == RoleLMHead) && len(t.Shape) > 0 {
+				s.targetVocab = append(s.targetVocab, vocabTensor{r, t.Shape[0], t.Bytes()})
+				continue
+			}
+			s.targetSums[roleKey{r, len(t.Shape) >= 2}] += t.Bytes()
+		}
 		if m.Weight == nil {
 			continue
 		}
-		r := roleOf(EngineSGLang, m.Weight, false)
+		r := roleOf(engine, m.Weight, false)
 		switch r {
 		case RoleEmbed:
 			if s.embed == nil && !strings.Contains(m.Name, "visual") {
@@ -426,10 +449,19 @@ func newSizer(cfg *ModelConfig, modules []*Module, inDraft map[*Module]bool, mtp
 	return s
 }
 
+var matrixShape, vectorShape = []int64{1, 1}, []int64{1}
+
 func (s *sizer) target(l Layout) float64 {
 	var sum float64
-	for _, m := range s.targetMods {
-		sum += s.place.moduleRankBytes(l, m, "", false)
+	for k, b := range s.targetSums {
+		shape := vectorShape
+		if k.matrix {
+			shape = matrixShape
+		}
+		sum += s.place.RankBytes(l, k.role, shape, b)
+	}
+	for _, v := range s.targetVocab {
+		sum += s.place.RankBytes(l, v.role, []int64{v.rows, 1}, v.bytes)
 	}
 	return sum
 }
@@ -460,7 +492,7 @@ func (s *sizer) draft(l Layout, prec string) float64 {
 		p := s.eff[m]
 		if prec != "" && m.Linear() {
 			p = PrecBF16
-			if s.quantRole[r] && !routerRe.MatchString(m.Name) {
+			if s.quantRole[r] && !isRouter(m.Name) {
 				p = prec
 			}
 			if m.Quantized() && prec == PrecBF16 {

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -184,16 +183,19 @@ func (cp *Checkpoint) readShards(names []string) error {
 			cp.Tensors = append(cp.Tensors, Tensor{Tensor: t, Shard: names[i]})
 		}
 	}
-	sort.Slice(cp.Tensors, func(a, b int) bool { return cp.Tensors[a].Name < cp.Tensors[b].Name })
+	slices.SortFunc(cp.Tensors, func(a, b Tensor) int { return strings.Compare(a.Name, b.Name) })
 	return nil
 }
 
 // crossCheck compares the index with the shard headers and flags unknown
-// dtypes and duplicated names.
+// dtypes and duplicated names. Tensors are sorted by name, so duplicates are
+// adjacent and every index lookup is a single map probe.
 func (cp *Checkpoint) crossCheck() {
 	var dup, unknown []string
 	unknownDTypes := map[string]bool{}
+	var dataBytes int64
 	for i, t := range cp.Tensors {
+		dataBytes += t.Bytes()
 		if i > 0 && cp.Tensors[i-1].Name == t.Name {
 			dup = append(dup, fmt.Sprintf("%s (%s and %s)", t.Name, cp.Tensors[i-1].Shard, t.Shard))
 		}
@@ -204,7 +206,7 @@ func (cp *Checkpoint) crossCheck() {
 	}
 	if len(dup) > 0 {
 		cp.add(Finding{Code: "tensor_duplicate", Severity: SeverityError,
-			Message: fmt.Sprintf("%d tensors appear in more than one shard; which copy loads depends on file order: %s", len(dup), abbreviate(dup, 3))})
+			Message: fmt.Sprintf("%d tensors appear more than once across shard headers; which copy loads depends on file order: %s", len(dup), abbreviate(dup, 3))})
 	}
 	if len(unknown) > 0 {
 		ds := make([]string, 0, len(unknownDTypes))
@@ -218,41 +220,32 @@ func (cp *Checkpoint) crossCheck() {
 	if cp.Index == nil {
 		return
 	}
-	where := make(map[string]string, len(cp.Tensors))
-	var dataBytes int64
-	for _, t := range cp.Tensors {
-		where[t.Name] = t.Shard
-		dataBytes += t.Bytes()
-	}
-	var missing, wrong, extra []string
-	names := make([]string, 0, len(cp.Index.WeightMap))
-	for n := range cp.Index.WeightMap {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	readable := map[string]bool{}
-	for _, h := range cp.Shards {
-		rel, _ := filepath.Rel(cp.Dir, h.Path)
-		readable[rel] = true
-	}
-	for _, name := range names {
-		shard := cp.Index.WeightMap[name]
-		got, ok := where[name]
+	var wrong, extra []string
+	found := 0
+	for i, t := range cp.Tensors {
+		shard, ok := cp.Index.WeightMap[t.Name]
 		switch {
-		case !safetensors.LocalShard(shard) || !readable[filepath.Clean(shard)]:
-			missing = append(missing, name)
 		case !ok:
-			missing = append(missing, fmt.Sprintf("%s (index: %s)", name, shard))
-		case filepath.Clean(got) != filepath.Clean(shard):
-			wrong = append(wrong, fmt.Sprintf("%s (index: %s, header: %s)", name, shard, got))
-		}
-	}
-	for _, t := range cp.Tensors {
-		if _, ok := cp.Index.WeightMap[t.Name]; !ok {
 			extra = append(extra, fmt.Sprintf("%s (%s)", t.Name, t.Shard))
+		case shard != t.Shard && filepath.Clean(shard) != filepath.Clean(t.Shard):
+			wrong = append(wrong, fmt.Sprintf("%s (index: %s, header: %s)", t.Name, shard, t.Shard))
+		}
+		if ok && (i == 0 || cp.Tensors[i-1].Name != t.Name) {
+			found++
 		}
 	}
-	if len(missing) > 0 {
+	if found < len(cp.Index.WeightMap) {
+		var missing []string
+		have := make(map[string]bool, len(cp.Tensors))
+		for _, t := range cp.Tensors {
+			have[t.Name] = true
+		}
+		for name, shard := range cp.Index.WeightMap {
+			if !have[name] {
+				missing = append(missing, fmt.Sprintf("%s (index: %s)", name, shard))
+			}
+		}
+		slices.Sort(missing)
 		cp.add(Finding{Code: "tensor_missing", Severity: SeverityError,
 			Message: fmt.Sprintf("%d tensors listed in %s are in no readable shard header: %s", len(missing), safetensors.IndexFile, abbreviate(missing, 3))})
 	}

@@ -101,7 +101,7 @@ type QuantConfig struct {
 	Producer        string
 	ProducerVersion string
 
-	excluded          sync.Map // engine + "\x00" + prefix -> bool
+	excluded          sync.Map // excludeKey -> bool
 	layerPrefixesOnce sync.Once
 	layerPrefixes     map[string]bool
 }

@@ -181,7 +181,7 @@ func Excluded(engine string, q *QuantConfig, module string) bool {
 		return true
 	}
 	prefix := EnginePrefix(module)
-	key := engine + "\x00" + prefix
+	key := excludeKey{engine, prefix}
 	if v, ok := q.excluded.Load(key); ok {
 		return v.(bool)
 	}
@@ -189,6 +189,8 @@ func Excluded(engine string, q *QuantConfig, module string) bool {
 	q.excluded.Store(key, ex)
 	return ex
 }
+
+type excludeKey struct{ engine, prefix string }
 
 func excluded(engine string, q *QuantConfig, module, prefix string) bool {
 	if q.Algo == "MIXED_PRECISION" && len(q.QuantizedLayers) > 0 {

@@ -83,7 +83,7 @@ func roleOf(engine string, t *Tensor, inDraft bool) Role {
 		return RoleEmbed
 	case mod == "lm_head" || strings.HasSuffix(mod, ".lm_head") || strings.HasSuffix(mod, "shared_head.head") || mod == "output":
 		return RoleLMHead
-	case routerRe.MatchString(mod) || last == "shared_expert_gate" || last == "eh_proj" || last == "q_a_proj" || last == "kv_a_proj_with_mqa":
+	case isRouter(mod) || last == "shared_expert_gate" || last == "eh_proj" || last == "q_a_proj" || last == "kv_a_proj_with_mqa":
 		return RoleReplicated
 	case inDraft && last == "fc":
 		if engine == EngineSGLang {

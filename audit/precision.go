@@ -2,7 +2,6 @@ package audit
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -92,7 +91,10 @@ type Verdict struct {
 	Lowered   bool // the engine quantizes a BF16 module below its shipped precision
 }
 
-var routerRe = regexp.MustCompile(`(^|\.)mlp\.gate$`)
+// isRouter recognises MoE router modules ("...mlp.gate").
+func isRouter(module string) bool {
+	return module == "mlp.gate" || strings.HasSuffix(module, ".mlp.gate")
+}
 
 // verdict decides one module's effective precision under an engine.
 func verdict(engine string, cfg *ModelConfig, mtp *MTP, inDraft bool, m *Module, o Options) Verdict {
@@ -110,7 +112,7 @@ func verdict(engine string, cfg *ModelConfig, mtp *MTP, inDraft bool, m *Module,
 		case dq == "unquant":
 			return unquantizedBuild("--speculative-draft-model-quantization unquant")
 		case dq != "":
-			if !shippedQuant && m.Linear() && !routerRe.MatchString(m.Name) {
+			if !shippedQuant && m.Linear() && !isRouter(m.Name) {
 				v.Rule, v.Effective, v.Lowered = "--speculative-draft-model-quantization "+dq, draftQuantPrecision(dq), true
 				return v
 			}
@@ -128,7 +130,7 @@ func verdict(engine string, cfg *ModelConfig, mtp *MTP, inDraft bool, m *Module,
 	if q == nil || !m.Linear() {
 		return v
 	}
-	if routerRe.MatchString(m.Name) && !shippedQuant {
+	if isRouter(m.Name) && !shippedQuant {
 		if engine == EngineSGLang {
 			return unquantizedBuild("SGLang builds MoE routers (mlp.gate) as ReplicatedLinear without quantization")
 		}

@@ -22,7 +22,6 @@ package safetensors
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -182,63 +181,145 @@ func readHeader(r io.Reader, size int64) (*Header, error) {
 	if err := h.parse(buf); err != nil {
 		return nil, err
 	}
+	if err := h.checkDuplicates(); err != nil {
+		return nil, err
+	}
 	if err := h.validate(); err != nil {
 		return nil, err
 	}
 	return h, nil
 }
 
-type rawTensor struct {
-	DType       *string  `json:"dtype"`
-	Shape       *[]int64 `json:"shape"`
-	DataOffsets *[]int64 `json:"data_offsets"`
-}
-
 func (h *Header) parse(buf []byte) error {
-	if buf[0] != '{' {
+	s := &scanner{b: buf}
+	if s.peek() != '{' {
 		return errors.New("header does not begin with '{'")
 	}
-	var entries map[string]json.RawMessage
-	if err := json.Unmarshal(buf, &entries); err != nil {
-		return fmt.Errorf("header is not a JSON object: %w", err)
-	}
-	h.Tensors = make([]Tensor, 0, len(entries))
-	for name, raw := range entries {
+	err := s.object(func(name string) error {
 		if name == "__metadata__" {
-			if err := json.Unmarshal(raw, &h.Metadata); err != nil {
+			if h.Metadata != nil {
+				return errors.New("__metadata__ appears twice")
+			}
+			md, err := stringMap(s)
+			if err != nil {
 				return fmt.Errorf("__metadata__ must map strings to strings: %w", err)
 			}
-			continue
+			h.Metadata = md
+			return nil
 		}
-		t, err := parseTensor(name, raw)
+		t, err := parseTensor(s, name)
 		if err != nil {
 			return &tensorErr{name: name, err: err}
 		}
 		h.Tensors = append(h.Tensors, t)
+		return nil
+	})
+	if err == nil {
+		err = s.end()
+	}
+	if err != nil {
+		if tensorOf(err) != "" {
+			return err
+		}
+		return fmt.Errorf("header is not a JSON object: %w", err)
+	}
+	if h.Tensors == nil {
+		h.Tensors = []Tensor{}
 	}
 	return nil
 }
 
-func parseTensor(name string, raw json.RawMessage) (Tensor, error) {
-	var rt rawTensor
-	if err := json.Unmarshal(raw, &rt); err != nil {
+// checkDuplicates rejects a name listed twice (encoding/json and the
+// reference implementation would keep one entry silently). Tensors are
+// sorted by offset here, so it sorts a copy of the names.
+func (h *Header) checkDuplicates() error {
+	names := make([]string, len(h.Tensors))
+	for i, t := range h.Tensors {
+		names[i] = t.Name
+	}
+	slices.Sort(names)
+	for i := 1; i < len(names); i++ {
+		if names[i] == names[i-1] {
+			return &tensorErr{name: names[i], err: errors.New("appears twice in the header")}
+		}
+	}
+	return nil
+}
+
+// stringMap reads {"k": "v", ...} or null (a nil map, as encoding/json
+// gives).
+func stringMap(s *scanner) (map[string]string, error) {
+	if s.peek() == 'n' && s.literal("null") {
+		return map[string]string{}, nil
+	}
+	m := map[string]string{}
+	err := s.object(func(k string) error {
+		if s.peek() == 'n' && s.literal("null") {
+			m[k] = ""
+			return nil
+		}
+		v, err := s.str()
+		if err != nil {
+			return err
+		}
+		m[k] = v
+		return nil
+	})
+	return m, err
+}
+
+func parseTensor(s *scanner, name string) (Tensor, error) {
+	t := Tensor{Name: name}
+	var hasDType, hasShape bool
+	var off []int64
+	if s.peek() == 'n' && s.literal("null") {
+		return Tensor{}, errors.New(`missing "dtype"`)
+	}
+	err := s.object(func(k string) error {
+		if s.peek() == 'n' && s.literal("null") {
+			switch k {
+			case "dtype":
+				hasDType = false
+			case "shape":
+				hasShape = false
+			case "data_offsets":
+				off = nil
+			}
+			return nil
+		}
+		var err error
+		switch k {
+		case "dtype":
+			t.DType, err = s.str()
+			hasDType = err == nil
+		case "shape":
+			t.Shape, err = s.shape()
+			if err != nil {
+				return fmt.Errorf("shape: %w", err)
+			}
+			hasShape = true
+		case "data_offsets":
+			off, err = s.intArray(3)
+			if err != nil {
+				return fmt.Errorf("data_offsets: %w", err)
+			}
+		default:
+			err = s.skip(0)
+		}
+		return err
+	})
+	if err != nil {
 		return Tensor{}, fmt.Errorf("bad entry: %w", err)
 	}
 	switch {
-	case rt.DType == nil:
+	case !hasDType:
 		return Tensor{}, errors.New(`missing "dtype"`)
-	case rt.Shape == nil:
+	case !hasShape:
 		return Tensor{}, errors.New(`missing "shape"`)
-	case rt.DataOffsets == nil:
+	case off == nil:
 		return Tensor{}, errors.New(`missing "data_offsets"`)
-	case len(*rt.DataOffsets) != 2:
-		return Tensor{}, fmt.Errorf("data_offsets has %d values, want 2", len(*rt.DataOffsets))
-	case len(*rt.Shape) > MaxRank:
-		return Tensor{}, fmt.Errorf("shape has %d dimensions, more than %d", len(*rt.Shape), MaxRank)
-	}
-	t := Tensor{Name: name, DType: *rt.DType, Shape: *rt.Shape}
-	if t.Shape == nil {
-		t.Shape = []int64{}
+	case len(off) != 2:
+		return Tensor{}, fmt.Errorf("data_offsets has %d values, want 2", len(off))
 	}
 	elems := uint64(1)
 	for _, d := range t.Shape {
@@ -251,7 +332,6 @@ func parseTensor(name string, raw json.RawMessage) (Tensor, error) {
 		}
 		elems = lo
 	}
-	off := *rt.DataOffsets
 	if off[0] < 0 || off[1] < off[0] {
 		return Tensor{}, fmt.Errorf("data_offsets [%d, %d] are not an increasing pair of non-negative offsets", off[0], off[1])
 	}
