@@ -271,13 +271,13 @@ func coverageFindings(c Config, cfg *ModelConfig, mtp *MTP, modules []*Module) [
 		seen[key] = true
 		if g := gaps[key]; g != nil {
 			out = append(out, Finding{Code: codeFor("exclude_gap", key), Severity: SeverityError,
-				Message: fmt.Sprintf("%s ships %s but no exclude pattern covers it under %s's matching, so %s builds it %s and cannot load the %s weight (an NVFP4 layer expects packed U8 [out, in/2]). Add a pattern such as %q to exclude_modules in hf_quant_config.json and to quantization_config.ignore in config.json",
-					describe(g.names), g.prec, c.Engine, c.Engine, g.eff, g.prec, suggestPattern(g.names))})
+				Message: fmt.Sprintf("%s %s %s but no exclude pattern covers it under %s's matching, so %s builds it %s and cannot load the %s weight (an NVFP4 layer expects packed U8 [out, in/2]). Add a pattern such as %q to exclude_modules in hf_quant_config.json and to quantization_config.ignore in config.json",
+					describe(g.names), ships(g.names), g.prec, c.Engine, c.Engine, g.eff, g.prec, suggestPattern(g.names))})
 		}
 		if g := wrong[key]; g != nil {
 			out = append(out, Finding{Code: codeFor("exclude_wrong", key), Severity: SeverityError,
-				Message: fmt.Sprintf("%s ships quantized (%s) but %s leaves it unquantized (%s), so the packed weight and its scales do not fit the layer. Remove the exclude pattern that matches it",
-					describe(g.names), g.prec, c.Engine, excludedBy(g.rule))})
+				Message: fmt.Sprintf("%s %s quantized (%s) but %s leaves it unquantized (%s), so the packed weight and its scales do not fit the layer. Remove the exclude pattern that matches it",
+					describe(g.names), ships(g.names), g.prec, c.Engine, excludedBy(g.rule))})
 		}
 		if g := overridden[key]; g != nil {
 			sev := SeverityWarning
@@ -285,8 +285,8 @@ func coverageFindings(c Config, cfg *ModelConfig, mtp *MTP, modules []*Module) [
 				sev = SeverityInfo
 			}
 			otherCovered := Excluded(other, q, g.names[0])
-			msg := fmt.Sprintf("%s ships %s and no exclude pattern covers it (vLLM fnmatch: %s; SGLang glob/regex: %s). %s loads it as %s only because %s",
-				describe(g.names), g.prec, yesNo(Excluded(EngineVLLM, q, g.names[0])), yesNo(Excluded(EngineSGLang, q, g.names[0])),
+			msg := fmt.Sprintf("%s %s %s and no exclude pattern covers it (vLLM fnmatch: %s; SGLang glob/regex: %s). %s loads it as %s only because %s",
+				describe(g.names), ships(g.names), g.prec, yesNo(Excluded(EngineVLLM, q, g.names[0])), yesNo(Excluded(EngineSGLang, q, g.names[0])),
 				c.Engine, g.eff, g.rule)
 			if strings.HasSuffix(g.names[0], "mtp.fc") {
 				msg += "; vLLM builds before PR #38832 (2026-04-02), modelopt_mixed-unaware patches and other ModelOpt consumers create an NVFP4 layer for it and fail with a weight shape mismatch"
@@ -319,6 +319,13 @@ func excludedBy(rule string) string {
 		return "an exclude pattern matches it"
 	}
 	return rule
+}
+
+func ships(names []string) string {
+	if len(names) == 1 {
+		return "ships"
+	}
+	return "ship"
 }
 
 // describe names a group of modules: the name itself, or the pattern with

@@ -132,9 +132,9 @@ func verdict(engine string, cfg *ModelConfig, mtp *MTP, inDraft bool, m *Module,
 	}
 	if isRouter(m.Name) && !shippedQuant {
 		if engine == EngineSGLang {
-			return unquantizedBuild("SGLang builds MoE routers (mlp.gate) as ReplicatedLinear without quantization")
+			return unquantizedBuild("SGLang builds MoE routers (mlp.gate) without a quant method (ReplicatedLinear with quant_config=None, or a plain gate parameter)")
 		}
-		return unquantizedBuild("vLLM builds MoE routers (mlp.gate) unquantized (vllm-project/vllm PR #35156)")
+		return unquantizedBuild("vLLM builds MoE routers (mlp.gate) unquantized (hard-coded for Qwen3.5 in PR #35156; a plain gate parameter in DeepSeek-style models)")
 	}
 	if engine == EngineVLLM && inDraft && qname == "modelopt_fp4" && (mtp.Family == FamilyQwen35 || mtp.Family == FamilyQwen3Next) && strings.HasSuffix(m.Name, "mtp.fc") {
 		return unquantizedBuild("vLLM forces mtp.fc unquantized for modelopt_fp4 (PR #38832, merged 2026-04-02)")
@@ -254,6 +254,9 @@ func EffectiveDraft(cfg *ModelConfig, mtp *MTP, o Options) Effective {
 	}
 	rs := make([]string, 0, len(rules))
 	for r := range rules {
+		if len(rules) > 1 && strings.Contains(r, "routers") {
+			continue // routers are unquantized everywhere; not what decides the draft
+		}
 		rs = append(rs, r)
 	}
 	sort.Strings(rs)
@@ -314,6 +317,11 @@ func (e *Effective) resolveBackend(cfg *ModelConfig, mtp *MTP, o Options) {
 			want = "deep_gemm"
 		}
 	}
+	if want == "" && o.Engine == EngineSGLang && (dt == kernels.BF16 || dt == kernels.FP16) {
+		// UnquantizedFusedMoEMethod.create_moe_runner: Triton unless a
+		// FlashInfer backend was asked for.
+		want = "triton"
+	}
 	b, fell, err := kernels.BackendFor(o.Engine, want, dt)
 	if err != nil {
 		e.BackendNote = err.Error()
@@ -325,6 +333,8 @@ func (e *Effective) resolveBackend(cfg *ModelConfig, mtp *MTP, o Options) {
 		e.BackendNote = fmt.Sprintf("%s does not run %s experts; the engine falls back to %s (relative efficiency %.2f)", want, e.Experts, b.Name, b.Efficiency)
 	case want == "" || want == "auto":
 		e.BackendNote = fmt.Sprintf("engine's choice for %s experts (relative efficiency %.2f)", e.Experts, b.Efficiency)
+	case o.MoEBackend == "":
+		e.BackendNote = fmt.Sprintf("%s's default for %s draft experts (relative efficiency %.2f); pass --moe-backend to check another", o.Engine, e.Experts, b.Efficiency)
 	default:
 		e.BackendNote = fmt.Sprintf("requested backend accepts %s experts (relative efficiency %.2f)", e.Experts, b.Efficiency)
 	}
