@@ -31,10 +31,12 @@ type MTPReport struct {
 	EffectiveDType   string `json:"effective_dtype"`
 }
 
-// MemoryRow is one "memory" entry: weight bytes on the most loaded rank.
-// ModelGiB covers everything the rank holds (target plus draft); MTPGiB the
-// draft alone, including the embedding and lm_head copies the engine
-// allocates for it.
+// MemoryRow is one "memory" entry for the most loaded rank. MTPBytes are
+// the draft's parameter bytes, including the embedding and lm_head copies
+// the engine allocates for it; MTPGiB is the device memory those
+// parameters take as the engine reports it (CUDA caching-allocator
+// segments, in GiB = 2^30 bytes, which SGLang prints as "GB"). ModelGiB is
+// the parameter bytes of target plus draft, in GiB.
 type MemoryRow struct {
 	Engine   string  `json:"engine"`
 	TP       int     `json:"tp"`
@@ -45,8 +47,8 @@ type MemoryRow struct {
 	ModelGiB float64 `json:"model_gib"`
 }
 
-// Counterfactual is the draft's per-rank size had it shipped in another
-// precision (the module kinds the target quantizes, quantized the same way),
+// Counterfactual is the draft's per-rank size, as the engine would report
+// it, had it shipped in another precision (the module kinds the target quantizes, quantized the same way),
 // so that a logged figure can tell which precision the engine loaded.
 type Counterfactual struct {
 	TP       int     `json:"tp"`
@@ -149,13 +151,16 @@ func Run(dir string, c Config) (*Report, error) {
 		if pad := vocabSplitProblem(cp.Config.VocabSize, tp); pad != "" {
 			r.Findings = append(r.Findings, Finding{Code: "vocab_not_divisible", Severity: SeverityWarning, Message: pad})
 		}
-		draft, target := sizer.draft(l, ""), sizer.target(l)
+		draft, reserved := sizer.draft(l, "")
+		target := sizer.target(l)
 		r.Memory = append(r.Memory, MemoryRow{Engine: c.Engine, TP: tp, EP: c.EP, DP: c.DP,
-			MTPGiB: round4(draft / GiB), MTPBytes: int64(math.Round(draft)), ModelGiB: round4((draft + target) / GiB)})
+			MTPGiB: round4(reserved / GiB), MTPBytes: int64(math.Round(draft)), ModelGiB: round4((draft + target) / GiB)})
 		if mtp.Present() {
+			_, bf16 := sizer.draft(l, PrecBF16)
+			_, fp8 := sizer.draft(l, PrecFP8)
+			_, nvfp4 := sizer.draft(l, PrecNVFP4)
 			r.Counterfactual = append(r.Counterfactual, Counterfactual{TP: tp, EP: c.EP, DP: c.DP,
-				BF16GiB: round4(sizer.draft(l, PrecBF16) / GiB), FP8GiB: round4(sizer.draft(l, PrecFP8) / GiB),
-				NVFP4GiB: round4(sizer.draft(l, PrecNVFP4) / GiB)})
+				BF16GiB: round4(bf16 / GiB), FP8GiB: round4(fp8 / GiB), NVFP4GiB: round4(nvfp4 / GiB)})
 		}
 	}
 	if c.LogPath != "" {
@@ -473,14 +478,16 @@ func (s *sizer) target(l Layout) float64 {
 	return sum
 }
 
-// draft sizes the draft on one rank. prec "" uses each module's effective
-// precision; otherwise the module kinds the target quantizes are stored in
-// prec and the rest in BF16.
-func (s *sizer) draft(l Layout, prec string) float64 {
+// draft sizes the draft on one rank: bytes of its parameters, and the
+// device memory the CUDA caching allocator reserves for them (what SGLang's
+// "mem usage" reports). prec "" uses each module's effective precision;
+// otherwise the module kinds the target quantizes are stored in prec and
+// the rest in BF16.
+func (s *sizer) draft(l Layout, prec string) (bytes, reserved float64) {
 	if !s.mtp.Present() {
-		return 0
+		return 0, 0
 	}
-	var sum float64
+	byParam := map[string]float64{}
 	ownEmbed, ownHead := false, false
 	for _, m := range s.draftMods {
 		var r Role
@@ -502,18 +509,15 @@ func (s *sizer) draft(l Layout, prec string) float64 {
 			if s.quantRole[r] && !isRouter(m.Name) {
 				p = prec
 			}
-			if m.Quantized() && prec == PrecBF16 {
-				p = PrecBF16
-			}
 		}
-		sum += s.place.moduleRankBytes(l, m, p, true)
+		byParam[engineParam(m.Name)] += s.place.moduleRankBytes(l, m, p, true)
 	}
 	// SGLang drafts construct their own vocab-parallel embedding and lm_head
 	// (loaded from the target's tensors, shared only after loading), so the
 	// load-time figure includes them; unquantized, as the draft is built.
 	if l.Engine == EngineSGLang && s.mtp.Kind == MTPPrefixed {
 		if !ownEmbed && s.embed != nil {
-			sum += s.bf16Vocab(l, RoleEmbed, s.embed)
+			byParam["draft.embed_tokens"] += s.bf16Vocab(l, RoleEmbed, s.embed)
 		}
 		if !ownHead && !s.cfg.TieWordEmbeddings {
 			src := s.lmHead
@@ -521,11 +525,14 @@ func (s *sizer) draft(l Layout, prec string) float64 {
 				src = s.embed
 			}
 			if src != nil {
-				sum += s.bf16Vocab(l, RoleLMHead, src)
+				byParam["draft.lm_head"] += s.bf16Vocab(l, RoleLMHead, src)
 			}
 		}
 	}
-	return sum
+	for _, b := range byParam {
+		bytes += b
+	}
+	return bytes, float64(allocatorFootprint(paramSizes(byParam)))
 }
 
 func (s *sizer) bf16Vocab(l Layout, r Role, m *Module) float64 {

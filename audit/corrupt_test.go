@@ -128,7 +128,7 @@ func TestIndexProblems(t *testing.T) {
 
 func TestCorruptInputsNameTheFile(t *testing.T) {
 	cases := []struct {
-		name  string
+		name   string
 		break_ func(dir string) string // returns the file that must be named
 	}{
 		{"truncated shard header", func(dir string) string {

@@ -127,12 +127,12 @@ func TestAuditExitCodes(t *testing.T) {
 
 func TestAuditLog(t *testing.T) {
 	dir := qwenFixture(t)
-	// A draft line at the modelled BF16 size for TP 4 (4.070 GiB) and one
-	// near the NVFP4 counterfactual (1.91 GiB).
+	// A draft line at the modelled BF16 size for TP 4 (4.084 GiB) and one
+	// near the NVFP4 counterfactual (1.93 GiB).
 	log := "[2026-01-01 00:00:00 TP0] Load weight end. type=Qwen3_5MoeForConditionalGeneration, avail mem=100.00 GB, mem usage=60.00 GB.\n" +
-		"[2026-01-01 00:00:10 TP0] Load weight end. type=Qwen3_5ForCausalLMMTP, avail mem=95.93 GB, mem usage=4.07 GB.\n" +
+		"[2026-01-01 00:00:10 TP0] Load weight end. type=Qwen3_5ForCausalLMMTP, avail mem=95.93 GB, mem usage=4.08 GB.\n" +
 		"[2026-01-01 00:00:10 TP1] Load weight end. type=Qwen3_5MoeForConditionalGeneration, avail mem=100.00 GB, mem usage=60.00 GB.\n" +
-		"[2026-01-01 00:00:10 TP1] Load weight end. type=Qwen3_5ForCausalLMMTP, avail mem=98.09 GB, mem usage=1.91 GB.\n"
+		"[2026-01-01 00:00:10 TP1] Load weight end. type=Qwen3_5ForCausalLMMTP, avail mem=98.09 GB, mem usage=1.93 GB.\n"
 	path := filepath.Join(t.TempDir(), "server.log")
 	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
 		t.Fatal(err)
