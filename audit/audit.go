@@ -80,7 +80,7 @@ type Report struct {
 	Tensors        int              `json:"tensor_count"`
 	Shards         int              `json:"shard_count"`
 	DataBytes      int64            `json:"data_bytes"`
-	HeaderBytes    int64            `json:"header_bytes_read"`
+	BytesRead      int64            `json:"bytes_read"` // configs, index and shard headers
 	MTP            MTPReport        `json:"mtp"`
 	Findings       []Finding        `json:"findings"`
 	Memory         []MemoryRow      `json:"memory"`
@@ -111,7 +111,7 @@ func Run(dir string, c Config) (*Report, error) {
 		return nil, err
 	}
 	r := &Report{Dir: dir, Engine: c.Engine, Checkpoint: cp, Findings: cp.Findings,
-		Family: familyOf(cp.Config), Tensors: len(cp.Tensors), Shards: len(cp.Shards), HeaderBytes: cp.BytesRead}
+		Family: familyOf(cp.Config), Tensors: len(cp.Tensors), Shards: len(cp.Shards), BytesRead: cp.BytesRead}
 	if cp.Config.Quant != nil {
 		r.QuantAlgo = cp.Config.Quant.Algo
 	}
@@ -417,7 +417,7 @@ type vocabTensor struct {
 
 func newSizer(engine string, cfg *ModelConfig, modules []*Module, inDraft map[*Module]bool, mtp *MTP, e Effective) *sizer {
 	s := &sizer{cfg: cfg, mtp: mtp, eff: map[*Module]string{}, quantRole: map[Role]bool{}, targetSums: map[roleKey]int64{}}
-	s.place = Placement{Experts: cfg.NumExperts, KVHeads: cfg.NumKeyValueHeads, VocabSize: cfg.VocabSize}
+	s.place = Placement{Experts: cfg.NumExperts, KVHeads: cfg.NumKeyValueHeads}
 	for _, v := range e.Verdicts {
 		s.eff[v.Module] = v.Effective
 	}

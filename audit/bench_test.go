@@ -49,8 +49,8 @@ func benchAudit(b *testing.B, dir string, tensors int) {
 		if r.Tensors != tensors {
 			b.Fatalf("audited %d tensors, wrote %d", r.Tensors, tensors)
 		}
-		read = r.HeaderBytes
+		read = r.BytesRead
 	}
-	b.ReportMetric(float64(read), "header-bytes/op")
+	b.ReportMetric(float64(read), "bytes-read/op")
 	b.ReportMetric(float64(tensors), "tensors")
 }

@@ -221,3 +221,21 @@ func TestDraftDirectory(t *testing.T) {
 		t.Errorf("got %+v (%s), want %+v", r.MTP, r.Draft.Kind, want)
 	}
 }
+
+func TestUnknownDTypeIsAFinding(t *testing.T) {
+	dir := t.TempDir()
+	ts := tiny.Tensors()
+	ts[1].DType = "BF16"
+	raw, n := checkpointtest.Header(ts, nil)
+	// Rename one dtype in the header bytes: same width, unknown name.
+	raw = []byte(strings.Replace(string(raw), `"model.layers.0.input_layernorm.weight":{"dtype":"BF16"`, `"model.layers.0.input_layernorm.weight":{"dtype":"Q4_K"`, 1))
+	must(t, checkpointtest.WriteRaw(filepath.Join(dir, "model.safetensors"), raw, n))
+	must(t, os.WriteFile(filepath.Join(dir, "config.json"), tiny.Config(), 0o644))
+	r, err := audit.Run(dir, audit.Config{TP: []int{1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := findCode(r.Findings, "dtype_unknown"); f == nil || !strings.Contains(f.Message, "Q4_K") || f.Severity != audit.SeverityWarning {
+		t.Errorf("want a dtype_unknown warning, got %+v", r.Findings)
+	}
+}

@@ -100,9 +100,8 @@ func roleOf(engine string, t *Tensor, inDraft bool) Role {
 
 // Placement holds the model facts per-rank sizing needs.
 type Placement struct {
-	Experts   int // routed experts per MoE layer
-	KVHeads   int
-	VocabSize int
+	Experts int // routed experts per MoE layer
+	KVHeads int
 }
 
 func (p Placement) padded(rows int64) int64 {

@@ -121,6 +121,9 @@ func verdict(engine string, cfg *ModelConfig, mtp *MTP, inDraft bool, m *Module,
 			(qname == "modelopt_mixed" || (qname == "modelopt_fp4" && serializedNVFP4(cfg))) {
 			return unquantizedBuild("SGLang qwen3_5_mtp.py builds the MTP module unquantized for serialized " + qname + " checkpoints")
 		}
+		if mtp.Kind == MTPPrefixed && mtp.Family == FamilyQwen3Next && qname == "modelopt_fp4" {
+			return unquantizedBuild("SGLang qwen3_next_mtp.py drops the modelopt_fp4 quant config for the MTP module")
+		}
 		if mtp.Kind == MTPInline && (mtp.Family == FamilyDeepSeek || mtp.Family == FamilyGLM) &&
 			qname == "modelopt_fp4" && o.envOn(EnvFP8NextNMoE) && strings.Contains(m.Name, ".experts.") && !shippedQuant {
 			v.Rule, v.Effective, v.Lowered = EnvFP8NextNMoE+"=1 casts the NextN MoE to FP8 (deep_gemm)", PrecFP8, true

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/specsim/specsim/audit"
 )
@@ -114,7 +115,17 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		Options: audit.Options{Engine: e, DraftQuantization: *draftQuant, Env: env, MoEBackend: *moeBackend},
 		TP:      tps, EP: *ep, DP: *dp, DPLMHead: *dpLMHead, LogPath: *logPath,
 	}
+	var progress *time.Timer
+	if format != formatJSON {
+		// Large checkpoints on network storage can take a while: say so.
+		progress = time.AfterFunc(2*time.Second, func() {
+			fmt.Fprintf(stderr, "specsim audit: reading configs, index and shard headers of %s...\n", pos[0])
+		})
+	}
 	r, err := audit.Run(pos[0], cfg)
+	if progress != nil {
+		progress.Stop()
+	}
 	if err != nil {
 		var ce *audit.CorruptError
 		if errors.As(err, &ce) {
@@ -176,7 +187,7 @@ func humanParams(n int64) string {
 func writeAuditText(w io.Writer, r *audit.Report) {
 	cp := r.Checkpoint
 	fmt.Fprintf(w, "checkpoint  %s\n", r.Dir)
-	fmt.Fprintf(w, "tensors     %d in %d shard files, %s of data; %d bytes of headers read\n", r.Tensors, r.Shards, gib(r.DataBytes), r.HeaderBytes)
+	fmt.Fprintf(w, "tensors     %d in %d shard files, %s of data; %d bytes read (configs, index, shard headers)\n", r.Tensors, r.Shards, gib(r.DataBytes), r.BytesRead)
 	q := "none"
 	if cp.Config.Quant != nil {
 		q = fmt.Sprintf("%s (%s, exclude list %d patterns)", cp.Config.Quant.Algo, cp.Config.Quant.Method, len(cp.Config.Quant.Exclude))
