@@ -479,8 +479,9 @@ func (s *sizer) target(l Layout) float64 {
 }
 
 // draft sizes the draft on one rank: bytes of its parameters, and the
-// device memory the CUDA caching allocator reserves for them (what SGLang's
-// "mem usage" reports). prec "" uses each module's effective precision;
+// memory the engine reports for them: for SGLang the CUDA caching-allocator
+// segments ("mem usage" is the drop in free device memory), for vLLM the
+// allocated bytes. prec "" uses each module's effective precision;
 // otherwise the module kinds the target quantizes are stored in prec and
 // the rest in BF16.
 func (s *sizer) draft(l Layout, prec string) (bytes, reserved float64) {
@@ -531,6 +532,11 @@ func (s *sizer) draft(l Layout, prec string) (bytes, reserved float64) {
 	}
 	for _, b := range byParam {
 		bytes += b
+	}
+	if l.Engine == EngineVLLM {
+		// vLLM's "Model loading took" is torch.cuda allocated memory
+		// (DeviceMemoryProfiler), not reserved segments.
+		return bytes, bytes
 	}
 	return bytes, float64(allocatorFootprint(paramSizes(byParam)))
 }
