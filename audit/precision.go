@@ -237,9 +237,13 @@ func EffectiveDraft(cfg *ModelConfig, mtp *MTP, o Options) Effective {
 	precs := map[string]bool{}
 	experts := map[string]bool{}
 	rules := map[string]bool{}
+	byExclude := 0
 	for _, m := range mtp.Modules {
 		v := verdict(o.Engine, cfg, mtp, true, m, o)
 		e.Verdicts = append(e.Verdicts, v)
+		if v.Excluded && m.Linear() {
+			byExclude++
+		}
 		if m.Linear() {
 			precs[v.Effective] = true
 			if strings.Contains(m.Name, ".experts") {
@@ -257,18 +261,19 @@ func EffectiveDraft(cfg *ModelConfig, mtp *MTP, o Options) Effective {
 	}
 	rs := make([]string, 0, len(rules))
 	for r := range rules {
-		if len(rules) > 1 && strings.Contains(r, "routers") {
+		if (len(rules) > 1 || byExclude > 0) && strings.Contains(r, "routers") {
 			continue // routers are unquantized everywhere; not what decides the draft
 		}
 		rs = append(rs, r)
 	}
 	sort.Strings(rs)
-	if len(rs) == 0 {
-		if cfg.Quant == nil {
-			rs = append(rs, "unquantized checkpoint: layers load as shipped")
-		} else {
-			rs = append(rs, "the quant config's exclude list ("+engineQuantName(cfg.Quant)+")")
-		}
+	switch {
+	case cfg.Quant == nil:
+		rs = append(rs, "unquantized checkpoint: layers load as shipped")
+	case byExclude > 0:
+		rs = append(rs, fmt.Sprintf("the %s exclude list covers %d of its linear modules", engineQuantName(cfg.Quant), byExclude))
+	case len(rs) == 0:
+		rs = append(rs, "the "+engineQuantName(cfg.Quant)+" quant config")
 	}
 	e.Reason = strings.Join(rs, "; ")
 	if e.Experts != "" {

@@ -258,7 +258,11 @@ func writeAuditMarkdown(w io.Writer, r *audit.Report, cmd string) {
 	fmt.Fprintf(w, "#### Draft-model precision evidence: `%s`\n\n", filepath.Base(filepath.Clean(r.Dir)))
 	fmt.Fprintln(w, "| | |")
 	fmt.Fprintln(w, "|---|---|")
-	fmt.Fprintf(w, "| MTP head | %v (%s) |\n", m.Present, r.Draft.Kind)
+	if m.Present {
+		fmt.Fprintf(w, "| MTP head | present: %s, %d layer(s), prefix `%s` |\n", r.Draft.Kind, r.Draft.Layers, r.Draft.Prefix)
+	} else {
+		fmt.Fprintln(w, "| MTP head | none in the weight map |")
+	}
 	fmt.Fprintf(w, "| shipped draft precision | %s |\n", m.ShippedDType)
 	fmt.Fprintf(w, "| effective draft precision (%s) | %s — %s |\n", r.Engine, m.EffectiveDType, strings.ReplaceAll(r.Effective.Reason, "|", `\|`))
 	fmt.Fprintf(w, "| MTP tensors | %d |\n", m.TensorCount)
