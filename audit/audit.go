@@ -417,7 +417,8 @@ type vocabTensor struct {
 
 func newSizer(engine string, cfg *ModelConfig, modules []*Module, inDraft map[*Module]bool, mtp *MTP, e Effective) *sizer {
 	s := &sizer{cfg: cfg, mtp: mtp, eff: map[*Module]string{}, quantRole: map[Role]bool{}, targetSums: map[roleKey]int64{}}
-	s.place = Placement{Experts: cfg.NumExperts, KVHeads: cfg.NumKeyValueHeads}
+	s.place = Placement{Experts: cfg.NumExperts, KVHeads: cfg.NumKeyValueHeads,
+		EmbedOverAttnTP: mtp.Family == FamilyDeepSeek || mtp.Family == FamilyGLM}
 	for _, v := range e.Verdicts {
 		s.eff[v.Module] = v.Effective
 	}

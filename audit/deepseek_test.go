@@ -144,7 +144,18 @@ func TestDPAttentionLayout(t *testing.T) {
 	if got := float64(r.Memory[0].MTPBytes); math.Abs(got-want) > 1 {
 		t.Errorf("DP-attention draft %v bytes, want %v", got, want)
 	}
-	if !strings.Contains(r.Effective.Reason, "exclude") && r.MTP.EffectiveDType != "BF16" {
+	if !strings.Contains(r.Effective.Reason, "deepseek_nextn.py") || r.MTP.EffectiveDType != "BF16" {
 		t.Errorf("effective %+v", r.Effective)
+	}
+	// DP 2 of TP 8: attention TP 4. deepseek_nextn.py splits its embedding
+	// over the attention TP group (use_attn_tp_group), lm_head over all 8.
+	r, err = audit.Run(dir, audit.Config{Options: audit.Options{Engine: "sglang"}, TP: []int{8}, EP: 8, DP: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = 2*(float64(dVocab*dH)/4+float64(dVocab*dH)/8+float64(dQB+dKVB+dO)/4+float64(dShared)/8+float64(dRouted)/8+
+		float64(dEH+dQA+dKVA+dNorms+dE*dH)) + 4*dE
+	if got := float64(r.Memory[0].MTPBytes); math.Abs(got-want) > 1 {
+		t.Errorf("DP 2 draft %v bytes, want %v", got, want)
 	}
 }

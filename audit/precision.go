@@ -124,10 +124,12 @@ func verdict(engine string, cfg *ModelConfig, mtp *MTP, inDraft bool, m *Module,
 		if mtp.Kind == MTPPrefixed && mtp.Family == FamilyQwen3Next && qname == "modelopt_fp4" {
 			return unquantizedBuild("SGLang qwen3_next_mtp.py drops the modelopt_fp4 quant config for the MTP module")
 		}
-		if mtp.Kind == MTPInline && (mtp.Family == FamilyDeepSeek || mtp.Family == FamilyGLM) &&
-			qname == "modelopt_fp4" && o.envOn(EnvFP8NextNMoE) && strings.Contains(m.Name, ".experts.") && !shippedQuant {
-			v.Rule, v.Effective, v.Lowered = EnvFP8NextNMoE+"=1 casts the NextN MoE to FP8 (deep_gemm)", PrecFP8, true
-			return v
+		if mtp.Kind == MTPInline && (mtp.Family == FamilyDeepSeek || mtp.Family == FamilyGLM) && qname == "modelopt_fp4" {
+			if o.envOn(EnvFP8NextNMoE) && strings.Contains(m.Name, ".experts.") && !shippedQuant {
+				v.Rule, v.Effective, v.Lowered = EnvFP8NextNMoE+"=1 casts the NextN MoE to FP8 (deep_gemm)", PrecFP8, true
+				return v
+			}
+			return unquantizedBuild("SGLang deepseek_nextn.py drops the modelopt_fp4 quant config for the NextN layer")
 		}
 	}
 	if q == nil || !m.Linear() {
