@@ -3,12 +3,12 @@ package audit
 import (
 	"fmt"
 	"math"
-	"os"
 	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/specsim/specsim/audit/enginelog"
+	"github.com/specsim/specsim/audit/safetensors"
 )
 
 // Config is one audit request.
@@ -551,7 +551,7 @@ func (s *sizer) bf16Vocab(l Layout, r Role, m *Module) float64 {
 }
 
 func (r *Report) compareLog(c Config) error {
-	f, err := os.Open(c.LogPath)
+	f, err := safetensors.OpenRegular(c.LogPath)
 	if err != nil {
 		return &CorruptError{Path: c.LogPath, Err: err}
 	}

@@ -239,3 +239,18 @@ func TestUnknownDTypeIsAFinding(t *testing.T) {
 		t.Errorf("want a dtype_unknown warning, got %+v", r.Findings)
 	}
 }
+
+// A FIFO named like a shard must not block the audit.
+func TestFIFOShardDoesNotBlock(t *testing.T) {
+	dir := writeTinySharded(t)
+	fifo := filepath.Join(dir, "model-00002-of-00003.safetensors")
+	must(t, os.Remove(fifo))
+	if err := mkfifo(fifo); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	_, err := audit.Run(dir, audit.Config{})
+	var ce *audit.CorruptError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "not a regular file") {
+		t.Fatalf("want a CorruptError for the FIFO, got %v", err)
+	}
+}
