@@ -37,9 +37,13 @@ func BenchmarkAudit25GB(b *testing.B) {
 	benchAudit(b, dir, len(ts))
 }
 
+// benchAudit times audit.Run and also reports the CPU time it used per
+// run (user + system, all threads): on a shared machine wall time swings
+// with other load, CPU time much less.
 func benchAudit(b *testing.B, dir string, tensors int) {
 	b.Helper()
 	var read int64
+	cpu0 := cpuTime()
 	b.ResetTimer()
 	for b.Loop() {
 		r, err := audit.Run(dir, audit.Config{TP: []int{1, 2, 4, 8}})
@@ -51,6 +55,7 @@ func benchAudit(b *testing.B, dir string, tensors int) {
 		}
 		read = r.BytesRead
 	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/1e6/float64(b.N), "cpu-ms/op")
 	b.ReportMetric(float64(read), "bytes-read/op")
 	b.ReportMetric(float64(tensors), "tensors")
 }

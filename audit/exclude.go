@@ -29,12 +29,14 @@ var (
 
 const maxCachedRegexps = 1 << 14
 
-func cachedRegexp(key, expr string) *regexp.Regexp {
+type cacheKey struct{ flavor, pattern string }
+
+func cachedRegexp(key cacheKey, expr func() string) *regexp.Regexp {
 	if v, ok := regexCache.Load(key); ok {
 		re, _ := v.(*regexp.Regexp)
 		return re
 	}
-	re, err := regexp.Compile(expr)
+	re, err := regexp.Compile(expr())
 	if err != nil {
 		re = nil
 	}
@@ -47,6 +49,10 @@ func cachedRegexp(key, expr string) *regexp.Regexp {
 // fnmatchRegexp translates a Python fnmatch pattern into an anchored Go
 // regular expression ('*' any run, '?' one character, [seq], [!seq]).
 func fnmatchRegexp(pat string) *regexp.Regexp {
+	return cachedRegexp(cacheKey{"fnmatch", pat}, func() string { return fnmatchExpr(pat) })
+}
+
+func fnmatchExpr(pat string) string {
 	var b strings.Builder
 	b.WriteString(`^(?s:`)
 	for i := 0; i < len(pat); i++ {
@@ -78,7 +84,7 @@ func fnmatchRegexp(pat string) *regexp.Regexp {
 		}
 	}
 	b.WriteString(`)$`)
-	return cachedRegexp("fn:"+pat, b.String())
+	return b.String()
 }
 
 // Fnmatch reports whether name matches the Python fnmatch pattern.
@@ -109,8 +115,9 @@ func VLLMExcluded(patterns []string, prefix string) bool {
 }
 
 func sglangRegexp(pat string) *regexp.Regexp {
-	expr := strings.ReplaceAll(strings.ReplaceAll(pat, ".", `\.`), "*", ".*")
-	return cachedRegexp("sg:"+pat, `^(?:`+expr+`)$`)
+	return cachedRegexp(cacheKey{"sglang", pat}, func() string {
+		return `^(?:` + strings.ReplaceAll(strings.ReplaceAll(pat, ".", `\.`), "*", ".*") + `)$`
+	})
 }
 
 // SGLangExcluded reports whether SGLang's ModelOpt config leaves the layer
@@ -120,6 +127,7 @@ func SGLangExcluded(patterns []string, prefix string) bool {
 	if s := stripLanguageModel(prefix); s != prefix {
 		candidates = append(candidates, s)
 	}
+	parts := strings.Split(prefix, ".") // the stripped prefix has the same parts, minus one
 	for _, p := range patterns {
 		re := sglangRegexp(p)
 		if re == nil {
@@ -129,10 +137,10 @@ func SGLangExcluded(patterns []string, prefix string) bool {
 			if re.MatchString(c) {
 				return true
 			}
-			for _, part := range strings.Split(c, ".") {
-				if re.MatchString(part) {
-					return true
-				}
+		}
+		for _, part := range parts {
+			if re.MatchString(part) {
+				return true
 			}
 		}
 	}
@@ -146,7 +154,7 @@ func SGLangExcluded(patterns []string, prefix string) bool {
 func ignoreListExcluded(method string, patterns []string, prefix string) bool {
 	for _, p := range patterns {
 		if rest, ok := strings.CutPrefix(p, "re:"); ok {
-			if re := cachedRegexp("re:"+rest, `^(?:`+rest+`)`); re != nil && re.MatchString(prefix) {
+			if re := cachedRegexp(cacheKey{"re", rest}, func() string { return `^(?:` + rest + `)` }); re != nil && re.MatchString(prefix) {
 				return true
 			}
 			continue

@@ -30,6 +30,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // MaxHeaderSize is the largest JSON header accepted, in bytes; the
@@ -143,6 +144,18 @@ func ParseHeader(data []byte, fileSize int64) (*Header, error) {
 
 // tensorErr carries the tensor name out of the parser so ReadHeader can put
 // it into the *Error.
+// headerBufs recycles header buffers between files: parse copies out
+// every string it keeps, so a buffer is free once its header is parsed.
+var headerBufs sync.Pool
+
+func getBuf(n int) *[]byte {
+	if bp, ok := headerBufs.Get().(*[]byte); ok && cap(*bp) >= n {
+		return bp
+	}
+	b := make([]byte, n)
+	return &b
+}
+
 type tensorErr struct {
 	name string
 	err  error
@@ -184,7 +197,9 @@ func readHeader(r io.Reader, size int64) (*Header, error) {
 	if n < 2 {
 		return nil, fmt.Errorf("header length %d is too short for a JSON object", n)
 	}
-	buf := make([]byte, n)
+	bp := getBuf(int(n))
+	defer headerBufs.Put(bp)
+	buf := (*bp)[:n]
 	if _, err := io.ReadFull(r, buf); err != nil {
 		return nil, fmt.Errorf("reading %d-byte header: %w", n, err)
 	}
@@ -206,6 +221,7 @@ func (h *Header) parse(buf []byte) error {
 	if s.peek() != '{' {
 		return errors.New("header does not begin with '{'")
 	}
+	h.Tensors = make([]Tensor, 0, len(buf)/96)
 	err := s.object(func(name string) error {
 		if name == "__metadata__" {
 			if h.Metadata != nil {
