@@ -256,7 +256,8 @@ func coverageFindings(c Config, cfg *ModelConfig, mtp *MTP, modules []*Module) [
 			set = wrong
 		case !m.Quantized() && v.LoadFails:
 			set = gaps
-		case !m.Quantized() && v.Rule != "" && !v.Lowered && !Excluded(c.Engine, q, m.Name):
+		case !m.Quantized() && v.Rule != "" && !v.Lowered && v.Rule != plainLinearRule &&
+			(q.Method == "modelopt" || !isRouter(m.Name)) && !Excluded(c.Engine, q, m.Name):
 			set = overridden
 		default:
 			continue

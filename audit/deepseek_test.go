@@ -159,3 +159,45 @@ func TestDPAttentionLayout(t *testing.T) {
 		t.Errorf("DP 2 draft %v bytes, want %v", got, want)
 	}
 }
+
+// TestDeepSeekFP8Block: the original FP8 release (quant_method "fp8",
+// 128x128 blocks, no ignore list) ships its MTP layer in FP8 too.
+func TestDeepSeekFP8Block(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, err := checkpointtest.WriteFromConfigs(dir, checkpointtest.DeepSeekV3FP8,
+		configs+"deepseek-ai--DeepSeek-R1_config.json", "", checkpointtest.Options{MainLayers: 4, Shards: 3}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := audit.Run(dir, audit.Config{Options: audit.Options{Engine: "sglang"}, TP: []int{8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// FP8 linears carry one weight_scale_inv each: q_a, q_b, kv_a, kv_b,
+	// o (5), shared expert (3), experts (768).
+	const fp8Linears = 5 + 3 + dE*3
+	// 6 BF16 top-level tensors, 2 layer norms, 2 MLA norms, router weight
+	// and bias, and two tensors per FP8 linear.
+	const tensors = 6 + 2 + 2 + 2 + 2*fp8Linears
+	blocks := func(out, in int64) int64 { return 4 * ((out + 127) / 128) * ((in + 127) / 128) }
+	fp8 := func(out, in int64) float64 { return float64(out*in + blocks(out, in)) }
+	want := audit.MTPReport{Present: true, TensorCount: tensors, ParamCount: dMTPParams, ShippedDType: "FP8",
+		ScaleTensorCount: fp8Linears, EffectiveDType: "FP8"}
+	got := r.MTP
+	got.Bytes = 0
+	if got != want {
+		t.Errorf("mtp:\n got %+v\nwant %+v", got, want)
+	}
+	if audit.HasErrors(r.Findings) {
+		t.Errorf("unexpected errors %+v", r.Findings)
+	}
+	// SGLang TP 8: q_a and kv_a replicated, q_b/kv_b/o, shared expert and
+	// experts split 8 ways; eh_proj, norms and router whole; BF16 vocab
+	// tensors split 8 ways.
+	perRank := fp8(dQLoRA, dH) + fp8(dKVLoRA+dRope, dH) +
+		(fp8(dHeads*(dNope+dRope), dQLoRA)+fp8(dHeads*(dNope+dV), dKVLoRA)+fp8(dH, dHeads*dV))/8 +
+		(2*fp8(dI, dH)+fp8(dH, dI))/8 + dE*(2*fp8(dI, dH)+fp8(dH, dI))/8 +
+		2*float64(dEH+3*dH+2*dH+dQLoRA+dKVLoRA+dE*dH) + 4*dE + 2*2*float64(dVocab*dH)/8
+	if got := float64(r.Memory[0].MTPBytes); math.Abs(got-perRank) > 1 {
+		t.Errorf("FP8 draft per rank %.0f bytes, want %.0f", got, perRank)
+	}
+}

@@ -197,13 +197,21 @@ func precisionOf(m *Module) string {
 	return w.DType
 }
 
+// auxiliary marks matrices that exporters keep in BF16 whatever the
+// checkpoint's format and that do not say what the draft ships in: routers,
+// vocabulary projections and the MTP fusion projection.
+func (m *Module) auxiliary() bool {
+	_, last := splitName(m.Name)
+	return isRouter(m.Name) || last == "lm_head" || last == "head" || last == "eh_proj" || m.Name == "mtp.fc" || strings.HasSuffix(m.Name, ".mtp.fc")
+}
+
 // Summary aggregates a set of modules.
 type Summary struct {
 	Tensors, Scales int
 	Params, Bytes   int64
-	// DType is the single precision shared by every linear module, MIXED
-	// when they differ, or the common dtype of the rest when there is no
-	// linear module.
+	// DType is the single precision shared by every linear module (routers,
+	// vocabulary projections and fusion projections aside), MIXED when they
+	// differ, or the common dtype of the rest when there is none.
 	DType string
 }
 
@@ -217,7 +225,7 @@ func Summarize(ms []*Module) Summary {
 		s.Scales += m.Scales
 		s.Params += m.Params
 		s.Bytes += m.Bytes
-		if m.Linear() {
+		if m.Linear() && !m.auxiliary() {
 			precs[m.Precision] = true
 		} else if m.Weight != nil {
 			other[m.Precision] = true

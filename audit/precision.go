@@ -135,6 +135,12 @@ func verdict(engine string, cfg *ModelConfig, mtp *MTP, inDraft bool, m *Module,
 	if q == nil || !m.Linear() {
 		return v
 	}
+	if isPlainLinear(engine, mtp, inDraft, m.Name) && !shippedQuant {
+		return unquantizedBuild(plainLinearRule)
+	}
+	if isVocabProjection(m.Name) && !shippedQuant && q.Method != "modelopt" && q.Method != "" {
+		return unquantizedBuild(q.Method + " quantizes linear layers only; lm_head is a ParallelLMHead")
+	}
 	if isRouter(m.Name) && !shippedQuant {
 		if engine == EngineSGLang {
 			return unquantizedBuild("SGLang builds MoE routers (mlp.gate) without a quant method (ReplicatedLinear with quant_config=None, or a plain gate parameter)")
@@ -169,6 +175,27 @@ func verdict(engine string, cfg *ModelConfig, mtp *MTP, inDraft bool, m *Module,
 		v.LoadFails = true
 	}
 	return v
+}
+
+const plainLinearRule = "built as a plain nn.Linear, outside any quant config"
+
+// isVocabProjection recognises lm_head-like modules.
+func isVocabProjection(name string) bool {
+	return name == "lm_head" || strings.HasSuffix(name, ".lm_head") || strings.HasSuffix(name, "shared_head.head")
+}
+
+// isPlainLinear recognises draft projections the engines build with
+// torch.nn.Linear, which no quant config reaches: DeepSeek/GLM eh_proj
+// (deepseek_nextn.py, vLLM deepseek_mtp.py) and, in SGLang, the Qwen3.5 and
+// Qwen3-Next mtp.fc.
+func isPlainLinear(engine string, mtp *MTP, inDraft bool, name string) bool {
+	if !inDraft {
+		return false
+	}
+	if strings.HasSuffix(name, ".eh_proj") {
+		return true
+	}
+	return engine == EngineSGLang && strings.HasSuffix(name, "mtp.fc")
 }
 
 func isAttnProj(name string) bool {
@@ -246,7 +273,7 @@ func EffectiveDraft(cfg *ModelConfig, mtp *MTP, o Options) Effective {
 		if v.Excluded && m.Linear() {
 			byExclude++
 		}
-		if m.Linear() {
+		if m.Linear() && !m.auxiliary() {
 			precs[v.Effective] = true
 			if strings.Contains(m.Name, ".experts") {
 				experts[v.Effective] = true
