@@ -170,8 +170,8 @@ type shard struct {
 	err     error
 }
 
-// readShards reads headers concurrently and sorts each shard's tensors by
-// name in the same workers; I/O and parsing dominate, so a few readers per
+// readShards reads headers concurrently (ReadHeader returns each shard's
+// tensors sorted by name); I/O and parsing dominate, so a few readers per
 // core keep the disk and the cores busy.
 func readShards(dir string, names []string) []shard {
 	out := make([]shard, len(names))
@@ -190,7 +190,6 @@ func readShards(dir string, names []string) []shard {
 					for j, t := range sh.header.Tensors {
 						sh.tensors[j] = Tensor{Tensor: t, Shard: names[i]}
 					}
-					slices.SortFunc(sh.tensors, func(a, b Tensor) int { return strings.Compare(a.Name, b.Name) })
 				}
 				out[i] = sh
 			}
@@ -296,32 +295,31 @@ func (cp *Checkpoint) crossCheck() {
 	if cp.Index == nil {
 		return
 	}
-	var wrong, extra []string
-	found := 0
+	// Both lists are sorted by name: walk them together.
+	var wrong, extra, missing []string
+	entries := cp.Index.Entries
+	j := 0
 	for i, t := range cp.Tensors {
-		shard, ok := cp.Index.WeightMap[t.Name]
-		switch {
-		case !ok:
-			extra = append(extra, fmt.Sprintf("%s (%s)", t.Name, t.Shard))
-		case shard != t.Shard && filepath.Clean(shard) != filepath.Clean(t.Shard):
-			wrong = append(wrong, fmt.Sprintf("%s (index: %s, header: %s)", t.Name, shard, t.Shard))
+		for j < len(entries) && entries[j].Name < t.Name {
+			missing = append(missing, fmt.Sprintf("%s (index: %s)", entries[j].Name, entries[j].Shard))
+			j++
 		}
-		if ok && (i == 0 || cp.Tensors[i-1].Name != t.Name) {
-			found++
+		switch {
+		case j < len(entries) && entries[j].Name == t.Name:
+			if shard := entries[j].Shard; shard != t.Shard && filepath.Clean(shard) != t.Shard {
+				wrong = append(wrong, fmt.Sprintf("%s (index: %s, header: %s)", t.Name, shard, t.Shard))
+			}
+			if i+1 == len(cp.Tensors) || cp.Tensors[i+1].Name != t.Name {
+				j++
+			}
+		default:
+			extra = append(extra, fmt.Sprintf("%s (%s)", t.Name, t.Shard))
 		}
 	}
-	if found < len(cp.Index.WeightMap) {
-		var missing []string
-		have := make(map[string]bool, len(cp.Tensors))
-		for _, t := range cp.Tensors {
-			have[t.Name] = true
-		}
-		for name, shard := range cp.Index.WeightMap {
-			if !have[name] {
-				missing = append(missing, fmt.Sprintf("%s (index: %s)", name, shard))
-			}
-		}
-		slices.Sort(missing)
+	for ; j < len(entries); j++ {
+		missing = append(missing, fmt.Sprintf("%s (index: %s)", entries[j].Name, entries[j].Shard))
+	}
+	if len(missing) > 0 {
 		cp.add(Finding{Code: "tensor_missing", Severity: SeverityError,
 			Message: fmt.Sprintf("%d tensors listed in %s are in no readable shard header: %s", len(missing), safetensors.IndexFile, abbreviate(missing, 3))})
 	}

@@ -99,7 +99,7 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // ReadHeader reads and validates the header of the safetensors file at path.
 // It reads only the 8-byte length and the JSON header. Tensors come back
-// sorted by offset. A tensor with a dtype the format does not define is kept
+// sorted by name. A tensor with a dtype the format does not define is kept
 // (its size cannot be checked, but its offsets still must tile the buffer);
 // callers decide what to make of it. Every error is an *Error naming the
 // file.
@@ -207,10 +207,10 @@ func readHeader(r io.Reader, size int64) (*Header, error) {
 	if err := h.parse(buf); err != nil {
 		return nil, err
 	}
-	if err := h.checkDuplicates(); err != nil {
+	if err := h.validate(); err != nil {
 		return nil, err
 	}
-	if err := h.validate(); err != nil {
+	if err := h.sortByName(); err != nil {
 		return nil, err
 	}
 	return h, nil
@@ -256,18 +256,14 @@ func (h *Header) parse(buf []byte) error {
 	return nil
 }
 
-// checkDuplicates rejects a name listed twice (encoding/json and the
-// reference implementation would keep one entry silently). Tensors are
-// sorted by offset here, so it sorts a copy of the names.
-func (h *Header) checkDuplicates() error {
-	names := make([]string, len(h.Tensors))
-	for i, t := range h.Tensors {
-		names[i] = t.Name
-	}
-	slices.Sort(names)
-	for i := 1; i < len(names); i++ {
-		if names[i] == names[i-1] {
-			return &tensorErr{name: names[i], err: errors.New("appears twice in the header")}
+// sortByName puts the tensors in name order and rejects a name listed
+// twice (encoding/json and the reference implementation would keep one
+// entry silently).
+func (h *Header) sortByName() error {
+	slices.SortFunc(h.Tensors, func(a, b Tensor) int { return strings.Compare(a.Name, b.Name) })
+	for i := 1; i < len(h.Tensors); i++ {
+		if h.Tensors[i].Name == h.Tensors[i-1].Name {
+			return &tensorErr{name: h.Tensors[i].Name, err: errors.New("appears twice in the header")}
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -237,8 +238,15 @@ func FuzzParseHeader(f *testing.F) {
 		if err != nil {
 			return
 		}
+		byOffset := slices.Clone(h.Tensors)
+		slices.SortFunc(byOffset, func(a, b safetensors.Tensor) int { return int(a.Begin - b.Begin) })
+		for i := 1; i < len(h.Tensors); i++ {
+			if h.Tensors[i-1].Name >= h.Tensors[i].Name {
+				t.Fatalf("tensors not in strict name order: %q, %q", h.Tensors[i-1].Name, h.Tensors[i].Name)
+			}
+		}
 		var pos = h.DataStart
-		for _, tn := range h.Tensors {
+		for _, tn := range byOffset {
 			if tn.Begin != pos || tn.End < tn.Begin {
 				t.Fatalf("accepted non-contiguous tensor %+v", tn)
 			}

@@ -25,10 +25,25 @@ type Index struct {
 	// shards (not the file sizes). HasTotalSize is false when it is absent.
 	TotalSize    int64
 	HasTotalSize bool
-	// WeightMap maps tensor name to shard file name.
-	WeightMap map[string]string
+	// Entries is the weight_map, tensor name to shard file name, sorted by
+	// name. Exporters write it sorted, so reading it into a sorted list
+	// costs one pass, where a hash map of a few hundred thousand names
+	// would dominate an audit.
+	Entries []Entry
 	// Metadata holds the other metadata entries, rendered as strings.
 	Metadata map[string]string
+}
+
+// Entry is one weight_map line.
+type Entry struct{ Name, Shard string }
+
+// Shard returns the shard file the index names for a tensor.
+func (idx *Index) Shard(name string) (string, bool) {
+	i, ok := slices.BinarySearchFunc(idx.Entries, name, func(e Entry, n string) int { return strings.Compare(e.Name, n) })
+	if !ok {
+		return "", false
+	}
+	return idx.Entries[i].Shard, true
 }
 
 // ReadIndex reads and parses an index file, bounded by MaxIndexSize. Errors
@@ -74,20 +89,17 @@ func ParseIndex(data []byte) (*Index, error) {
 	err := s.object(func(k string) error {
 		switch k {
 		case "weight_map":
-			if idx.WeightMap != nil {
+			if idx.Entries != nil {
 				return errors.New(`"weight_map" appears twice`)
 			}
-			idx.WeightMap = make(map[string]string, len(data)/96)
+			idx.Entries = make([]Entry, 0, len(data)/96)
 			shards := map[string]string{} // a few hundred distinct names: share them
 			return s.object(func(name string) error {
 				shard, err := s.internedStr(shards)
 				if err != nil {
 					return fmt.Errorf("weight_map[%q]: %w", name, err)
 				}
-				if _, dup := idx.WeightMap[name]; dup {
-					return fmt.Errorf("weight_map lists %q twice", name)
-				}
-				idx.WeightMap[name] = shard
+				idx.Entries = append(idx.Entries, Entry{name, shard})
 				return nil
 			})
 		case "metadata":
@@ -124,8 +136,17 @@ func ParseIndex(data []byte) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("not a safetensors index: %w", err)
 	}
-	if idx.WeightMap == nil {
+	if idx.Entries == nil {
 		return nil, errors.New(`no "weight_map" object`)
+	}
+	cmp := func(a, b Entry) int { return strings.Compare(a.Name, b.Name) }
+	if !slices.IsSortedFunc(idx.Entries, cmp) {
+		slices.SortStableFunc(idx.Entries, cmp)
+	}
+	for i := 1; i < len(idx.Entries); i++ {
+		if idx.Entries[i].Name == idx.Entries[i-1].Name {
+			return nil, fmt.Errorf("weight_map lists %q twice", idx.Entries[i].Name)
+		}
 	}
 	return idx, nil
 }
@@ -161,10 +182,10 @@ func parseSize(s *scanner) (int64, error) {
 func (idx *Index) Shards() []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, s := range idx.WeightMap {
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
+	for _, e := range idx.Entries {
+		if !seen[e.Shard] {
+			seen[e.Shard] = true
+			out = append(out, e.Shard)
 		}
 	}
 	slices.Sort(out)
