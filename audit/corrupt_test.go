@@ -254,3 +254,20 @@ func TestFIFOShardDoesNotBlock(t *testing.T) {
 		t.Fatalf("want a CorruptError for the FIFO, got %v", err)
 	}
 }
+
+func TestLayoutFindings(t *testing.T) {
+	dir := t.TempDir()
+	must(t, checkpointtest.WriteCheckpoint(dir, tiny.Tensors(), 1, tiny.Config(), nil))
+	// tp 3: vocab 1000 pads to 1024, which 3 does not divide; tp 2 with
+	// dp 4: attention TP would be fractional, so the row is skipped.
+	r, err := audit.Run(dir, audit.Config{TP: []int{3}})
+	must(t, err)
+	if f := findCode(r.Findings, "vocab_not_divisible"); f == nil || !strings.Contains(f.Message, "1024") {
+		t.Errorf("want vocab_not_divisible, got %+v", r.Findings)
+	}
+	r, err = audit.Run(dir, audit.Config{TP: []int{2, 4}, DP: 4})
+	must(t, err)
+	if f := findCode(r.Findings, "layout_invalid"); f == nil || len(r.Memory) != 1 || r.Memory[0].TP != 4 {
+		t.Errorf("want tp=2 dp=4 rejected and tp=4 kept: %+v %+v", r.Findings, r.Memory)
+	}
+}
