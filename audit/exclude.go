@@ -200,6 +200,9 @@ func Excluded(engine string, q *QuantConfig, module string) bool {
 	}
 	prefix := EnginePrefix(module)
 	key := excludeKey{engine, prefix}
+	if q.Algo == "MIXED_PRECISION" {
+		key.prefix = module // quantized_layers may name single experts
+	}
 	if v, ok := q.excluded.Load(key); ok {
 		return v.(bool)
 	}
