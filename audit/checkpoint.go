@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"container/heap"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -32,7 +32,7 @@ type Checkpoint struct {
 	Index     *safetensors.Index
 	Shards    []*safetensors.Header
 	Tensors   []Tensor // sorted by name
-	BytesRead int64    // header bytes read from shards
+	BytesRead int64    // bytes read: configs, index and shard headers
 	Findings  []Finding
 }
 
@@ -67,7 +67,7 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 	cp := &Checkpoint{Dir: dir}
 	cfg, err := LoadModelConfig(dir)
 	switch {
-	case errors.Is(err, fs.ErrNotExist) && !strings.Contains(err.Error(), "hf_quant_config"):
+	case errors.Is(err, fs.ErrNotExist): // config.json; a missing hf_quant_config.json is no error
 		cp.Config = &ModelConfig{Dir: dir}
 		cp.add(Finding{Code: "config_missing", Severity: SeverityWarning,
 			Message: fmt.Sprintf("%s has no config.json: architecture, MTP flags and quantization are unknown, so only tensors are audited", dir)})
@@ -75,6 +75,11 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 		return nil, &CorruptError{Path: dir, Err: err}
 	default:
 		cp.Config = cfg
+		for _, name := range []string{"config.json", "hf_quant_config.json"} {
+			if st, err := os.Stat(filepath.Join(dir, name)); err == nil {
+				cp.BytesRead += st.Size()
+			}
+		}
 	}
 
 	onDisk, err := filepath.Glob(filepath.Join(dir, "*.safetensors"))
@@ -87,24 +92,46 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 	slices.Sort(onDisk)
 
 	indexPath := filepath.Join(dir, safetensors.IndexFile)
-	var shardNames []string
-	if _, err := os.Stat(indexPath); err == nil {
+	_, statErr := os.Stat(indexPath)
+	hasIndex := statErr == nil
+	if !hasIndex && len(onDisk) == 0 {
+		return nil, &CorruptError{Path: dir, Err: errors.New("no *.safetensors files and no " + safetensors.IndexFile)}
+	}
+	if len(onDisk) > MaxShards {
+		return nil, &CorruptError{Path: dir, Err: fmt.Errorf("holds %d shard files, more than %d", len(onDisk), MaxShards)}
+	}
+	// The index of a large MoE checkpoint is tens of megabytes of JSON, as
+	// much work as all shard headers together: read the headers of the
+	// files on disk while it is parsed.
+	fromDisk := make(chan []shard, 1)
+	go func() { fromDisk <- readShards(dir, onDisk) }()
+	shardNames := onDisk
+	if hasIndex {
 		idx, err := safetensors.ReadIndex(indexPath)
 		if err != nil {
+			<-fromDisk
 			return nil, &CorruptError{Path: indexPath, Err: err}
 		}
 		cp.Index = idx
+		if st, err := os.Stat(indexPath); err == nil {
+			cp.BytesRead += st.Size()
+		}
+		shardNames = nil
 		for _, s := range idx.Shards() {
 			if !safetensors.LocalShard(s) {
 				cp.add(Finding{Code: "shard_outside_dir", Severity: SeverityError,
 					Message: fmt.Sprintf("%s maps tensors to %q, which leaves the checkpoint directory; it was not opened. Use plain file names inside %s", safetensors.IndexFile, s, dir)})
 				continue
 			}
-			shardNames = append(shardNames, s)
+			shardNames = append(shardNames, filepath.Clean(s))
+		}
+		if len(shardNames) > MaxShards {
+			<-fromDisk
+			return nil, &CorruptError{Path: indexPath, Err: fmt.Errorf("names %d shard files, more than %d", len(shardNames), MaxShards)}
 		}
 		indexed := map[string]bool{}
 		for _, s := range shardNames {
-			indexed[filepath.Clean(s)] = true
+			indexed[s] = true
 		}
 		for _, f := range onDisk {
 			if !indexed[f] {
@@ -113,16 +140,20 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 					Message: fmt.Sprintf("%s is in the directory but not in %s; vLLM and SGLang load only the files the index names, so its tensors are ignored. Add them to weight_map or remove the file", f, safetensors.IndexFile)})
 			}
 		}
-	} else {
-		if len(onDisk) == 0 {
-			return nil, &CorruptError{Path: dir, Err: errors.New("no *.safetensors files and no " + safetensors.IndexFile)}
+	}
+	shards := <-fromDisk
+	read := map[string]bool{}
+	for _, sh := range shards {
+		read[sh.name] = true
+	}
+	var rest []string // indexed shards in subdirectories or missing
+	for _, s := range shardNames {
+		if !read[s] {
+			rest = append(rest, s)
 		}
-		shardNames = onDisk
 	}
-	if len(shardNames) > MaxShards {
-		return nil, &CorruptError{Path: indexPath, Err: fmt.Errorf("names %d shard files, more than %d", len(shardNames), MaxShards)}
-	}
-	if err := cp.readShards(shardNames); err != nil {
+	shards = append(shards, readShards(dir, rest)...)
+	if err := cp.collect(shards); err != nil {
 		return nil, err
 	}
 	cp.crossCheck()
@@ -131,11 +162,19 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 
 func (cp *Checkpoint) add(f Finding) { cp.Findings = append(cp.Findings, f) }
 
-// readShards reads the headers concurrently; I/O dominates, so a few
-// readers per core keep the disk busy.
-func (cp *Checkpoint) readShards(names []string) error {
-	headers := make([]*safetensors.Header, len(names))
-	errs := make([]error, len(names))
+// shard is one shard file's header and its tensors sorted by name.
+type shard struct {
+	name    string
+	header  *safetensors.Header
+	tensors []Tensor
+	err     error
+}
+
+// readShards reads headers concurrently (ReadHeader returns each shard's
+// tensors sorted by name); I/O and parsing dominate, so a few readers per
+// core keep the disk and the cores busy.
+func readShards(dir string, names []string) []shard {
+	out := make([]shard, len(names))
 	workers := min(len(names), 4*runtime.GOMAXPROCS(0))
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -144,7 +183,15 @@ func (cp *Checkpoint) readShards(names []string) error {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				headers[i], errs[i] = safetensors.ReadHeader(filepath.Join(cp.Dir, names[i]))
+				sh := shard{name: names[i]}
+				sh.header, sh.err = safetensors.ReadHeader(filepath.Join(dir, names[i]))
+				if sh.err == nil {
+					sh.tensors = make([]Tensor, len(sh.header.Tensors))
+					for j, t := range sh.header.Tensors {
+						sh.tensors[j] = Tensor{Tensor: t, Shard: names[i]}
+					}
+				}
+				out[i] = sh
 			}
 		}()
 	}
@@ -153,47 +200,77 @@ func (cp *Checkpoint) readShards(names []string) error {
 	}
 	close(next)
 	wg.Wait()
-	for i, err := range errs {
-		if err == nil {
-			continue
-		}
-		path := filepath.Join(cp.Dir, names[i])
-		if errors.Is(err, fs.ErrNotExist) && cp.Index != nil {
-			cp.add(Finding{Code: "shard_missing", Severity: SeverityError,
-				Message: fmt.Sprintf("%s names shard %s, which does not exist", safetensors.IndexFile, names[i])})
-			continue
-		}
-		return &CorruptError{Path: path, Err: err}
-	}
+	return out
+}
+
+// collect turns shard results into the checkpoint's headers and its
+// tensors, merged into one name-sorted list.
+func (cp *Checkpoint) collect(shards []shard) error {
+	slices.SortFunc(shards, func(a, b shard) int { return strings.Compare(a.name, b.name) })
+	var lists [][]Tensor
 	n := 0
-	for i, h := range headers {
-		if h == nil {
-			continue
+	for _, sh := range shards {
+		if sh.err != nil {
+			if errors.Is(sh.err, fs.ErrNotExist) && cp.Index != nil {
+				cp.add(Finding{Code: "shard_missing", Severity: SeverityError,
+					Message: fmt.Sprintf("%s names shard %s, which does not exist", safetensors.IndexFile, sh.name)})
+				continue
+			}
+			return &CorruptError{Path: filepath.Join(cp.Dir, sh.name), Err: sh.err}
 		}
-		cp.Shards = append(cp.Shards, h)
-		cp.BytesRead += h.BytesRead
-		n += len(h.Tensors)
-		_ = i
+		cp.Shards = append(cp.Shards, sh.header)
+		cp.BytesRead += sh.header.BytesRead
+		lists = append(lists, sh.tensors)
+		n += len(sh.tensors)
 	}
-	cp.Tensors = make([]Tensor, 0, n)
-	for i, h := range headers {
-		if h == nil {
-			continue
-		}
-		for _, t := range h.Tensors {
-			cp.Tensors = append(cp.Tensors, Tensor{Tensor: t, Shard: names[i]})
-		}
-	}
-	sort.Slice(cp.Tensors, func(a, b int) bool { return cp.Tensors[a].Name < cp.Tensors[b].Name })
+	cp.Tensors = mergeSorted(lists, n)
 	return nil
 }
 
+// mergeSorted merges name-sorted lists (a k-way merge: n log k
+// comparisons instead of sorting n tensors again).
+func mergeSorted(lists [][]Tensor, n int) []Tensor {
+	out := make([]Tensor, 0, n)
+	h := make(mergeHeap, 0, len(lists))
+	for _, l := range lists {
+		if len(l) > 0 {
+			h = append(h, l)
+		}
+	}
+	heap.Init(&h)
+	for h.Len() > 0 {
+		out = append(out, h[0][0])
+		if h[0] = h[0][1:]; len(h[0]) == 0 {
+			heap.Pop(&h)
+		} else {
+			heap.Fix(&h, 0)
+		}
+	}
+	return out
+}
+
+type mergeHeap [][]Tensor
+
+func (h mergeHeap) Len() int           { return len(h) }
+func (h mergeHeap) Less(i, j int) bool { return h[i][0].Name < h[j][0].Name }
+func (h mergeHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *mergeHeap) Push(x any)        { *h = append(*h, x.([]Tensor)) }
+func (h *mergeHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
 // crossCheck compares the index with the shard headers and flags unknown
-// dtypes and duplicated names.
+// dtypes and duplicated names. Tensors are sorted by name, so duplicates are
+// adjacent and every index lookup is a single map probe.
 func (cp *Checkpoint) crossCheck() {
 	var dup, unknown []string
 	unknownDTypes := map[string]bool{}
+	var dataBytes int64
 	for i, t := range cp.Tensors {
+		dataBytes += t.Bytes()
 		if i > 0 && cp.Tensors[i-1].Name == t.Name {
 			dup = append(dup, fmt.Sprintf("%s (%s and %s)", t.Name, cp.Tensors[i-1].Shard, t.Shard))
 		}
@@ -204,7 +281,7 @@ func (cp *Checkpoint) crossCheck() {
 	}
 	if len(dup) > 0 {
 		cp.add(Finding{Code: "tensor_duplicate", Severity: SeverityError,
-			Message: fmt.Sprintf("%d tensors appear in more than one shard; which copy loads depends on file order: %s", len(dup), abbreviate(dup, 3))})
+			Message: fmt.Sprintf("%d tensors appear more than once across shard headers; which copy loads depends on file order: %s", len(dup), abbreviate(dup, 3))})
 	}
 	if len(unknown) > 0 {
 		ds := make([]string, 0, len(unknownDTypes))
@@ -218,39 +295,29 @@ func (cp *Checkpoint) crossCheck() {
 	if cp.Index == nil {
 		return
 	}
-	where := make(map[string]string, len(cp.Tensors))
-	var dataBytes int64
-	for _, t := range cp.Tensors {
-		where[t.Name] = t.Shard
-		dataBytes += t.Bytes()
-	}
-	var missing, wrong, extra []string
-	names := make([]string, 0, len(cp.Index.WeightMap))
-	for n := range cp.Index.WeightMap {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	readable := map[string]bool{}
-	for _, h := range cp.Shards {
-		rel, _ := filepath.Rel(cp.Dir, h.Path)
-		readable[rel] = true
-	}
-	for _, name := range names {
-		shard := cp.Index.WeightMap[name]
-		got, ok := where[name]
-		switch {
-		case !safetensors.LocalShard(shard) || !readable[filepath.Clean(shard)]:
-			missing = append(missing, name)
-		case !ok:
-			missing = append(missing, fmt.Sprintf("%s (index: %s)", name, shard))
-		case filepath.Clean(got) != filepath.Clean(shard):
-			wrong = append(wrong, fmt.Sprintf("%s (index: %s, header: %s)", name, shard, got))
+	// Both lists are sorted by name: walk them together.
+	var wrong, extra, missing []string
+	entries := cp.Index.Entries
+	j := 0
+	for i, t := range cp.Tensors {
+		for j < len(entries) && entries[j].Name < t.Name {
+			missing = append(missing, fmt.Sprintf("%s (index: %s)", entries[j].Name, entries[j].Shard))
+			j++
 		}
-	}
-	for _, t := range cp.Tensors {
-		if _, ok := cp.Index.WeightMap[t.Name]; !ok {
+		switch {
+		case j < len(entries) && entries[j].Name == t.Name:
+			if shard := entries[j].Shard; shard != t.Shard && filepath.Clean(shard) != t.Shard {
+				wrong = append(wrong, fmt.Sprintf("%s (index: %s, header: %s)", t.Name, shard, t.Shard))
+			}
+			if i+1 == len(cp.Tensors) || cp.Tensors[i+1].Name != t.Name {
+				j++
+			}
+		default:
 			extra = append(extra, fmt.Sprintf("%s (%s)", t.Name, t.Shard))
 		}
+	}
+	for ; j < len(entries); j++ {
+		missing = append(missing, fmt.Sprintf("%s (index: %s)", entries[j].Name, entries[j].Shard))
 	}
 	if len(missing) > 0 {
 		cp.add(Finding{Code: "tensor_missing", Severity: SeverityError,

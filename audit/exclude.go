@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Exclude patterns are matched the way each engine matches them; the two
@@ -19,24 +20,39 @@ import (
 // turning '*' into '.*'; it must fullmatch the prefix (or the prefix with
 // "language_model." removed) or any single dot-separated component of it.
 
-var regexCache sync.Map // pattern key -> *regexp.Regexp (nil when invalid)
+// Compiled patterns are cached: an audit asks about the same few hundred
+// patterns for every module. The cache stops growing at maxCachedRegexps.
+var (
+	regexCache  sync.Map // pattern key -> *regexp.Regexp (nil when invalid)
+	regexCached atomic.Int64
+)
 
-func cachedRegexp(key, expr string) *regexp.Regexp {
+const maxCachedRegexps = 1 << 14
+
+type cacheKey struct{ flavor, pattern string }
+
+func cachedRegexp(key cacheKey, expr func() string) *regexp.Regexp {
 	if v, ok := regexCache.Load(key); ok {
 		re, _ := v.(*regexp.Regexp)
 		return re
 	}
-	re, err := regexp.Compile(expr)
+	re, err := regexp.Compile(expr())
 	if err != nil {
 		re = nil
 	}
-	regexCache.Store(key, re)
+	if regexCached.Add(1) <= maxCachedRegexps {
+		regexCache.Store(key, re)
+	}
 	return re
 }
 
 // fnmatchRegexp translates a Python fnmatch pattern into an anchored Go
 // regular expression ('*' any run, '?' one character, [seq], [!seq]).
 func fnmatchRegexp(pat string) *regexp.Regexp {
+	return cachedRegexp(cacheKey{"fnmatch", pat}, func() string { return fnmatchExpr(pat) })
+}
+
+func fnmatchExpr(pat string) string {
 	var b strings.Builder
 	b.WriteString(`^(?s:`)
 	for i := 0; i < len(pat); i++ {
@@ -68,7 +84,7 @@ func fnmatchRegexp(pat string) *regexp.Regexp {
 		}
 	}
 	b.WriteString(`)$`)
-	return cachedRegexp("fn:"+pat, b.String())
+	return b.String()
 }
 
 // Fnmatch reports whether name matches the Python fnmatch pattern.
@@ -99,8 +115,9 @@ func VLLMExcluded(patterns []string, prefix string) bool {
 }
 
 func sglangRegexp(pat string) *regexp.Regexp {
-	expr := strings.ReplaceAll(strings.ReplaceAll(pat, ".", `\.`), "*", ".*")
-	return cachedRegexp("sg:"+pat, `^(?:`+expr+`)$`)
+	return cachedRegexp(cacheKey{"sglang", pat}, func() string {
+		return `^(?:` + strings.ReplaceAll(strings.ReplaceAll(pat, ".", `\.`), "*", ".*") + `)$`
+	})
 }
 
 // SGLangExcluded reports whether SGLang's ModelOpt config leaves the layer
@@ -110,6 +127,7 @@ func SGLangExcluded(patterns []string, prefix string) bool {
 	if s := stripLanguageModel(prefix); s != prefix {
 		candidates = append(candidates, s)
 	}
+	parts := strings.Split(prefix, ".") // the stripped prefix has the same parts, minus one
 	for _, p := range patterns {
 		re := sglangRegexp(p)
 		if re == nil {
@@ -119,10 +137,10 @@ func SGLangExcluded(patterns []string, prefix string) bool {
 			if re.MatchString(c) {
 				return true
 			}
-			for _, part := range strings.Split(c, ".") {
-				if re.MatchString(part) {
-					return true
-				}
+		}
+		for _, part := range parts {
+			if re.MatchString(part) {
+				return true
 			}
 		}
 	}
@@ -136,7 +154,7 @@ func SGLangExcluded(patterns []string, prefix string) bool {
 func ignoreListExcluded(method string, patterns []string, prefix string) bool {
 	for _, p := range patterns {
 		if rest, ok := strings.CutPrefix(p, "re:"); ok {
-			if re := cachedRegexp("re:"+rest, `^(?:`+rest+`)`); re != nil && re.MatchString(prefix) {
+			if re := cachedRegexp(cacheKey{"re", rest}, func() string { return `^(?:` + rest + `)` }); re != nil && re.MatchString(prefix) {
 				return true
 			}
 			continue
@@ -181,7 +199,10 @@ func Excluded(engine string, q *QuantConfig, module string) bool {
 		return true
 	}
 	prefix := EnginePrefix(module)
-	key := engine + "\x00" + prefix
+	key := excludeKey{engine, prefix}
+	if q.Algo == "MIXED_PRECISION" {
+		key.prefix = module // quantized_layers may name single experts
+	}
 	if v, ok := q.excluded.Load(key); ok {
 		return v.(bool)
 	}
@@ -189,6 +210,8 @@ func Excluded(engine string, q *QuantConfig, module string) bool {
 	q.excluded.Store(key, ex)
 	return ex
 }
+
+type excludeKey struct{ engine, prefix string }
 
 func excluded(engine string, q *QuantConfig, module, prefix string) bool {
 	if q.Algo == "MIXED_PRECISION" && len(q.QuantizedLayers) > 0 {

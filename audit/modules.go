@@ -26,8 +26,10 @@ var scaleSuffixes = []string{
 	"weight_zero_point", "scales", "qzeros", "g_idx",
 }
 
-// weightSuffixes name the tensor that holds a module's parameters.
-var weightSuffixes = []string{"weight", "weight_packed", "qweight", "bias"}
+// weightSuffixes name the tensor that holds a module's parameters;
+// "gate_up_proj" and "down_proj" are the fused 3-D expert tensors of
+// Hugging Face MoE exports ("mlp.experts.gate_up_proj").
+var weightSuffixes = []string{"weight", "weight_packed", "qweight", "gate_up_proj", "down_proj", "bias"}
 
 // Module is a group of tensors with a common prefix: a linear layer with its
 // weight and scales, a norm, an embedding.
@@ -77,48 +79,61 @@ func splitName(name string) (module, suffix string) {
 
 func isScale(suffix string) bool { return slices.Contains(scaleSuffixes, suffix) }
 
-// GroupModules groups tensors (sorted by name or not) into modules, in name
-// order.
+// GroupModules groups tensors into modules, in module-name order. ts is
+// normally sorted by name, so a module's tensors are adjacent and its
+// Tensors field is a sub-slice of ts; a module split by a child's tensors
+// ("linear_attn.A_log", "linear_attn.conv1d.weight", "linear_attn.dt_bias")
+// gets a copy.
 func GroupModules(ts []Tensor) []*Module {
 	byName := map[string]*Module{}
-	var order []string
-	for i := range ts {
-		t := &ts[i]
-		name, _ := splitName(t.Name)
-		m := byName[name]
-		if m == nil {
-			m = &Module{Name: name}
-			byName[name] = m
-			order = append(order, name)
+	var out []*Module
+	for i := 0; i < len(ts); {
+		name, _ := splitName(ts[i].Name)
+		j := i + 1
+		for j < len(ts) && strings.HasPrefix(ts[j].Name, name) && len(ts[j].Name) > len(name) &&
+			ts[j].Name[len(name)] == '.' && strings.IndexByte(ts[j].Name[len(name)+1:], '.') < 0 {
+			j++
 		}
-		m.Tensors = append(m.Tensors, *t)
+		if m := byName[name]; m != nil {
+			m.Tensors = append(append([]Tensor(nil), m.Tensors...), ts[i:j]...)
+		} else {
+			m = &Module{Name: name, Tensors: ts[i:j:j]}
+			byName[name] = m
+			out = append(out, m)
+		}
+		i = j
 	}
-	slices.Sort(order)
-	out := make([]*Module, 0, len(order))
-	for _, n := range order {
-		m := byName[n]
+	slices.SortFunc(out, func(a, b *Module) int { return strings.Compare(a.Name, b.Name) })
+	for _, m := range out {
 		m.classify()
-		out = append(out, m)
 	}
 	return out
 }
 
-func (m *Module) classify() {
-	var suffixes = map[string]*Tensor{}
+// find returns the module's tensor with the given parameter suffix.
+func (m *Module) find(suffix string) *Tensor {
 	for i := range m.Tensors {
 		t := &m.Tensors[i]
-		_, s := splitName(t.Name)
-		suffixes[s] = t
-		m.Bytes += t.Bytes()
+		if len(t.Name) > len(suffix) && strings.HasSuffix(t.Name, suffix) && t.Name[len(t.Name)-len(suffix)-1] == '.' && len(t.Name)-len(suffix)-1 == len(m.Name) {
+			return t
+		}
+	}
+	return nil
+}
+
+func (m *Module) classify() {
+	for i := range m.Tensors {
+		m.Bytes += m.Tensors[i].Bytes()
 	}
 	for _, s := range weightSuffixes {
-		if t, ok := suffixes[s]; ok {
+		if t := m.find(s); t != nil {
 			m.Weight = t
 			break
 		}
 	}
 	// A scale is a companion only when there is a quantized weight beside
 	// it; "scale" alone is the MXFP8 block-scale name.
+	scale := m.find("weight_scale")
 	for i := range m.Tensors {
 		t := &m.Tensors[i]
 		_, s := splitName(t.Name)
@@ -126,24 +141,23 @@ func (m *Module) classify() {
 			m.Scales++
 			continue
 		}
-		m.Params += logicalParams(t, suffixes)
+		m.Params += logicalParams(t, s, scale)
 	}
-	m.Precision = precisionOf(m.Weight, suffixes)
+	m.Precision = precisionOf(m)
 }
 
 // logicalParams counts the parameters a tensor stores. NVFP4 packs two
 // 4-bit values per U8 byte (the "weight" beside an F8_E4M3 "weight_scale"),
 // compressed-tensors packs eight int4 values per I32 "weight_packed"; F4 is
 // already counted per element.
-func logicalParams(t *Tensor, siblings map[string]*Tensor) int64 {
+func logicalParams(t *Tensor, suffix string, scale *Tensor) int64 {
 	n := t.Elements()
-	_, s := splitName(t.Name)
 	switch {
-	case s == "weight" && t.DType == "U8" && isFP8(siblings["weight_scale"]):
+	case suffix == "weight" && t.DType == "U8" && isFP8(scale):
 		return 2 * n
-	case s == "weight_packed" && t.DType == "U8":
+	case suffix == "weight_packed" && t.DType == "U8":
 		return 2 * n
-	case s == "weight_packed" && t.DType == "I32":
+	case suffix == "weight_packed" && t.DType == "I32":
 		return 8 * n
 	}
 	return n
@@ -153,20 +167,21 @@ func isFP8(t *Tensor) bool {
 	return t != nil && (t.DType == "F8_E4M3" || t.DType == "F8_E5M2")
 }
 
-func precisionOf(w *Tensor, s map[string]*Tensor) string {
+func precisionOf(m *Module) string {
+	w := m.Weight
 	if w == nil {
 		return PrecNone
 	}
 	switch w.DType {
 	case "U8", "I32":
-		if isFP8(s["weight_scale"]) || s["weight_global_scale"] != nil {
+		if isFP8(m.find("weight_scale")) || m.find("weight_global_scale") != nil {
 			return PrecNVFP4
 		}
 	case "F8_E4M3", "F8_E5M2":
-		if sc := s["scale"]; sc != nil && sc.DType == "F8_E8M0" {
+		if sc := m.find("scale"); sc != nil && sc.DType == "F8_E8M0" {
 			return PrecMXFP8
 		}
-		if sc := s["weight_scale"]; sc != nil && sc.DType == "F8_E8M0" {
+		if sc := m.find("weight_scale"); sc != nil && sc.DType == "F8_E8M0" {
 			return PrecMXFP8
 		}
 		return PrecFP8
@@ -182,13 +197,21 @@ func precisionOf(w *Tensor, s map[string]*Tensor) string {
 	return w.DType
 }
 
+// auxiliary marks matrices that exporters keep in BF16 whatever the
+// checkpoint's format and that do not say what the draft ships in: routers,
+// vocabulary projections and the MTP fusion projection.
+func (m *Module) auxiliary() bool {
+	_, last := splitName(m.Name)
+	return isRouter(m.Name) || last == "lm_head" || last == "head" || last == "eh_proj" || m.Name == "mtp.fc" || strings.HasSuffix(m.Name, ".mtp.fc")
+}
+
 // Summary aggregates a set of modules.
 type Summary struct {
 	Tensors, Scales int
 	Params, Bytes   int64
-	// DType is the single precision shared by every linear module, MIXED
-	// when they differ, or the common dtype of the rest when there is no
-	// linear module.
+	// DType is the single precision shared by every linear module (routers,
+	// vocabulary projections and fusion projections aside), MIXED when they
+	// differ, or the common dtype of the rest when there is none.
 	DType string
 }
 
@@ -202,7 +225,7 @@ func Summarize(ms []*Module) Summary {
 		s.Scales += m.Scales
 		s.Params += m.Params
 		s.Bytes += m.Bytes
-		if m.Linear() {
+		if m.Linear() && !m.auxiliary() {
 			precs[m.Precision] = true
 		} else if m.Weight != nil {
 			other[m.Precision] = true

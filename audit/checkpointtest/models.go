@@ -74,6 +74,35 @@ func nvfp4(name string, out, in int64) []Tensor {
 
 func bf16(name string, shape ...int64) Tensor { return Tensor{name, "BF16", shape} }
 
+// fp8Block returns the tensors of a DeepSeek-style block-FP8 linear of
+// shape [out, in]: an F8_E4M3 weight and an F32 weight_scale_inv per
+// 128x128 block.
+func fp8Block(name string, out, in int64) []Tensor {
+	return []Tensor{
+		{name + ".weight", "F8_E4M3", []int64{out, in}},
+		{name + ".weight_scale_inv", "F32", []int64{(out + 127) / 128, (in + 127) / 128}},
+	}
+}
+
+// format is how a builder stores a linear layer.
+type format int
+
+const (
+	formatBF16 format = iota
+	formatNVFP4
+	formatFP8Block
+)
+
+func (f format) linear(name string, out, in int64) []Tensor {
+	switch f {
+	case formatNVFP4:
+		return nvfp4(name, out, in)
+	case formatFP8Block:
+		return fp8Block(name, out, in)
+	}
+	return []Tensor{bf16(name+".weight", out, in)}
+}
+
 // Options shape a generated checkpoint.
 type Options struct {
 	// MainLayers limits the target's decoder layers written (0 = all, as
@@ -205,7 +234,7 @@ func DeepSeekV3NVFP4(configPath string, o Options) ([]Tensor, []Tensor, error) {
 	main := []Tensor{bf16("model.embed_tokens.weight", c.VocabSize, h)}
 	for i := range layers {
 		p := fmt.Sprintf("model.layers.%d.", i)
-		main = append(main, deepseekLayer(p, c, i, true)...)
+		main = append(main, deepseekLayer(p, c, i, formatNVFP4, formatBF16)...)
 	}
 	main = append(main, bf16("model.norm.weight", h), bf16("lm_head.weight", c.VocabSize, h))
 	if o.SkipMTP {
@@ -221,30 +250,63 @@ func DeepSeekV3NVFP4(configPath string, o Options) ([]Tensor, []Tensor, error) {
 			bf16(p+"eh_proj.weight", h, 2*h),
 			bf16(p+"shared_head.norm.weight", h),
 			bf16(p+"shared_head.head.weight", c.VocabSize, h))
-		mtp = append(mtp, deepseekLayer(p, c, c.NumHiddenLayers+i, false)...)
+		mtp = append(mtp, deepseekLayer(p, c, c.NumHiddenLayers+i, formatBF16, formatBF16)...)
 	}
 	return main, mtp, nil
 }
 
-func deepseekLayer(p string, c *textConfig, idx int, quantized bool) []Tensor {
+// DeepSeekV3FP8 builds a checkpoint the way deepseek-ai/DeepSeek-V3 and R1
+// ship (quant_method "fp8", weight_block_size [128, 128], no ignore list):
+// every linear of every decoder layer, the MTP layer included, in block
+// FP8; embeddings, norms, routers, eh_proj, shared_head.head and lm_head in
+// BF16.
+func DeepSeekV3FP8(configPath string, o Options) ([]Tensor, []Tensor, error) {
+	c, _, err := readTextConfig(configPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	h := c.HiddenSize
+	layers := c.NumHiddenLayers
+	if o.MainLayers > 0 {
+		layers = min(layers, o.MainLayers)
+	}
+	main := []Tensor{bf16("model.embed_tokens.weight", c.VocabSize, h)}
+	for i := range layers {
+		main = append(main, deepseekLayer(fmt.Sprintf("model.layers.%d.", i), c, i, formatFP8Block, formatFP8Block)...)
+	}
+	main = append(main, bf16("model.norm.weight", h), bf16("lm_head.weight", c.VocabSize, h))
+	if o.SkipMTP {
+		return main, nil, nil
+	}
+	p := fmt.Sprintf("model.layers.%d.", c.NumHiddenLayers)
+	mtp := []Tensor{
+		bf16(p+"embed_tokens.weight", c.VocabSize, h),
+		bf16(p+"enorm.weight", h),
+		bf16(p+"hnorm.weight", h),
+		bf16(p+"eh_proj.weight", h, 2*h),
+		bf16(p+"shared_head.norm.weight", h),
+		bf16(p+"shared_head.head.weight", c.VocabSize, h),
+	}
+	mtp = append(mtp, deepseekLayer(p, c, c.NumHiddenLayers, formatFP8Block, formatFP8Block)...)
+	return main, mtp, nil
+}
+
+// deepseekLayer lists one decoder layer: mla stores the MLA projections
+// (q_a, q_b, kv_a, kv_b), f the other linears (o_proj, MLPs, experts).
+func deepseekLayer(p string, c *textConfig, idx int, f, mla format) []Tensor {
 	h := c.HiddenSize
 	heads := c.NumAttentionHeads
-	lin := func(name string, out, in int64) []Tensor {
-		if quantized {
-			return nvfp4(name, out, in)
-		}
-		return []Tensor{bf16(name+".weight", out, in)}
-	}
+	lin := f.linear
 	ts := []Tensor{
 		bf16(p+"input_layernorm.weight", h),
 		bf16(p+"post_attention_layernorm.weight", h),
-		bf16(p+"self_attn.q_a_proj.weight", c.QLoRARank, h),
-		bf16(p+"self_attn.q_a_layernorm.weight", c.QLoRARank),
-		bf16(p+"self_attn.q_b_proj.weight", heads*(c.QKNopeHeadDim+c.QKRopeHeadDim), c.QLoRARank),
-		bf16(p+"self_attn.kv_a_proj_with_mqa.weight", c.KVLoRARank+c.QKRopeHeadDim, h),
-		bf16(p+"self_attn.kv_a_layernorm.weight", c.KVLoRARank),
-		bf16(p+"self_attn.kv_b_proj.weight", heads*(c.QKNopeHeadDim+c.VHeadDim), c.KVLoRARank),
 	}
+	ts = append(ts, mla.linear(p+"self_attn.q_a_proj", c.QLoRARank, h)...)
+	ts = append(ts, bf16(p+"self_attn.q_a_layernorm.weight", c.QLoRARank))
+	ts = append(ts, mla.linear(p+"self_attn.q_b_proj", heads*(c.QKNopeHeadDim+c.QKRopeHeadDim), c.QLoRARank)...)
+	ts = append(ts, mla.linear(p+"self_attn.kv_a_proj_with_mqa", c.KVLoRARank+c.QKRopeHeadDim, h)...)
+	ts = append(ts, bf16(p+"self_attn.kv_a_layernorm.weight", c.KVLoRARank))
+	ts = append(ts, mla.linear(p+"self_attn.kv_b_proj", heads*(c.QKNopeHeadDim+c.VHeadDim), c.KVLoRARank)...)
 	ts = append(ts, lin(p+"self_attn.o_proj", h, heads*c.VHeadDim)...)
 	if idx < c.FirstKDenseReplace {
 		ts = append(ts, lin(p+"mlp.gate_proj", c.IntermediateSize, h)...)

@@ -22,7 +22,6 @@ package safetensors
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -31,6 +30,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // MaxHeaderSize is the largest JSON header accepted, in bytes; the
@@ -99,12 +99,12 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // ReadHeader reads and validates the header of the safetensors file at path.
 // It reads only the 8-byte length and the JSON header. Tensors come back
-// sorted by offset. A tensor with a dtype the format does not define is kept
+// sorted by name. A tensor with a dtype the format does not define is kept
 // (its size cannot be checked, but its offsets still must tile the buffer);
 // callers decide what to make of it. Every error is an *Error naming the
 // file.
 func ReadHeader(path string) (*Header, error) {
-	f, err := os.Open(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
@@ -113,15 +113,26 @@ func ReadHeader(path string) (*Header, error) {
 	if err != nil {
 		return nil, &Error{Path: path, Err: err}
 	}
-	if !st.Mode().IsRegular() {
-		return nil, &Error{Path: path, Err: errors.New("not a regular file")}
-	}
 	h, err := readHeader(f, st.Size())
 	if err != nil {
 		return nil, &Error{Path: path, Tensor: tensorOf(err), Err: unwrapTensor(err)}
 	}
 	h.Path = path
 	return h, nil
+}
+
+// OpenRegular opens path for reading after checking that it is a regular
+// file, so that a FIFO or device planted in a checkpoint directory cannot
+// block the reader.
+func OpenRegular(path string) (*os.File, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &Error{Path: path, Err: errors.New("not a regular file")}
+	}
+	return os.Open(path)
 }
 
 // ParseHeader validates a header given as the first bytes of a file of the
@@ -133,6 +144,18 @@ func ParseHeader(data []byte, fileSize int64) (*Header, error) {
 
 // tensorErr carries the tensor name out of the parser so ReadHeader can put
 // it into the *Error.
+// headerBufs recycles header buffers between files: parse copies out
+// every string it keeps, so a buffer is free once its header is parsed.
+var headerBufs sync.Pool
+
+func getBuf(n int) *[]byte {
+	if bp, ok := headerBufs.Get().(*[]byte); ok && cap(*bp) >= n {
+		return bp
+	}
+	b := make([]byte, n)
+	return &b
+}
+
 type tensorErr struct {
 	name string
 	err  error
@@ -174,7 +197,9 @@ func readHeader(r io.Reader, size int64) (*Header, error) {
 	if n < 2 {
 		return nil, fmt.Errorf("header length %d is too short for a JSON object", n)
 	}
-	buf := make([]byte, n)
+	bp := getBuf(int(n))
+	defer headerBufs.Put(bp)
+	buf := (*bp)[:n]
 	if _, err := io.ReadFull(r, buf); err != nil {
 		return nil, fmt.Errorf("reading %d-byte header: %w", n, err)
 	}
@@ -185,60 +210,139 @@ func readHeader(r io.Reader, size int64) (*Header, error) {
 	if err := h.validate(); err != nil {
 		return nil, err
 	}
+	if err := h.sortByName(); err != nil {
+		return nil, err
+	}
 	return h, nil
 }
 
-type rawTensor struct {
-	DType       *string  `json:"dtype"`
-	Shape       *[]int64 `json:"shape"`
-	DataOffsets *[]int64 `json:"data_offsets"`
-}
-
 func (h *Header) parse(buf []byte) error {
-	if buf[0] != '{' {
+	s := &scanner{b: buf}
+	if s.peek() != '{' {
 		return errors.New("header does not begin with '{'")
 	}
-	var entries map[string]json.RawMessage
-	if err := json.Unmarshal(buf, &entries); err != nil {
-		return fmt.Errorf("header is not a JSON object: %w", err)
-	}
-	h.Tensors = make([]Tensor, 0, len(entries))
-	for name, raw := range entries {
+	h.Tensors = make([]Tensor, 0, len(buf)/96)
+	err := s.object(func(name string) error {
 		if name == "__metadata__" {
-			if err := json.Unmarshal(raw, &h.Metadata); err != nil {
+			if h.Metadata != nil {
+				return errors.New("__metadata__ appears twice")
+			}
+			md, err := stringMap(s)
+			if err != nil {
 				return fmt.Errorf("__metadata__ must map strings to strings: %w", err)
 			}
-			continue
+			h.Metadata = md
+			return nil
 		}
-		t, err := parseTensor(name, raw)
+		t, err := parseTensor(s, name)
 		if err != nil {
 			return &tensorErr{name: name, err: err}
 		}
 		h.Tensors = append(h.Tensors, t)
+		return nil
+	})
+	if err == nil {
+		err = s.end()
+	}
+	if err != nil {
+		if tensorOf(err) != "" {
+			return err
+		}
+		return fmt.Errorf("header is not a JSON object: %w", err)
+	}
+	if h.Tensors == nil {
+		h.Tensors = []Tensor{}
 	}
 	return nil
 }
 
-func parseTensor(name string, raw json.RawMessage) (Tensor, error) {
-	var rt rawTensor
-	if err := json.Unmarshal(raw, &rt); err != nil {
+// sortByName puts the tensors in name order and rejects a name listed
+// twice (encoding/json and the reference implementation would keep one
+// entry silently).
+func (h *Header) sortByName() error {
+	slices.SortFunc(h.Tensors, func(a, b Tensor) int { return strings.Compare(a.Name, b.Name) })
+	for i := 1; i < len(h.Tensors); i++ {
+		if h.Tensors[i].Name == h.Tensors[i-1].Name {
+			return &tensorErr{name: h.Tensors[i].Name, err: errors.New("appears twice in the header")}
+		}
+	}
+	return nil
+}
+
+// stringMap reads {"k": "v", ...} or null (a nil map, as encoding/json
+// gives).
+func stringMap(s *scanner) (map[string]string, error) {
+	if s.peek() == 'n' && s.literal("null") {
+		return map[string]string{}, nil
+	}
+	m := map[string]string{}
+	err := s.object(func(k string) error {
+		if s.peek() == 'n' && s.literal("null") {
+			m[k] = ""
+			return nil
+		}
+		v, err := s.str()
+		if err != nil {
+			return err
+		}
+		m[k] = v
+		return nil
+	})
+	return m, err
+}
+
+func parseTensor(s *scanner, name string) (Tensor, error) {
+	t := Tensor{Name: name}
+	var hasDType, hasShape bool
+	var off []int64
+	if s.peek() == 'n' && s.literal("null") {
+		return Tensor{}, errors.New(`missing "dtype"`)
+	}
+	err := s.object(func(k string) error {
+		if s.peek() == 'n' && s.literal("null") {
+			switch k {
+			case "dtype":
+				hasDType = false
+			case "shape":
+				hasShape = false
+			case "data_offsets":
+				off = nil
+			}
+			return nil
+		}
+		var err error
+		switch k {
+		case "dtype":
+			t.DType, err = s.str()
+			hasDType = err == nil
+		case "shape":
+			t.Shape, err = s.shape()
+			if err != nil {
+				return fmt.Errorf("shape: %w", err)
+			}
+			hasShape = true
+		case "data_offsets":
+			off, err = s.intArray(3)
+			if err != nil {
+				return fmt.Errorf("data_offsets: %w", err)
+			}
+		default:
+			err = s.skip(0)
+		}
+		return err
+	})
+	if err != nil {
 		return Tensor{}, fmt.Errorf("bad entry: %w", err)
 	}
 	switch {
-	case rt.DType == nil:
+	case !hasDType:
 		return Tensor{}, errors.New(`missing "dtype"`)
-	case rt.Shape == nil:
+	case !hasShape:
 		return Tensor{}, errors.New(`missing "shape"`)
-	case rt.DataOffsets == nil:
+	case off == nil:
 		return Tensor{}, errors.New(`missing "data_offsets"`)
-	case len(*rt.DataOffsets) != 2:
-		return Tensor{}, fmt.Errorf("data_offsets has %d values, want 2", len(*rt.DataOffsets))
-	case len(*rt.Shape) > MaxRank:
-		return Tensor{}, fmt.Errorf("shape has %d dimensions, more than %d", len(*rt.Shape), MaxRank)
-	}
-	t := Tensor{Name: name, DType: *rt.DType, Shape: *rt.Shape}
-	if t.Shape == nil {
-		t.Shape = []int64{}
+	case len(off) != 2:
+		return Tensor{}, fmt.Errorf("data_offsets has %d values, want 2", len(off))
 	}
 	elems := uint64(1)
 	for _, d := range t.Shape {
@@ -251,7 +355,6 @@ func parseTensor(name string, raw json.RawMessage) (Tensor, error) {
 		}
 		elems = lo
 	}
-	off := *rt.DataOffsets
 	if off[0] < 0 || off[1] < off[0] {
 		return Tensor{}, fmt.Errorf("data_offsets [%d, %d] are not an increasing pair of non-negative offsets", off[0], off[1])
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -142,7 +143,11 @@ func TestCorrupt(t *testing.T) {
 		{"length just over the limit", func(p string) error {
 			return checkpointtest.WriteWithLength(p, safetensors.MaxHeaderSize+1, []byte(ok), 12)
 		}, "exceeds"},
-		{"bad JSON", func(p string) error { return checkpointtest.WriteRaw(p, []byte(`{"a":{"dtype":`), 0) }, "not a JSON object"},
+		{"bad JSON", func(p string) error { return checkpointtest.WriteRaw(p, []byte(`{"a":{"dtype":`), 0) }, "bad entry"},
+		{"bad JSON at top level", func(p string) error { return checkpointtest.WriteRaw(p, []byte(`{"a" 1}`), 0) }, "not a JSON object"},
+		{"duplicate tensor", func(p string) error {
+			return checkpointtest.WriteRaw(p, []byte(`{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"a":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}}`), 2)
+		}, "twice"},
 		{"not an object", func(p string) error { return checkpointtest.WriteRaw(p, []byte(`[1,2]`), 0) }, "begin with"},
 		{"overlapping offsets", func(p string) error {
 			return checkpointtest.WriteRaw(p, []byte(`{"a":{"dtype":"BF16","shape":[2,2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}`), 8)
@@ -233,8 +238,15 @@ func FuzzParseHeader(f *testing.F) {
 		if err != nil {
 			return
 		}
+		byOffset := slices.Clone(h.Tensors)
+		slices.SortFunc(byOffset, func(a, b safetensors.Tensor) int { return int(a.Begin - b.Begin) })
+		for i := 1; i < len(h.Tensors); i++ {
+			if h.Tensors[i-1].Name >= h.Tensors[i].Name {
+				t.Fatalf("tensors not in strict name order: %q, %q", h.Tensors[i-1].Name, h.Tensors[i].Name)
+			}
+		}
 		var pos = h.DataStart
-		for _, tn := range h.Tensors {
+		for _, tn := range byOffset {
 			if tn.Begin != pos || tn.End < tn.Begin {
 				t.Fatalf("accepted non-contiguous tensor %+v", tn)
 			}

@@ -1,13 +1,13 @@
 package safetensors
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"math"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -25,27 +25,52 @@ type Index struct {
 	// shards (not the file sizes). HasTotalSize is false when it is absent.
 	TotalSize    int64
 	HasTotalSize bool
-	// WeightMap maps tensor name to shard file name.
-	WeightMap map[string]string
+	// Entries is the weight_map, tensor name to shard file name, sorted by
+	// name. Exporters write it sorted, so reading it into a sorted list
+	// costs one pass, where a hash map of a few hundred thousand names
+	// would dominate an audit.
+	Entries []Entry
 	// Metadata holds the other metadata entries, rendered as strings.
 	Metadata map[string]string
+}
+
+// Entry is one weight_map line.
+type Entry struct{ Name, Shard string }
+
+// Shard returns the shard file the index names for a tensor.
+func (idx *Index) Shard(name string) (string, bool) {
+	i, ok := slices.BinarySearchFunc(idx.Entries, name, func(e Entry, n string) int { return strings.Compare(e.Name, n) })
+	if !ok {
+		return "", false
+	}
+	return idx.Entries[i].Shard, true
 }
 
 // ReadIndex reads and parses an index file, bounded by MaxIndexSize. Errors
 // name the file.
 func ReadIndex(path string) (*Index, error) {
-	f, err := os.Open(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxIndexSize+1))
+	st, err := f.Stat()
 	if err != nil {
 		return nil, &Error{Path: path, Err: err}
 	}
-	if len(data) > MaxIndexSize {
-		return nil, &Error{Path: path, Err: fmt.Errorf("index is larger than %d bytes", MaxIndexSize)}
+	if st.Size() > MaxIndexSize {
+		return nil, &Error{Path: path, Err: fmt.Errorf("index is %d bytes, larger than the %d-byte limit", st.Size(), MaxIndexSize)}
 	}
+	// Read what stat promised, plus a byte to notice a file that grew.
+	data := make([]byte, st.Size()+1)
+	n, err := io.ReadFull(f, data)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, &Error{Path: path, Err: err}
+	}
+	if n > int(st.Size()) {
+		return nil, &Error{Path: path, Err: errors.New("file changed while being read")}
+	}
+	data = data[:n]
 	idx, err := ParseIndex(data)
 	if err != nil {
 		return nil, &Error{Path: path, Err: err}
@@ -54,55 +79,101 @@ func ReadIndex(path string) (*Index, error) {
 	return idx, nil
 }
 
-// ParseIndex parses the JSON of an index file.
+// ParseIndex parses the JSON of an index file: {"metadata": {...},
+// "weight_map": {"tensor": "shard file", ...}}. Other top-level keys are
+// ignored. A tensor listed twice is an error (loaders would pick one
+// silently).
 func ParseIndex(data []byte) (*Index, error) {
-	var raw struct {
-		Metadata  map[string]json.RawMessage `json:"metadata"`
-		WeightMap map[string]string          `json:"weight_map"`
+	s := &scanner{b: data}
+	idx := &Index{Metadata: map[string]string{}}
+	err := s.object(func(k string) error {
+		switch k {
+		case "weight_map":
+			if idx.Entries != nil {
+				return errors.New(`"weight_map" appears twice`)
+			}
+			idx.Entries = make([]Entry, 0, len(data)/96)
+			shards := map[string]string{} // a few hundred distinct names: share them
+			return s.object(func(name string) error {
+				shard, err := s.internedStr(shards)
+				if err != nil {
+					return fmt.Errorf("weight_map[%q]: %w", name, err)
+				}
+				idx.Entries = append(idx.Entries, Entry{name, shard})
+				return nil
+			})
+		case "metadata":
+			if s.peek() == 'n' && s.literal("null") {
+				return nil
+			}
+			return s.object(func(mk string) error {
+				start := s.i
+				if mk == "total_size" {
+					n, err := parseSize(s)
+					if err != nil {
+						return fmt.Errorf("metadata.total_size: %w", err)
+					}
+					idx.TotalSize, idx.HasTotalSize = n, true
+					return nil
+				}
+				if s.peek() == '"' {
+					v, err := s.str()
+					idx.Metadata[mk] = v
+					return err
+				}
+				if err := s.skip(0); err != nil {
+					return err
+				}
+				idx.Metadata[mk] = strings.TrimSpace(string(s.b[start:s.i]))
+				return nil
+			})
+		}
+		return s.skip(0)
+	})
+	if err == nil {
+		err = s.end()
 	}
-	if err := json.Unmarshal(data, &raw); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("not a safetensors index: %w", err)
 	}
-	if raw.WeightMap == nil {
+	if idx.Entries == nil {
 		return nil, errors.New(`no "weight_map" object`)
 	}
-	idx := &Index{WeightMap: raw.WeightMap, Metadata: map[string]string{}}
-	for k, v := range raw.Metadata {
-		if k == "total_size" {
-			n, err := parseSize(v)
-			if err != nil {
-				return nil, fmt.Errorf("metadata.total_size: %w", err)
-			}
-			idx.TotalSize, idx.HasTotalSize = n, true
-			continue
-		}
-		var s string
-		if json.Unmarshal(v, &s) == nil {
-			idx.Metadata[k] = s
-		} else {
-			idx.Metadata[k] = string(v)
+	cmp := func(a, b Entry) int { return strings.Compare(a.Name, b.Name) }
+	if !slices.IsSortedFunc(idx.Entries, cmp) {
+		slices.SortStableFunc(idx.Entries, cmp)
+	}
+	for i := 1; i < len(idx.Entries); i++ {
+		if idx.Entries[i].Name == idx.Entries[i-1].Name {
+			return nil, fmt.Errorf("weight_map lists %q twice", idx.Entries[i].Name)
 		}
 	}
 	return idx, nil
 }
 
-// parseSize accepts a JSON integer or a string holding one (some exporters
-// write total_size as a string or a float with a zero fraction).
-func parseSize(v json.RawMessage) (int64, error) {
-	var s string
-	if json.Unmarshal(v, &s) == nil {
-		v = json.RawMessage(s)
+// parseSize accepts a JSON integer, or a string or float holding a whole
+// number (exporters write total_size all three ways).
+func parseSize(s *scanner) (int64, error) {
+	var raw string
+	if s.peek() == '"' {
+		v, err := s.str()
+		if err != nil {
+			return 0, err
+		}
+		raw = strings.TrimSpace(v)
+	} else {
+		b, err := s.number()
+		if err != nil {
+			return 0, err
+		}
+		raw = string(b)
 	}
-	var f json.Number
-	if err := json.Unmarshal(v, &f); err != nil {
-		return 0, fmt.Errorf("%s is not a number", v)
-	}
-	if n, err := f.Int64(); err == nil && n >= 0 {
+	if n, err := strconv.ParseInt(raw, 10, 64); err == nil && n >= 0 {
 		return n, nil
 	}
-	x, err := f.Float64()
-	if err != nil || x < 0 || x != float64(int64(x)) {
-		return 0, fmt.Errorf("%s is not a non-negative whole number of bytes", f)
+	x, err := strconv.ParseFloat(raw, 64)
+	if err != nil || x < 0 || x != math.Trunc(x) || x > math.MaxInt64/2 {
+		return 0, fmt.Errorf("%s is not a non-negative whole number of bytes", raw)
 	}
 	return int64(x), nil
 }
@@ -111,10 +182,10 @@ func parseSize(v json.RawMessage) (int64, error) {
 func (idx *Index) Shards() []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, s := range idx.WeightMap {
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
+	for _, e := range idx.Entries {
+		if !seen[e.Shard] {
+			seen[e.Shard] = true
+			out = append(out, e.Shard)
 		}
 	}
 	slices.Sort(out)

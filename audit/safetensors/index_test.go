@@ -1,6 +1,8 @@
 package safetensors_test
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/specsim/specsim/audit/safetensors"
@@ -24,6 +26,7 @@ func TestParseIndex(t *testing.T) {
 		{"fractional total", `{"metadata":{"total_size":1.5},"weight_map":{}}`, true, 0, false, 0},
 		{"non-string shard", `{"weight_map":{"a":3}}`, true, 0, false, 0},
 		{"not JSON", `{"weight_map":`, true, 0, false, 0},
+		{"duplicate name", `{"weight_map":{"a":"x.safetensors","a":"y.safetensors"}}`, true, 0, false, 0},
 	}
 	for _, c := range cases {
 		idx, err := safetensors.ParseIndex([]byte(c.json))
@@ -34,9 +37,27 @@ func TestParseIndex(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		if idx.TotalSize != c.total || idx.HasTotalSize != c.hasTotal || len(idx.WeightMap) != c.wantCount {
-			t.Errorf("%s: got total %d (%v), %d entries", c.name, idx.TotalSize, idx.HasTotalSize, len(idx.WeightMap))
+		if idx.TotalSize != c.total || idx.HasTotalSize != c.hasTotal || len(idx.Entries) != c.wantCount {
+			t.Errorf("%s: got total %d (%v), %d entries", c.name, idx.TotalSize, idx.HasTotalSize, len(idx.Entries))
 		}
+	}
+}
+
+func TestIndexLookupUnsorted(t *testing.T) {
+	idx, err := safetensors.ParseIndex([]byte(`{"weight_map":{"c":"2.safetensors","a":"1.safetensors","b":"1.safetensors"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"a": "1.safetensors", "b": "1.safetensors", "c": "2.safetensors"} {
+		if got, ok := idx.Shard(name); !ok || got != want {
+			t.Errorf("Shard(%q) = %q, %v", name, got, ok)
+		}
+	}
+	if _, ok := idx.Shard("d"); ok {
+		t.Error("found a tensor the index does not list")
+	}
+	if got := idx.Shards(); !slices.Equal(got, []string{"1.safetensors", "2.safetensors"}) {
+		t.Errorf("Shards() = %v", got)
 	}
 }
 
@@ -68,7 +89,7 @@ func FuzzParseIndex(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if idx.WeightMap == nil || idx.TotalSize < 0 {
+		if idx.Entries == nil || idx.TotalSize < 0 || !slices.IsSortedFunc(idx.Entries, func(a, b safetensors.Entry) int { return strings.Compare(a.Name, b.Name) }) {
 			t.Fatalf("accepted index without weight map or with negative size: %+v", idx)
 		}
 		for _, s := range idx.Shards() {
