@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -23,21 +22,6 @@ func qwenFixture(t *testing.T) string {
 	return dir
 }
 
-func runCLI(args ...string) (int, string, string) {
-	var out, errb bytes.Buffer
-	code := run(args, &out, &errb)
-	return code, out.String(), errb.String()
-}
-
-func keys(m map[string]any) []string {
-	var k []string
-	for s := range m {
-		k = append(k, s)
-	}
-	slices.Sort(k)
-	return k
-}
-
 func TestAuditJSONKeys(t *testing.T) {
 	dir := qwenFixture(t)
 	code, out, errs := runCLI("audit", dir, "--json", "--tp", "1,2,4")
@@ -50,8 +34,8 @@ func TestAuditJSONKeys(t *testing.T) {
 	}
 	mtp, _ := doc["mtp"].(map[string]any)
 	wantMTP := []string{"bytes", "effective_dtype", "param_count", "present", "scale_tensor_count", "shipped_dtype", "tensor_count"}
-	if !slices.Equal(keys(mtp), wantMTP) {
-		t.Errorf("mtp keys %v, want %v", keys(mtp), wantMTP)
+	if !slices.Equal(keysOf(mtp), wantMTP) {
+		t.Errorf("mtp keys %v, want %v", keysOf(mtp), wantMTP)
 	}
 	if mtp["tensor_count"] != 1553.0 || mtp["shipped_dtype"] != "BF16" || mtp["effective_dtype"] != "BF16" || mtp["scale_tensor_count"] != 0.0 {
 		t.Errorf("mtp %v", mtp)
@@ -62,15 +46,15 @@ func TestAuditJSONKeys(t *testing.T) {
 	}
 	row, _ := mem[0].(map[string]any)
 	wantMem := []string{"dp", "engine", "ep", "model_gib", "mtp_bytes", "mtp_gib", "tp"}
-	if !slices.Equal(keys(row), wantMem) {
-		t.Errorf("memory keys %v, want %v", keys(row), wantMem)
+	if !slices.Equal(keysOf(row), wantMem) {
+		t.Errorf("memory keys %v, want %v", keysOf(row), wantMem)
 	}
 	findings, _ := doc["findings"].([]any)
 	var sawFC bool
 	for _, f := range findings {
 		fm := f.(map[string]any)
-		if !slices.Equal(keys(fm), []string{"code", "message", "severity"}) {
-			t.Errorf("finding keys %v", keys(fm))
+		if !slices.Equal(keysOf(fm), []string{"code", "message", "severity"}) {
+			t.Errorf("finding keys %v", keysOf(fm))
 		}
 		if strings.Contains(fm["message"].(string), "mtp.fc ") {
 			sawFC = true

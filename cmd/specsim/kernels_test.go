@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,15 +8,8 @@ import (
 	"testing"
 )
 
-func runKernelsCLI(t *testing.T, args ...string) (string, string, int) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := run(args, &out, &errb)
-	return out.String(), errb.String(), code
-}
-
 func TestKernelsPredictJSON(t *testing.T) {
-	out, stderr, code := runKernelsCLI(t, "kernels", "predict", "--gpu", "h200", "--op", "gemm", "--m", "1", "--n", "4096", "--k", "4096", "--json")
+	code, out, stderr := runCLI("kernels", "predict", "--gpu", "h200", "--op", "gemm", "--m", "1", "--n", "4096", "--k", "4096", "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -42,7 +34,7 @@ func TestKernelsPredictJSON(t *testing.T) {
 }
 
 func TestKernelsPredictCarriedOverSaysSo(t *testing.T) {
-	out, _, code := runKernelsCLI(t, "kernels", "predict", "--gpu", "gb300", "--op", "moe", "--tokens", "8", "--experts", "256",
+	code, out, _ := runCLI("kernels", "predict", "--gpu", "gb300", "--op", "moe", "--tokens", "8", "--experts", "256",
 		"--topk", "8", "--hidden", "7168", "--inter", "256", "--dtype", "nvfp4", "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d", code)
@@ -50,7 +42,7 @@ func TestKernelsPredictCarriedOverSaysSo(t *testing.T) {
 	if !strings.Contains(out, `"note"`) {
 		t.Errorf("a GPU without tables must say where its efficiencies come from:\n%s", out)
 	}
-	out, _, code = runKernelsCLI(t, "kernels", "predict", "--gpu", "gb300", "--op", "collective", "--collective", "alltoall", "--gpus", "72", "--bytes", "1048576")
+	code, out, _ = runCLI("kernels", "predict", "--gpu", "gb300", "--op", "collective", "--collective", "alltoall", "--gpus", "72", "--bytes", "1048576")
 	if code != exitOK || !strings.Contains(out, "alltoall") {
 		t.Errorf("exit %d\n%s", code, out)
 	}
@@ -67,7 +59,7 @@ func TestKernelsPredictInput(t *testing.T) {
 	if err := os.WriteFile(path, []byte(csv), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, stderr, code := runKernelsCLI(t, "kernels", "predict", "--gpu", "h200", "--input", path, "--json")
+	code, out, stderr := runCLI("kernels", "predict", "--gpu", "h200", "--input", path, "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -92,14 +84,14 @@ func TestKernelsPredictInput(t *testing.T) {
 	}
 	bad := filepath.Join(dir, "bad.csv")
 	os.WriteFile(bad, []byte("op,m,n\ngemm,1,\n"), 0o644)
-	_, stderr, code = runKernelsCLI(t, "kernels", "predict", "--input", bad, "--json")
+	code, _, stderr = runCLI("kernels", "predict", "--input", bad, "--json")
 	if code != exitBadInput || !strings.Contains(stderr, "bad.csv:2") {
 		t.Errorf("exit %d, stderr %q: want exit 2 naming the file and line", code, stderr)
 	}
 }
 
 func TestKernelsValidateSynthetic(t *testing.T) {
-	out, stderr, code := runKernelsCLI(t, "kernels", "validate", "--gpu", "h200", "--table", "../../kernels/testdata/synthetic_ops.csv", "--json")
+	code, out, stderr := runCLI("kernels", "validate", "--gpu", "h200", "--table", "../../kernels/testdata/synthetic_ops.csv", "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -118,7 +110,7 @@ func TestKernelsValidateSynthetic(t *testing.T) {
 	if v.HeldoutPoints < 50 || v.MedianAbsErr > 0.01 || len(v.Ops) != 7 {
 		t.Errorf("validation %+v", v)
 	}
-	out, stderr, code = runKernelsCLI(t, "kernels", "validate", "--op", "collective", "--collective-table", "../../kernels/testdata/synthetic_collectives.csv", "--json")
+	code, out, stderr = runCLI("kernels", "validate", "--op", "collective", "--collective-table", "../../kernels/testdata/synthetic_collectives.csv", "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -133,25 +125,25 @@ func TestKernelsValidateSynthetic(t *testing.T) {
 	if len(cv.GPUCounts) != 3 || cv.HeldoutPoints == 0 || cv.MedianAbsErr > 0.015 {
 		t.Errorf("collective validation %+v", cv)
 	}
-	out, _, code = runKernelsCLI(t, "kernels", "validate", "--table", "../../kernels/testdata/synthetic_ops.csv", "--op", "gemm", "--format", "markdown")
+	code, out, _ = runCLI("kernels", "validate", "--table", "../../kernels/testdata/synthetic_ops.csv", "--op", "gemm", "--format", "markdown")
 	if code != exitOK || !strings.Contains(out, "| gemm |") {
 		t.Errorf("markdown validate: exit %d\n%s", code, out)
 	}
 }
 
 func TestKernelsGPUsAndBackends(t *testing.T) {
-	out, _, code := runKernelsCLI(t, "kernels", "gpus", "--json")
+	code, out, _ := runCLI("kernels", "gpus", "--json")
 	if code != exitOK || !strings.Contains(out, `"gb300"`) || !strings.Contains(out, `"sources"`) {
 		t.Errorf("gpus: exit %d\n%s", code, out)
 	}
-	out, _, code = runKernelsCLI(t, "kernels", "backends", "--engine", "sglang", "--backend", "flashinfer_trtllm", "--dtype", "bf16")
+	code, out, _ = runCLI("kernels", "backends", "--engine", "sglang", "--backend", "flashinfer_trtllm", "--dtype", "bf16")
 	if code != exitOK || !strings.Contains(out, "triton (fallback)") {
 		t.Errorf("backends: exit %d\n%s", code, out)
 	}
 }
 
 func TestKernelsEfficiencies(t *testing.T) {
-	out, _, code := runKernelsCLI(t, "kernels", "efficiencies", "--gpu", "b200", "--json")
+	code, out, _ := runCLI("kernels", "efficiencies", "--gpu", "b200", "--json")
 	var r struct {
 		Calibration  string `json:"calibration"`
 		Efficiencies []struct {
@@ -177,7 +169,7 @@ func TestKernelsGPUCatalogFlag(t *testing.T) {
 	if err := os.WriteFile(path, []byte(cat), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, stderr, code := runKernelsCLI(t, "kernels", "predict", "--gpu-catalog", path, "--gpu", "testgpu-r100", "--op", "copy", "--n", "1000000000", "--json")
+	code, out, stderr := runCLI("kernels", "predict", "--gpu-catalog", path, "--gpu", "testgpu-r100", "--op", "copy", "--n", "1000000000", "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -192,7 +184,7 @@ func TestKernelsGPUCatalogFlag(t *testing.T) {
 	}
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	os.WriteFile(bad, []byte("gpus:\n  - name: x\n    hbm_gb: -1\n"), 0o644)
-	if _, stderr, code := runKernelsCLI(t, "kernels", "gpus", "--gpu-catalog", bad); code != exitBadInput || !strings.Contains(stderr, "bad.yaml") {
+	if code, _, stderr := runCLI("kernels", "gpus", "--gpu-catalog", bad); code != exitBadInput || !strings.Contains(stderr, "bad.yaml") {
 		t.Errorf("bad catalog: exit %d, %q", code, stderr)
 	}
 }
@@ -208,7 +200,7 @@ func TestKernelsBadInput(t *testing.T) {
 		{"kernels", "predict", "--gpu-catalog", "/nonexistent.yaml", "--op", "gemm", "--m", "1", "--n", "1", "--k", "1"},
 		{"kernels", "validate", "--table", "/nonexistent.csv"},
 	} {
-		if _, _, code := runKernelsCLI(t, args...); code != exitBadInput {
+		if code, _, _ := runCLI(args...); code != exitBadInput {
 			t.Errorf("%v: exit %d, want %d", args, code, exitBadInput)
 		}
 	}
