@@ -139,12 +139,12 @@ func Run(dir string, c Config) (*Report, error) {
 	for _, tp := range c.TP {
 		l := Layout{Engine: c.Engine, TP: tp, EP: c.EP, DP: c.DP, DPLMHead: c.DPLMHead}
 		if err := l.Check(cp.Config); err != nil {
-			r.Findings = append(r.Findings, Finding{Code: "layout_invalid", Severity: SeverityWarning,
+			r.Findings = append(r.Findings, Finding{Code: "layout-invalid", Severity: SeverityWarning,
 				Message: fmt.Sprintf("%s cannot run tp=%d ep=%d dp=%d: %v; memory row skipped", c.Engine, tp, c.EP, c.DP, err)})
 			continue
 		}
 		if pad := vocabSplitProblem(cp.Config.VocabSize, tp); pad != "" {
-			r.Findings = append(r.Findings, Finding{Code: "vocab_not_divisible", Severity: SeverityWarning, Message: pad})
+			r.Findings = append(r.Findings, Finding{Code: "vocab-not-divisible", Severity: SeverityWarning, Message: pad})
 		}
 		draft, reserved := sizer.draft(l, "")
 		target := sizer.target(l)

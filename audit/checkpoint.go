@@ -69,7 +69,7 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist): // config.json; a missing hf_quant_config.json is no error
 		cp.Config = &ModelConfig{Dir: dir}
-		cp.add(Finding{Code: "config_missing", Severity: SeverityWarning,
+		cp.add(Finding{Code: "config-missing", Severity: SeverityWarning,
 			Message: fmt.Sprintf("%s has no config.json: architecture, MTP flags and quantization are unknown, so only tensors are audited", dir)})
 	case err != nil:
 		return nil, &CorruptError{Path: dir, Err: err}
@@ -119,7 +119,7 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 		shardNames = nil
 		for _, s := range idx.Shards() {
 			if !safetensors.LocalShard(s) {
-				cp.add(Finding{Code: "shard_outside_dir", Severity: SeverityError,
+				cp.add(Finding{Code: "shard-outside-dir", Severity: SeverityError,
 					Message: fmt.Sprintf("%s maps tensors to %q, which leaves the checkpoint directory; it was not opened. Use plain file names inside %s", safetensors.IndexFile, s, dir)})
 				continue
 			}
@@ -136,7 +136,7 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 		for _, f := range onDisk {
 			if !indexed[f] {
 				shardNames = append(shardNames, f)
-				cp.add(Finding{Code: "shard_unindexed", Severity: SeverityWarning,
+				cp.add(Finding{Code: "shard-unindexed", Severity: SeverityWarning,
 					Message: fmt.Sprintf("%s is in the directory but not in %s; vLLM and SGLang load only the files the index names, so its tensors are ignored. Add them to weight_map or remove the file", f, safetensors.IndexFile)})
 			}
 		}
@@ -212,7 +212,7 @@ func (cp *Checkpoint) collect(shards []shard) error {
 	for _, sh := range shards {
 		if sh.err != nil {
 			if errors.Is(sh.err, fs.ErrNotExist) && cp.Index != nil {
-				cp.add(Finding{Code: "shard_missing", Severity: SeverityError,
+				cp.add(Finding{Code: "shard-missing", Severity: SeverityError,
 					Message: fmt.Sprintf("%s names shard %s, which does not exist", safetensors.IndexFile, sh.name)})
 				continue
 			}
@@ -280,7 +280,7 @@ func (cp *Checkpoint) crossCheck() {
 		}
 	}
 	if len(dup) > 0 {
-		cp.add(Finding{Code: "tensor_duplicate", Severity: SeverityError,
+		cp.add(Finding{Code: "tensor-duplicate", Severity: SeverityError,
 			Message: fmt.Sprintf("%d tensors appear more than once across shard headers; which copy loads depends on file order: %s", len(dup), abbreviate(dup, 3))})
 	}
 	if len(unknown) > 0 {
@@ -289,7 +289,7 @@ func (cp *Checkpoint) crossCheck() {
 			ds = append(ds, d)
 		}
 		slices.Sort(ds)
-		cp.add(Finding{Code: "dtype_unknown", Severity: SeverityWarning,
+		cp.add(Finding{Code: "dtype-unknown", Severity: SeverityWarning,
 			Message: fmt.Sprintf("%d tensors use dtypes the safetensors format does not define (%s), so their sizes cannot be checked: %s", len(unknown), strings.Join(ds, ", "), abbreviate(unknown, 3))})
 	}
 	if cp.Index == nil {
@@ -320,19 +320,19 @@ func (cp *Checkpoint) crossCheck() {
 		missing = append(missing, fmt.Sprintf("%s (index: %s)", entries[j].Name, entries[j].Shard))
 	}
 	if len(missing) > 0 {
-		cp.add(Finding{Code: "tensor_missing", Severity: SeverityError,
+		cp.add(Finding{Code: "tensor-missing", Severity: SeverityError,
 			Message: fmt.Sprintf("%d tensors listed in %s are in no readable shard header: %s", len(missing), safetensors.IndexFile, abbreviate(missing, 3))})
 	}
 	if len(wrong) > 0 {
-		cp.add(Finding{Code: "tensor_wrong_shard", Severity: SeverityError,
+		cp.add(Finding{Code: "tensor-wrong-shard", Severity: SeverityError,
 			Message: fmt.Sprintf("%d tensors sit in a different shard than %s says; loaders that trust the index will not find them: %s", len(wrong), safetensors.IndexFile, abbreviate(wrong, 3))})
 	}
 	if len(extra) > 0 {
-		cp.add(Finding{Code: "tensor_unindexed", Severity: SeverityWarning,
+		cp.add(Finding{Code: "tensor-unindexed", Severity: SeverityWarning,
 			Message: fmt.Sprintf("%d tensors are in shard headers but not in %s's weight_map: %s", len(extra), safetensors.IndexFile, abbreviate(extra, 3))})
 	}
 	if cp.Index.HasTotalSize && cp.Index.TotalSize != dataBytes {
-		cp.add(Finding{Code: "total_size_mismatch", Severity: SeverityWarning,
+		cp.add(Finding{Code: "total-size-mismatch", Severity: SeverityWarning,
 			Message: fmt.Sprintf("%s metadata.total_size is %d bytes but the shard headers hold %d bytes of tensor data (difference %+d)", safetensors.IndexFile, cp.Index.TotalSize, dataBytes, dataBytes-cp.Index.TotalSize)})
 	}
 }

@@ -81,34 +81,34 @@ func TestIndexProblems(t *testing.T) {
 		{"path traversal", func(_ string, total int64, wm map[string]string) int64 {
 			wm["model.norm.weight"] = "../../etc/model.safetensors"
 			return total
-		}, "shard_outside_dir", audit.SeverityError, "../../etc/model.safetensors"},
+		}, "shard-outside-dir", audit.SeverityError, "../../etc/model.safetensors"},
 		{"absolute shard", func(_ string, total int64, wm map[string]string) int64 {
 			wm["model.norm.weight"] = "/etc/passwd"
 			return total
-		}, "shard_outside_dir", audit.SeverityError, "/etc/passwd"},
+		}, "shard-outside-dir", audit.SeverityError, "/etc/passwd"},
 		{"missing tensor", func(_ string, total int64, wm map[string]string) int64 {
 			wm["model.layers.9.mlp.up_proj.weight"] = "model-00001-of-00003.safetensors"
 			return total
-		}, "tensor_missing", audit.SeverityError, "model.layers.9.mlp.up_proj.weight"},
+		}, "tensor-missing", audit.SeverityError, "model.layers.9.mlp.up_proj.weight"},
 		{"extra tensor", func(_ string, total int64, wm map[string]string) int64 {
 			delete(wm, "lm_head.weight")
 			return total
-		}, "tensor_unindexed", audit.SeverityWarning, "lm_head.weight"},
+		}, "tensor-unindexed", audit.SeverityWarning, "lm_head.weight"},
 		{"wrong shard", func(_ string, total int64, wm map[string]string) int64 {
 			wm["lm_head.weight"] = "model-00001-of-00003.safetensors"
 			return total
-		}, "tensor_wrong_shard", audit.SeverityError, "lm_head.weight"},
-		{"total_size", func(_ string, total int64, wm map[string]string) int64 { return total + 2 }, "total_size_mismatch", audit.SeverityWarning, "+-2"},
+		}, "tensor-wrong-shard", audit.SeverityError, "lm_head.weight"},
+		{"total_size", func(_ string, total int64, wm map[string]string) int64 { return total + 2 }, "total-size-mismatch", audit.SeverityWarning, "+-2"},
 		{"missing shard file", func(_ string, total int64, wm map[string]string) int64 {
 			wm["lm_head.weight"] = "model-00009-of-00009.safetensors"
 			return total
-		}, "shard_missing", audit.SeverityError, "model-00009-of-00009.safetensors"},
+		}, "shard-missing", audit.SeverityError, "model-00009-of-00009.safetensors"},
 		{"unindexed shard file", func(dir string, total int64, wm map[string]string) int64 {
 			if _, err := checkpointtest.WriteFile(filepath.Join(dir, "mtp.safetensors"), []checkpointtest.Tensor{{Name: "mtp.fc.weight", DType: "BF16", Shape: []int64{64, 128}}}, nil); err != nil {
 				panic(err)
 			}
 			return total
-		}, "shard_unindexed", audit.SeverityWarning, "mtp.safetensors"},
+		}, "shard-unindexed", audit.SeverityWarning, "mtp.safetensors"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -196,7 +196,7 @@ func TestMTPFlagWithoutWeights(t *testing.T) {
 	if r.MTP.Present || r.Memory[0].MTPBytes != 0 {
 		t.Errorf("mtp %+v, memory %+v", r.MTP, r.Memory)
 	}
-	if f := findCode(r.Findings, "mtp_flag_without_weights"); f == nil || !strings.Contains(f.Message, "mtp_num_hidden_layers=1") {
+	if f := findCode(r.Findings, "mtp-flag-without-weights"); f == nil || !strings.Contains(f.Message, "mtp_num_hidden_layers=1") {
 		t.Errorf("want mtp_flag_without_weights, got %+v", r.Findings)
 	}
 }
@@ -235,7 +235,7 @@ func TestUnknownDTypeIsAFinding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f := findCode(r.Findings, "dtype_unknown"); f == nil || !strings.Contains(f.Message, "Q4_K") || f.Severity != audit.SeverityWarning {
+	if f := findCode(r.Findings, "dtype-unknown"); f == nil || !strings.Contains(f.Message, "Q4_K") || f.Severity != audit.SeverityWarning {
 		t.Errorf("want a dtype_unknown warning, got %+v", r.Findings)
 	}
 }
@@ -262,12 +262,12 @@ func TestLayoutFindings(t *testing.T) {
 	// dp 4: attention TP would be fractional, so the row is skipped.
 	r, err := audit.Run(dir, audit.Config{TP: []int{3}})
 	must(t, err)
-	if f := findCode(r.Findings, "vocab_not_divisible"); f == nil || !strings.Contains(f.Message, "1024") {
+	if f := findCode(r.Findings, "vocab-not-divisible"); f == nil || !strings.Contains(f.Message, "1024") {
 		t.Errorf("want vocab_not_divisible, got %+v", r.Findings)
 	}
 	r, err = audit.Run(dir, audit.Config{TP: []int{2, 4}, DP: 4})
 	must(t, err)
-	if f := findCode(r.Findings, "layout_invalid"); f == nil || len(r.Memory) != 1 || r.Memory[0].TP != 4 {
+	if f := findCode(r.Findings, "layout-invalid"); f == nil || len(r.Memory) != 1 || r.Memory[0].TP != 4 {
 		t.Errorf("want tp=2 dp=4 rejected and tp=4 kept: %+v %+v", r.Findings, r.Memory)
 	}
 }

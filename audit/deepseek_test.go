@@ -94,7 +94,7 @@ func TestDeepSeekFP8NextNMoE(t *testing.T) {
 	if r.MTP.EffectiveDType != "MIXED" || r.Effective.Experts != "FP8" || r.Effective.Backend != "deep_gemm" {
 		t.Errorf("effective %s, experts %s on %s", r.MTP.EffectiveDType, r.Effective.Experts, r.Effective.Backend)
 	}
-	for _, code := range []string{"draft_precision_lowered", "fp8_nextn_moe_needs_ep"} {
+	for _, code := range []string{"draft-precision-lowered", "fp8-nextn-moe-needs-ep"} {
 		if f := findCode(r.Findings, code); f == nil || f.Severity != audit.SeverityError {
 			t.Errorf("want error %s, got %+v", code, f)
 		}

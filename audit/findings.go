@@ -9,7 +9,7 @@ import (
 func quantFindings(cfg *ModelConfig) []Finding {
 	var out []Finding
 	for _, d := range Disagreements(cfg.HFQuant, cfg.ConfigQuant) {
-		out = append(out, Finding{Code: "quant_config_disagree", Severity: SeverityWarning,
+		out = append(out, Finding{Code: "quant-config-disagree", Severity: SeverityWarning,
 			Message: d + "; SGLang prefers config.json's quantization_config, vLLM reads hf_quant_config.json, so the engines can build different layers. Make the two files agree"})
 	}
 	return out
@@ -92,12 +92,12 @@ func coverageFindings(c Config, cfg *ModelConfig, mtp *MTP, modules []*Module) [
 		}
 		seen[key] = true
 		if g := gaps[key]; g != nil {
-			out = append(out, Finding{Code: codeFor("exclude_gap", key), Severity: SeverityError,
+			out = append(out, Finding{Code: codeFor("exclude-gap", key), Severity: SeverityError,
 				Message: fmt.Sprintf("%s %s %s but no exclude pattern covers it under %s's matching, so %s builds it %s and cannot load the %s weight (an NVFP4 layer expects packed U8 [out, in/2]). Add a pattern such as %q to exclude_modules in hf_quant_config.json and to quantization_config.ignore in config.json",
 					describe(g.names), ships(g.names), g.prec, c.Engine, c.Engine, g.eff, g.prec, suggestPattern(g.names))})
 		}
 		if g := wrong[key]; g != nil {
-			out = append(out, Finding{Code: codeFor("exclude_wrong", key), Severity: SeverityError,
+			out = append(out, Finding{Code: codeFor("exclude-wrong", key), Severity: SeverityError,
 				Message: fmt.Sprintf("%s %s quantized (%s) but %s leaves it unquantized (%s), so the packed weight and its scales do not fit the layer. Remove the exclude pattern that matches it",
 					describe(g.names), ships(g.names), g.prec, c.Engine, excludedBy(g.rule))})
 		}
@@ -116,7 +116,7 @@ func coverageFindings(c Config, cfg *ModelConfig, mtp *MTP, modules []*Module) [
 			if !otherCovered {
 				msg += fmt.Sprintf(". Add %q to exclude_modules (hf_quant_config.json) and ignore (config.json) so no engine depends on an override", suggestPattern(g.names))
 			}
-			out = append(out, Finding{Code: codeFor("exclude_gap_overridden", key), Severity: sev, Message: msg})
+			out = append(out, Finding{Code: codeFor("exclude-gap-overridden", key), Severity: sev, Message: msg})
 		}
 	}
 	return out
@@ -124,7 +124,7 @@ func coverageFindings(c Config, cfg *ModelConfig, mtp *MTP, modules []*Module) [
 
 func codeFor(base, key string) string {
 	if strings.HasPrefix(key, "mtp.") || strings.Contains(key, "mtp") {
-		return "mtp_" + base
+		return "mtp-" + base
 	}
 	return base
 }
@@ -184,15 +184,15 @@ func precisionFindings(c Config, mtp *MTP, e Effective) []Finding {
 		}
 	}
 	if lowered > 0 {
-		out = append(out, Finding{Code: "draft_precision_lowered", Severity: SeverityError,
+		out = append(out, Finding{Code: "draft-precision-lowered", Severity: SeverityError,
 			Message: fmt.Sprintf("%s serves %d draft modules below their shipped %s precision (%s, effective %s). AgentX requires the draft at its shipped precision: remove the setting, including where a base recipe sets it", c.Engine, lowered, mtp.Summary.DType, e.Reason, e.DType)})
 	}
 	if c.Engine == EngineSGLang && c.Options.envOn(EnvFP8NextNMoE) && c.EP <= 1 && (mtp.Family == FamilyDeepSeek || mtp.Family == FamilyGLM) {
-		out = append(out, Finding{Code: "fp8_nextn_moe_needs_ep", Severity: SeverityError,
+		out = append(out, Finding{Code: "fp8-nextn-moe-needs-ep", Severity: SeverityError,
 			Message: EnvFP8NextNMoE + "=1 selects the deep_gemm runner with the DeepEP all-to-all for the NextN MoE, which SGLang refuses with ep_size 1"})
 	}
 	if e.FellBack {
-		out = append(out, Finding{Code: "draft_moe_backend_fallback", Severity: SeverityInfo,
+		out = append(out, Finding{Code: "draft-moe-backend-fallback", Severity: SeverityInfo,
 			Message: fmt.Sprintf("draft MoE experts are %s: %s", e.Experts, e.BackendNote)})
 	}
 	sev := SeverityInfo
@@ -200,6 +200,6 @@ func precisionFindings(c Config, mtp *MTP, e Effective) []Finding {
 	if e.DType != mtp.Summary.DType && lowered == 0 {
 		sev = SeverityWarning
 	}
-	out = append(out, Finding{Code: "draft_precision", Severity: sev, Message: msg})
+	out = append(out, Finding{Code: "draft-precision", Severity: sev, Message: msg})
 	return out
 }

@@ -112,12 +112,12 @@ func TestQwen35NVFP4Release(t *testing.T) {
 		t.Errorf("params %d, notes say about 6.60e9", m.ParamCount)
 	}
 
-	fc := findCode(r.Findings, "mtp_exclude_gap_overridden")
+	fc := findCode(r.Findings, "mtp-exclude-gap-overridden")
 	if fc == nil || !strings.Contains(fc.Message, "mtp.fc ") || fc.Severity != audit.SeverityWarning {
 		t.Errorf("want a warning naming mtp.fc, got %+v", fc)
 	}
 	for _, f := range r.Findings {
-		if strings.Contains(f.Message, "mtp.layers.0.self_attn") || strings.Contains(f.Code, "exclude_wrong") {
+		if strings.Contains(f.Message, "mtp.layers.0.self_attn") || strings.Contains(f.Code, "exclude-wrong") {
 			t.Errorf("unexpected finding %+v", f)
 		}
 		if f.Severity == audit.SeverityError {
@@ -126,7 +126,7 @@ func TestQwen35NVFP4Release(t *testing.T) {
 	}
 	// Routers of the main layers are not excluded either (older export);
 	// engines build them unquantized, so it is informational.
-	if f := findCode(r.Findings, "exclude_gap_overridden"); f == nil || f.Severity != audit.SeverityInfo || !strings.Contains(f.Message, "mlp.gate") {
+	if f := findCode(r.Findings, "exclude-gap-overridden"); f == nil || f.Severity != audit.SeverityInfo || !strings.Contains(f.Message, "mlp.gate") {
 		t.Errorf("want an info finding for the routers, got %+v", f)
 	}
 
@@ -176,7 +176,7 @@ func TestQwen35VLLM(t *testing.T) {
 	if r.MTP.EffectiveDType != "BF16" {
 		t.Errorf("effective %s", r.MTP.EffectiveDType)
 	}
-	f := findCode(r.Findings, "mtp_exclude_gap_overridden")
+	f := findCode(r.Findings, "mtp-exclude-gap-overridden")
 	if f == nil || !strings.Contains(f.Message, "PR #38832") {
 		t.Errorf("want the vLLM fc override named, got %+v", f)
 	}
@@ -195,7 +195,7 @@ func TestQwen35FixedExclude(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f := findCode(r.Findings, "mtp_exclude_gap_overridden"); f != nil {
+		if f := findCode(r.Findings, "mtp-exclude-gap-overridden"); f != nil {
 			t.Errorf("%s: unexpected %+v", engine, f)
 		}
 		if r.MTP.ShippedDType != "BF16" || r.MTP.EffectiveDType != "BF16" {

@@ -151,7 +151,7 @@ func TestAuditLog(t *testing.T) {
 	}
 	var warned bool
 	for _, f := range doc.Findings {
-		if f.Code == "log_draft_precision" && f.Severity == "warning" && strings.Contains(f.Message, "line 4") {
+		if f.Code == "log-draft-precision" && f.Severity == "warning" && strings.Contains(f.Message, "line 4") {
 			warned = true
 		}
 	}
