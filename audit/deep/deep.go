@@ -1,0 +1,507 @@
+// Package deep checks that weights stored as BF16 (or F16/F32) really hold
+// values of that precision. A dtype is a container: a draft head can be
+// quantized to NVFP4, FP8 or INT4, dequantized, and written back as BF16,
+// and every header-only check still says "BF16". Such values sit on a
+// low-precision grid: every block of 16, 32 or 128 consecutive values is
+// q*s for a handful of levels q and one scale s, up to the final rounding
+// to BF16. Genuine BF16 weights almost never do, and the package says how
+// unlikely it would be, from the number of codes against grid points.
+//
+// Reads are bounded: a deterministic, stratified sample of whole blocks
+// (aligned 128-wide row segments, or whole 128x128 tiles) read with pread,
+// never a whole shard, within a global byte budget that is split across
+// the tensors under test. Every byte read is counted where it is read.
+package deep
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Tensor locates one tensor's data: the file, the safetensors dtype and
+// shape, and the absolute byte range [Begin, End) in the file.
+type Tensor struct {
+	Path       string
+	Name       string
+	DType      string
+	Shape      []int64
+	Begin, End int64
+}
+
+// DefaultBudget is the default total of bytes read (64 MiB).
+const DefaultBudget = 64 << 20
+
+// Options tune a deep audit.
+type Options struct {
+	// Budget caps the bytes read over all tensors (DefaultBudget if 0).
+	Budget int64
+	// Progress, if set, is called after each tensor (for stderr progress).
+	Progress func(done, total int, name string)
+}
+
+// Verdicts. The quantized verdict strings come from the grid labels.
+const (
+	VerdictInconclusive = "inconclusive (too few distinct values, e.g. zeros)"
+	VerdictWeak         = "inconclusive (values fit a coarse grid, but too weakly to tell)"
+)
+
+// GenuineVerdict is the verdict for values that sit on no tested grid.
+func GenuineVerdict(dtype string) string { return "genuine " + dtype }
+
+// Report is the outcome of a deep audit.
+type Report struct {
+	BytesRead   int64          `json:"bytes_read"`
+	BudgetBytes int64          `json:"budget_bytes"`
+	Tensors     []TensorResult `json:"tensors"`
+	Modules     []ModuleResult `json:"modules"`
+	Findings    []Finding      `json:"findings"`
+}
+
+// TensorResult is the verdict on one tensor with its evidence.
+type TensorResult struct {
+	Name    string `json:"name"`
+	DType   string `json:"dtype"`
+	Verdict string `json:"verdict"`
+	// Grid is the stable key of the grid the values sit on ("nvfp4",
+	// "fp8_e4m3", "int4", ...), or "none" (genuine) or "" (inconclusive).
+	Grid string `json:"grid"`
+	// Detail names the scale structure found (e.g. "per-tensor scale").
+	Detail string `json:"detail,omitempty"`
+	// GroupSize is the number of consecutive values sharing one scale in
+	// the grid test reported.
+	GroupSize int `json:"group_size,omitempty"`
+	// BlocksTested counts the informative blocks (two or more distinct
+	// nonzero magnitudes) tested against the reported grid.
+	BlocksTested int `json:"blocks_tested"`
+	// OnGridFraction is the fraction of those blocks on the grid; for a
+	// genuine verdict, the largest fraction over all grids tested.
+	OnGridFraction float64 `json:"on_grid_fraction"`
+	// MedianResidualULP is the median distance of values to the nearest
+	// grid point, in units of the storage format's code spacing (at most
+	// 0.5 on the grid, many units off it).
+	MedianResidualULP float64 `json:"median_residual_ulp"`
+	// FalseAlarmLog10 bounds log10 of the probability that genuine values
+	// would put this many blocks on the grid (quantized verdicts only).
+	FalseAlarmLog10 float64 `json:"false_alarm_log10,omitempty"`
+	ValuesTested    int64   `json:"values_tested"`
+	// DistinctValues counts distinct nonzero magnitudes seen, up to 256.
+	DistinctValues int   `json:"distinct_values"`
+	BytesRead      int64 `json:"bytes_read"`
+}
+
+// Quantized reports whether the verdict says the values sit on a
+// lower-precision grid.
+func (t *TensorResult) Quantized() bool { return t.Grid != "" && t.Grid != "none" }
+
+// ModuleResult folds the tensors of one module (name without its last
+// component, per-expert indices collapsed to "*").
+type ModuleResult struct {
+	Name    string   `json:"name"`
+	Verdict string   `json:"verdict"`
+	Grid    string   `json:"grid"`
+	Tensors []string `json:"tensors"`
+}
+
+// Finding is an audit finding with a stable code.
+type Finding struct {
+	Code     string `json:"code"`
+	Severity string `json:"severity"`
+	Tensor   string `json:"tensor,omitempty"`
+	Message  string `json:"message"`
+}
+
+// FindingQuantized is the code of the finding for draft values on a
+// lower-precision grid.
+const FindingQuantized = "draft-values-quantized"
+
+// Audit runs the value test on the given tensors within the budget.
+// Tensors stored in dtypes other than BF16, F16 and F32 are skipped (their
+// precision is in the header). Errors name the file and tensor.
+func Audit(tensors []Tensor, opt Options) (*Report, error) {
+	budget := opt.Budget
+	if budget <= 0 {
+		budget = DefaultBudget
+	}
+	rep := &Report{BudgetBytes: budget}
+	r := newBudgetReader(budget)
+	defer r.Close()
+
+	type job struct {
+		t  *Tensor
+		st *storage
+	}
+	var jobs []job
+	for i := range tensors {
+		t := &tensors[i]
+		st, err := storageFor(t.DType)
+		if err != nil {
+			continue
+		}
+		if err := validate(t, st, r); err != nil {
+			return nil, err
+		}
+		jobs = append(jobs, job{t, st})
+	}
+	// Smallest first, each taking an equal part of what is left, so that
+	// small tensors' unused shares go to the large ones.
+	slices.SortStableFunc(jobs, func(a, b job) int {
+		return cmpInt64(a.t.End-a.t.Begin, b.t.End-b.t.Begin)
+	})
+	results := make(map[string]*TensorResult, len(jobs))
+	left := budget
+	for i, j := range jobs {
+		p := newPlan(j.t, j.st, left/int64(len(jobs)-i))
+		res, err := runPlan(p, r)
+		if err != nil {
+			return nil, err
+		}
+		left -= res.BytesRead
+		results[j.t.Name] = res
+		if opt.Progress != nil {
+			opt.Progress(i+1, len(jobs), j.t.Name)
+		}
+	}
+	for _, t := range tensors {
+		if res, ok := results[t.Name]; ok {
+			rep.Tensors = append(rep.Tensors, *res)
+		}
+	}
+	rep.BytesRead = r.read
+	rep.Modules = modules(rep.Tensors)
+	for _, m := range rep.Modules {
+		if m.Grid == "" || m.Grid == "none" {
+			continue
+		}
+		rep.Findings = append(rep.Findings, quantizedFinding(m, rep.Tensors))
+	}
+	return rep, nil
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// validate checks the tensor's byte range against its shape and the file.
+func validate(t *Tensor, st *storage, r *budgetReader) error {
+	n := int64(1)
+	for _, d := range t.Shape {
+		if d < 0 || (d > 0 && n > math.MaxInt64/8/d) {
+			return fmt.Errorf("%s: tensor %s: bad shape %v", t.Path, t.Name, t.Shape)
+		}
+		n *= d
+	}
+	if t.Begin < 0 || t.End-t.Begin != n*int64(st.size) {
+		return fmt.Errorf("%s: tensor %s: byte range [%d, %d) does not hold %d %s values", t.Path, t.Name, t.Begin, t.End, n, t.DType)
+	}
+	size, err := r.fileSize(t.Path)
+	if err != nil {
+		return fmt.Errorf("tensor %s: %w", t.Name, err)
+	}
+	if t.End > size {
+		return fmt.Errorf("%s: tensor %s ends at byte %d, past the end of the file (%d bytes)", t.Path, t.Name, t.End, size)
+	}
+	return nil
+}
+
+// gridStats accumulates one grid's evidence over a tensor.
+type gridStats struct {
+	g                   *grid
+	informative, onGrid int
+	// logSumChance is log(sum over informative blocks of each block's
+	// chance bound).
+	logSumChance float64
+	residuals    []float64
+	scales       []scaleRec
+}
+
+type scaleRec struct {
+	lo, hi float64
+	unit   int // which tile (unit) of the plan the block came from
+}
+
+const (
+	maxResiduals = 64
+	maxDistinct  = 256
+	maxScales    = 4096
+)
+
+func runPlan(p *plan, r *budgetReader) (*TensorResult, error) {
+	res := &TensorResult{Name: p.t.Name, DType: p.t.DType}
+	stats := make([]*gridStats, len(grids))
+	for i, g := range grids {
+		stats[i] = &gridStats{g: g, logSumChance: math.Inf(-1)}
+	}
+	rowBuf := make([]byte, p.width*int64(p.st.size))
+	elems := make([]elem, p.width)
+	var f fitter
+	var scratch []float64
+	distinct := map[float64]struct{}{}
+	before := r.read
+	for ui, u := range p.units {
+		for row := range p.height {
+			if err := r.readAt(p.t.Path, rowBuf, p.rowOffset(u, row)); err != nil {
+				return nil, fmt.Errorf("tensor %s: %w", p.t.Name, err)
+			}
+			if !p.st.decodeElems(rowBuf, elems) {
+				continue
+			}
+			res.ValuesTested += int64(len(elems))
+			if len(distinct) < maxDistinct {
+				for _, e := range elems {
+					if e.v != 0 {
+						distinct[math.Abs(e.v)] = struct{}{}
+					}
+				}
+			}
+			for _, s := range stats {
+				if int(p.width)%s.g.group != 0 {
+					continue
+				}
+				for b := 0; b < len(elems); b += s.g.group {
+					s.add(&f, elems[b:b+s.g.group], ui, &scratch)
+				}
+			}
+		}
+	}
+	res.BytesRead = r.read - before
+	res.DistinctValues = len(distinct)
+	decide(res, stats, p)
+	return res, nil
+}
+
+func (s *gridStats) add(f *fitter, block []elem, unit int, scratch *[]float64) {
+	ft := f.test(s.g, block)
+	if !ft.informative {
+		return
+	}
+	s.informative++
+	s.logSumChance = logAdd(s.logSumChance, ft.logChance)
+	scale := 0.0
+	if ft.onGrid {
+		s.onGrid++
+		scale = (ft.scaleLo + ft.scaleHi) / 2
+		if len(s.scales) < maxScales {
+			s.scales = append(s.scales, scaleRec{ft.scaleLo, ft.scaleHi, unit})
+		}
+	}
+	if len(s.residuals) < maxResiduals {
+		if scale == 0 { // off the grid: measure against the top anchor
+			scale = s.g.referenceScale(block)
+		}
+		if scale > 0 {
+			s.residuals = append(s.residuals, s.g.residual(block, scale, *scratch))
+		}
+	}
+}
+
+// referenceScale is the scale a quantizer would pick for the block: the
+// largest magnitude on the top anchor (the span for asymmetric grids).
+func (g *grid) referenceScale(block []elem) float64 {
+	lo, hi, amax := math.Inf(1), math.Inf(-1), 0.0
+	for _, e := range block {
+		lo, hi, amax = min(lo, e.v), max(hi, e.v), max(amax, math.Abs(e.v))
+	}
+	top := g.anchors[len(g.anchors)-1]
+	if g.asym {
+		return (hi - lo) / top
+	}
+	return amax / top
+}
+
+func logAdd(a, b float64) float64 {
+	if math.IsInf(a, -1) {
+		return b
+	}
+	if math.IsInf(b, -1) {
+		return a
+	}
+	if a < b {
+		a, b = b, a
+	}
+	return a + math.Log1p(math.Exp(b-a))
+}
+
+// Thresholds of the verdict.
+const (
+	minBlocks      = 4    // informative blocks needed for any verdict
+	minDistinct    = 8    // distinct nonzero magnitudes needed
+	onGridMajority = 0.5  // fraction of blocks on a grid to call it
+	fractionSlack  = 0.05 // grids this close to the best fraction compete on cost
+	maxFalseAlarm  = -9.0 // log10 bound needed to call a grid
+)
+
+// falseAlarmLog10 bounds log10 P(at least k of the blocks land on the grid
+// by chance) by e_k(p) <= (sum p)^k / k!, where p are the blocks' chance
+// bounds and e_k the elementary symmetric polynomial (sum over all k-sets).
+func (s *gridStats) falseAlarmLog10() float64 {
+	k := float64(s.onGrid)
+	if k == 0 {
+		return 0
+	}
+	lgk, _ := math.Lgamma(k + 1)
+	v := (k*s.logSumChance - lgk) / math.Ln10
+	if math.IsInf(v, -1) || v < -1e6 {
+		v = -1e6
+	}
+	return min(0, v)
+}
+
+func decide(res *TensorResult, stats []*gridStats, p *plan) {
+	// Grids that hold most blocks with strong evidence are candidates;
+	// among those close to the best fraction, the cheapest format wins,
+	// then the strongest evidence.
+	var cands []*gridStats
+	weak := false
+	maxInformative, bestFrac := 0, 0.0
+	for _, s := range stats {
+		maxInformative = max(maxInformative, s.informative)
+		if s.informative < minBlocks || s.fraction() < onGridMajority {
+			continue
+		}
+		if s.falseAlarmLog10() > maxFalseAlarm {
+			weak = true
+			continue
+		}
+		cands = append(cands, s)
+		bestFrac = max(bestFrac, s.fraction())
+	}
+	var best *gridStats
+	for _, s := range cands {
+		if s.fraction() < bestFrac-fractionSlack {
+			continue
+		}
+		if best == nil || s.g.bits < best.g.bits || (s.g.bits == best.g.bits && s.falseAlarmLog10() < best.falseAlarmLog10()) {
+			best = s
+		}
+	}
+	switch {
+	case best != nil:
+		res.Verdict, res.Grid, res.GroupSize = best.g.label, best.g.code, best.g.group
+		res.FalseAlarmLog10 = best.falseAlarmLog10()
+		res.Detail = scaleDetail(best, p)
+		fill(res, best)
+	case res.DistinctValues < minDistinct || maxInformative < minBlocks:
+		res.Verdict = VerdictInconclusive
+	case weak:
+		res.Verdict = VerdictWeak
+	default:
+		res.Verdict, res.Grid = GenuineVerdict(res.DType), "none"
+		closest := stats[0]
+		for _, s := range stats {
+			if s.informative >= minBlocks && s.fraction() > closest.fraction() {
+				closest = s
+			}
+		}
+		fill(res, closest)
+	}
+}
+
+func (s *gridStats) fraction() float64 {
+	if s.informative == 0 {
+		return 0
+	}
+	return float64(s.onGrid) / float64(s.informative)
+}
+
+func fill(res *TensorResult, s *gridStats) {
+	res.BlocksTested = s.informative
+	res.OnGridFraction = s.fraction()
+	res.MedianResidualULP = median(s.residuals)
+}
+
+func median(x []float64) float64 {
+	if len(x) == 0 {
+		return 0
+	}
+	y := slices.Clone(x)
+	slices.Sort(y)
+	return y[len(y)/2]
+}
+
+var expertIndex = regexp.MustCompile(`\.(experts?|local_experts)\.\d+\.`)
+
+// ModuleOf names the module a tensor belongs to: its name without the last
+// component, with per-expert indices collapsed ("experts.*").
+func ModuleOf(name string) string {
+	m := expertIndex.ReplaceAllString(name, ".$1.*.")
+	if i := strings.LastIndexByte(m, '.'); i > 0 {
+		return m[:i]
+	}
+	return m
+}
+
+// modules folds tensor verdicts: a module is quantized if any of its
+// tensors is (the strongest evidence wins), genuine if any is genuine and
+// none quantized, otherwise inconclusive.
+func modules(ts []TensorResult) []ModuleResult {
+	byName := map[string]*ModuleResult{}
+	strength := map[string]float64{}
+	var order []string
+	for _, t := range ts {
+		name := ModuleOf(t.Name)
+		m, ok := byName[name]
+		if !ok {
+			m = &ModuleResult{Name: name, Verdict: VerdictInconclusive}
+			byName[name] = m
+			order = append(order, name)
+		}
+		m.Tensors = append(m.Tensors, t.Name)
+		switch {
+		case t.Quantized():
+			if m.Grid == "" || m.Grid == "none" || t.FalseAlarmLog10 < strength[name] {
+				m.Verdict, m.Grid, strength[name] = t.Verdict, t.Grid, t.FalseAlarmLog10
+			}
+		case t.Grid == "none" && m.Grid == "":
+			m.Verdict, m.Grid = t.Verdict, t.Grid
+		}
+	}
+	sort.Strings(order)
+	out := make([]ModuleResult, 0, len(order))
+	for _, n := range order {
+		out = append(out, *byName[n])
+	}
+	return out
+}
+
+func quantizedFinding(m ModuleResult, ts []TensorResult) Finding {
+	var worst *TensorResult
+	for i := range ts {
+		t := &ts[i]
+		if ModuleOf(t.Name) == m.Name && t.Grid == m.Grid && (worst == nil || t.FalseAlarmLog10 < worst.FalseAlarmLog10) {
+			worst = t
+		}
+	}
+	return Finding{
+		Code:     FindingQuantized,
+		Severity: "error",
+		Tensor:   worst.Name,
+		Message: fmt.Sprintf("draft module %s is stored as %s but %s: %d of %d blocks of %s on the grid, median residual %.2g code steps, false-alarm probability %s. "+
+			"The draft was quantized and written back in a wider dtype; ship the original %s draft weights, or store the quantized tensors in their real format so that the header says what the engine will serve",
+			m.Name, worst.DType, lowerFirst(worst.Verdict), int(math.Round(worst.OnGridFraction*float64(worst.BlocksTested))), worst.BlocksTested,
+			worst.Name, worst.MedianResidualULP, FormatProbability(worst.FalseAlarmLog10), worst.DType),
+	}
+}
+
+// lowerFirst turns a verdict into a clause: "its values sit on ...".
+func lowerFirst(s string) string {
+	return "its " + strings.Replace(s, "values on", "values sit on", 1)
+}
+
+// FormatProbability writes a log10 probability bound as "< 1e-40".
+func FormatProbability(log10 float64) string {
+	if log10 >= -1 {
+		return fmt.Sprintf("<= %.2g", math.Pow(10, log10))
+	}
+	return "< 1e" + strconv.Itoa(int(math.Floor(log10+1e-9))+1)
+}
