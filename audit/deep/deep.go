@@ -17,10 +17,12 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Tensor locates one tensor's data: the file, the safetensors dtype and
@@ -129,7 +131,7 @@ func Audit(tensors []Tensor, opt Options) (*Report, error) {
 	}
 	rep := &Report{BudgetBytes: budget}
 	r := newBudgetReader(budget)
-	defer r.Close()
+	defer r.Close() // only used to check files; workers read with their own
 
 	type job struct {
 		t  *Tensor
@@ -152,26 +154,24 @@ func Audit(tensors []Tensor, opt Options) (*Report, error) {
 	slices.SortStableFunc(jobs, func(a, b job) int {
 		return cmpInt64(a.t.End-a.t.Begin, b.t.End-b.t.Begin)
 	})
-	results := make(map[string]*TensorResult, len(jobs))
+	plans := make([]*plan, len(jobs))
 	left := budget
 	for i, j := range jobs {
-		p := newPlan(j.t, j.st, left/int64(len(jobs)-i))
-		res, err := runPlan(p, r)
-		if err != nil {
-			return nil, err
-		}
-		left -= res.BytesRead
-		results[j.t.Name] = res
-		if opt.Progress != nil {
-			opt.Progress(i+1, len(jobs), j.t.Name)
-		}
+		plans[i] = newPlan(j.t, j.st, left/int64(len(jobs)-i), budget)
+		left -= plans[i].bytes()
+	}
+	results, err := runPlans(plans, r, opt.Progress)
+	if err != nil {
+		return nil, err
 	}
 	for _, t := range tensors {
 		if res, ok := results[t.Name]; ok {
 			rep.Tensors = append(rep.Tensors, *res)
 		}
 	}
-	rep.BytesRead = r.read
+	for _, res := range results {
+		rep.BytesRead += res.BytesRead
+	}
 	rep.Modules = modules(rep.Tensors)
 	for _, m := range rep.Modules {
 		if m.Grid == "" || m.Grid == "none" {
@@ -180,6 +180,49 @@ func Audit(tensors []Tensor, opt Options) (*Report, error) {
 		rep.Findings = append(rep.Findings, quantizedFinding(m, rep.Tensors))
 	}
 	return rep, nil
+}
+
+// runPlans runs the plans on up to four goroutines, each reading with its
+// own file handles under the shared budget.
+func runPlans(plans []*plan, check *budgetReader, progress func(int, int, string)) (map[string]*TensorResult, error) {
+	results := make(map[string]*TensorResult, len(plans))
+	var mu sync.Mutex
+	var firstErr error
+	next, done := 0, 0
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), 4, max(len(plans), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := check.sibling()
+			defer r.Close()
+			for {
+				mu.Lock()
+				if next == len(plans) || firstErr != nil {
+					mu.Unlock()
+					return
+				}
+				p := plans[next]
+				next++
+				mu.Unlock()
+				res, err := runPlan(p, r)
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				if err == nil {
+					results[p.t.Name] = res
+					done++
+					if progress != nil {
+						progress(done, len(plans), p.t.Name)
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return results, firstErr
 }
 
 func cmpInt64(a, b int64) int {
@@ -218,16 +261,16 @@ func validate(t *Tensor, st *storage, r *budgetReader) error {
 type gridStats struct {
 	g                   *grid
 	informative, onGrid int
-	// logSumChance is log(sum over informative blocks of each block's
-	// chance bound).
-	logSumChance float64
-	residuals    []float64
-	scales       []scaleRec
+	// chances counts blocks by their log chance bound, rounded up to the
+	// next multiple of chanceStep (a histogram: no exp per block).
+	chances   []int64
+	residuals []float64
+	scales    []scaleRec
 }
 
 type scaleRec struct {
 	lo, hi float64
-	unit   int // which tile (unit) of the plan the block came from
+	tile   int // which 128x128 tile of the sample the block came from
 }
 
 const (
@@ -236,18 +279,38 @@ const (
 	maxScales    = 4096
 )
 
+// groupSizes are the group sizes of the grids, each twice the one before,
+// so that block summaries are built by merging halves.
+var groupSizes = func() []int {
+	var gs []int
+	for _, g := range grids {
+		if !slices.Contains(gs, g.group) {
+			gs = append(gs, g.group)
+		}
+	}
+	slices.Sort(gs)
+	for i := 1; i < len(gs); i++ {
+		if gs[i] != 2*gs[i-1] {
+			panic("deep: grid group sizes must double")
+		}
+	}
+	return gs
+}()
+
 func runPlan(p *plan, r *budgetReader) (*TensorResult, error) {
 	res := &TensorResult{Name: p.t.Name, DType: p.t.DType}
 	stats := make([]*gridStats, len(grids))
 	for i, g := range grids {
-		stats[i] = &gridStats{g: g, logSumChance: math.Inf(-1)}
+		stats[i] = &gridStats{g: g}
 	}
 	rowBuf := make([]byte, p.width*int64(p.st.size))
 	elems := make([]elem, p.width)
+	sums := make(map[int][]summary, len(groupSizes))
 	var f fitter
 	var scratch []float64
 	distinct := map[float64]struct{}{}
 	before := r.read
+	tilesPerUnit := int(p.width / p.tile)
 	for ui, u := range p.units {
 		for row := range p.height {
 			if err := r.readAt(p.t.Path, rowBuf, p.rowOffset(u, row)); err != nil {
@@ -257,19 +320,37 @@ func runPlan(p *plan, r *budgetReader) (*TensorResult, error) {
 				continue
 			}
 			res.ValuesTested += int64(len(elems))
-			if len(distinct) < maxDistinct {
-				for _, e := range elems {
-					if e.v != 0 {
-						distinct[math.Abs(e.v)] = struct{}{}
-					}
+			for _, e := range elems {
+				if len(distinct) >= maxDistinct {
+					break
+				}
+				if e.v != 0 {
+					distinct[math.Abs(e.v)] = struct{}{}
 				}
 			}
-			for _, s := range stats {
-				if int(p.width)%s.g.group != 0 {
-					continue
+			for k, g := range groupSizes {
+				ss := sums[g][:0]
+				switch {
+				case int(p.tile)%g != 0:
+				case k == 0:
+					for b := 0; b < len(elems); b += g {
+						ss = append(ss, summarize(elems[b:b+g]))
+					}
+				default:
+					half := sums[groupSizes[k-1]]
+					for i := 0; i+1 < len(half); i += 2 {
+						b := i * g / 2
+						ss = append(ss, merge(elems[b:b+g], half[i], half[i+1], g/2))
+					}
 				}
-				for b := 0; b < len(elems); b += s.g.group {
-					s.add(&f, elems[b:b+s.g.group], ui, &scratch)
+				sums[g] = ss
+			}
+			for _, s := range stats {
+				ss := sums[s.g.group]
+				for i := range ss {
+					b := i * s.g.group
+					tile := ui*tilesPerUnit + b/int(p.tile)
+					s.add(&f, elems[b:b+s.g.group], &ss[i], tile, &scratch)
 				}
 			}
 		}
@@ -280,19 +361,19 @@ func runPlan(p *plan, r *budgetReader) (*TensorResult, error) {
 	return res, nil
 }
 
-func (s *gridStats) add(f *fitter, block []elem, unit int, scratch *[]float64) {
-	ft := f.test(s.g, block)
+func (s *gridStats) add(f *fitter, block []elem, sum *summary, tile int, scratch *[]float64) {
+	ft := f.test(s.g, block, sum)
 	if !ft.informative {
 		return
 	}
 	s.informative++
-	s.logSumChance = logAdd(s.logSumChance, ft.logChance)
+	s.addChance(ft.logChance)
 	scale := 0.0
 	if ft.onGrid {
 		s.onGrid++
 		scale = (ft.scaleLo + ft.scaleHi) / 2
 		if len(s.scales) < maxScales {
-			s.scales = append(s.scales, scaleRec{ft.scaleLo, ft.scaleHi, unit})
+			s.scales = append(s.scales, scaleRec{ft.scaleLo, ft.scaleHi, tile})
 		}
 	}
 	if len(s.residuals) < maxResiduals {
@@ -300,7 +381,7 @@ func (s *gridStats) add(f *fitter, block []elem, unit int, scratch *[]float64) {
 			scale = s.g.referenceScale(block)
 		}
 		if scale > 0 {
-			s.residuals = append(s.residuals, s.g.residual(block, scale, *scratch))
+			s.residuals = append(s.residuals, s.g.residual(block, scale, scratch))
 		}
 	}
 }
@@ -319,17 +400,45 @@ func (g *grid) referenceScale(block []elem) float64 {
 	return amax / top
 }
 
-func logAdd(a, b float64) float64 {
-	if math.IsInf(a, -1) {
-		return b
+// Chance histogram: bucket i holds blocks with log chance bound in
+// (-(i+1)*chanceStep, -i*chanceStep]; the last bucket takes everything
+// lower. Reading a block as its bucket's upper edge keeps the sum an
+// upper bound, at most exp(chanceStep) times the exact one.
+const (
+	chanceStep    = 0.5
+	chanceBuckets = 4000 // down to log chance -2000 (1e-868)
+)
+
+func (s *gridStats) addChance(l float64) {
+	if s.chances == nil {
+		s.chances = make([]int64, chanceBuckets)
 	}
-	if math.IsInf(b, -1) {
-		return a
+	i := chanceBuckets - 1
+	if l > -chanceStep*(chanceBuckets-1) {
+		i = int(-l / chanceStep)
 	}
-	if a < b {
-		a, b = b, a
+	s.chances[i]++
+}
+
+// logSumChance is the log of the (upper-bounded) sum of chance bounds.
+func (s *gridStats) logSumChance() float64 {
+	top := -1
+	for i, c := range s.chances {
+		if c > 0 {
+			top = i
+			break
+		}
 	}
-	return a + math.Log1p(math.Exp(b-a))
+	if top < 0 {
+		return math.Inf(-1)
+	}
+	sum := 0.0 // in units of exp(-top*chanceStep)
+	for i := top; i < len(s.chances); i++ {
+		if c := s.chances[i]; c > 0 {
+			sum += float64(c) * math.Exp(-float64(i-top)*chanceStep)
+		}
+	}
+	return -float64(top)*chanceStep + math.Log(sum)
 }
 
 // Thresholds of the verdict.
@@ -343,14 +452,16 @@ const (
 
 // falseAlarmLog10 bounds log10 P(at least k of the blocks land on the grid
 // by chance) by e_k(p) <= (sum p)^k / k!, where p are the blocks' chance
-// bounds and e_k the elementary symmetric polynomial (sum over all k-sets).
+// bounds and e_k the elementary symmetric polynomial (the sum over all
+// k-sets of blocks).
 func (s *gridStats) falseAlarmLog10() float64 {
 	k := float64(s.onGrid)
 	if k == 0 {
 		return 0
 	}
 	lgk, _ := math.Lgamma(k + 1)
-	v := (k*s.logSumChance - lgk) / math.Ln10
+	logSum := s.logSumChance()
+	v := (k*logSum - lgk) / math.Ln10
 	if math.IsInf(v, -1) || v < -1e6 {
 		v = -1e6
 	}

@@ -139,32 +139,83 @@ type event struct {
 	owner int
 }
 
-// test fits one block of elements against one grid.
-func (f *fitter) test(g *grid, block []elem) fit {
-	iMax, iMin := -1, -1
-	distinct := 0
-	var first float64
+// A summary of one block, shared by every grid with that group size.
+// Summaries of adjacent blocks merge into the summary of their union.
+type summary struct {
+	informative bool    // at least two distinct nonzero magnitudes
+	first       float64 // some nonzero magnitude (0 if none)
+	iMaxAbs     int     // largest magnitude
+	iMax, iMin  int     // largest and smallest signed value
+	nonzero     int
+	sumLogRel   float64 // sum of logRelULP over nonzero values
+	maxLogRel   float64
+}
+
+func summarize(block []elem) summary {
+	s := summary{maxLogRel: math.Inf(-1)}
+	maxAbs, maxV, minV := -1.0, math.Inf(-1), math.Inf(1)
 	for i, e := range block {
 		if e.v == 0 {
 			continue
 		}
+		s.nonzero++
+		s.sumLogRel += e.logRelULP
+		s.maxLogRel = max(s.maxLogRel, e.logRelULP)
 		a := math.Abs(e.v)
-		if distinct == 0 {
-			first, distinct = a, 1
-		} else if distinct == 1 && a != first {
-			distinct = 2
+		if s.first == 0 {
+			s.first = a
+		} else if a != s.first {
+			s.informative = true
 		}
-		if iMax < 0 || (g.asym && e.v > block[iMax].v) || (!g.asym && a > math.Abs(block[iMax].v)) {
-			iMax = i
+		if a > maxAbs {
+			s.iMaxAbs, maxAbs = i, a
 		}
-		if iMin < 0 || e.v < block[iMin].v {
-			iMin = i
+		if e.v > maxV {
+			s.iMax, maxV = i, e.v
+		}
+		if e.v < minV {
+			s.iMin, minV = i, e.v
 		}
 	}
-	if distinct < 2 {
+	return s
+}
+
+// merge combines the summaries of block[:n] (a) and block[n:] (b).
+func merge(block []elem, a, b summary, n int) summary {
+	if b.nonzero == 0 {
+		return a
+	}
+	b.iMaxAbs, b.iMax, b.iMin = b.iMaxAbs+n, b.iMax+n, b.iMin+n
+	if a.nonzero == 0 {
+		return b
+	}
+	s := a
+	s.informative = a.informative || b.informative || a.first != b.first
+	s.nonzero += b.nonzero
+	s.sumLogRel += b.sumLogRel
+	s.maxLogRel = max(a.maxLogRel, b.maxLogRel)
+	if math.Abs(block[b.iMaxAbs].v) > math.Abs(block[a.iMaxAbs].v) {
+		s.iMaxAbs = b.iMaxAbs
+	}
+	if block[b.iMax].v > block[a.iMax].v {
+		s.iMax = b.iMax
+	}
+	if block[b.iMin].v < block[a.iMin].v {
+		s.iMin = b.iMin
+	}
+	return s
+}
+
+// test fits one block of elements against one grid.
+func (f *fitter) test(g *grid, block []elem, sum *summary) fit {
+	if !sum.informative {
 		return fit{}
 	}
-	out := fit{informative: true, logChance: g.logChance(block, iMax, iMin)}
+	iMax, iMin := sum.iMaxAbs, sum.iMin
+	if g.asym {
+		iMax = sum.iMax
+	}
+	out := fit{informative: true, logChance: g.logChance(block, sum, iMax, iMin)}
 	for _, anchor := range g.anchors {
 		var sLo, sHi float64
 		if g.asym {
@@ -230,7 +281,15 @@ func (f *fitter) feasible(g *grid, block []elem, sLo, sHi float64) (lo, hi float
 			continue
 		}
 		qLo, qHi := e.lo/sHi, e.hi/sLo
-		j := sort.SearchFloat64s(g.levels, qLo)
+		var j int
+		switch {
+		case qLo > g.levels[len(g.levels)-1]:
+			return 0, 0, false
+		case g.lattice: // levels[j] = j+1
+			j = max(0, int(math.Ceil(qLo))-1)
+		default:
+			j = sort.SearchFloat64s(g.levels, qLo)
+		}
 		n := 0
 		for ; j < len(g.levels) && g.levels[j] <= qHi; j++ {
 			q := g.levels[j]
@@ -302,11 +361,16 @@ func (f *fitter) feasible(g *grid, block []elem, sLo, sHi float64) (lo, hi float
 // the anchors (independent draws) and summing over anchors gives the bound.
 // Table grids use their smallest relative gap, so the bound does not
 // depend on the scale; lattices use the smallest scale any anchor allows.
-func (g *grid) logChance(block []elem, iMax, iMin int) float64 {
+func (g *grid) logChance(block []elem, sum *summary, iMax, iMin int) float64 {
 	logP := math.Log(float64(len(g.anchors)))
 	if !g.lattice {
-		// log(3*ulp/|v|/gap) per value, clamped at log 1.
+		// log(3*ulp/|v|/gap) per value, clamped at log 1; when no value
+		// needs the clamp, the sum is known from the summary.
 		base := math.Log(3 / g.minRelGap)
+		if base+sum.maxLogRel <= 0 {
+			logP += float64(sum.nonzero-1)*base + sum.sumLogRel - block[iMax].logRelULP
+			return min(0, logP)
+		}
 		for i, e := range block {
 			if e.v != 0 && i != iMax {
 				logP += min(0, base+e.logRelULP)
@@ -323,26 +387,36 @@ func (g *grid) logChance(block []elem, iMax, iMin int) float64 {
 	if sLo <= 0 {
 		return 0
 	}
-	prod := 1.0 // multiplied in linear space, folded into logP before it underflows
+	// Every factor is at most 1, so a product over some of the values is
+	// still a bound; maxChanceFactors of them keep the cost down.
+	prod, used, inv := 1.0, 0, 3/sLo
 	for i, e := range block {
+		if used == maxChanceFactors {
+			break
+		}
 		if e.v != 0 && i != iMax && !(g.asym && i == iMin) {
-			prod *= min(1, 3*e.ulp/sLo)
-			if prod < 1e-250 {
+			prod *= min(1, e.ulp*inv)
+			used++
+			if prod < 1e-200 {
 				if prod == 0 {
 					return math.Inf(-1)
 				}
-				logP += math.Log(prod)
-				prod = 1
+				logP, prod = logP+math.Log(prod), 1
 			}
 		}
 	}
 	return min(0, logP+math.Log(prod))
 }
 
+// maxChanceFactors caps the values multiplied into a lattice block's
+// chance bound (each at most 1; 16 of them already give ample strength).
+const maxChanceFactors = 16
+
 // residual is the median distance, in units of the storage format's code
 // spacing, from each nonzero value to the nearest grid point under scale s.
-func (g *grid) residual(block []elem, s float64, scratch []float64) float64 {
-	scratch = scratch[:0]
+func (g *grid) residual(block []elem, s float64, buf *[]float64) float64 {
+	scratch := (*buf)[:0]
+	defer func() { *buf = scratch }()
 	for _, e := range block {
 		if e.v == 0 {
 			continue

@@ -5,22 +5,26 @@ import (
 	"hash/fnv"
 	"io"
 	"os"
+	"sync/atomic"
 )
 
 // Sampling geometry. A tensor is viewed as batch x rows x cols matrices
 // (cols = the last, input dimension; rows = the one before; batch = the
-// rest, e.g. experts). The unit of reading is a tile of tileRows rows by
-// segWidth aligned columns: a full 128x128 tile when the tensor's share of
-// the budget affords enough of them (so that 128x128 block scales can be
-// recognised), otherwise a single 128-wide row segment. Every grid group
-// (16, 32, 64, 128) divides an aligned segment, so blocks never straddle
-// a quantizer's group boundary.
+// rest, e.g. experts). The unit of reading is tileRows rows (128 when the
+// tensor's share of the budget affords enough whole tiles, so that 128x128
+// block scales can be recognised; else 1) by up to readWidth aligned
+// columns, i.e. up to four side-by-side 128x128 tiles, one pread per row.
+// Every grid group (16, 32, 64, 128) divides the aligned 128-wide tiles,
+// so blocks never straddle a quantizer's group boundary.
 const (
-	segWidth     = 128
-	tileRows     = 128
-	minTiles     = 16 // full tiles only if at least this many fit the share
-	maxTiles     = 32 // per tensor: plenty of evidence, bounded time
-	maxSegments  = 2048
+	segWidth  = 128
+	readWidth = 4 * segWidth
+	tileRows  = 128
+	minTiles  = 8 // whole tiles only if at least this many units fit the share
+	// Units per tensor at the default budget (scaled with the budget): a
+	// million values per tensor is ample evidence, and bounds the time.
+	maxTiles     = 8
+	maxSegments  = 1024
 	minSegments  = 4 // fewer than this is not worth reading
 	maxOpenFiles = 64
 )
@@ -31,7 +35,8 @@ type plan struct {
 	batch    int64
 	rows     int64 // per matrix
 	cols     int64
-	width    int64 // values per row read (segWidth, or cols if smaller)
+	width    int64 // values per row read (a multiple of segWidth up to readWidth, or cols if smaller)
+	tile     int64 // width of one tile: segWidth, or cols if smaller
 	height   int64 // rows per unit
 	rowUnits int64 // units along rows per matrix
 	colUnits int64 // units along columns
@@ -43,7 +48,7 @@ func (p *plan) bytes() int64     { return int64(len(p.units)) * p.unitBytes() }
 
 // newPlan lays out the tensor and picks how many units to read within
 // share bytes, spread deterministically over the tensor.
-func newPlan(t *Tensor, st *storage, share int64) *plan {
+func newPlan(t *Tensor, st *storage, share, budget int64) *plan {
 	p := &plan{t: t, st: st, batch: 1, rows: 1, cols: 1}
 	switch n := len(t.Shape); {
 	case n >= 2:
@@ -57,20 +62,29 @@ func newPlan(t *Tensor, st *storage, share int64) *plan {
 	if p.batch == 0 || p.rows == 0 || p.cols == 0 {
 		return p
 	}
-	p.width = min(p.cols, segWidth)
+	p.tile = min(p.cols, segWidth)
+	p.width = p.tile
+	if p.cols >= segWidth {
+		p.width = min(p.cols/segWidth*segWidth, readWidth)
+	}
 	p.colUnits = p.cols / p.width
 	p.height = 1
 	rowBytes := p.width * int64(st.size)
 	if p.rows >= tileRows && share >= minTiles*tileRows*rowBytes {
 		p.height = tileRows
 	}
+	if p.height == 1 && share < minSegments*p.unitBytes() {
+		p.width = p.tile // a small share: narrow reads, more positions
+		p.colUnits = p.cols / p.width
+	}
 	p.rowUnits = p.rows / p.height
 	total := p.batch * p.rowUnits * p.colUnits
 	n := min(total, share/p.unitBytes())
+	scale := max(1, budget/DefaultBudget)
 	if p.height == tileRows {
-		n = min(n, maxTiles)
+		n = min(n, maxTiles*scale)
 	} else {
-		n = min(n, maxSegments)
+		n = min(n, maxSegments*scale)
 	}
 	if n < min(total, minSegments) {
 		return p
@@ -109,16 +123,22 @@ func (p *plan) rowOffset(u, r int64) int64 {
 }
 
 // A budgetReader reads with pread, counts every byte it reads, and refuses
-// to read past its limit. It keeps at most maxOpenFiles files open.
+// to read past its limit. Siblings share the count and the limit but not
+// file handles. It keeps at most maxOpenFiles files open.
 type budgetReader struct {
 	limit int64
-	read  int64
+	used  *atomic.Int64 // bytes read by this reader and its siblings
+	read  int64         // bytes read by this reader
 	files map[string]*os.File
 	sizes map[string]int64
 }
 
 func newBudgetReader(limit int64) *budgetReader {
-	return &budgetReader{limit: limit, files: map[string]*os.File{}, sizes: map[string]int64{}}
+	return &budgetReader{limit: limit, used: new(atomic.Int64), files: map[string]*os.File{}, sizes: map[string]int64{}}
+}
+
+func (r *budgetReader) sibling() *budgetReader {
+	return &budgetReader{limit: r.limit, used: r.used, files: map[string]*os.File{}, sizes: map[string]int64{}}
 }
 
 func (r *budgetReader) open(path string) (*os.File, error) {
@@ -150,14 +170,16 @@ func (r *budgetReader) fileSize(path string) (int64, error) {
 }
 
 func (r *budgetReader) readAt(path string, buf []byte, off int64) error {
-	if r.read+int64(len(buf)) > r.limit {
-		return fmt.Errorf("%s: read of %d bytes at %d would exceed the %d-byte budget", path, len(buf), off, r.limit)
-	}
 	f, err := r.open(path)
 	if err != nil {
 		return err
 	}
+	if r.used.Add(int64(len(buf))) > r.limit {
+		r.used.Add(-int64(len(buf)))
+		return fmt.Errorf("%s: read of %d bytes at %d would exceed the %d-byte budget", path, len(buf), off, r.limit)
+	}
 	n, err := f.ReadAt(buf, off)
+	r.used.Add(int64(n - len(buf)))
 	r.read += int64(n)
 	if err != nil {
 		return fmt.Errorf("%s: reading %d bytes at offset %d: %w", path, len(buf), off, err)

@@ -22,7 +22,7 @@ func scaleDetail(s *gridStats, p *plan) string {
 		}
 		byUnit := map[int][]scaleRec{}
 		for _, r := range s.scales {
-			byUnit[r.unit] = append(byUnit[r.unit], r)
+			byUnit[r.tile] = append(byUnit[r.tile], r)
 		}
 		for _, rs := range byUnit {
 			if !consistentModPow2(rs) {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/specsim/specsim/kernels/numfmt"
 )
@@ -31,6 +32,9 @@ type storage struct {
 	// a product computed in float32 and then rounded to the 16-bit format
 	// (a double rounding) is still accepted; 0 for F32.
 	slack float64
+
+	once  sync.Once
+	elems []elem // 16-bit formats: every finite magnitude code, decoded
 }
 
 var storages = map[string]*storage{
@@ -51,6 +55,10 @@ func (s *storage) signBit() uint32 { return 1 << (8*s.size - 1) }
 func (s *storage) decodeElems(raw []byte, out []elem) (finite bool) {
 	n := min(len(raw)/s.size, len(out))
 	sign := s.signBit()
+	var table []elem
+	if s.size == 2 {
+		table = s.table()
+	}
 	for i := range n {
 		var code uint32
 		if s.size == 2 {
@@ -62,29 +70,51 @@ func (s *storage) decodeElems(raw []byte, out []elem) (finite bool) {
 		if mag > s.maxFinite {
 			return false
 		}
-		if mag == 0 {
-			out[i] = elem{}
-			continue
-		}
-		v := s.decode(mag)
-		// Every real in (lo, hi) rounds to v; ties at the ends go either
-		// way depending on the even code, so both ends are accepted.
-		lo := (s.decode(mag-1) + v) / 2
-		var hi float64
-		if mag == s.maxFinite {
-			hi = v + (v-s.decode(mag-1))/2
+		var e elem
+		if table != nil {
+			e = table[mag]
 		} else {
-			hi = (v + s.decode(mag+1)) / 2
+			e = s.elem(mag)
 		}
-		e := elem{v: v, lo: lo * (1 - s.slack), hi: hi * (1 + s.slack)}
-		e.ulp = e.hi - e.lo
-		e.logRelULP = math.Log(e.ulp / v)
 		if code&sign != 0 {
-			e.v = -v
+			e.v = -e.v
 		}
 		out[i] = e
 	}
 	return true
+}
+
+// elem computes the element of a finite magnitude code.
+func (s *storage) elem(mag uint32) elem {
+	if mag == 0 {
+		return elem{}
+	}
+	v := s.decode(mag)
+	// Every real in (lo, hi) rounds to v; ties at the ends go either way
+	// depending on the even code, so both ends are accepted.
+	lo := (s.decode(mag-1) + v) / 2
+	var hi float64
+	if mag == s.maxFinite {
+		hi = v + (v-s.decode(mag-1))/2
+	} else {
+		hi = (v + s.decode(mag+1)) / 2
+	}
+	e := elem{v: v, lo: lo * (1 - s.slack), hi: hi * (1 + s.slack)}
+	e.ulp = e.hi - e.lo
+	e.logRelULP = math.Log(e.ulp / v)
+	return e
+}
+
+// table returns the elements of every finite magnitude code of a 16-bit
+// format (about 1 MiB), built once.
+func (s *storage) table() []elem {
+	s.once.Do(func() {
+		s.elems = make([]elem, s.maxFinite+1)
+		for c := range s.maxFinite + 1 {
+			s.elems[c] = s.elem(c)
+		}
+	})
+	return s.elems
 }
 
 func storageFor(dtype string) (*storage, error) {

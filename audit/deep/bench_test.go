@@ -1,0 +1,117 @@
+package deep
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/specsim/specsim/kernels/numfmt"
+)
+
+// qwen35Draft lists the BF16 tensors of a Qwen3.5-397B-A17B MTP head with
+// fused experts: about 13.2 GB.
+var qwen35Draft = []struct {
+	name  string
+	shape []int64
+}{
+	{"mtp.fc.weight", []int64{4096, 8192}},
+	{"mtp.layers.0.input_layernorm.weight", []int64{4096}},
+	{"mtp.layers.0.mlp.experts.down_proj", []int64{512, 4096, 1024}},
+	{"mtp.layers.0.mlp.experts.gate_up_proj", []int64{512, 2048, 4096}},
+	{"mtp.layers.0.mlp.gate.weight", []int64{512, 4096}},
+	{"mtp.layers.0.mlp.shared_expert.down_proj.weight", []int64{4096, 1024}},
+	{"mtp.layers.0.mlp.shared_expert.gate_proj.weight", []int64{1024, 4096}},
+	{"mtp.layers.0.mlp.shared_expert.up_proj.weight", []int64{1024, 4096}},
+	{"mtp.layers.0.mlp.shared_expert_gate.weight", []int64{1, 4096}},
+	{"mtp.layers.0.post_attention_layernorm.weight", []int64{4096}},
+	{"mtp.layers.0.self_attn.k_proj.weight", []int64{512, 4096}},
+	{"mtp.layers.0.self_attn.o_proj.weight", []int64{4096, 8192}},
+	{"mtp.layers.0.self_attn.q_proj.weight", []int64{16384, 4096}},
+	{"mtp.layers.0.self_attn.v_proj.weight", []int64{512, 4096}},
+	{"mtp.norm.weight", []int64{4096}},
+}
+
+// sparseDraft writes a sparse file as large as the real draft and fills
+// every region the sampler will read, under this budget, with real
+// Gaussian BF16 values; the rest is a hole costing no disk.
+func sparseDraft(b *testing.B, budget int64) []Tensor {
+	path := filepath.Join(b.TempDir(), "mtp.safetensors")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	var ts []Tensor
+	off := int64(4096) // room for a header; the audit never reads it
+	for _, d := range qwen35Draft {
+		n := int64(2)
+		for _, x := range d.shape {
+			n *= x
+		}
+		ts = append(ts, Tensor{Path: path, Name: d.name, DType: "BF16", Shape: d.shape, Begin: off, End: off + n})
+		off += n
+	}
+	if err := f.Truncate(off); err != nil {
+		b.Fatal(err)
+	}
+	// Replay the budget split of Audit to find the regions it will read.
+	r := rand.New(rand.NewPCG(5, 6))
+	left := budget
+	order := append([]Tensor(nil), ts...)
+	sortBySize(order)
+	var written int64
+	for i := range order {
+		p := newPlan(&order[i], storages["BF16"], left/int64(len(order)-i), budget)
+		buf := make([]byte, p.width*2)
+		for _, u := range p.units {
+			for row := range p.height {
+				for k := range p.width {
+					binary.LittleEndian.PutUint16(buf[2*k:], numfmt.ToBF16(float32(r.NormFloat64()*0.02)))
+				}
+				if _, err := f.WriteAt(buf, p.rowOffset(u, row)); err != nil {
+					b.Fatal(err)
+				}
+				written += int64(len(buf))
+			}
+		}
+		left -= p.bytes()
+	}
+	b.Logf("sparse draft: %.1f GB apparent, %.1f MiB of data written", float64(off)/1e9, float64(written)/(1<<20))
+	return ts
+}
+
+func sortBySize(ts []Tensor) {
+	for i := 1; i < len(ts); i++ {
+		for j := i; j > 0 && ts[j].End-ts[j].Begin < ts[j-1].End-ts[j-1].Begin; j-- {
+			ts[j], ts[j-1] = ts[j-1], ts[j]
+		}
+	}
+}
+
+// BenchmarkDeepAudit13GB audits a 13.2 GB BF16 Qwen3.5 MTP head with the
+// default 64 MiB budget: go test -bench DeepAudit13GB ./audit/deep/
+func BenchmarkDeepAudit13GB(b *testing.B) {
+	ts := sparseDraft(b, DefaultBudget)
+	b.ResetTimer()
+	var rep *Report
+	for range b.N {
+		var err error
+		rep, err = Audit(ts, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	if rep.BytesRead > DefaultBudget {
+		b.Fatalf("read %d bytes, over the %d budget", rep.BytesRead, DefaultBudget)
+	}
+	for _, t := range rep.Tensors {
+		if t.Grid != "none" {
+			b.Fatalf("%s: %s (a sampled region held no data?)", t.Name, t.Verdict)
+		}
+	}
+	b.ReportMetric(float64(rep.BytesRead)/(1<<20), "MiB_read")
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/audit")
+}
