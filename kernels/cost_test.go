@@ -1,0 +1,203 @@
+package kernels
+
+import (
+	"math"
+	"testing"
+)
+
+// idealCoster prices the plain datasheet roofline: every efficiency 1, no
+// fixed time, a hard max, no tables.
+func idealCoster(t testing.TB, gpu string) *Coster {
+	t.Helper()
+	g, err := LookupGPU(gpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newCoster(g, nil, SourceRoofline)
+	for i := range c.eff {
+		for j := range c.eff[i] {
+			c.eff[i][j] = Efficiency{Mem: 1, Compute: 1, Fixed: 0, P: math.Inf(1)}
+		}
+	}
+	return c
+}
+
+func near(a, b, rel float64) bool { return math.Abs(a-b) <= rel*math.Max(math.Abs(a), math.Abs(b)) }
+
+func TestGEMMRooflineByHand(t *testing.T) {
+	const h200BW, h200BF16, h200FP8 = 4.8e12, 989e12, 1979e12
+	const b200BW, b200FP4 = 8e12, 9000e12
+	tests := []struct {
+		name             string
+		gpu              string
+		dt               DType
+		m, n, k          int
+		bytes, flops, us float64
+		bound            string
+	}{
+		// Weights 4096*4096*2, x 1*4096*2, y 1*4096*2.
+		{"decode bf16", "h200", BF16, 1, 4096, 4096, 33570816, 33554432, 33570816 / h200BW * 1e6, "memory"},
+		// Weights 8192*8192*2 + x 8192*8192*2 + y 8192*8192*2; 2*8192^3 FLOPs.
+		{"prefill bf16", "h200", BF16, 8192, 8192, 8192, 3 * 134217728, 1099511627776, 1099511627776 / h200BF16 * 1e6, "compute"},
+		// FP8 weights and activations (1 byte), BF16 output.
+		{"fp8", "h200", FP8, 16, 1024, 2048, 2048*1024 + 16*2048 + 16*1024*2, 2 * 16 * 1024 * 2048, (2048*1024 + 16*2048 + 16*1024*2) / h200BW * 1e6, "memory"},
+		// NVFP4 on Hopper: 0.5625 B/weight, BF16 activations, BF16 rate.
+		{"nvfp4 on hopper", "h200", NVFP4, 4096, 4096, 4096, 4096*4096*0.5625 + 4096*4096*2 + 4096*4096*2, 2 * 4096 * 4096 * 4096.0, 2 * 4096 * 4096 * 4096.0 / h200BF16 * 1e6, "compute"},
+		// NVFP4 on Blackwell: W4A4 at the FP4 rate.
+		{"nvfp4 on b200", "b200", NVFP4, 8192, 8192, 8192, 8192*8192*0.5625*2 + 8192*8192*2, 1099511627776, 1099511627776 / b200FP4 * 1e6, "compute"},
+	}
+	_ = h200FP8
+	_ = b200BW
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := idealCoster(t, tc.gpu).GEMM(tc.dt, tc.m, tc.n, tc.k)
+			if !near(c.Bytes, tc.bytes, 1e-12) || !near(c.FLOPs, tc.flops, 1e-12) {
+				t.Errorf("bytes, flops = %.0f, %.0f; want %.0f, %.0f", c.Bytes, c.FLOPs, tc.bytes, tc.flops)
+			}
+			if !near(c.Seconds*1e6, tc.us, 1e-9) {
+				t.Errorf("latency = %.4f us, want %.4f", c.Seconds*1e6, tc.us)
+			}
+			if c.Bound != tc.bound {
+				t.Errorf("bound = %s, want %s", c.Bound, tc.bound)
+			}
+		})
+	}
+}
+
+func TestEfficiencyTime(t *testing.T) {
+	e := Efficiency{Mem: 0.5, Compute: 0.25, Fixed: 2e-6, P: 2}
+	// tm = 4e-6/0.5 = 8e-6, tc = 1.5e-6/0.25 = 6e-6: sqrt(8^2+6^2) = 10 us, plus 2 us.
+	got, bound := e.time(4e-6, 1.5e-6)
+	if !near(got, 12e-6, 1e-12) || bound != "memory" {
+		t.Errorf("time = %g %s, want 12e-6 memory", got, bound)
+	}
+	got, bound = Efficiency{Mem: 1, Compute: 1, Fixed: 5e-6, P: 4}.time(1e-6, 0)
+	if !near(got, 6e-6, 1e-12) || bound != "latency" {
+		t.Errorf("time = %g %s, want 6e-6 latency", got, bound)
+	}
+}
+
+func TestMoEByHand(t *testing.T) {
+	c := idealCoster(t, "h200")
+	// One token, top-2 of 8 experts: 2 experts touched, each 3*16*32 BF16
+	// weights. Rows = 2; per row x 16*2 + gate_up out 64*2 + act in 64*2 +
+	// act out 32*2 + down in 32*2 + down out 16*2 = 448 bytes; gather and
+	// combine 16*2*2 = 64 bytes.
+	s := MoEShape{Tokens: 1, Experts: 8, TopK: 2, Hidden: 16, Inter: 32, DType: BF16}
+	got := c.MoE(s)
+	wantBytes := 2*3*16*32*2.0 + 2*448 + 64
+	if !near(got.Bytes, wantBytes, 1e-12) {
+		t.Errorf("bytes = %v, want %v", got.Bytes, wantBytes)
+	}
+	if want := 2 * 2 * 3 * 16 * 32.0; got.FLOPs != want {
+		t.Errorf("useful flops = %v, want %v", got.FLOPs, want)
+	}
+	// Rows are padded to a 64-row tile per touched expert: 2*64 rows.
+	if want := math.Max(wantBytes/4.8e12, 2*128*3*16*32/989e12); !near(got.Seconds, want, 1e-9) {
+		t.Errorf("latency = %v, want %v", got.Seconds, want)
+	}
+	// Decode-sized batch on a real layer: only touched experts' weights.
+	big := MoEShape{Tokens: 4, Experts: 256, TopK: 8, Hidden: 7168, Inter: 2048, DType: FP8}
+	d := 256 * (1 - math.Pow(1-8.0/256, 4))
+	if got := c.MoE(big); got.Bytes < d*3*7168*2048 || got.Bytes > d*3*7168*2048*1.01 {
+		t.Errorf("bytes = %v, want about %v (weights of %.2f experts)", got.Bytes, d*3*7168*2048, d)
+	}
+}
+
+func TestAttentionByHand(t *testing.T) {
+	c := idealCoster(t, "h200")
+	tests := []struct {
+		name         string
+		s            AttentionShape
+		bytes, flops float64
+	}{
+		// KV 2*8*128 values per token, 4096 tokens, 2 sequences, BF16;
+		// Q and O 2*1*64*128*2 each.
+		{"decode gqa", AttentionShape{Batch: 2, QLen: 1, KVLen: 4096, Heads: 64, KVHeads: 8, HeadDim: 128},
+			2*4096*2*8*128*2 + 2*64*256*2, 2 * 2 * 64 * 1 * 4096 * 256},
+		// Verify with 4 queries reads KV once; FP8 KV halves it.
+		{"verify fp8 kv", AttentionShape{Batch: 2, QLen: 4, KVLen: 4096, Heads: 64, KVHeads: 8, HeadDim: 128, KVDType: FP8},
+			2*4096*2*8*128 + 2*4*64*256*2, 2 * 2 * 64 * 4 * 4096 * 256},
+		// MLA: one 576-wide latent per token, value width 512.
+		{"decode mla", AttentionShape{Batch: 1, QLen: 1, KVLen: 1000, Heads: 16, KVHeads: 1, HeadDim: 576, MLA: true},
+			1000*576*2 + 16*(576+512)*2, 2 * 16 * 1000 * (576 + 512)},
+		// Causal prefill of 1000 new tokens after 24 cached: each query sees
+		// 24 + (i+1) keys, mean 24 + 500.5.
+		{"prefill", AttentionShape{Batch: 1, QLen: 1000, KVLen: 1024, Heads: 8, KVHeads: 8, HeadDim: 64, Prefill: true},
+			1024*2*8*64*2 + 1000*8*128*2, 2 * 8 * 1000 * 524.5 * 128},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := c.Attention(tc.s)
+			if !near(got.Bytes, tc.bytes, 1e-12) || !near(got.FLOPs, tc.flops, 1e-12) {
+				t.Errorf("bytes, flops = %v, %v; want %v, %v", got.Bytes, got.FLOPs, tc.bytes, tc.flops)
+			}
+			if want := math.Max(tc.bytes/4.8e12, tc.flops/989e12); !near(got.Seconds, want, 1e-9) {
+				t.Errorf("latency = %v, want %v", got.Seconds, want)
+			}
+		})
+	}
+}
+
+func TestGatedDeltaNetByHand(t *testing.T) {
+	c := idealCoster(t, "h200")
+	base := GDNShape{Batch: 4, QLen: 3, KHeads: 16, VHeads: 32, KDim: 128, VDim: 128}
+	state := 4 * 32 * 128 * 128 * 4.0 // FP32 state per batch
+	io := 4 * 3 * (2*16*128 + 2*32*128 + 2*32) * 2.0
+	got := c.GatedDeltaNet(base)
+	if want := 2*state + io; !near(got.Bytes, want, 1e-12) {
+		t.Errorf("no rollback: bytes = %v, want %v", got.Bytes, want)
+	}
+	keep := base
+	keep.KeepIntermediate = true
+	got = c.GatedDeltaNet(keep)
+	if want := 4*state + io; !near(got.Bytes, want, 1e-12) {
+		t.Errorf("rollback: bytes = %v, want %v (one read, three writes)", got.Bytes, want)
+	}
+}
+
+func TestSimpleOpsByHand(t *testing.T) {
+	c := idealCoster(t, "h200")
+	if got, want := c.Norm(10, 100).Bytes, 10*100*4+200.0; got != want {
+		t.Errorf("norm bytes = %v, want %v", got, want)
+	}
+	if got, want := c.Elementwise(4.8e9).Seconds, 1e-3; !near(got, want, 1e-12) {
+		t.Errorf("elementwise 4.8 GB = %v s, want %v", got, want)
+	}
+	lm := c.LMHeadSample(2, 1024, 1000, BF16)
+	if want := 1000*1024*2 + 2*1024*2 + 2*1000*2 + 2*1000*4.0; lm.Bytes != want {
+		t.Errorf("lm_head bytes = %v, want %v", lm.Bytes, want)
+	}
+	if got := c.Launch(10, false).Seconds; !near(got, 60e-6, 1e-12) {
+		t.Errorf("eager launch of 10 = %v, want 60us", got)
+	}
+	if c.Launch(100, true).Seconds >= c.Launch(100, false).Seconds {
+		t.Error("a CUDA graph should launch 100 kernels faster than eager launches")
+	}
+}
+
+func TestZeroShapesCostNothing(t *testing.T) {
+	c := NewCoster(mustGPU(t, "h200"))
+	for name, cost := range map[string]Cost{
+		"gemm":      c.GEMM(BF16, 0, 10, 10),
+		"moe":       c.MoE(MoEShape{Tokens: 0, Experts: 8, TopK: 2, Hidden: 8, Inter: 8}),
+		"attention": c.Attention(AttentionShape{Batch: 0}),
+		"gdn":       c.GatedDeltaNet(GDNShape{}),
+		"norm":      c.Norm(0, 1),
+		"copy":      c.Elementwise(-1),
+		"coll":      c.Collective(AllReduce, 1024, 1),
+	} {
+		if cost.Seconds != 0 {
+			t.Errorf("%s of an empty shape costs %v s", name, cost.Seconds)
+		}
+	}
+}
+
+func mustGPU(t testing.TB, name string) *GPU {
+	t.Helper()
+	g, err := LookupGPU(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}

@@ -1,0 +1,272 @@
+package kernels
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+
+	"gopkg.in/yaml.v3"
+)
+
+// GPU is one accelerator's datasheet figures. Rates are dense (no
+// sparsity); NVLink bandwidth is per direction per GPU.
+type GPU struct {
+	Name             string            // "h200", "gb300", ...
+	HBMBytes         float64           // bytes of device memory
+	HBMBandwidth     float64           // bytes/s
+	Peak             map[DType]float64 // dense FLOP/s per dtype
+	NVLinkBandwidth  float64           // bytes/s per direction per GPU
+	NVLinkDomain     int               // GPUs reachable over NVLink (8 HGX, 72 NVL72)
+	NetworkBandwidth float64           // bytes/s per GPU beyond the NVLink domain
+	Sources          []string          // "field: source" for every figure
+}
+
+// ComputeRate is the dense FLOP/s a GEMM with weights of type dt runs at, and
+// the dtype whose rate it is. A format without tensor-core support on this GPU
+// (NVFP4 or INT4 on Hopper) is dequantized and runs at the BF16 rate, as
+// weight-only kernels do.
+func (g *GPU) ComputeRate(dt DType) (float64, DType) {
+	if dt == FP16 {
+		dt = BF16
+	}
+	if r := g.Peak[dt]; r > 0 {
+		return r, dt
+	}
+	if dt == FP32 {
+		// No FP32 entry: TF32-free CUDA-core rate is about 1/15 of BF16 on
+		// Hopper and Blackwell.
+		return g.Peak[BF16] / 15, FP32
+	}
+	return g.Peak[BF16], BF16
+}
+
+// activationDType is what the activations of a GEMM with dt weights are
+// stored in: the weight format where the GPU computes in it natively (FP8
+// W8A8, NVFP4 W4A4 on Blackwell), BF16 otherwise.
+func (g *GPU) activationDType(dt DType) DType {
+	switch dt {
+	case FP8, INT8, NVFP4:
+		if g.Peak[dt] > 0 {
+			return dt
+		}
+	}
+	return BF16
+}
+
+//go:embed data/gpus.yaml
+var embeddedCatalog []byte
+
+// Catalog is a set of GPUs by lower-case name and alias.
+type Catalog struct {
+	gpus    map[string]*GPU
+	aliases map[string]string
+}
+
+type catalogFile struct {
+	GPUs []catalogEntry `yaml:"gpus"`
+}
+
+type catalogEntry struct {
+	Name          string             `yaml:"name"`
+	Aliases       []string           `yaml:"aliases"`
+	HBMGB         float64            `yaml:"hbm_gb"`
+	HBMTBPerS     float64            `yaml:"hbm_tb_per_s"`
+	TFLOPS        map[string]float64 `yaml:"tflops"`
+	NVLinkGBPerS  float64            `yaml:"nvlink_gb_per_s"`
+	NVLinkDomain  int                `yaml:"nvlink_domain"`
+	NetworkGBPerS float64            `yaml:"network_gb_per_s"`
+	Sources       map[string]string  `yaml:"sources"`
+}
+
+// Limits that keep a hostile catalog file from costing memory or time.
+const (
+	maxCatalogBytes = 1 << 20
+	maxCatalogGPUs  = 256
+)
+
+// ParseCatalog reads a catalog in the schema of the embedded data/gpus.yaml.
+// filename is used in error messages only.
+func ParseCatalog(filename string, data []byte) (*Catalog, error) {
+	if len(data) > maxCatalogBytes {
+		return nil, fmt.Errorf("%s: catalog is %d bytes, limit %d", filename, len(data), maxCatalogBytes)
+	}
+	var f catalogFile
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: %v", filename, err)
+	}
+	if len(f.GPUs) > maxCatalogGPUs {
+		return nil, fmt.Errorf("%s: %d GPUs, limit %d", filename, len(f.GPUs), maxCatalogGPUs)
+	}
+	c := &Catalog{gpus: map[string]*GPU{}, aliases: map[string]string{}}
+	for i, e := range f.GPUs {
+		g, err := e.gpu()
+		if err != nil {
+			return nil, fmt.Errorf("%s: gpus[%d] (%q): %v", filename, i, e.Name, err)
+		}
+		if _, dup := c.gpus[g.Name]; dup {
+			return nil, fmt.Errorf("%s: gpus[%d]: duplicate name %q", filename, i, g.Name)
+		}
+		c.gpus[g.Name] = g
+		for _, a := range e.Aliases {
+			c.aliases[strings.ToLower(strings.TrimSpace(a))] = g.Name
+		}
+	}
+	return c, nil
+}
+
+func positiveFinite(v float64) bool { return v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v) }
+
+func (e catalogEntry) gpu() (*GPU, error) {
+	name := strings.ToLower(strings.TrimSpace(e.Name))
+	if name == "" {
+		return nil, errors.New("missing name")
+	}
+	for field, v := range map[string]float64{
+		"hbm_gb": e.HBMGB, "hbm_tb_per_s": e.HBMTBPerS, "nvlink_gb_per_s": e.NVLinkGBPerS,
+		"network_gb_per_s": e.NetworkGBPerS,
+	} {
+		if !positiveFinite(v) {
+			return nil, fmt.Errorf("%s must be a positive number, got %v", field, v)
+		}
+	}
+	if e.NVLinkDomain < 1 || e.NVLinkDomain > 1<<16 {
+		return nil, fmt.Errorf("nvlink_domain must be 1..65536, got %d", e.NVLinkDomain)
+	}
+	g := &GPU{
+		Name:             name,
+		HBMBytes:         e.HBMGB * 1e9,
+		HBMBandwidth:     e.HBMTBPerS * 1e12,
+		Peak:             map[DType]float64{},
+		NVLinkBandwidth:  e.NVLinkGBPerS * 1e9,
+		NVLinkDomain:     e.NVLinkDomain,
+		NetworkBandwidth: e.NetworkGBPerS * 1e9,
+	}
+	for k, v := range e.TFLOPS {
+		dt, err := ParseDType(k)
+		if err != nil {
+			return nil, fmt.Errorf("tflops: %v", err)
+		}
+		if !positiveFinite(v) {
+			return nil, fmt.Errorf("tflops.%s must be a positive number, got %v", k, v)
+		}
+		g.Peak[dt] = v * 1e12
+	}
+	if g.Peak[BF16] == 0 {
+		return nil, errors.New("tflops.bf16 is required (the fallback rate of every other format)")
+	}
+	keys := make([]string, 0, len(e.Sources))
+	for k := range e.Sources {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		g.Sources = append(g.Sources, k+": "+e.Sources[k])
+	}
+	return g, nil
+}
+
+// Lookup finds a GPU by name or alias, case-insensitively. The result is a
+// copy the caller may change.
+func (c *Catalog) Lookup(name string) (*GPU, error) {
+	key := strings.ToLower(strings.TrimSpace(name))
+	if canon, ok := c.aliases[key]; ok {
+		key = canon
+	}
+	g, ok := c.gpus[key]
+	if !ok {
+		return nil, fmt.Errorf("unknown GPU %q: known GPUs are %s", name, strings.Join(c.Names(), ", "))
+	}
+	return g.clone(), nil
+}
+
+// Names lists the catalog's GPUs, sorted.
+func (c *Catalog) Names() []string {
+	names := make([]string, 0, len(c.gpus))
+	for n := range c.gpus {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Merge adds o's GPUs to c; an entry with the same name replaces c's.
+func (c *Catalog) Merge(o *Catalog) {
+	for n, g := range o.gpus {
+		c.gpus[n] = g
+	}
+	for a, n := range o.aliases {
+		c.aliases[a] = n
+	}
+}
+
+func (g *GPU) clone() *GPU {
+	c := *g
+	c.Peak = make(map[DType]float64, len(g.Peak))
+	for k, v := range g.Peak {
+		c.Peak[k] = v
+	}
+	c.Sources = append([]string(nil), g.Sources...)
+	return &c
+}
+
+var (
+	catalogMu sync.RWMutex
+	catalog   *Catalog
+)
+
+func init() {
+	c, err := ParseCatalog("kernels/data/gpus.yaml", embeddedCatalog)
+	if err != nil {
+		panic("kernels: embedded GPU catalog: " + err.Error())
+	}
+	catalog = c
+}
+
+// LookupGPU finds a GPU in the package catalog (the embedded one plus any
+// file loaded with LoadCatalogFile).
+func LookupGPU(name string) (*GPU, error) {
+	catalogMu.RLock()
+	defer catalogMu.RUnlock()
+	return catalog.Lookup(name)
+}
+
+// GPUNames lists the package catalog's GPUs, sorted.
+func GPUNames() []string {
+	catalogMu.RLock()
+	defer catalogMu.RUnlock()
+	return catalog.Names()
+}
+
+// LoadCatalogFile merges a catalog file into the package catalog: its
+// entries replace embedded GPUs of the same name and add new ones.
+func LoadCatalogFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxCatalogBytes+1))
+	if err != nil {
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	c, err := ParseCatalog(path, data)
+	if err != nil {
+		return err
+	}
+	catalogMu.Lock()
+	defer catalogMu.Unlock()
+	merged := &Catalog{gpus: map[string]*GPU{}, aliases: map[string]string{}}
+	merged.Merge(catalog)
+	merged.Merge(c)
+	catalog = merged
+	return nil
+}

@@ -1,0 +1,78 @@
+package kernels
+
+import (
+	"math"
+	"sync"
+	"sync/atomic"
+)
+
+// ExpectedDistinctExperts is the expected number of experts touched when
+// tokens tokens each pick topk distinct experts out of experts.
+//
+// With uniform routing (skew 0) an expert is missed by one token with
+// probability 1-topk/E, so E(1-(1-topk/E)^T) experts are touched. With skew
+// s > 0 expert popularity follows a Zipf law, p_i proportional to i^-s, and
+// expert i is picked by a token with probability q_i = min(1, topk*p_i); the
+// expectation is sum_i 1-(1-q_i)^T. Skew lowers the count (popular experts
+// absorb the tokens), which is what load imbalance does to weight traffic.
+// The per-token picks are treated as independent across experts, exact for
+// s = 0 and a close approximation otherwise.
+func ExpectedDistinctExperts(tokens, experts, topk int, skew float64) float64 {
+	if tokens <= 0 || experts <= 0 || topk <= 0 {
+		return 0
+	}
+	if topk >= experts {
+		return float64(experts)
+	}
+	t := float64(tokens)
+	if !(skew > 0) {
+		miss := 1 - float64(topk)/float64(experts)
+		return float64(experts) * -math.Expm1(t*math.Log(miss))
+	}
+	logMiss := zipfLogMiss(experts, topk, skew)
+	var sum float64
+	for _, lm := range logMiss {
+		if math.IsInf(lm, -1) {
+			sum++
+			continue
+		}
+		sum += -math.Expm1(t * lm)
+	}
+	return sum
+}
+
+type zipfKey struct {
+	experts, topk int
+	skew          float64
+}
+
+var (
+	zipfCache   sync.Map // zipfKey -> []float64
+	zipfEntries atomic.Int64
+)
+
+// maxZipfEntries bounds the cache when callers sweep many skews.
+const maxZipfEntries = 4096
+
+// zipfLogMiss returns log(1-q_i) per expert, cached so that repeated
+// lookups in a sweep allocate nothing.
+func zipfLogMiss(experts, topk int, skew float64) []float64 {
+	key := zipfKey{experts, topk, skew}
+	if v, ok := zipfCache.Load(key); ok {
+		return v.([]float64)
+	}
+	p := make([]float64, experts)
+	var norm float64
+	for i := range p {
+		p[i] = math.Pow(float64(i+1), -skew)
+		norm += p[i]
+	}
+	for i := range p {
+		q := math.Min(1, float64(topk)*p[i]/norm)
+		p[i] = math.Log1p(-q)
+	}
+	if zipfEntries.Add(1) <= maxZipfEntries {
+		zipfCache.Store(key, p)
+	}
+	return p
+}
