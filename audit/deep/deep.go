@@ -72,6 +72,9 @@ type TensorResult struct {
 	// Grid is the stable key of the grid the values sit on ("nvfp4",
 	// "fp8_e4m3", "int4", ...), or "none" (genuine) or "" (inconclusive).
 	Grid string `json:"grid"`
+	// ClosestGrid, for a genuine verdict, is the grid that held the most
+	// blocks (OnGridFraction is that grid's fraction).
+	ClosestGrid string `json:"closest_grid,omitempty"`
 	// Detail names the scale structure found (e.g. "per-tensor scale").
 	Detail string `json:"detail,omitempty"`
 	// GroupSize is the number of consecutive values sharing one scale in
@@ -514,6 +517,7 @@ func decide(res *TensorResult, stats []*gridStats, p *plan) {
 				closest = s
 			}
 		}
+		res.ClosestGrid = closest.g.code
 		fill(res, closest)
 	}
 }

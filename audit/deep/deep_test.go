@@ -252,3 +252,15 @@ func TestParseHelpers(t *testing.T) {
 		}
 	}
 }
+
+func TestParseBudget(t *testing.T) {
+	for in, want := range map[string]int64{
+		"64MiB": 64 << 20, "1GiB": 1 << 30, "123456": 123456, "1.5 gib": 3 << 29, "500KB": 500000, "4096b": 4096, "2TB": 0, "1tib": 1 << 40,
+		"": 0, "MiB": 0, "12 parsecs": 0, "-64MiB": 0, "1KiB": 0, "NaNMiB": 0,
+	} {
+		got, err := ParseBudget(in)
+		if (err != nil) != (want == 0) || got != want {
+			t.Errorf("ParseBudget(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+}
