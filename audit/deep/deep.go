@@ -208,7 +208,7 @@ func runPlans(plans []*plan, check *budgetReader, progress func(int, int, string
 				p := plans[next]
 				next++
 				mu.Unlock()
-				res, err := runPlan(p, r)
+				res, err := runPlanSafely(p, r)
 				mu.Lock()
 				if err != nil && firstErr == nil {
 					firstErr = err
@@ -226,6 +226,17 @@ func runPlans(plans []*plan, check *budgetReader, progress func(int, int, string
 	}
 	wg.Wait()
 	return results, firstErr
+}
+
+// runPlanSafely turns a panic in a worker goroutine (which the command's
+// recover cannot see) into an error naming the tensor.
+func runPlanSafely(p *plan, r *budgetReader) (res *TensorResult, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			res, err = nil, fmt.Errorf("%s: tensor %s: internal error: %v", p.t.Path, p.t.Name, v)
+		}
+	}()
+	return runPlan(p, r)
 }
 
 func cmpInt64(a, b int64) int {
@@ -313,7 +324,10 @@ func runPlan(p *plan, r *budgetReader) (*TensorResult, error) {
 	var scratch []float64
 	distinct := map[float64]struct{}{}
 	before := r.read
-	tilesPerUnit := int(p.width / p.tile)
+	tilesPerUnit := 0
+	if len(p.units) > 0 {
+		tilesPerUnit = int(p.width / p.tile)
+	}
 	for ui, u := range p.units {
 		for row := range p.height {
 			if err := r.readAt(p.t.Path, rowBuf, p.rowOffset(u, row)); err != nil {
@@ -446,11 +460,11 @@ func (s *gridStats) logSumChance() float64 {
 
 // Thresholds of the verdict.
 const (
-	minBlocks      = 4    // informative blocks needed for any verdict
-	minDistinct    = 8    // distinct nonzero magnitudes needed
-	onGridMajority = 0.5  // fraction of blocks on a grid to call it
-	fractionSlack  = 0.05 // grids this close to the best fraction compete on cost
-	maxFalseAlarm  = -9.0 // log10 bound needed to call a grid
+	minBlocks      = 4     // informative blocks needed for any verdict
+	minDistinct    = 8     // distinct nonzero magnitudes needed
+	onGridMajority = 0.5   // fraction of blocks on a grid to call it
+	fractionSlack  = 0.005 // grids this close to the best fraction compete on cost
+	maxFalseAlarm  = -9.0  // log10 bound needed to call a grid
 )
 
 // falseAlarmLog10 bounds log10 P(at least k of the blocks land on the grid
@@ -504,6 +518,14 @@ func decide(res *TensorResult, stats []*gridStats, p *plan) {
 		res.Verdict, res.Grid, res.GroupSize = best.g.label, best.g.code, best.g.group
 		res.FalseAlarmLog10 = best.falseAlarmLog10()
 		res.Detail = scaleDetail(best, p)
+		switch res.Detail { // the scales tell the MX formats apart
+		case detailMXFP8:
+			res.Verdict, res.Grid = "values on an MXFP8 grid", "mxfp8"
+		case detailMXFP4:
+			res.Verdict, res.Grid, res.GroupSize = "values on an MXFP4 grid", "mxfp4", 32
+		case detailFP4Other:
+			res.Verdict, res.Grid = "values on an FP4 (E2M1) grid", "fp4"
+		}
 		fill(res, best)
 	case res.DistinctValues < minDistinct || maxInformative < minBlocks:
 		res.Verdict = VerdictInconclusive
@@ -602,13 +624,13 @@ func quantizedFinding(m ModuleResult, ts []TensorResult) Finding {
 		Severity: "error",
 		Tensor:   worst.Name,
 		Message: fmt.Sprintf("draft module %s is stored as %s but %s: %d of %d blocks of %s on the grid, median residual %.2g code steps, false-alarm probability %s. "+
-			"The draft was quantized and written back in a wider dtype; ship the original %s draft weights, or store the quantized tensors in their real format so that the header says what the engine will serve",
+			"The draft was quantized (or upcast from a quantized release) and written back as %s, so its real precision is that grid's, not %s. "+
+			"Ship the draft's original high-precision weights, or keep the quantized tensors in their own format so that the header says what the engine will serve",
 			m.Name, worst.DType, lowerFirst(worst.Verdict), int(math.Round(worst.OnGridFraction*float64(worst.BlocksTested))), worst.BlocksTested,
-			worst.Name, worst.MedianResidualULP, FormatProbability(worst.FalseAlarmLog10), worst.DType),
+			worst.Name, worst.MedianResidualULP, FormatProbability(worst.FalseAlarmLog10), worst.DType, worst.DType),
 	}
 }
 
-// lowerFirst turns a verdict into a clause: "its values sit on ...".
 func lowerFirst(s string) string {
 	return "its " + strings.Replace(s, "values on", "values sit on", 1)
 }

@@ -29,22 +29,26 @@ func TestVerdicts(t *testing.T) {
 		{"nvfp4 gaussian", "BF16", nvfp4(g), "nvfp4", 16, "two-level"},
 		{"nvfp4 trained-like", "BF16", nvfp4(tr), "nvfp4", 16, "two-level"},
 		{"nvfp4 as F16", "F16", nvfp4(tr), "nvfp4", 16, "two-level"},
-		{"mxfp4", "BF16", mxfp4(tr), "nvfp4", 16, "power-of-two"},
+		{"mxfp4", "BF16", mxfp4(tr), "mxfp4", 32, "power-of-two"},
 		{"fp8 per-tensor", "BF16", fp8(tr, rows, cols, false), "fp8_e4m3", 128, "per-tensor"},
 		{"fp8 per-channel", "BF16", fp8(tr, 1, cols, false), "fp8_e4m3", 128, "per-channel"},
 		{"fp8 128x128 blocks", "BF16", fp8(tr, 128, 128, false), "fp8_e4m3", 128, "128x128 tile"},
 		{"fp8 e5m2 per-tensor", "BF16", fp8(g, rows, cols, true), "fp8_e5m2", 128, "per-tensor"},
-		{"mxfp8 (e4m3, 32-value scales)", "BF16", fp8(tr, 1, 32, false), "mxfp8_e4m3", 32, ""},
+		{"mxfp8 (e4m3, 32-value scales)", "BF16", mxfp8(tr), "mxfp8", 32, "E8M0"},
+		{"fp8 e4m3 with 32-value float scales", "BF16", fp8(tr, 1, 32, false), "fp8_e4m3_g32", 32, "not powers of two"},
 		{"int4 symmetric g128", "BF16", int4Sym(tr, 128), "int4", 128, ""},
 		{"int4 symmetric g32", "BF16", int4Sym(g, 32), "int4", 32, ""},
 		{"int4 asymmetric g128", "BF16", int4Asym(tr, 128), "int4_asym", 128, ""},
 		{"int4 asymmetric g64", "BF16", int4Asym(g, 64), "int4_asym", 64, ""},
+		{"int8 symmetric g128", "BF16", int8Sym(tr, 128), "int8", 128, ""},
+		{"int8 symmetric g128, gaussian", "BF16", int8Sym(g, 128), "int8", 128, ""},
 		{"all zeros", "BF16", constant(rows, cols, 0), "", 0, ""},
 		{"constant", "BF16", constant(rows, cols, 0.0125), "", 0, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			res := auditOne(t, matrixTensor("mtp.fc.weight", c.dtype, c.m), DefaultBudget)
+			t.Logf("%-32s %-5s %-58s blocks %5d on-grid %5.3f residual %6.2f false-alarm %s %s", c.name, c.dtype, res.Verdict, res.BlocksTested, res.OnGridFraction, res.MedianResidualULP, FormatProbability(res.FalseAlarmLog10), res.Detail)
 			if res.Grid != c.grid {
 				t.Fatalf("grid %q (%s), want %q; %+v", res.Grid, res.Verdict, c.grid, res)
 			}
@@ -76,7 +80,7 @@ func TestVerdicts(t *testing.T) {
 func TestNoFalseAlarm(t *testing.T) {
 	dir := t.TempDir()
 	var ts []fixtureTensor
-	for seed := range uint64(40) {
+	for seed := range uint64(120) {
 		dtype := []string{"BF16", "F16", "BF16", "F32"}[seed%4]
 		m := gaussian(128, 256, 0.001*float64(seed+1), 100+seed)
 		if seed%2 == 1 {
@@ -85,9 +89,12 @@ func TestNoFalseAlarm(t *testing.T) {
 		ts = append(ts, matrixTensor(fmt.Sprintf("mtp.layers.0.mlp.experts.%d.down_proj.weight", seed), dtype, m))
 	}
 	tensors := writeSafetensors(t, filepath.Join(dir, "genuine.safetensors"), ts)
-	rep, err := Audit(tensors, Options{Budget: 8 << 20})
+	rep, err := Audit(tensors, Options{Budget: 16 << 20})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(rep.Tensors) != 120 {
+		t.Fatalf("%d tensors", len(rep.Tensors))
 	}
 	for _, r := range rep.Tensors {
 		if r.Grid != "none" {

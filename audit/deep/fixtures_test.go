@@ -103,6 +103,20 @@ func mxfp4(m matrix) matrix {
 	return out
 }
 
+// mxfp8: E4M3 values with a power-of-two (E8M0) scale per 32 values
+// (OCP MX: 2^(floor(log2 amax) - 8), 8 being E4M3's largest exponent).
+func mxfp8(m matrix) matrix {
+	out := matrix{m.rows, m.cols, make([]float32, len(m.v))}
+	for b := 0; b < len(m.v); b += 32 {
+		blk := m.v[b : b+32]
+		scale := float32(math.Exp2(math.Floor(math.Log2(float64(amax(blk)))) - 8))
+		for i, x := range blk {
+			out.v[b+i] = numfmt.E4M3(numfmt.ToE4M3(float64(x/scale))) * scale
+		}
+	}
+	return out
+}
+
 // fp8 quantizes to E4M3 with the scale amax/448 taken over each
 // rowsPer x colsPer tile (per-tensor: the whole matrix; per-channel: one
 // row; block: 128x128).
@@ -138,6 +152,19 @@ func int4Sym(m matrix, group int) matrix {
 		for i, x := range blk {
 			q := min(max(math.RoundToEven(float64(x/s)), -8), 7)
 			out.v[b+i] = float32(q) * s
+		}
+	}
+	return out
+}
+
+// int8Sym: s = amax/127 per group, q = round(x/s).
+func int8Sym(m matrix, group int) matrix {
+	out := matrix{m.rows, m.cols, make([]float32, len(m.v))}
+	for b := 0; b < len(m.v); b += group {
+		blk := m.v[b : b+group]
+		s := amax(blk) / 127
+		for i, x := range blk {
+			out.v[b+i] = float32(math.RoundToEven(float64(x/s))) * s
 		}
 	}
 	return out

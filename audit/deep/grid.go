@@ -99,7 +99,7 @@ var grids = func() []*grid {
 		tableGrid("nvfp4", "values on an NVFP4 grid", 16, 4+8.0/16, e2m1, e2m1),
 		tableGrid("fp8_e4m3", "values on an FP8 E4M3 grid", 128, 8, e4m3, topMantissas(e4m3)),
 		tableGrid("fp8_e5m2", "values on an FP8 E5M2 grid", 128, 8, e5m2, topMantissas(e5m2)),
-		tableGrid("mxfp8_e4m3", "values on an FP8 E4M3 grid (32-value block scales, MXFP8)", 32, 8+8.0/32, e4m3, topMantissas(e4m3)),
+		tableGrid("fp8_e4m3_g32", "values on an FP8 E4M3 grid (32-value block scales)", 32, 8+8.0/32, e4m3, topMantissas(e4m3)),
 	}
 	for _, g := range []int{32, 64, 128} {
 		gs = append(gs,

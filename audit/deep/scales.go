@@ -30,17 +30,29 @@ func scaleDetail(s *gridStats, p *plan) string {
 			}
 		}
 		return "one scale per 128x128 tile (block scales)"
+	case "fp8_e4m3_g32":
+		if fractionOnScaleGrid(s.scales, 0) >= 0.95 {
+			return detailMXFP8
+		}
+		return "block scales are not powers of two"
 	case "nvfp4":
 		if fractionOnScaleGrid(s.scales, 0) >= 0.95 {
-			return "power-of-two block scales (MXFP4-style E8M0 scales)"
+			return detailMXFP4
 		}
 		if fractionOnScaleGrid(s.scales, 3) >= 0.95 {
 			return "E4M3 block scales times one per-tensor scale (two-level NVFP4 scaling)"
 		}
-		return "block scales are not E4M3 values under one tensor scale"
+		return detailFP4Other
 	}
 	return ""
 }
+
+// Details that name the format more precisely than the grid.
+const (
+	detailMXFP4    = "power-of-two block scales (E8M0 scales, as MXFP4)"
+	detailMXFP8    = "power-of-two block scales (E8M0 scales, as MXFP8)"
+	detailFP4Other = "block scales are not E4M3 values under one tensor scale"
+)
 
 // consistentModPow2 reports whether one scale, up to a power of two per
 // block, lies in every block's feasible interval: FP8 blocks fitted with
