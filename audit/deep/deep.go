@@ -7,6 +7,19 @@
 // to BF16. Genuine BF16 weights almost never do, and the package says how
 // unlikely it would be, from the number of codes against grid points.
 //
+// How unlikely: model a genuine value's code as equally likely to be any
+// code within one grid gap around it (a density smooth on that scale).
+// For a fixed anchor (the level the block maximum sits on) the feasible
+// scales span at most one code of the maximum, so each grid point is within
+// rounding of at most 3 codes and a value hits with probability at most
+// 3*ulp/gap. For BF16 (ulp/|v| <= 2^-7) on the NVFP4 grid (smallest
+// relative gap 1/4) that is 0.094, so 16 nonzero values land on the grid by
+// accident with probability at most 7 * 0.094^15 = 3e-15 (7 anchors); 128
+// values on the E4M3 grid (gap 1/16) at most 8 * 0.375^127 = 1e-53. Over a
+// tensor, P(k of its blocks on the grid) <= (sum of block bounds)^k / k!.
+// Quantized values are on their grid with certainty, so no tensor is
+// called genuine that was quantized to a tested grid.
+//
 // Reads are bounded: a deterministic, stratified sample of whole blocks
 // (aligned 128-wide row segments, or whole 128x128 tiles) read with pread,
 // never a whole shard, within a global byte budget that is split across
@@ -137,8 +150,9 @@ func Audit(tensors []Tensor, opt Options) (*Report, error) {
 	defer r.Close() // only used to check files; workers read with their own
 
 	type job struct {
-		t  *Tensor
-		st *storage
+		t     *Tensor
+		st    *storage
+		index int // in tensors
 	}
 	var jobs []job
 	for i := range tensors {
@@ -150,7 +164,7 @@ func Audit(tensors []Tensor, opt Options) (*Report, error) {
 		if err := validate(t, st, r); err != nil {
 			return nil, err
 		}
-		jobs = append(jobs, job{t, st})
+		jobs = append(jobs, job{t, st, i})
 	}
 	// Smallest first, each taking an equal part of what is left, so that
 	// small tensors' unused shares go to the large ones.
@@ -167,13 +181,15 @@ func Audit(tensors []Tensor, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, t := range tensors {
-		if res, ok := results[t.Name]; ok {
-			rep.Tensors = append(rep.Tensors, *res)
-		}
+	byInput := make([]*TensorResult, len(tensors))
+	for i, j := range jobs {
+		byInput[j.index] = results[i]
 	}
-	for _, res := range results {
-		rep.BytesRead += res.BytesRead
+	for _, res := range byInput {
+		if res != nil {
+			rep.Tensors = append(rep.Tensors, *res)
+			rep.BytesRead += res.BytesRead
+		}
 	}
 	rep.Modules = modules(rep.Tensors)
 	for _, m := range rep.Modules {
@@ -187,8 +203,8 @@ func Audit(tensors []Tensor, opt Options) (*Report, error) {
 
 // runPlans runs the plans on up to four goroutines, each reading with its
 // own file handles under the shared budget.
-func runPlans(plans []*plan, check *budgetReader, progress func(int, int, string)) (map[string]*TensorResult, error) {
-	results := make(map[string]*TensorResult, len(plans))
+func runPlans(plans []*plan, check *budgetReader, progress func(int, int, string)) ([]*TensorResult, error) {
+	results := make([]*TensorResult, len(plans))
 	var mu sync.Mutex
 	var firstErr error
 	next, done := 0, 0
@@ -205,7 +221,7 @@ func runPlans(plans []*plan, check *budgetReader, progress func(int, int, string
 					mu.Unlock()
 					return
 				}
-				p := plans[next]
+				i, p := next, plans[next]
 				next++
 				mu.Unlock()
 				res, err := runPlanSafely(p, r)
@@ -214,7 +230,7 @@ func runPlans(plans []*plan, check *budgetReader, progress func(int, int, string
 					firstErr = err
 				}
 				if err == nil {
-					results[p.t.Name] = res
+					results[i] = res
 					done++
 					if progress != nil {
 						progress(done, len(plans), p.t.Name)

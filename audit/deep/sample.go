@@ -64,8 +64,11 @@ func newPlan(t *Tensor, st *storage, share, budget int64) *plan {
 	}
 	p.tile = min(p.cols, segWidth)
 	p.width = p.tile
-	if p.cols >= segWidth {
-		p.width = min(p.cols/segWidth*segWidth, readWidth)
+	for k := int64(readWidth / segWidth); k > 1; k-- { // widest read that tiles the row
+		if p.cols/segWidth%k == 0 && p.cols >= k*segWidth {
+			p.width = k * segWidth
+			break
+		}
 	}
 	p.colUnits = p.cols / p.width
 	p.height = 1
