@@ -639,7 +639,7 @@ func quantizedFinding(m ModuleResult, ts []TensorResult) Finding {
 		Code:     FindingQuantized,
 		Severity: "error",
 		Tensor:   worst.Name,
-		Message: fmt.Sprintf("draft module %s is stored as %s but %s: %d of %d blocks of %s on the grid, median residual %.2g code steps, false-alarm probability %s. "+
+		Message: fmt.Sprintf("draft module %s is stored as %s but %s: %d of %d blocks of %s on the grid, median residual %.2f code steps, false-alarm probability %s. "+
 			"The draft was quantized (or upcast from a quantized release) and written back as %s, so its real precision is that grid's, not %s. "+
 			"Ship the draft's original high-precision weights, or keep the quantized tensors in their own format so that the header says what the engine will serve",
 			m.Name, worst.DType, lowerFirst(worst.Verdict), int(math.Round(worst.OnGridFraction*float64(worst.BlocksTested))), worst.BlocksTested,
