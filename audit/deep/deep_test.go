@@ -29,6 +29,7 @@ func TestVerdicts(t *testing.T) {
 		{"nvfp4 gaussian", "BF16", nvfp4(g), "nvfp4", 16, "two-level"},
 		{"nvfp4 trained-like", "BF16", nvfp4(tr), "nvfp4", 16, "two-level"},
 		{"nvfp4 as F16", "F16", nvfp4(tr), "nvfp4", 16, "two-level"},
+		{"nvfp4, scale rounded to BF16", "BF16", nvfp4Dequant(tr, true), "nvfp4", 16, "two-level"},
 		{"mxfp4", "BF16", mxfp4(tr), "mxfp4", 32, "power-of-two"},
 		{"fp8 per-tensor", "BF16", fp8(tr, rows, cols, false), "fp8_e4m3", 128, "per-tensor"},
 		{"fp8 per-channel", "BF16", fp8(tr, 1, cols, false), "fp8_e4m3", 128, "per-channel"},

@@ -73,7 +73,11 @@ func amax(v []float32) float32 {
 // scale amax/(6*448); per 16 values along the input dimension an E4M3
 // block scale amax_b/(6*global) clamped to [2^-9, 448]; E2M1 codes of
 // x/(block*global); dequantized as code * (block * global) in float32.
-func nvfp4(m matrix) matrix {
+func nvfp4(m matrix) matrix { return nvfp4Dequant(m, false) }
+
+// nvfp4Dequant quantizes like nvfp4; with bf16Scale the dequantizer first
+// rounds the combined scale to BF16 (as a BF16-only kernel would).
+func nvfp4Dequant(m matrix, bf16Scale bool) matrix {
 	out := matrix{m.rows, m.cols, make([]float32, len(m.v))}
 	global := amax(m.v) / (6 * 448)
 	for b := 0; b < len(m.v); b += 16 {
@@ -81,9 +85,13 @@ func nvfp4(m matrix) matrix {
 		bs := float64(amax(blk) / (6 * global))
 		bs = min(max(bs, 1.0/512), 448)
 		scale := numfmt.E4M3(numfmt.ToE4M3(bs)) * global
+		deq := scale
+		if bf16Scale {
+			deq = numfmt.BF16(numfmt.ToBF16(scale))
+		}
 		for i, x := range blk {
 			q := numfmt.E2M1(numfmt.ToE2M1(float64(x / scale)))
-			out.v[b+i] = q * scale
+			out.v[b+i] = q * deq
 		}
 	}
 	return out

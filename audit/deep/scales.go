@@ -70,6 +70,11 @@ func consistentModPow2(recs []scaleRec) bool {
 	return true
 }
 
+// scaleRounding allows a dequantizer that rounds each combined block scale
+// to BF16 before multiplying (half a BF16 step, 2^-8 relative, for the
+// block's scale and again for the reference's).
+const scaleRounding = 0x1p-7
+
 // fractionOnScaleGrid tests two-level scaling: block scale = e * g with one
 // tensor scale g and e a float with mantBits mantissa bits (3 for E4M3, 0
 // for E8M0). The reference is the largest block scale; each of its
@@ -92,6 +97,7 @@ func fractionOnScaleGrid(recs []scaleRec, mantBits int) float64 {
 			rLo, rHi := r.lo/gHi, r.hi/gLo
 			_, e := math.Frexp(rLo)
 			mLo, mHi := math.Ldexp(rLo, 1-e)*steps, math.Ldexp(rHi, 1-e)*steps // in [steps, 2*steps)
+			mLo, mHi = mLo*(1-scaleRounding), mHi*(1+scaleRounding)
 			if math.Ceil(mLo) <= math.Floor(mHi) {
 				ok++
 			}
