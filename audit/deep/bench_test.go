@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/specsim/specsim/kernels/numfmt"
@@ -12,10 +13,7 @@ import (
 
 // qwen35Draft lists the BF16 tensors of a Qwen3.5-397B-A17B MTP head with
 // fused experts: about 13.2 GB.
-var qwen35Draft = []struct {
-	name  string
-	shape []int64
-}{
+var qwen35Draft = []shaped{
 	{"mtp.fc.weight", []int64{4096, 8192}},
 	{"mtp.layers.0.input_layernorm.weight", []int64{4096}},
 	{"mtp.layers.0.mlp.experts.down_proj", []int64{512, 4096, 1024}},
@@ -33,10 +31,37 @@ var qwen35Draft = []struct {
 	{"mtp.norm.weight", []int64{4096}},
 }
 
+type shaped struct {
+	name  string
+	shape []int64
+}
+
+// deepseekDraft lists the BF16 tensors of a DeepSeek-V3 MTP layer
+// (model.layers.61) with per-expert names: 256 routed experts, about 11.8
+// GB without the embedding and head copies.
+func deepseekDraft() []shaped {
+	p := "model.layers.61."
+	out := []shaped{
+		{p + "eh_proj.weight", []int64{7168, 14336}},
+		{p + "self_attn.q_a_proj.weight", []int64{1536, 7168}},
+		{p + "self_attn.q_b_proj.weight", []int64{24576, 1536}},
+		{p + "self_attn.kv_a_proj_with_mqa.weight", []int64{576, 7168}},
+		{p + "self_attn.kv_b_proj.weight", []int64{32768, 512}},
+		{p + "self_attn.o_proj.weight", []int64{7168, 16384}},
+		{p + "mlp.gate.weight", []int64{256, 7168}},
+	}
+	for e := range 256 {
+		x := p + "mlp.experts." + strconv.Itoa(e) + "."
+		out = append(out, shaped{x + "gate_proj.weight", []int64{2048, 7168}},
+			shaped{x + "up_proj.weight", []int64{2048, 7168}}, shaped{x + "down_proj.weight", []int64{7168, 2048}})
+	}
+	return out
+}
+
 // sparseDraft writes a sparse file as large as the real draft and fills
 // every region the sampler will read, under this budget, with real
 // Gaussian BF16 values; the rest is a hole costing no disk.
-func sparseDraft(b *testing.B, budget int64) []Tensor {
+func sparseDraft(b *testing.B, budget int64, draft []shaped) []Tensor {
 	path := filepath.Join(b.TempDir(), "mtp.safetensors")
 	f, err := os.Create(path)
 	if err != nil {
@@ -45,7 +70,7 @@ func sparseDraft(b *testing.B, budget int64) []Tensor {
 	defer f.Close()
 	var ts []Tensor
 	off := int64(4096) // room for a header; the audit never reads it
-	for _, d := range qwen35Draft {
+	for _, d := range draft {
 		n := int64(2)
 		for _, x := range d.shape {
 			n *= x
@@ -92,8 +117,14 @@ func sortBySize(ts []Tensor) {
 
 // BenchmarkDeepAudit13GB audits a 13.2 GB BF16 Qwen3.5 MTP head with the
 // default 64 MiB budget: go test -bench DeepAudit13GB ./audit/deep/
-func BenchmarkDeepAudit13GB(b *testing.B) {
-	ts := sparseDraft(b, DefaultBudget)
+func BenchmarkDeepAudit13GB(b *testing.B) { benchDeep(b, qwen35Draft) }
+
+// BenchmarkDeepAuditDeepSeek775Tensors: a DeepSeek-V3 MTP layer with 768
+// per-expert tensors, where the budget, not the per-tensor cap, binds.
+func BenchmarkDeepAuditDeepSeek775Tensors(b *testing.B) { benchDeep(b, deepseekDraft()) }
+
+func benchDeep(b *testing.B, draft []shaped) {
+	ts := sparseDraft(b, DefaultBudget, draft)
 	b.ResetTimer()
 	var rep *Report
 	for range b.N {

@@ -215,6 +215,7 @@ func runPlans(plans []*plan, check *budgetReader, progress func(int, int, string
 			defer wg.Done()
 			r := check.sibling()
 			defer r.Close()
+			w := newWorker(r)
 			for {
 				mu.Lock()
 				if next == len(plans) || firstErr != nil {
@@ -224,7 +225,7 @@ func runPlans(plans []*plan, check *budgetReader, progress func(int, int, string
 				i, p := next, plans[next]
 				next++
 				mu.Unlock()
-				res, err := runPlanSafely(p, r)
+				res, err := w.runPlanSafely(p)
 				mu.Lock()
 				if err != nil && firstErr == nil {
 					firstErr = err
@@ -246,13 +247,13 @@ func runPlans(plans []*plan, check *budgetReader, progress func(int, int, string
 
 // runPlanSafely turns a panic in a worker goroutine (which the command's
 // recover cannot see) into an error naming the tensor.
-func runPlanSafely(p *plan, r *budgetReader) (res *TensorResult, err error) {
+func (w *worker) runPlanSafely(p *plan) (res *TensorResult, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			res, err = nil, fmt.Errorf("%s: tensor %s: internal error: %v", p.t.Path, p.t.Name, v)
 		}
 	}()
-	return runPlan(p, r)
+	return w.runPlan(p)
 }
 
 func cmpInt64(a, b int64) int {
@@ -304,7 +305,7 @@ type scaleRec struct {
 }
 
 const (
-	maxResiduals = 64
+	maxResiduals = 16
 	maxDistinct  = 256
 	maxScales    = 4096
 )
@@ -327,18 +328,38 @@ var groupSizes = func() []int {
 	return gs
 }()
 
-func runPlan(p *plan, r *budgetReader) (*TensorResult, error) {
-	res := &TensorResult{Name: p.t.Name, DType: p.t.DType}
-	stats := make([]*gridStats, len(grids))
-	for i, g := range grids {
-		stats[i] = &gridStats{g: g}
+// A worker holds the buffers and statistics one goroutine reuses from
+// tensor to tensor, so that auditing hundreds of tensors does not churn
+// the heap.
+type worker struct {
+	r        *budgetReader
+	stats    []*gridStats
+	rowBuf   []byte
+	elems    []elem
+	sums     map[int][]summary
+	f        fitter
+	scratch  []float64
+	distinct map[float64]struct{}
+}
+
+func newWorker(r *budgetReader) *worker {
+	w := &worker{r: r, sums: map[int][]summary{}, distinct: map[float64]struct{}{}}
+	for _, g := range grids {
+		w.stats = append(w.stats, &gridStats{g: g, chances: make([]int64, chanceBuckets)})
 	}
-	rowBuf := make([]byte, p.width*int64(p.st.size))
-	elems := make([]elem, p.width)
-	sums := make(map[int][]summary, len(groupSizes))
-	var f fitter
-	var scratch []float64
-	distinct := map[float64]struct{}{}
+	return w
+}
+
+func (w *worker) runPlan(p *plan) (*TensorResult, error) {
+	res := &TensorResult{Name: p.t.Name, DType: p.t.DType}
+	for _, s := range w.stats {
+		s.reset()
+	}
+	stats, sums, distinct, r := w.stats, w.sums, w.distinct, w.r
+	clear(distinct)
+	w.rowBuf = slices.Grow(w.rowBuf[:0], int(p.width)*p.st.size)[:p.width*int64(p.st.size)]
+	w.elems = slices.Grow(w.elems[:0], int(p.width))[:p.width]
+	rowBuf, elems := w.rowBuf, w.elems
 	before := r.read
 	tilesPerUnit := 0
 	if len(p.units) > 0 {
@@ -383,7 +404,7 @@ func runPlan(p *plan, r *budgetReader) (*TensorResult, error) {
 				for i := range ss {
 					b := i * s.g.group
 					tile := ui*tilesPerUnit + b/int(p.tile)
-					s.add(&f, elems[b:b+s.g.group], &ss[i], tile, &scratch)
+					s.add(&w.f, elems[b:b+s.g.group], &ss[i], tile, &w.scratch)
 				}
 			}
 		}
@@ -392,6 +413,12 @@ func runPlan(p *plan, r *budgetReader) (*TensorResult, error) {
 	res.DistinctValues = len(distinct)
 	decide(res, stats, p)
 	return res, nil
+}
+
+func (s *gridStats) reset() {
+	s.informative, s.onGrid = 0, 0
+	clear(s.chances)
+	s.residuals, s.scales = s.residuals[:0], s.scales[:0]
 }
 
 func (s *gridStats) add(f *fitter, block []elem, sum *summary, tile int, scratch *[]float64) {
@@ -443,9 +470,6 @@ const (
 )
 
 func (s *gridStats) addChance(l float64) {
-	if s.chances == nil {
-		s.chances = make([]int64, chanceBuckets)
-	}
 	i := chanceBuckets - 1
 	if l > -chanceStep*(chanceBuckets-1) {
 		i = int(-l / chanceStep)

@@ -412,6 +412,9 @@ func (g *grid) logChance(block []elem, sum *summary, iMax, iMin int) float64 {
 // chance bound (each at most 1; 16 of them already give ample strength).
 const maxChanceFactors = 16
 
+// maxResidualValues caps the values whose median makes a block's residual.
+const maxResidualValues = 32
+
 // residual is the median distance, in units of the storage format's code
 // spacing, from each nonzero value to the nearest grid point under scale s.
 func (g *grid) residual(block []elem, s float64, buf *[]float64) float64 {
@@ -446,6 +449,9 @@ func (g *grid) residual(block []elem, s float64, buf *[]float64) float64 {
 			}
 		}
 		scratch = append(scratch, math.Abs(math.Abs(e.v)-q*s)/e.ulp)
+		if len(scratch) == maxResidualValues {
+			break
+		}
 	}
 	if len(scratch) == 0 {
 		return 0
