@@ -139,7 +139,8 @@ const FindingQuantized = "draft-values-quantized"
 
 // Audit runs the value test on the given tensors within the budget.
 // Tensors stored in dtypes other than BF16, F16 and F32 are skipped (their
-// precision is in the header). Errors name the file and tensor.
+// precision is in the header), and so are quantization scales and tensors
+// too narrow for one block. Errors name the file and tensor.
 func Audit(tensors []Tensor, opt Options) (*Report, error) {
 	budget := opt.Budget
 	if budget <= 0 {
@@ -158,7 +159,7 @@ func Audit(tensors []Tensor, opt Options) (*Report, error) {
 	for i := range tensors {
 		t := &tensors[i]
 		st, err := storageFor(t.DType)
-		if err != nil {
+		if err != nil || !worthTesting(t) {
 			continue
 		}
 		if err := validate(t, st, r); err != nil {
@@ -264,6 +265,17 @@ func cmpInt64(a, b int64) int {
 		return 1
 	}
 	return 0
+}
+
+// worthTesting leaves out tensors that cannot hold one 16-value block along
+// their last dimension, and the scales of quantized weights (".weight_scale",
+// ".input_scale", ...), which are metadata rather than weights.
+func worthTesting(t *Tensor) bool {
+	if len(t.Shape) == 0 || t.Shape[len(t.Shape)-1] < 16 {
+		return false
+	}
+	last := t.Name[strings.LastIndexByte(t.Name, '.')+1:]
+	return !strings.Contains(last, "scale")
 }
 
 // validate checks the tensor's byte range against its shape and the file.

@@ -119,13 +119,16 @@ func TestFindingPerModule(t *testing.T) {
 		matrixTensor("mtp.layers.0.mlp.experts.1.up_proj.weight", "BF16", tr),
 		matrixTensor("mtp.norm.weight", "BF16", constant(1, 256, 1)),
 		{"mtp.layers.0.mlp.experts.0.up_proj.weight_scale", "F8_E4M3", []int64{128, 16}, make([]byte, 128*16)},
+		{"mtp.layers.0.mlp.experts.0.up_proj.weight_scale_2", "F32", []int64{}, make([]byte, 4)},
+		{"mtp.layers.0.self_attn.k_scale", "F32", []int64{64}, make([]byte, 4*64)},
+		{"mtp.layers.0.narrow.weight", "BF16", []int64{64, 8}, make([]byte, 2*64*8)},
 	})
 	rep, err := Audit(tensors, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rep.Tensors) != 4 {
-		t.Fatalf("%d tensors tested, want 4 (F8_E4M3 skipped)", len(rep.Tensors))
+		t.Fatalf("%d tensors tested, want 4 (F8_E4M3, scales and the 8-wide tensor skipped)", len(rep.Tensors))
 	}
 	want := map[string]string{"mtp.fc": "none", "mtp.layers.0.mlp.experts.*.up_proj": "nvfp4", "mtp.norm": ""}
 	for _, m := range rep.Modules {
