@@ -566,6 +566,9 @@ func decide(res *TensorResult, stats []*gridStats, p *plan) {
 		}
 	}
 	switch {
+	case res.DistinctValues < minDistinct || maxInformative < minBlocks:
+		// Few distinct values fit some grid whatever their origin.
+		res.Verdict = VerdictInconclusive
 	case best != nil:
 		res.Verdict, res.Grid, res.GroupSize = best.g.label, best.g.code, best.g.group
 		res.FalseAlarmLog10 = best.falseAlarmLog10()
@@ -574,13 +577,11 @@ func decide(res *TensorResult, stats []*gridStats, p *plan) {
 		case detailMXFP8:
 			res.Verdict, res.Grid = "values on an MXFP8 grid", "mxfp8"
 		case detailMXFP4:
-			res.Verdict, res.Grid, res.GroupSize = "values on an MXFP4 grid", "mxfp4", 32
+			res.Verdict, res.Grid = "values on an MXFP4 grid", "mxfp4"
 		case detailFP4Other:
 			res.Verdict, res.Grid = "values on an FP4 (E2M1) grid", "fp4"
 		}
 		fill(res, best)
-	case res.DistinctValues < minDistinct || maxInformative < minBlocks:
-		res.Verdict = VerdictInconclusive
 	case weak:
 		res.Verdict = VerdictWeak
 	default:

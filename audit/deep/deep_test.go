@@ -30,7 +30,7 @@ func TestVerdicts(t *testing.T) {
 		{"nvfp4 trained-like", "BF16", nvfp4(tr), "nvfp4", 16, "two-level"},
 		{"nvfp4 as F16", "F16", nvfp4(tr), "nvfp4", 16, "two-level"},
 		{"nvfp4, scale rounded to BF16", "BF16", nvfp4Dequant(tr, true), "nvfp4", 16, "two-level"},
-		{"mxfp4", "BF16", mxfp4(tr), "mxfp4", 32, "power-of-two"},
+		{"mxfp4", "BF16", mxfp4(tr), "mxfp4", 16, "power-of-two"},
 		{"fp8 per-tensor", "BF16", fp8(tr, rows, cols, false), "fp8_e4m3", 128, "per-tensor"},
 		{"fp8 per-channel", "BF16", fp8(tr, 1, cols, false), "fp8_e4m3", 128, "per-channel"},
 		{"fp8 128x128 blocks", "BF16", fp8(tr, 128, 128, false), "fp8_e4m3", 128, "128x128 tile"},
@@ -44,6 +44,7 @@ func TestVerdicts(t *testing.T) {
 		{"int8 symmetric g128", "BF16", int8Sym(tr, 128), "int8", 128, ""},
 		{"int8 symmetric g128, gaussian", "BF16", int8Sym(g, 128), "int8", 128, ""},
 		{"all zeros", "BF16", constant(rows, cols, 0), "", 0, ""},
+		{"five values", "BF16", fewValues(rows, cols, []float32{-0.02, -0.01, 0, 0.01, 0.03}), "", 0, ""},
 		{"constant", "BF16", constant(rows, cols, 0.0125), "", 0, ""},
 	}
 	for _, c := range cases {

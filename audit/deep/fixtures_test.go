@@ -206,6 +206,17 @@ func constant(rows, cols int, c float32) matrix {
 	return m
 }
 
+// fewValues draws every element from a handful of values: on some grid
+// whatever its origin, so no verdict can be drawn.
+func fewValues(rows, cols int, vals []float32) matrix {
+	r := rand.New(rand.NewPCG(3, 3))
+	m := matrix{rows, cols, make([]float32, rows*cols)}
+	for i := range m.v {
+		m.v[i] = vals[r.IntN(len(vals))]
+	}
+	return m
+}
+
 // encode stores a matrix as little-endian BF16, F16 or F32.
 func encode(m matrix, dtype string) []byte {
 	switch dtype {
