@@ -3,12 +3,12 @@ package audit
 import (
 	"fmt"
 	"math"
-	"os"
 	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/specsim/specsim/audit/enginelog"
+	"github.com/specsim/specsim/audit/safetensors"
 )
 
 // Config is one audit request.
@@ -31,10 +31,12 @@ type MTPReport struct {
 	EffectiveDType   string `json:"effective_dtype"`
 }
 
-// MemoryRow is one "memory" entry: weight bytes on the most loaded rank.
-// ModelGiB covers everything the rank holds (target plus draft); MTPGiB the
-// draft alone, including the embedding and lm_head copies the engine
-// allocates for it.
+// MemoryRow is one "memory" entry for the most loaded rank. MTPBytes are
+// the draft's parameter bytes, including the embedding and lm_head copies
+// the engine allocates for it; MTPGiB is the device memory those
+// parameters take as the engine reports it (CUDA caching-allocator
+// segments, in GiB = 2^30 bytes, which SGLang prints as "GB"). ModelGiB is
+// the parameter bytes of target plus draft, in GiB.
 type MemoryRow struct {
 	Engine   string  `json:"engine"`
 	TP       int     `json:"tp"`
@@ -45,8 +47,8 @@ type MemoryRow struct {
 	ModelGiB float64 `json:"model_gib"`
 }
 
-// Counterfactual is the draft's per-rank size had it shipped in another
-// precision (the module kinds the target quantizes, quantized the same way),
+// Counterfactual is the draft's per-rank size, as the engine would report
+// it, had it shipped in another precision (the module kinds the target quantizes, quantized the same way),
 // so that a logged figure can tell which precision the engine loaded.
 type Counterfactual struct {
 	TP       int     `json:"tp"`
@@ -78,7 +80,7 @@ type Report struct {
 	Tensors        int              `json:"tensor_count"`
 	Shards         int              `json:"shard_count"`
 	DataBytes      int64            `json:"data_bytes"`
-	HeaderBytes    int64            `json:"header_bytes_read"`
+	BytesRead      int64            `json:"bytes_read"` // configs, index and shard headers
 	MTP            MTPReport        `json:"mtp"`
 	Findings       []Finding        `json:"findings"`
 	Memory         []MemoryRow      `json:"memory"`
@@ -109,7 +111,7 @@ func Run(dir string, c Config) (*Report, error) {
 		return nil, err
 	}
 	r := &Report{Dir: dir, Engine: c.Engine, Checkpoint: cp, Findings: cp.Findings,
-		Family: familyOf(cp.Config), Tensors: len(cp.Tensors), Shards: len(cp.Shards), HeaderBytes: cp.BytesRead}
+		Family: familyOf(cp.Config), Tensors: len(cp.Tensors), Shards: len(cp.Shards), BytesRead: cp.BytesRead}
 	if cp.Config.Quant != nil {
 		r.QuantAlgo = cp.Config.Quant.Algo
 	}
@@ -149,13 +151,16 @@ func Run(dir string, c Config) (*Report, error) {
 		if pad := vocabSplitProblem(cp.Config.VocabSize, tp); pad != "" {
 			r.Findings = append(r.Findings, Finding{Code: "vocab_not_divisible", Severity: SeverityWarning, Message: pad})
 		}
-		draft, target := sizer.draft(l, ""), sizer.target(l)
+		draft, reserved := sizer.draft(l, "")
+		target := sizer.target(l)
 		r.Memory = append(r.Memory, MemoryRow{Engine: c.Engine, TP: tp, EP: c.EP, DP: c.DP,
-			MTPGiB: round4(draft / GiB), MTPBytes: int64(math.Round(draft)), ModelGiB: round4((draft + target) / GiB)})
+			MTPGiB: round4(reserved / GiB), MTPBytes: int64(math.Round(draft)), ModelGiB: round4((draft + target) / GiB)})
 		if mtp.Present() {
+			_, bf16 := sizer.draft(l, PrecBF16)
+			_, fp8 := sizer.draft(l, PrecFP8)
+			_, nvfp4 := sizer.draft(l, PrecNVFP4)
 			r.Counterfactual = append(r.Counterfactual, Counterfactual{TP: tp, EP: c.EP, DP: c.DP,
-				BF16GiB: round4(sizer.draft(l, PrecBF16) / GiB), FP8GiB: round4(sizer.draft(l, PrecFP8) / GiB),
-				NVFP4GiB: round4(sizer.draft(l, PrecNVFP4) / GiB)})
+				BF16GiB: round4(bf16 / GiB), FP8GiB: round4(fp8 / GiB), NVFP4GiB: round4(nvfp4 / GiB)})
 		}
 	}
 	if c.LogPath != "" {
@@ -271,13 +276,13 @@ func coverageFindings(c Config, cfg *ModelConfig, mtp *MTP, modules []*Module) [
 		seen[key] = true
 		if g := gaps[key]; g != nil {
 			out = append(out, Finding{Code: codeFor("exclude_gap", key), Severity: SeverityError,
-				Message: fmt.Sprintf("%s ships %s but no exclude pattern covers it under %s's matching, so %s builds it %s and cannot load the %s weight (an NVFP4 layer expects packed U8 [out, in/2]). Add a pattern such as %q to exclude_modules in hf_quant_config.json and to quantization_config.ignore in config.json",
-					describe(g.names), g.prec, c.Engine, c.Engine, g.eff, g.prec, suggestPattern(g.names))})
+				Message: fmt.Sprintf("%s %s %s but no exclude pattern covers it under %s's matching, so %s builds it %s and cannot load the %s weight (an NVFP4 layer expects packed U8 [out, in/2]). Add a pattern such as %q to exclude_modules in hf_quant_config.json and to quantization_config.ignore in config.json",
+					describe(g.names), ships(g.names), g.prec, c.Engine, c.Engine, g.eff, g.prec, suggestPattern(g.names))})
 		}
 		if g := wrong[key]; g != nil {
 			out = append(out, Finding{Code: codeFor("exclude_wrong", key), Severity: SeverityError,
-				Message: fmt.Sprintf("%s ships quantized (%s) but %s leaves it unquantized (%s), so the packed weight and its scales do not fit the layer. Remove the exclude pattern that matches it",
-					describe(g.names), g.prec, c.Engine, excludedBy(g.rule))})
+				Message: fmt.Sprintf("%s %s quantized (%s) but %s leaves it unquantized (%s), so the packed weight and its scales do not fit the layer. Remove the exclude pattern that matches it",
+					describe(g.names), ships(g.names), g.prec, c.Engine, excludedBy(g.rule))})
 		}
 		if g := overridden[key]; g != nil {
 			sev := SeverityWarning
@@ -285,8 +290,8 @@ func coverageFindings(c Config, cfg *ModelConfig, mtp *MTP, modules []*Module) [
 				sev = SeverityInfo
 			}
 			otherCovered := Excluded(other, q, g.names[0])
-			msg := fmt.Sprintf("%s ships %s and no exclude pattern covers it (vLLM fnmatch: %s; SGLang glob/regex: %s). %s loads it as %s only because %s",
-				describe(g.names), g.prec, yesNo(Excluded(EngineVLLM, q, g.names[0])), yesNo(Excluded(EngineSGLang, q, g.names[0])),
+			msg := fmt.Sprintf("%s %s %s and no exclude pattern covers it (vLLM fnmatch: %s; SGLang glob/regex: %s). %s loads it as %s only because %s",
+				describe(g.names), ships(g.names), g.prec, yesNo(Excluded(EngineVLLM, q, g.names[0])), yesNo(Excluded(EngineSGLang, q, g.names[0])),
 				c.Engine, g.eff, g.rule)
 			if strings.HasSuffix(g.names[0], "mtp.fc") {
 				msg += "; vLLM builds before PR #38832 (2026-04-02), modelopt_mixed-unaware patches and other ModelOpt consumers create an NVFP4 layer for it and fail with a weight shape mismatch"
@@ -319,6 +324,13 @@ func excludedBy(rule string) string {
 		return "an exclude pattern matches it"
 	}
 	return rule
+}
+
+func ships(names []string) string {
+	if len(names) == 1 {
+		return "ships"
+	}
+	return "ship"
 }
 
 // describe names a group of modules: the name itself, or the pattern with
@@ -405,7 +417,8 @@ type vocabTensor struct {
 
 func newSizer(engine string, cfg *ModelConfig, modules []*Module, inDraft map[*Module]bool, mtp *MTP, e Effective) *sizer {
 	s := &sizer{cfg: cfg, mtp: mtp, eff: map[*Module]string{}, quantRole: map[Role]bool{}, targetSums: map[roleKey]int64{}}
-	s.place = Placement{Experts: cfg.NumExperts, KVHeads: cfg.NumKeyValueHeads, VocabSize: cfg.VocabSize}
+	s.place = Placement{Experts: cfg.NumExperts, KVHeads: cfg.NumKeyValueHeads,
+		EmbedOverAttnTP: mtp.Family == FamilyDeepSeek || mtp.Family == FamilyGLM}
 	for _, v := range e.Verdicts {
 		s.eff[v.Module] = v.Effective
 	}
@@ -466,14 +479,17 @@ func (s *sizer) target(l Layout) float64 {
 	return sum
 }
 
-// draft sizes the draft on one rank. prec "" uses each module's effective
-// precision; otherwise the module kinds the target quantizes are stored in
-// prec and the rest in BF16.
-func (s *sizer) draft(l Layout, prec string) float64 {
+// draft sizes the draft on one rank: bytes of its parameters, and the
+// memory the engine reports for them: for SGLang the CUDA caching-allocator
+// segments ("mem usage" is the drop in free device memory), for vLLM the
+// allocated bytes. prec "" uses each module's effective precision;
+// otherwise the module kinds the target quantizes are stored in prec and
+// the rest in BF16.
+func (s *sizer) draft(l Layout, prec string) (bytes, reserved float64) {
 	if !s.mtp.Present() {
-		return 0
+		return 0, 0
 	}
-	var sum float64
+	byParam := map[string]float64{}
 	ownEmbed, ownHead := false, false
 	for _, m := range s.draftMods {
 		var r Role
@@ -495,18 +511,15 @@ func (s *sizer) draft(l Layout, prec string) float64 {
 			if s.quantRole[r] && !isRouter(m.Name) {
 				p = prec
 			}
-			if m.Quantized() && prec == PrecBF16 {
-				p = PrecBF16
-			}
 		}
-		sum += s.place.moduleRankBytes(l, m, p, true)
+		byParam[engineParam(m.Name)] += s.place.moduleRankBytes(l, m, p, true)
 	}
 	// SGLang drafts construct their own vocab-parallel embedding and lm_head
 	// (loaded from the target's tensors, shared only after loading), so the
 	// load-time figure includes them; unquantized, as the draft is built.
 	if l.Engine == EngineSGLang && s.mtp.Kind == MTPPrefixed {
 		if !ownEmbed && s.embed != nil {
-			sum += s.bf16Vocab(l, RoleEmbed, s.embed)
+			byParam["draft.embed_tokens"] += s.bf16Vocab(l, RoleEmbed, s.embed)
 		}
 		if !ownHead && !s.cfg.TieWordEmbeddings {
 			src := s.lmHead
@@ -514,11 +527,19 @@ func (s *sizer) draft(l Layout, prec string) float64 {
 				src = s.embed
 			}
 			if src != nil {
-				sum += s.bf16Vocab(l, RoleLMHead, src)
+				byParam["draft.lm_head"] += s.bf16Vocab(l, RoleLMHead, src)
 			}
 		}
 	}
-	return sum
+	for _, b := range byParam {
+		bytes += b
+	}
+	if l.Engine == EngineVLLM {
+		// vLLM's "Model loading took" is torch.cuda allocated memory
+		// (DeviceMemoryProfiler), not reserved segments.
+		return bytes, bytes
+	}
+	return bytes, float64(allocatorFootprint(paramSizes(byParam)))
 }
 
 func (s *sizer) bf16Vocab(l Layout, r Role, m *Module) float64 {
@@ -530,7 +551,7 @@ func (s *sizer) bf16Vocab(l Layout, r Role, m *Module) float64 {
 }
 
 func (r *Report) compareLog(c Config) error {
-	f, err := os.Open(c.LogPath)
+	f, err := safetensors.OpenRegular(c.LogPath)
 	if err != nil {
 		return &CorruptError{Path: c.LogPath, Err: err}
 	}

@@ -31,7 +31,7 @@ type Checkpoint struct {
 	Index     *safetensors.Index
 	Shards    []*safetensors.Header
 	Tensors   []Tensor // sorted by name
-	BytesRead int64    // header bytes read from shards
+	BytesRead int64    // bytes read: configs, index and shard headers
 	Findings  []Finding
 }
 
@@ -66,7 +66,7 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 	cp := &Checkpoint{Dir: dir}
 	cfg, err := LoadModelConfig(dir)
 	switch {
-	case errors.Is(err, fs.ErrNotExist) && !strings.Contains(err.Error(), "hf_quant_config"):
+	case errors.Is(err, fs.ErrNotExist): // config.json; a missing hf_quant_config.json is no error
 		cp.Config = &ModelConfig{Dir: dir}
 		cp.add(Finding{Code: "config_missing", Severity: SeverityWarning,
 			Message: fmt.Sprintf("%s has no config.json: architecture, MTP flags and quantization are unknown, so only tensors are audited", dir)})
@@ -74,6 +74,11 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 		return nil, &CorruptError{Path: dir, Err: err}
 	default:
 		cp.Config = cfg
+		for _, name := range []string{"config.json", "hf_quant_config.json"} {
+			if st, err := os.Stat(filepath.Join(dir, name)); err == nil {
+				cp.BytesRead += st.Size()
+			}
+		}
 	}
 
 	onDisk, err := filepath.Glob(filepath.Join(dir, "*.safetensors"))
@@ -93,6 +98,9 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 			return nil, &CorruptError{Path: indexPath, Err: err}
 		}
 		cp.Index = idx
+		if st, err := os.Stat(indexPath); err == nil {
+			cp.BytesRead += st.Size()
+		}
 		for _, s := range idx.Shards() {
 			if !safetensors.LocalShard(s) {
 				cp.add(Finding{Code: "shard_outside_dir", Severity: SeverityError,
@@ -165,14 +173,13 @@ func (cp *Checkpoint) readShards(names []string) error {
 		return &CorruptError{Path: path, Err: err}
 	}
 	n := 0
-	for i, h := range headers {
+	for _, h := range headers {
 		if h == nil {
 			continue
 		}
 		cp.Shards = append(cp.Shards, h)
 		cp.BytesRead += h.BytesRead
 		n += len(h.Tensors)
-		_ = i
 	}
 	cp.Tensors = make([]Tensor, 0, n)
 	for i, h := range headers {

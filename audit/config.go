@@ -7,11 +7,12 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/specsim/specsim/audit/safetensors"
 )
 
 // MaxConfigSize bounds config.json and hf_quant_config.json. Real files are
@@ -142,7 +143,7 @@ func LoadModelConfig(dir string) (*ModelConfig, error) {
 }
 
 func readBounded(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := safetensors.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Exclude patterns are matched the way each engine matches them; the two
@@ -19,7 +20,14 @@ import (
 // turning '*' into '.*'; it must fullmatch the prefix (or the prefix with
 // "language_model." removed) or any single dot-separated component of it.
 
-var regexCache sync.Map // pattern key -> *regexp.Regexp (nil when invalid)
+// Compiled patterns are cached: an audit asks about the same few hundred
+// patterns for every module. The cache stops growing at maxCachedRegexps.
+var (
+	regexCache  sync.Map // pattern key -> *regexp.Regexp (nil when invalid)
+	regexCached atomic.Int64
+)
+
+const maxCachedRegexps = 1 << 14
 
 func cachedRegexp(key, expr string) *regexp.Regexp {
 	if v, ok := regexCache.Load(key); ok {
@@ -30,7 +38,9 @@ func cachedRegexp(key, expr string) *regexp.Regexp {
 	if err != nil {
 		re = nil
 	}
-	regexCache.Store(key, re)
+	if regexCached.Add(1) <= maxCachedRegexps {
+		regexCache.Store(key, re)
+	}
 	return re
 }
 

@@ -100,9 +100,13 @@ func roleOf(engine string, t *Tensor, inDraft bool) Role {
 
 // Placement holds the model facts per-rank sizing needs.
 type Placement struct {
-	Experts   int // routed experts per MoE layer
-	KVHeads   int
-	VocabSize int
+	Experts int // routed experts per MoE layer
+	KVHeads int
+	// EmbedOverAttnTP: under DP attention SGLang splits this family's
+	// embedding over the attention TP group (deepseek_nextn.py,
+	// use_attn_tp_group) instead of replicating it (qwen3_5.py,
+	// enable_tp=not dp_attention).
+	EmbedOverAttnTP bool
 }
 
 func (p Placement) padded(rows int64) int64 {
@@ -117,6 +121,9 @@ func (p Placement) RankBytes(l Layout, r Role, shape []int64, bytes int64) float
 		parts := l.TP
 		if r == RoleEmbed && l.Engine == EngineSGLang && l.DP > 1 {
 			parts = 1 // VocabParallelEmbedding(enable_tp=not dp_attention)
+			if p.EmbedOverAttnTP {
+				parts = l.attnTP()
+			}
 		}
 		if r == RoleLMHead && l.Engine == EngineSGLang && l.DPLMHead {
 			parts = l.attnTP()

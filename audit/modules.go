@@ -26,8 +26,10 @@ var scaleSuffixes = []string{
 	"weight_zero_point", "scales", "qzeros", "g_idx",
 }
 
-// weightSuffixes name the tensor that holds a module's parameters.
-var weightSuffixes = []string{"weight", "weight_packed", "qweight", "bias"}
+// weightSuffixes name the tensor that holds a module's parameters;
+// "gate_up_proj" and "down_proj" are the fused 3-D expert tensors of
+// Hugging Face MoE exports ("mlp.experts.gate_up_proj").
+var weightSuffixes = []string{"weight", "weight_packed", "qweight", "gate_up_proj", "down_proj", "bias"}
 
 // Module is a group of tensors with a common prefix: a linear layer with its
 // weight and scales, a norm, an embedding.

@@ -121,10 +121,15 @@ func verdict(engine string, cfg *ModelConfig, mtp *MTP, inDraft bool, m *Module,
 			(qname == "modelopt_mixed" || (qname == "modelopt_fp4" && serializedNVFP4(cfg))) {
 			return unquantizedBuild("SGLang qwen3_5_mtp.py builds the MTP module unquantized for serialized " + qname + " checkpoints")
 		}
-		if mtp.Kind == MTPInline && (mtp.Family == FamilyDeepSeek || mtp.Family == FamilyGLM) &&
-			qname == "modelopt_fp4" && o.envOn(EnvFP8NextNMoE) && strings.Contains(m.Name, ".experts.") && !shippedQuant {
-			v.Rule, v.Effective, v.Lowered = EnvFP8NextNMoE+"=1 casts the NextN MoE to FP8 (deep_gemm)", PrecFP8, true
-			return v
+		if mtp.Kind == MTPPrefixed && mtp.Family == FamilyQwen3Next && qname == "modelopt_fp4" {
+			return unquantizedBuild("SGLang qwen3_next_mtp.py drops the modelopt_fp4 quant config for the MTP module")
+		}
+		if mtp.Kind == MTPInline && (mtp.Family == FamilyDeepSeek || mtp.Family == FamilyGLM) && qname == "modelopt_fp4" {
+			if o.envOn(EnvFP8NextNMoE) && strings.Contains(m.Name, ".experts.") && !shippedQuant {
+				v.Rule, v.Effective, v.Lowered = EnvFP8NextNMoE+"=1 casts the NextN MoE to FP8 (deep_gemm)", PrecFP8, true
+				return v
+			}
+			return unquantizedBuild("SGLang deepseek_nextn.py drops the modelopt_fp4 quant config for the NextN layer")
 		}
 	}
 	if q == nil || !m.Linear() {
@@ -132,9 +137,9 @@ func verdict(engine string, cfg *ModelConfig, mtp *MTP, inDraft bool, m *Module,
 	}
 	if isRouter(m.Name) && !shippedQuant {
 		if engine == EngineSGLang {
-			return unquantizedBuild("SGLang builds MoE routers (mlp.gate) as ReplicatedLinear without quantization")
+			return unquantizedBuild("SGLang builds MoE routers (mlp.gate) without a quant method (ReplicatedLinear with quant_config=None, or a plain gate parameter)")
 		}
-		return unquantizedBuild("vLLM builds MoE routers (mlp.gate) unquantized (vllm-project/vllm PR #35156)")
+		return unquantizedBuild("vLLM builds MoE routers (mlp.gate) unquantized (hard-coded for Qwen3.5 in PR #35156; a plain gate parameter in DeepSeek-style models)")
 	}
 	if engine == EngineVLLM && inDraft && qname == "modelopt_fp4" && (mtp.Family == FamilyQwen35 || mtp.Family == FamilyQwen3Next) && strings.HasSuffix(m.Name, "mtp.fc") {
 		return unquantizedBuild("vLLM forces mtp.fc unquantized for modelopt_fp4 (PR #38832, merged 2026-04-02)")
@@ -234,9 +239,13 @@ func EffectiveDraft(cfg *ModelConfig, mtp *MTP, o Options) Effective {
 	precs := map[string]bool{}
 	experts := map[string]bool{}
 	rules := map[string]bool{}
+	byExclude := 0
 	for _, m := range mtp.Modules {
 		v := verdict(o.Engine, cfg, mtp, true, m, o)
 		e.Verdicts = append(e.Verdicts, v)
+		if v.Excluded && m.Linear() {
+			byExclude++
+		}
 		if m.Linear() {
 			precs[v.Effective] = true
 			if strings.Contains(m.Name, ".experts") {
@@ -254,15 +263,19 @@ func EffectiveDraft(cfg *ModelConfig, mtp *MTP, o Options) Effective {
 	}
 	rs := make([]string, 0, len(rules))
 	for r := range rules {
+		if (len(rules) > 1 || byExclude > 0) && strings.Contains(r, "routers") {
+			continue // routers are unquantized everywhere; not what decides the draft
+		}
 		rs = append(rs, r)
 	}
 	sort.Strings(rs)
-	if len(rs) == 0 {
-		if cfg.Quant == nil {
-			rs = append(rs, "unquantized checkpoint: layers load as shipped")
-		} else {
-			rs = append(rs, "the quant config's exclude list ("+engineQuantName(cfg.Quant)+")")
-		}
+	switch {
+	case cfg.Quant == nil:
+		rs = append(rs, "unquantized checkpoint: layers load as shipped")
+	case byExclude > 0:
+		rs = append(rs, fmt.Sprintf("the %s exclude list covers %d of its linear modules", engineQuantName(cfg.Quant), byExclude))
+	case len(rs) == 0:
+		rs = append(rs, "the "+engineQuantName(cfg.Quant)+" quant config")
 	}
 	e.Reason = strings.Join(rs, "; ")
 	if e.Experts != "" {
@@ -314,6 +327,11 @@ func (e *Effective) resolveBackend(cfg *ModelConfig, mtp *MTP, o Options) {
 			want = "deep_gemm"
 		}
 	}
+	if want == "" && o.Engine == EngineSGLang && (dt == kernels.BF16 || dt == kernels.FP16) {
+		// UnquantizedFusedMoEMethod.create_moe_runner: Triton unless a
+		// FlashInfer backend was asked for.
+		want = "triton"
+	}
 	b, fell, err := kernels.BackendFor(o.Engine, want, dt)
 	if err != nil {
 		e.BackendNote = err.Error()
@@ -325,6 +343,8 @@ func (e *Effective) resolveBackend(cfg *ModelConfig, mtp *MTP, o Options) {
 		e.BackendNote = fmt.Sprintf("%s does not run %s experts; the engine falls back to %s (relative efficiency %.2f)", want, e.Experts, b.Name, b.Efficiency)
 	case want == "" || want == "auto":
 		e.BackendNote = fmt.Sprintf("engine's choice for %s experts (relative efficiency %.2f)", e.Experts, b.Efficiency)
+	case o.MoEBackend == "":
+		e.BackendNote = fmt.Sprintf("%s's default for %s draft experts (relative efficiency %.2f); pass --moe-backend to check another", o.Engine, e.Experts, b.Efficiency)
 	default:
 		e.BackendNote = fmt.Sprintf("requested backend accepts %s experts (relative efficiency %.2f)", e.Experts, b.Efficiency)
 	}

@@ -79,6 +79,19 @@ func sglangDraftBytes(tp int64) float64 {
 	return b
 }
 
+// allocatorSlack is what PyTorch's caching allocator reserves beyond the
+// tensor bytes for the draft's parameters on one rank: the small tensors
+// (five hidden-size norms, q/k norms, shared_expert_gate: 50176 bytes) share
+// one 2 MiB segment; tensors from 1 to 10 MiB (router 4 MiB, shared expert
+// gate_up and down when under 10 MiB) share 20 MiB segments; larger ones get
+// their own segment rounded to 2 MiB (embedding and lm_head at TP 4 are
+// 485 MiB each).
+var allocatorSlack = map[int]float64{
+	1: 2<<20 - 50176 + (20-4-8)<<20,           // gate_up 16 MiB is large
+	2: 2<<20 - 50176 + (20-4-8-4)<<20,         // router, gate_up 8, down 4
+	4: 2<<20 - 50176 + (20-4-4-2)<<20 + 2<<20, // plus 1 MiB rounding on embed and lm_head
+}
+
 func TestQwen35NVFP4Release(t *testing.T) {
 	dir := writeQwen35(t, "nvidia--Qwen3.5-397B-A17B-NVFP4", checkpointtest.Options{MainLayers: 4, Shards: 3})
 	r, err := audit.Run(dir, audit.Config{Options: audit.Options{Engine: "sglang"}, TP: []int{1, 2, 4}})
@@ -125,8 +138,15 @@ func TestQwen35NVFP4Release(t *testing.T) {
 		if math.Abs(float64(row.MTPBytes)-want) > 1 {
 			t.Errorf("tp=%d: draft %d bytes, want %.0f", row.TP, row.MTPBytes, want)
 		}
-		if math.Abs(row.MTPGiB-want/(1<<30)) > 1e-4 {
-			t.Errorf("tp=%d: draft %.4f GiB, want %.4f", row.TP, row.MTPGiB, want/(1<<30))
+		reserved := want + allocatorSlack[row.TP]
+		if math.Abs(row.MTPGiB-reserved/(1<<30)) > 1e-4 {
+			t.Errorf("tp=%d: draft %.4f GiB as logged, want %.4f", row.TP, row.MTPGiB, reserved/(1<<30))
+		}
+		// Measured on an H200 by allocating these parameters with torch:
+		// mem_get_info moved by 16.0879, 8.0762 and 4.0840 GiB.
+		measured := map[int]float64{1: 16.0879, 2: 8.0762, 4: 4.0840}[row.TP]
+		if math.Abs(row.MTPGiB/measured-1) > 0.001 {
+			t.Errorf("tp=%d: %.4f GiB, measured allocation %.4f", row.TP, row.MTPGiB, measured)
 		}
 	}
 	// At TP 1 every tensor is whole: the model is all shipped data plus the
@@ -138,10 +158,11 @@ func TestQwen35NVFP4Release(t *testing.T) {
 	}
 	// Counterfactual: NVFP4 experts (as the target ships them) would take
 	// 0.5625 bytes per parameter plus 8 bytes of scalars per expert matrix.
+	// The fused w13/w2 then round up to 2 MiB: allow 4 MiB beyond the slack.
 	cf := r.Counterfactual[0]
 	nvfp4Experts := float64(qRouted)*0.5625 + qExperts*3*8
-	wantNVFP4 := (sglangDraftBytes(1) - 2*qRouted + nvfp4Experts) / (1 << 30)
-	if math.Abs(cf.NVFP4GiB-wantNVFP4) > 1e-4 || cf.BF16GiB != tp1.MTPGiB {
+	wantNVFP4 := (sglangDraftBytes(1) - 2*qRouted + nvfp4Experts + allocatorSlack[1]) / (1 << 30)
+	if d := cf.NVFP4GiB - wantNVFP4; d < -1e-4 || d > 4.0/1024 || cf.BF16GiB != tp1.MTPGiB {
 		t.Errorf("counterfactual %+v, want nvfp4 %.4f and bf16 %.4f", cf, wantNVFP4, tp1.MTPGiB)
 	}
 }

@@ -36,12 +36,3 @@ func DTypeBits(dtype string) (int, bool) {
 	b, ok := dtypeBits[dtype]
 	return b, ok
 }
-
-// DTypes lists every dtype DTypeBits knows, for documentation and tests.
-func DTypes() []string {
-	out := make([]string, 0, len(dtypeBits))
-	for d := range dtypeBits {
-		out = append(out, d)
-	}
-	return out
-}

@@ -103,7 +103,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // callers decide what to make of it. Every error is an *Error naming the
 // file.
 func ReadHeader(path string) (*Header, error) {
-	f, err := os.Open(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
@@ -112,15 +112,26 @@ func ReadHeader(path string) (*Header, error) {
 	if err != nil {
 		return nil, &Error{Path: path, Err: err}
 	}
-	if !st.Mode().IsRegular() {
-		return nil, &Error{Path: path, Err: errors.New("not a regular file")}
-	}
 	h, err := readHeader(f, st.Size())
 	if err != nil {
 		return nil, &Error{Path: path, Tensor: tensorOf(err), Err: unwrapTensor(err)}
 	}
 	h.Path = path
 	return h, nil
+}
+
+// OpenRegular opens path for reading after checking that it is a regular
+// file, so that a FIFO or device planted in a checkpoint directory cannot
+// block the reader.
+func OpenRegular(path string) (*os.File, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &Error{Path: path, Err: errors.New("not a regular file")}
+	}
+	return os.Open(path)
 }
 
 // ParseHeader validates a header given as the first bytes of a file of the

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -35,7 +34,7 @@ type Index struct {
 // ReadIndex reads and parses an index file, bounded by MaxIndexSize. Errors
 // name the file.
 func ReadIndex(path string) (*Index, error) {
-	f, err := os.Open(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"sort"
 	"testing"
 )
+
+var errSyntax = errors.New("invalid JSON")
 
 // oracleHeader parses a header with encoding/json, the straightforward way,
 // to check the hand-written scanner against: same tensors, or both reject.

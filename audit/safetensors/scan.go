@@ -1,7 +1,6 @@
 package safetensors
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"unicode/utf16"
@@ -21,8 +20,6 @@ type scanner struct {
 }
 
 const maxSkipDepth = 64
-
-var errSyntax = errors.New("invalid JSON")
 
 func (s *scanner) errorf(format string, args ...any) error {
 	return fmt.Errorf("offset %d: "+format, append([]any{s.i}, args...)...)

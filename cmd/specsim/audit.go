@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/specsim/specsim/audit"
 )
@@ -115,7 +116,17 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		Options: audit.Options{Engine: e, DraftQuantization: *draftQuant, Env: env, MoEBackend: *moeBackend},
 		TP:      tps, EP: *ep, DP: *dp, DPLMHead: *dpLMHead, LogPath: *logPath,
 	}
+	var progress *time.Timer
+	if format != formatJSON {
+		// Large checkpoints on network storage can take a while: say so.
+		progress = time.AfterFunc(2*time.Second, func() {
+			fmt.Fprintf(stderr, "specsim audit: reading configs, index and shard headers of %s...\n", pos[0])
+		})
+	}
 	r, err := audit.Run(pos[0], cfg)
+	if progress != nil {
+		progress.Stop()
+	}
 	if err != nil {
 		var ce *audit.CorruptError
 		if errors.As(err, &ce) {
@@ -183,7 +194,7 @@ func humanParams(n int64) string {
 func writeAuditText(w io.Writer, r *audit.Report) {
 	cp := r.Checkpoint
 	fmt.Fprintf(w, "checkpoint  %s\n", r.Dir)
-	fmt.Fprintf(w, "tensors     %d in %d shard files, %s of data; %d bytes of headers read\n", r.Tensors, r.Shards, gib(r.DataBytes), r.HeaderBytes)
+	fmt.Fprintf(w, "tensors     %d in %d shard files, %s of data; %d bytes read (configs, index, shard headers)\n", r.Tensors, r.Shards, gib(r.DataBytes), r.BytesRead)
 	q := "none"
 	if cp.Config.Quant != nil {
 		q = fmt.Sprintf("%s (%s, exclude list %d patterns)", cp.Config.Quant.Algo, cp.Config.Quant.Method, len(cp.Config.Quant.Exclude))
@@ -254,7 +265,11 @@ func writeAuditMarkdown(w io.Writer, r *audit.Report, cmd string) {
 	fmt.Fprintf(w, "#### Draft-model precision evidence: `%s`\n\n", filepath.Base(filepath.Clean(r.Dir)))
 	fmt.Fprintln(w, "| | |")
 	fmt.Fprintln(w, "|---|---|")
-	fmt.Fprintf(w, "| MTP head | %v (%s) |\n", m.Present, r.Draft.Kind)
+	if m.Present {
+		fmt.Fprintf(w, "| MTP head | present: %s, %d layer(s), prefix `%s` |\n", r.Draft.Kind, r.Draft.Layers, r.Draft.Prefix)
+	} else {
+		fmt.Fprintln(w, "| MTP head | none in the weight map |")
+	}
 	fmt.Fprintf(w, "| shipped draft precision | %s |\n", m.ShippedDType)
 	fmt.Fprintf(w, "| effective draft precision (%s) | %s — %s |\n", r.Engine, m.EffectiveDType, strings.ReplaceAll(r.Effective.Reason, "|", `\|`))
 	fmt.Fprintf(w, "| MTP tensors | %d |\n", m.TensorCount)

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/specsim/specsim/audit/checkpointtest"
+)
+
+func qwenFixture(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	const cfg = "../../testdata/configs/nvidia--Qwen3.5-397B-A17B-NVFP4"
+	if _, _, err := checkpointtest.WriteFromConfigs(dir, checkpointtest.Qwen35MoE, cfg+"_config.json", cfg+"_hf_quant_config.json",
+		checkpointtest.Options{MainLayers: 2, Shards: 2}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func runCLI(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func keys(m map[string]any) []string {
+	var k []string
+	for s := range m {
+		k = append(k, s)
+	}
+	slices.Sort(k)
+	return k
+}
+
+func TestAuditJSONKeys(t *testing.T) {
+	dir := qwenFixture(t)
+	code, out, errs := runCLI("audit", dir, "--json", "--tp", "1,2,4")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	mtp, _ := doc["mtp"].(map[string]any)
+	wantMTP := []string{"bytes", "effective_dtype", "param_count", "present", "scale_tensor_count", "shipped_dtype", "tensor_count"}
+	if !slices.Equal(keys(mtp), wantMTP) {
+		t.Errorf("mtp keys %v, want %v", keys(mtp), wantMTP)
+	}
+	if mtp["tensor_count"] != 1553.0 || mtp["shipped_dtype"] != "BF16" || mtp["effective_dtype"] != "BF16" || mtp["scale_tensor_count"] != 0.0 {
+		t.Errorf("mtp %v", mtp)
+	}
+	mem, _ := doc["memory"].([]any)
+	if len(mem) != 3 {
+		t.Fatalf("memory %v", doc["memory"])
+	}
+	row, _ := mem[0].(map[string]any)
+	wantMem := []string{"dp", "engine", "ep", "model_gib", "mtp_bytes", "mtp_gib", "tp"}
+	if !slices.Equal(keys(row), wantMem) {
+		t.Errorf("memory keys %v, want %v", keys(row), wantMem)
+	}
+	findings, _ := doc["findings"].([]any)
+	var sawFC bool
+	for _, f := range findings {
+		fm := f.(map[string]any)
+		if !slices.Equal(keys(fm), []string{"code", "message", "severity"}) {
+			t.Errorf("finding keys %v", keys(fm))
+		}
+		if strings.Contains(fm["message"].(string), "mtp.fc ") {
+			sawFC = true
+		}
+	}
+	if !sawFC {
+		t.Error("no finding names mtp.fc")
+	}
+}
+
+func TestAuditTextAndMarkdown(t *testing.T) {
+	dir := qwenFixture(t)
+	code, out, _ := runCLI("audit", dir, "--tp", "4")
+	if code != exitOK || !strings.Contains(out, "shipped   BF16") || !strings.Contains(out, "draft GiB") {
+		t.Errorf("exit %d, text:\n%s", code, out)
+	}
+	code, out, _ = runCLI("audit", dir, "--format", "markdown", "--tp", "1,2", "--engine", "vllm")
+	for _, want := range []string{"| shipped draft precision | BF16 |", "| effective draft precision (vllm) | BF16", "| MTP tensors | 1553 |", "| MTP scale tensors | 0 |", "Command: `specsim audit " + dir, "--engine=vllm", "--tp=1,2"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, out)
+		}
+	}
+	if code != exitOK {
+		t.Errorf("exit %d", code)
+	}
+}
+
+func TestAuditExitCodes(t *testing.T) {
+	dir := qwenFixture(t)
+	// A draft quantized below its shipped precision is an error finding.
+	if code, _, _ := runCLI("audit", dir, "--draft-quantization", "nvfp4_online", "--tp", "4"); code != exitFindings {
+		t.Errorf("lowered draft: exit %d, want %d", code, exitFindings)
+	}
+	shard := filepath.Join(dir, "model-00002-of-00002.safetensors")
+	if err := os.Truncate(shard, 5); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runCLI("audit", dir)
+	if code != exitBadInput || !strings.Contains(errs, shard) {
+		t.Errorf("corrupt shard: exit %d, stderr %q", code, errs)
+	}
+	for _, args := range [][]string{
+		{"audit"}, {"audit", dir, "--engine", "trt"}, {"audit", dir, "--tp", "0"}, {"audit", dir, "--env", "X"},
+		{"audit", filepath.Join(dir, "nope")}, {"audit", dir, "--json", "--format", "markdown"},
+	} {
+		if code, _, _ := runCLI(args...); code != exitBadInput {
+			t.Errorf("%v: exit %d, want %d", args, code, exitBadInput)
+		}
+	}
+	if code, _, _ := runCLI("audit", "--help"); code != exitOK {
+		t.Errorf("--help: exit %d", code)
+	}
+}
+
+func TestAuditLog(t *testing.T) {
+	dir := qwenFixture(t)
+	// A draft line at the modelled BF16 size for TP 4 (4.084 GiB) and one
+	// near the NVFP4 counterfactual (1.93 GiB).
+	log := "[2026-01-01 00:00:00 TP0] Load weight end. type=Qwen3_5MoeForConditionalGeneration, avail mem=100.00 GB, mem usage=60.00 GB.\n" +
+		"[2026-01-01 00:00:10 TP0] Load weight end. type=Qwen3_5ForCausalLMMTP, avail mem=95.93 GB, mem usage=4.08 GB.\n" +
+		"[2026-01-01 00:00:10 TP1] Load weight end. type=Qwen3_5MoeForConditionalGeneration, avail mem=100.00 GB, mem usage=60.00 GB.\n" +
+		"[2026-01-01 00:00:10 TP1] Load weight end. type=Qwen3_5ForCausalLMMTP, avail mem=98.09 GB, mem usage=1.93 GB.\n"
+	path := filepath.Join(t.TempDir(), "server.log")
+	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI("audit", dir, "--tp", "4", "--log", path, "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc struct {
+		Log []struct {
+			Line      int     `json:"line"`
+			What      string  `json:"what"`
+			Precision string  `json:"precision"`
+			RelError  float64 `json:"rel_error"`
+		} `json:"log"`
+		Findings []struct{ Code, Severity, Message string } `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	got := map[int]string{}
+	for _, l := range doc.Log {
+		if l.What == "draft" {
+			got[l.Line] = l.Precision
+			if l.RelError > 0.01 {
+				t.Errorf("line %d off by %.3f", l.Line, l.RelError)
+			}
+		}
+	}
+	if got[2] != "BF16" || got[4] != "NVFP4" {
+		t.Errorf("draft lines matched %v", got)
+	}
+	var warned bool
+	for _, f := range doc.Findings {
+		if f.Code == "log_draft_precision" && f.Severity == "warning" && strings.Contains(f.Message, "line 4") {
+			warned = true
+		}
+	}
+	if !warned {
+		t.Errorf("want a warning that line 4 looks quantized: %+v", doc.Findings)
+	}
+}
