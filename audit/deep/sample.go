@@ -151,6 +151,12 @@ func (r *budgetReader) open(path string) (*os.File, error) {
 	if len(r.files) >= maxOpenFiles {
 		r.Close()
 	}
+	// Opening a FIFO or a device could block or read without end.
+	if info, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
