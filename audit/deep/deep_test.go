@@ -43,6 +43,7 @@ func TestVerdicts(t *testing.T) {
 		{"int4 asymmetric g64", "BF16", int4Asym(g, 64), "int4_asym", 64, ""},
 		{"int8 symmetric g128", "BF16", int8Sym(tr, 128), "int8", 128, ""},
 		{"int8 symmetric g128, gaussian", "BF16", int8Sym(g, 128), "int8", 128, ""},
+		{"int8 symmetric per-channel", "BF16", int8Sym(tr, cols), "int8", 128, ""},
 		{"all zeros", "BF16", constant(rows, cols, 0), "", 0, ""},
 		{"five values", "BF16", fewValues(rows, cols, []float32{-0.02, -0.01, 0, 0.01, 0.03}), "", 0, ""},
 		{"constant", "BF16", constant(rows, cols, 0.0125), "", 0, ""},

@@ -91,6 +91,9 @@ func topMantissas(levels []float64) []float64 {
 // or over 32 values (MXFP8). Integer group quantizers set s = amax/qmax
 // (or amax/(qmax+1) when the negative end is used), or s = (max-min)/15
 // with an integer zero point.
+//
+// The grids are ordered by group size within each family; logChance takes
+// the smallest scale from the last anchor, so anchors are sorted.
 var grids = func() []*grid {
 	e2m1 := positiveValues(16, numfmt.E2M1)
 	e4m3 := positiveValues(256, numfmt.E4M3)
@@ -106,7 +109,14 @@ var grids = func() []*grid {
 			latticeGrid("int4", "values on an INT4 grid (symmetric)", g, 8, 4+16/float64(g), []float64{7, 8}, false),
 			latticeGrid("int4_asym", "values on an INT4 grid (asymmetric, integer zero point)", g, 15, 4+20/float64(g), []float64{14, 15}, true))
 	}
-	gs = append(gs, latticeGrid("int8", "values on an INT8 grid (symmetric)", 128, 128, 8+16.0/128, []float64{127, 128}, false))
+	// INT8 scales are often per output channel (W8A16): a 128-value
+	// segment's maximum then sits anywhere from about a quarter of the
+	// range up, so every integer from 32 is a candidate anchor.
+	var int8Anchors []float64
+	for q := 32; q <= 128; q++ {
+		int8Anchors = append(int8Anchors, float64(q))
+	}
+	gs = append(gs, latticeGrid("int8", "values on an INT8 grid (symmetric)", 128, 128, 8+16.0/128, int8Anchors, false))
 	return gs
 }()
 
@@ -145,6 +155,7 @@ type summary struct {
 	informative bool    // at least two distinct nonzero magnitudes
 	first       float64 // some nonzero magnitude (0 if none)
 	iMaxAbs     int     // largest magnitude
+	iMinAbs     int     // smallest nonzero magnitude
 	iMax, iMin  int     // largest and smallest signed value
 	nonzero     int
 	sumLogRel   float64 // sum of logRelULP over nonzero values
@@ -153,7 +164,7 @@ type summary struct {
 
 func summarize(block []elem) summary {
 	s := summary{maxLogRel: math.Inf(-1)}
-	maxAbs, maxV, minV := -1.0, math.Inf(-1), math.Inf(1)
+	maxAbs, minAbs, maxV, minV := -1.0, math.Inf(1), math.Inf(-1), math.Inf(1)
 	for i, e := range block {
 		if e.v == 0 {
 			continue
@@ -170,6 +181,9 @@ func summarize(block []elem) summary {
 		if a > maxAbs {
 			s.iMaxAbs, maxAbs = i, a
 		}
+		if a < minAbs {
+			s.iMinAbs, minAbs = i, a
+		}
 		if e.v > maxV {
 			s.iMax, maxV = i, e.v
 		}
@@ -185,7 +199,7 @@ func merge(block []elem, a, b summary, n int) summary {
 	if b.nonzero == 0 {
 		return a
 	}
-	b.iMaxAbs, b.iMax, b.iMin = b.iMaxAbs+n, b.iMax+n, b.iMin+n
+	b.iMaxAbs, b.iMinAbs, b.iMax, b.iMin = b.iMaxAbs+n, b.iMinAbs+n, b.iMax+n, b.iMin+n
 	if a.nonzero == 0 {
 		return b
 	}
@@ -196,6 +210,9 @@ func merge(block []elem, a, b summary, n int) summary {
 	s.maxLogRel = max(a.maxLogRel, b.maxLogRel)
 	if math.Abs(block[b.iMaxAbs].v) > math.Abs(block[a.iMaxAbs].v) {
 		s.iMaxAbs = b.iMaxAbs
+	}
+	if math.Abs(block[b.iMinAbs].v) < math.Abs(block[a.iMinAbs].v) {
+		s.iMinAbs = b.iMinAbs
 	}
 	if block[b.iMax].v > block[a.iMax].v {
 		s.iMax = b.iMax
@@ -227,6 +244,14 @@ func (f *fitter) test(g *grid, block []elem, sum *summary) fit {
 			sLo, sHi = spanLo/anchor, spanHi/anchor
 		} else {
 			sLo, sHi = block[iMax].lo/anchor, block[iMax].hi/anchor
+		}
+		// On a lattice the smallest magnitude is the most selective value:
+		// its multiple of s is small, so few scales leave it near an integer.
+		if g.lattice {
+			e := block[sum.iMinAbs]
+			if math.Ceil(e.lo/sHi) > math.Floor(e.hi/sLo) {
+				continue
+			}
 		}
 		if lo, hi, ok := f.feasible(g, block, sLo, sHi); ok {
 			if g.asym && !spanOK(block, (lo+hi)/2, int(g.levels[len(g.levels)-1])) {
