@@ -304,6 +304,7 @@ func validate(t *Tensor, st *storage, r *budgetReader) error {
 type gridStats struct {
 	g                   *grid
 	informative, onGrid int
+	untestable          int // blocks too dense on this grid's scale to test
 	// chances counts blocks by their log chance bound, rounded up to the
 	// next multiple of chanceStep (a histogram: no exp per block).
 	chances   []int64
@@ -428,13 +429,16 @@ func (w *worker) runPlan(p *plan) (*TensorResult, error) {
 }
 
 func (s *gridStats) reset() {
-	s.informative, s.onGrid = 0, 0
+	s.informative, s.onGrid, s.untestable = 0, 0, 0
 	clear(s.chances)
 	s.residuals, s.scales = s.residuals[:0], s.scales[:0]
 }
 
 func (s *gridStats) add(f *fitter, block []elem, sum *summary, tile int, scratch *[]float64) {
 	ft := f.test(s.g, block, sum)
+	if ft.untestable {
+		s.untestable++
+	}
 	if !ft.informative {
 		return
 	}
@@ -594,6 +598,15 @@ func decide(res *TensorResult, stats []*gridStats, p *plan) {
 		}
 		res.ClosestGrid = closest.g.code
 		fill(res, closest)
+		var untested []string
+		for _, s := range stats {
+			if s.untestable > s.informative && !slices.Contains(untested, s.g.code) {
+				untested = append(untested, s.g.code)
+			}
+		}
+		if len(untested) > 0 {
+			res.Detail = "not testable against " + strings.Join(untested, ", ") + ": values too dense on that grid's scale"
+		}
 	}
 }
 

@@ -26,6 +26,7 @@ func TestVerdicts(t *testing.T) {
 		{"genuine trained-like", "BF16", tr, "none", 0, ""},
 		{"genuine F16", "F16", tr, "none", 0, ""},
 		{"genuine F32", "F32", g, "none", 0, ""},
+		{"genuine norm-like, near 1", "BF16", nearOne(rows, cols), "none", 0, "not testable against int8"},
 		{"nvfp4 gaussian", "BF16", nvfp4(g), "nvfp4", 16, "two-level"},
 		{"nvfp4 trained-like", "BF16", nvfp4(tr), "nvfp4", 16, "two-level"},
 		{"nvfp4 as F16", "F16", nvfp4(tr), "nvfp4", 16, "two-level"},
@@ -57,7 +58,7 @@ func TestVerdicts(t *testing.T) {
 			}
 			switch c.grid {
 			case "none":
-				if res.Verdict != "genuine "+c.dtype || res.OnGridFraction > 0.01 || res.MedianResidualULP < 1 {
+				if res.Verdict != "genuine "+c.dtype || res.OnGridFraction > 0.01 || res.MedianResidualULP < 1 || !strings.Contains(res.Detail, c.detail) {
 					t.Fatalf("genuine: %+v", res)
 				}
 			case "":

@@ -123,6 +123,7 @@ var grids = func() []*grid {
 // A fit is the outcome of one block against one grid.
 type fit struct {
 	informative bool    // at least two distinct nonzero magnitudes
+	untestable  bool    // informative, but too dense on this grid to test
 	onGrid      bool    // some scale puts every value on the grid
 	scaleLo     float64 // feasible scales, when on the grid
 	scaleHi     float64
@@ -233,6 +234,12 @@ func (f *fitter) test(g *grid, block []elem, sum *summary) fit {
 		iMax = sum.iMax
 	}
 	out := fit{informative: true, logChance: g.logChance(block, sum, iMax, iMin)}
+	if out.logChance > maxLogChance {
+		// Values this dense on the grid's scale land on it by chance half
+		// the time: fitting (expensive here, every value admitting several
+		// levels) could show nothing either way worth its cost.
+		return fit{untestable: true}
+	}
 	for _, anchor := range g.anchors {
 		var sLo, sHi float64
 		if g.asym {
@@ -403,24 +410,39 @@ func (g *grid) logChance(block []elem, sum *summary, iMax, iMin int) float64 {
 		}
 		return min(0, logP)
 	}
-	var sLo float64
+	// The scales the anchors allow: [sLo, sHi].
+	var sLo, sHi float64
+	first, last := g.anchors[0], g.anchors[len(g.anchors)-1]
 	if g.asym {
-		sLo = (signedLo(block[iMax]) - signedHi(block[iMin])) / g.anchors[len(g.anchors)-1]
+		sLo = (signedLo(block[iMax]) - signedHi(block[iMin])) / last
+		sHi = (signedHi(block[iMax]) - signedLo(block[iMin])) / first
 	} else {
-		sLo = block[iMax].lo / g.anchors[len(g.anchors)-1]
+		sLo, sHi = block[iMax].lo/last, block[iMax].hi/first
 	}
 	if sLo <= 0 {
 		return 0
 	}
 	// Every factor is at most 1, so a product over some of the values is
-	// still a bound; maxChanceFactors of them keep the cost down.
-	prod, used, inv := 1.0, 0, 3/sLo
+	// still a bound; maxChanceFactors of them keep the cost down. A value
+	// beyond the largest level under every allowed scale cannot hit.
+	// An asymmetric anchor fixes the scale only as well as the span is
+	// known: a value k steps out may then sit anywhere in k times that
+	// uncertainty, which widens its target.
+	prod, used, inv := 1.0, 0, 1/sLo
+	spread := 0.0
+	if g.asym {
+		spread = (sHi*first/last - sLo) / sLo
+	}
+	qmax := g.levels[len(g.levels)-1]
 	for i, e := range block {
 		if used == maxChanceFactors {
 			break
 		}
 		if e.v != 0 && i != iMax && !(g.asym && i == iMin) {
-			prod *= min(1, e.ulp*inv)
+			if e.lo/sHi > qmax+0.5 {
+				return math.Inf(-1)
+			}
+			prod *= min(1, (3*e.ulp+math.Abs(e.v)*spread)*inv)
 			used++
 			if prod < 1e-200 {
 				if prod == 0 {
@@ -432,6 +454,10 @@ func (g *grid) logChance(block []elem, sum *summary, iMax, iMin int) float64 {
 	}
 	return min(0, logP+math.Log(prod))
 }
+
+// maxLogChance is the largest chance bound (as a log) at which a block is
+// still fitted.
+var maxLogChance = math.Log(0.5)
 
 // maxChanceFactors caps the values multiplied into a lattice block's
 // chance bound (each at most 1; 16 of them already give ample strength).
