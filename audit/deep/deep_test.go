@@ -3,6 +3,7 @@ package deep
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,7 +27,7 @@ func TestVerdicts(t *testing.T) {
 		{"genuine trained-like", "BF16", tr, "none", 0, ""},
 		{"genuine F16", "F16", tr, "none", 0, ""},
 		{"genuine F32", "F32", g, "none", 0, ""},
-		{"genuine norm-like, near 1", "BF16", nearOne(rows, cols), "none", 0, "not testable against int8"},
+		{"genuine norm-like, near 1", "BF16", nearOne(rows, cols, 4), "none", 0, "not testable against int8"},
 		{"nvfp4 gaussian", "BF16", nvfp4(g), "nvfp4", 16, "two-level"},
 		{"nvfp4 trained-like", "BF16", nvfp4(tr), "nvfp4", 16, "two-level"},
 		{"nvfp4 as F16", "F16", nvfp4(tr), "nvfp4", 16, "two-level"},
@@ -78,17 +79,28 @@ func TestVerdicts(t *testing.T) {
 	}
 }
 
-// TestNoFalseAlarm runs genuine tensors of both distributions and all
-// three storage formats over many seeds, each under a small budget so
-// that the sample positions differ too.
+// TestNoFalseAlarm runs genuine tensors of several distributions (Gaussian
+// at many scales, trained-like, norm-like near 1, uniform) in all three
+// storage formats over many seeds.
 func TestNoFalseAlarm(t *testing.T) {
 	dir := t.TempDir()
 	var ts []fixtureTensor
 	for seed := range uint64(120) {
 		dtype := []string{"BF16", "F16", "BF16", "F32"}[seed%4]
-		m := gaussian(128, 256, 0.001*float64(seed+1), 100+seed)
-		if seed%2 == 1 {
+		var m matrix
+		switch seed % 5 {
+		case 0:
+			m = gaussian(128, 256, 0.001*float64(seed+1), 100+seed)
+		case 1, 3:
 			m = trainedLike(128, 256, 100+seed)
+		case 2:
+			m = nearOne(128, 256, seed)
+		case 4: // uniform in [-a, a]
+			r := rand.New(rand.NewPCG(seed, 5))
+			m = matrix{128, 256, make([]float32, 128*256)}
+			for i := range m.v {
+				m.v[i] = float32((2*r.Float64() - 1) * 0.05)
+			}
 		}
 		ts = append(ts, matrixTensor(fmt.Sprintf("mtp.layers.0.mlp.experts.%d.down_proj.weight", seed), dtype, m))
 	}

@@ -209,8 +209,8 @@ func constant(rows, cols int, c float32) matrix {
 // nearOne mimics norm weights: 1 + N(0, 0.02). On an INT8 lattice with
 // the maximum at 127 such values are within rounding of a grid point about
 // half the time, so that grid cannot be tested on them.
-func nearOne(rows, cols int) matrix {
-	r := rand.New(rand.NewPCG(4, 4))
+func nearOne(rows, cols int, seed uint64) matrix {
+	r := rand.New(rand.NewPCG(seed, 4))
 	m := matrix{rows, cols, make([]float32, rows*cols)}
 	for i := range m.v {
 		m.v[i] = float32(1 + 0.02*r.NormFloat64())
