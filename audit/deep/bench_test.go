@@ -61,7 +61,7 @@ func deepseekDraft() []shaped {
 // sparseDraft writes a sparse file as large as the real draft and fills
 // every region the sampler will read, under this budget, with real
 // Gaussian BF16 values; the rest is a hole costing no disk.
-func sparseDraft(b *testing.B, budget int64, draft []shaped) []Tensor {
+func sparseDraft(b *testing.B, budget int64, draft []shaped, laundered bool) []Tensor {
 	path := filepath.Join(b.TempDir(), "mtp.safetensors")
 	f, err := os.Create(path)
 	if err != nil {
@@ -90,10 +90,17 @@ func sparseDraft(b *testing.B, budget int64, draft []shaped) []Tensor {
 	for i := range order {
 		p := newPlan(&order[i], storages["BF16"], left/int64(len(order)-i), budget)
 		buf := make([]byte, p.width*2)
+		vals := make([]float32, p.width)
 		for _, u := range p.units {
 			for row := range p.height {
-				for k := range p.width {
-					binary.LittleEndian.PutUint16(buf[2*k:], numfmt.ToBF16(float32(r.NormFloat64()*0.02)))
+				for k := range vals {
+					vals[k] = float32(r.NormFloat64() * 0.02)
+				}
+				if laundered { // NVFP4 under one tensor scale (amax 0.12, 6 sigma)
+					vals = nvfp4Dequant(matrix{1, len(vals), vals}, false, 0.12/(6*448)).v
+				}
+				for k, v := range vals {
+					binary.LittleEndian.PutUint16(buf[2*k:], numfmt.ToBF16(v))
 				}
 				if _, err := f.WriteAt(buf, p.rowOffset(u, row)); err != nil {
 					b.Fatal(err)
@@ -117,14 +124,19 @@ func sortBySize(ts []Tensor) {
 
 // BenchmarkDeepAudit13GB audits a 13.2 GB BF16 Qwen3.5 MTP head with the
 // default 64 MiB budget: go test -bench DeepAudit13GB ./audit/deep/
-func BenchmarkDeepAudit13GB(b *testing.B) { benchDeep(b, qwen35Draft) }
+func BenchmarkDeepAudit13GB(b *testing.B) { benchDeep(b, qwen35Draft, false) }
+
+// BenchmarkDeepAudit13GBLaundered is the same draft NVFP4-quantized and
+// written back as BF16: no grid is ruled out early, so every planned block
+// is read and tested (the slow case).
+func BenchmarkDeepAudit13GBLaundered(b *testing.B) { benchDeep(b, qwen35Draft, true) }
 
 // BenchmarkDeepAuditDeepSeek775Tensors: a DeepSeek-V3 MTP layer with 768
 // per-expert tensors, where the budget, not the per-tensor cap, binds.
-func BenchmarkDeepAuditDeepSeek775Tensors(b *testing.B) { benchDeep(b, deepseekDraft()) }
+func BenchmarkDeepAuditDeepSeek775Tensors(b *testing.B) { benchDeep(b, deepseekDraft(), false) }
 
-func benchDeep(b *testing.B, draft []shaped) {
-	ts := sparseDraft(b, DefaultBudget, draft)
+func benchDeep(b *testing.B, draft []shaped, laundered bool) {
+	ts := sparseDraft(b, DefaultBudget, draft, laundered)
 	b.ResetTimer()
 	var rep *Report
 	for range b.N {
@@ -138,9 +150,13 @@ func benchDeep(b *testing.B, draft []shaped) {
 	if rep.BytesRead > DefaultBudget {
 		b.Fatalf("read %d bytes, over the %d budget", rep.BytesRead, DefaultBudget)
 	}
+	want := "none"
+	if laundered {
+		want = "nvfp4"
+	}
 	for _, t := range rep.Tensors {
-		if t.Grid != "none" {
-			b.Fatalf("%s: %s (a sampled region held no data?)", t.Name, t.Verdict)
+		if t.Grid != want {
+			b.Fatalf("%s: %s, want grid %q (a sampled region held no data?)", t.Name, t.Verdict, want)
 		}
 	}
 	b.ReportMetric(float64(rep.BytesRead)/(1<<20), "MiB_read")

@@ -305,6 +305,10 @@ type gridStats struct {
 	g                   *grid
 	informative, onGrid int
 	untestable          int // blocks too dense on this grid's scale to test
+	// planned is the number of blocks the plan reads for this grid: once
+	// more than half are off the grid it cannot win a majority, and the
+	// rest of the tensor is not tested against it.
+	planned int
 	// chances counts blocks by their log chance bound, rounded up to the
 	// next multiple of chanceStep (a histogram: no exp per block).
 	chances   []int64
@@ -367,6 +371,9 @@ func (w *worker) runPlan(p *plan) (*TensorResult, error) {
 	res := &TensorResult{Name: p.t.Name, DType: p.t.DType}
 	for _, s := range w.stats {
 		s.reset()
+		if p.tile > 0 && int(p.tile)%s.g.group == 0 {
+			s.planned = len(p.units) * int(p.height*p.width) / s.g.group
+		}
 	}
 	stats, sums, distinct, r := w.stats, w.sums, w.distinct, w.r
 	clear(distinct)
@@ -379,6 +386,9 @@ func (w *worker) runPlan(p *plan) (*TensorResult, error) {
 		tilesPerUnit = int(p.width / p.tile)
 	}
 	for ui, u := range p.units {
+		if ui > 0 && allSettled(stats) {
+			break // every grid is already ruled out: the rest is not read
+		}
 		for row := range p.height {
 			if err := r.readAt(p.t.Path, rowBuf, p.rowOffset(u, row)); err != nil {
 				return nil, fmt.Errorf("tensor %s: %w", p.t.Name, err)
@@ -428,13 +438,27 @@ func (w *worker) runPlan(p *plan) (*TensorResult, error) {
 	return res, nil
 }
 
+// allSettled reports whether every grid that the plan tests has more than
+// half its planned blocks off the grid.
+func allSettled(stats []*gridStats) bool {
+	for _, s := range stats {
+		if s.planned > 0 && 2*(s.informative-s.onGrid) <= s.planned {
+			return false
+		}
+	}
+	return true
+}
+
 func (s *gridStats) reset() {
-	s.informative, s.onGrid, s.untestable = 0, 0, 0
+	s.informative, s.onGrid, s.untestable, s.planned = 0, 0, 0, 0
 	clear(s.chances)
 	s.residuals, s.scales = s.residuals[:0], s.scales[:0]
 }
 
 func (s *gridStats) add(f *fitter, block []elem, sum *summary, tile int, scratch *[]float64) {
+	if 2*(s.informative-s.onGrid) > s.planned {
+		return // settled: off the grid
+	}
 	ft := f.test(s.g, block, sum)
 	if ft.untestable {
 		s.untestable++

@@ -31,7 +31,7 @@ func TestVerdicts(t *testing.T) {
 		{"nvfp4 gaussian", "BF16", nvfp4(g), "nvfp4", 16, "two-level"},
 		{"nvfp4 trained-like", "BF16", nvfp4(tr), "nvfp4", 16, "two-level"},
 		{"nvfp4 as F16", "F16", nvfp4(tr), "nvfp4", 16, "two-level"},
-		{"nvfp4, scale rounded to BF16", "BF16", nvfp4Dequant(tr, true), "nvfp4", 16, "two-level"},
+		{"nvfp4, scale rounded to BF16", "BF16", nvfp4Dequant(tr, true, amax(tr.v)/(6*448)), "nvfp4", 16, "two-level"},
 		{"mxfp4", "BF16", mxfp4(tr), "mxfp4", 16, "power-of-two"},
 		{"fp8 per-tensor", "BF16", fp8(tr, rows, cols, false), "fp8_e4m3", 128, "per-tensor"},
 		{"fp8 per-channel", "BF16", fp8(tr, 1, cols, false), "fp8_e4m3", 128, "per-channel"},
@@ -161,8 +161,10 @@ func TestFindingPerModule(t *testing.T) {
 func TestBudget(t *testing.T) {
 	dir := t.TempDir()
 	var ts []fixtureTensor
+	// Quantized weights: a grid never gets ruled out, so the audit reads
+	// everything it planned (genuine weights stop early; see below).
 	for i := range 6 {
-		ts = append(ts, matrixTensor(fmt.Sprintf("mtp.t%d.weight", i), "BF16", gaussian(256, 1024, 0.02, uint64(i))))
+		ts = append(ts, matrixTensor(fmt.Sprintf("mtp.t%d.weight", i), "BF16", nvfp4(gaussian(256, 1024, 0.02, uint64(i)))))
 	}
 	tensors := writeSafetensors(t, filepath.Join(dir, "m.safetensors"), ts)
 	for _, budget := range []int64{1 << 10, 40 << 10, 300 << 10, 3 << 20, 64 << 20} {
@@ -184,6 +186,16 @@ func TestBudget(t *testing.T) {
 		if total := int64(6 * 256 * 1024 * 2); budget >= 40<<10 && rep.BytesRead < min(budget/4, total) {
 			t.Errorf("budget %d: read only %d", budget, rep.BytesRead)
 		}
+	}
+}
+
+// TestGenuineStopsEarly: once every grid has more than half its planned
+// blocks off the grid, the rest of a genuine tensor is not read.
+func TestGenuineStopsEarly(t *testing.T) {
+	x := matrixTensor("mtp.fc.weight", "BF16", gaussian(512, 1024, 0.02, 9))
+	res := auditOne(t, x, DefaultBudget)
+	if res.Grid != "none" || res.BytesRead == 0 || res.BytesRead > int64(len(x.data))*3/4 {
+		t.Fatalf("read %d of %d bytes: %+v", res.BytesRead, len(x.data), res)
 	}
 }
 

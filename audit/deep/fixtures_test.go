@@ -73,13 +73,13 @@ func amax(v []float32) float32 {
 // scale amax/(6*448); per 16 values along the input dimension an E4M3
 // block scale amax_b/(6*global) clamped to [2^-9, 448]; E2M1 codes of
 // x/(block*global); dequantized as code * (block * global) in float32.
-func nvfp4(m matrix) matrix { return nvfp4Dequant(m, false) }
+func nvfp4(m matrix) matrix { return nvfp4Dequant(m, false, amax(m.v)/(6*448)) }
 
-// nvfp4Dequant quantizes like nvfp4; with bf16Scale the dequantizer first
-// rounds the combined scale to BF16 (as a BF16-only kernel would).
-func nvfp4Dequant(m matrix, bf16Scale bool) matrix {
+// nvfp4Dequant quantizes like nvfp4 under the given tensor (global)
+// scale; with bf16Scale the dequantizer first rounds the combined scale to
+// BF16 (as a BF16-only kernel would).
+func nvfp4Dequant(m matrix, bf16Scale bool, global float32) matrix {
 	out := matrix{m.rows, m.cols, make([]float32, len(m.v))}
-	global := amax(m.v) / (6 * 448)
 	for b := 0; b < len(m.v); b += 16 {
 		blk := m.v[b : b+16]
 		bs := float64(amax(blk) / (6 * global))
