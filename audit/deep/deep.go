@@ -306,8 +306,8 @@ type gridStats struct {
 	informative, onGrid int
 	untestable          int // blocks too dense on this grid's scale to test
 	// planned is the number of blocks the plan reads for this grid: once
-	// more than half are off the grid it cannot win a majority, and the
-	// rest of the tensor is not tested against it.
+	// more than half are tested and none was on the grid, the rest of the
+	// tensor is not tested against it.
 	planned int
 	// chances counts blocks by their log chance bound, rounded up to the
 	// next multiple of chanceStep (a histogram: no exp per block).
@@ -438,11 +438,14 @@ func (w *worker) runPlan(p *plan) (*TensorResult, error) {
 	return res, nil
 }
 
-// allSettled reports whether every grid that the plan tests has more than
-// half its planned blocks off the grid.
+// settled reports whether more than half the planned blocks were tested
+// and none was on the grid: genuine values, as far as this grid goes.
+func (s *gridStats) settled() bool { return s.onGrid == 0 && 2*s.informative > s.planned }
+
+// allSettled reports whether every grid that the plan tests is settled.
 func allSettled(stats []*gridStats) bool {
 	for _, s := range stats {
-		if s.planned > 0 && 2*(s.informative-s.onGrid) <= s.planned {
+		if s.planned > 0 && !s.settled() {
 			return false
 		}
 	}
@@ -456,8 +459,8 @@ func (s *gridStats) reset() {
 }
 
 func (s *gridStats) add(f *fitter, block []elem, sum *summary, tile int, scratch *[]float64) {
-	if 2*(s.informative-s.onGrid) > s.planned {
-		return // settled: off the grid
+	if s.settled() {
+		return
 	}
 	ft := f.test(s.g, block, sum)
 	if ft.untestable {
@@ -542,7 +545,8 @@ func (s *gridStats) logSumChance() float64 {
 const (
 	minBlocks      = 4     // informative blocks needed for any verdict
 	minDistinct    = 8     // distinct nonzero magnitudes needed
-	onGridMajority = 0.5   // fraction of blocks on a grid to call it
+	onGridMajority = 0.5   // fraction on a grid that, without strong evidence, makes a verdict inconclusive
+	wholeTensor    = 0.99  // fraction below which a quantized verdict says "partly"
 	fractionSlack  = 0.005 // grids this close to the best fraction compete on cost
 	maxFalseAlarm  = -9.0  // log10 bound needed to call a grid
 )
@@ -566,19 +570,20 @@ func (s *gridStats) falseAlarmLog10() float64 {
 }
 
 func decide(res *TensorResult, stats []*gridStats, p *plan) {
-	// Grids that hold most blocks with strong evidence are candidates;
-	// among those close to the best fraction, the cheapest format wins,
-	// then the strongest evidence.
+	// Grids whose on-grid blocks are too many to be chance are candidates
+	// (also when they hold only part of the tensor); among those close to
+	// the best fraction, the cheapest format wins, then the strongest
+	// evidence.
 	var cands []*gridStats
 	weak := false
 	maxInformative, bestFrac := 0, 0.0
 	for _, s := range stats {
 		maxInformative = max(maxInformative, s.informative)
-		if s.informative < minBlocks || s.fraction() < onGridMajority {
+		if s.informative < minBlocks || s.onGrid == 0 {
 			continue
 		}
 		if s.falseAlarmLog10() > maxFalseAlarm {
-			weak = true
+			weak = weak || s.fraction() >= onGridMajority
 			continue
 		}
 		cands = append(cands, s)
@@ -610,6 +615,9 @@ func decide(res *TensorResult, stats []*gridStats, p *plan) {
 			res.Verdict, res.Grid = "values on an FP4 (E2M1) grid", "fp4"
 		}
 		fill(res, best)
+		if res.OnGridFraction < wholeTensor {
+			res.Verdict += fmt.Sprintf(" (partly: %.0f%% of blocks)", math.Floor(100*res.OnGridFraction))
+		}
 	case weak:
 		res.Verdict = VerdictWeak
 	default:

@@ -46,6 +46,7 @@ func TestVerdicts(t *testing.T) {
 		{"int8 symmetric g128", "BF16", int8Sym(tr, 128), "int8", 128, ""},
 		{"int8 symmetric g128, gaussian", "BF16", int8Sym(g, 128), "int8", 128, ""},
 		{"int8 symmetric per-channel", "BF16", int8Sym(tr, cols), "int8", 128, ""},
+		{"nvfp4 in a quarter of the rows", "BF16", partly(tr, nvfp4(tr), rows/4), "nvfp4", 16, "two-level"},
 		{"all zeros", "BF16", constant(rows, cols, 0), "", 0, ""},
 		{"five values", "BF16", fewValues(rows, cols, []float32{-0.02, -0.01, 0, 0.01, 0.03}), "", 0, ""},
 		{"constant", "BF16", constant(rows, cols, 0.0125), "", 0, ""},
@@ -57,14 +58,18 @@ func TestVerdicts(t *testing.T) {
 			if res.Grid != c.grid {
 				t.Fatalf("grid %q (%s), want %q; %+v", res.Grid, res.Verdict, c.grid, res)
 			}
-			switch c.grid {
-			case "none":
+			switch {
+			case c.grid == "none":
 				if res.Verdict != "genuine "+c.dtype || res.OnGridFraction > 0.01 || res.MedianResidualULP < 1 || !strings.Contains(res.Detail, c.detail) {
 					t.Fatalf("genuine: %+v", res)
 				}
-			case "":
+			case c.grid == "":
 				if res.Verdict != VerdictInconclusive {
 					t.Fatalf("verdict %q, want inconclusive", res.Verdict)
+				}
+			case strings.Contains(c.name, "quarter"):
+				if math.Abs(res.OnGridFraction-0.25) > 0.05 || !strings.Contains(res.Verdict, "(partly: 2") {
+					t.Fatalf("partly quantized: %+v", res)
 				}
 			default:
 				if res.OnGridFraction != 1 || res.MedianResidualULP > 0.5 || res.GroupSize != c.group ||

@@ -218,6 +218,14 @@ func nearOne(rows, cols int, seed uint64) matrix {
 	return m
 }
 
+// partly takes the first rows of q and the rest of m: a tensor laundered
+// only in part.
+func partly(m, q matrix, rows int) matrix {
+	out := matrix{m.rows, m.cols, append([]float32(nil), m.v...)}
+	copy(out.v, q.v[:rows*m.cols])
+	return out
+}
+
 // fewValues draws every element from a handful of values: on some grid
 // whatever its origin, so no verdict can be drawn.
 func fewValues(rows, cols int, vals []float32) matrix {
