@@ -72,7 +72,7 @@ func parseTPList(s string) ([]int, error) {
 }
 
 func runAudit(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("audit", auditHelp, stderr)
+	fs := newFlagSet("audit", auditHelp+deepHelp, stderr)
 	engine := fs.String("engine", "sglang", "serving engine whose loading rules apply: sglang|vllm")
 	tpList := fs.String("tp", "1,2,4,8", "tensor-parallel sizes to size memory for, comma-separated")
 	ep := fs.Int("ep", 1, "expert-parallel size (SGLang --ep-size; 1 = experts split by TP)")
@@ -84,6 +84,7 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	env := envFlag{}
 	fs.Var(env, "env", "engine environment variable NAME=VALUE (repeatable), e.g. SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1")
 	ff := addFormatFlags(fs, true)
+	deepOpt := addDeepFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return usageExit(err)
@@ -135,16 +136,22 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitBadInput
 	}
+	deepRep, code := deepOpt.run(r, format == formatJSON, stderr)
+	if code != exitOK {
+		return code
+	}
 	switch format {
 	case formatJSON:
-		if err := writeJSON(stdout, r); err != nil {
+		if err := writeJSON(stdout, withDeep(r, deepRep)); err != nil {
 			fmt.Fprintln(stderr, "specsim audit:", err)
 			return exitBadInput
 		}
 	case formatMarkdown:
 		writeAuditMarkdown(stdout, r, commandLine(fs, pos[0]))
+		writeDeepMarkdown(stdout, deepRep)
 	default:
 		writeAuditText(stdout, r)
+		writeDeepText(stdout, deepRep)
 	}
 	if audit.HasErrors(r.Findings) {
 		return exitFindings
