@@ -147,8 +147,9 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 			return exitBadInput
 		}
 	case formatMarkdown:
-		writeAuditMarkdown(stdout, r, commandLine(fs, pos[0]))
+		writeAuditMarkdown(stdout, r)
 		writeDeepMarkdown(stdout, deepRep)
+		fmt.Fprintf(stdout, "Command: `%s`\n", commandLine(fs, pos[0]))
 	default:
 		writeAuditText(stdout, r)
 		writeDeepText(stdout, deepRep)
@@ -260,7 +261,7 @@ func logTable(r *audit.Report) *table {
 	return t
 }
 
-func writeAuditMarkdown(w io.Writer, r *audit.Report, cmd string) {
+func writeAuditMarkdown(w io.Writer, r *audit.Report) {
 	m := r.MTP
 	fmt.Fprintf(w, "#### Draft-model precision evidence: `%s`\n\n", filepath.Base(filepath.Clean(r.Dir)))
 	fmt.Fprintln(w, "| | |")
@@ -297,5 +298,4 @@ func writeAuditMarkdown(w io.Writer, r *audit.Report, cmd string) {
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "Command: `%s`\n", cmd)
 }
