@@ -54,7 +54,7 @@ type Breakdown struct {
 	LMHead        float64 // target: lm_head and sampling
 	Norms         float64 // target: RMSNorms and elementwise
 	Communication float64 // target: collectives and pipeline hand-offs
-	Overhead      float64 // launches and host scheduling
+	Overhead      float64 // launches, inter-kernel gaps (layerGap) and host scheduling
 }
 
 // Total is the iteration time in seconds.
