@@ -301,8 +301,29 @@ type AttentionShape struct {
 	MLA                                         bool // DeepSeek-style latent attention: KVHeads=1, HeadDim = kv_lora_rank + rope dim
 }
 
-// mlaDecodeCompute is the compute efficiency of MLA decode kernels.
+// mlaDecodeCompute is the compute efficiency of MLA decode kernels on
+// Hopper: FlashMLA's dense decode reaches 660 of 989 dense BF16 TFLOP/s on
+// an H800 (deepseek-ai/FlashMLA README).
 const mlaDecodeCompute = 660.0 / 989
+
+// mlaBlackwellRatio is how much of its Hopper rate an MLA decode kernel
+// reaches on Blackwell: FlashMLA has no dense decode kernel for SM100, and
+// its sparse decode kernel (same MQA-mode math, BF16 MMA) reaches 350
+// TFLOP/s on a B200 against 410 on an H800 (FlashMLA README, "not really
+// optimized yet"). Blackwell's doubled tensor peak is not reached by the
+// MLA decode kernels published for it, so on Blackwell MLA decode runs at
+// 660 x 350/410 = 563 TFLOP/s, not at two thirds of 2.25 PFLOP/s. No fit:
+// both figures are the kernel authors' benchmarks.
+const mlaBlackwellRatio = 350.0 / 410
+
+// mlaDecodeRate is the BF16 FLOP/s of compute-bound MLA decode on g.
+func mlaDecodeRate(g *GPU) float64 {
+	hopperRate := mlaDecodeCompute * 989e12
+	if g.Arch == "blackwell" {
+		return math.Min(mlaDecodeCompute*g.Peak[BF16], mlaBlackwellRatio*hopperRate)
+	}
+	return mlaDecodeCompute * g.Peak[BF16]
+}
 
 // mmaRows is the row count of a warpgroup tensor-core tile (wgmma M = 64).
 const mmaRows = 64
@@ -360,10 +381,9 @@ func (c *Coster) Attention(s AttentionShape) Cost {
 	if s.MLA && !s.Prefill {
 		// The H200 table has no MLA rows (PyTorch has no flash kernel for
 		// a 576-wide head); dedicated MLA decode kernels are compute-
-		// efficient: FlashMLA reaches 660 of 989 dense BF16 TFLOP/s on an
-		// H800 (deepseek-ai/FlashMLA README).
+		// efficient (mlaDecodeRate).
 		e := c.eff[class][slotOf(kvDT)]
-		e.Compute = math.Max(e.Compute, mlaDecodeCompute)
+		e.Compute = mlaDecodeRate(&c.gpu) / rate
 		t, bound := e.timeUnits(bytes/c.gpu.HBMBandwidth, work/rate, attentionUnits(s))
 		cost = Cost{Seconds: t, Bytes: bytes, Source: c.offTable, Bound: bound}
 	} else {

@@ -229,3 +229,25 @@ func TestMoEKernels(t *testing.T) {
 		t.Errorf("PredictRow(moe) = %v, want the torch-grouped price %v", got.Seconds, c.MoE(tiny).Seconds)
 	}
 }
+
+// TestMLADecodeOnBlackwell: a compute-bound MLA verify (512 sequences, 4
+// queries, 128 heads, 4k context) runs at FlashMLA's 660 TFLOP/s on the
+// H200 and at 660 x 350/410 = 563 TFLOP/s on the B200 (FlashMLA's own
+// B200/H800 decode ratio), so the B200 takes 410/350 = 1.17x as long
+// despite its 2.27x BF16 peak; memory time is a third of compute or less
+// on both, so the blend adds under 2%.
+func TestMLADecodeOnBlackwell(t *testing.T) {
+	s := AttentionShape{Batch: 512, QLen: 4, KVLen: 4096, Heads: 128, KVHeads: 1, HeadDim: 576, KVDType: BF16, MLA: true}
+	flops := 2.0 * 512 * 128 * 4 * 4096 * (576 + 512)
+	h := NewCoster(mustGPU(t, "h200")).Attention(s)
+	b := NewCoster(mustGPU(t, "b200")).Attention(s)
+	if want := flops / 660e12; h.Seconds < want || h.Seconds > 1.03*want {
+		t.Errorf("h200: %.3f ms, want %.3f ms (+3%%)", h.Seconds*1e3, want*1e3)
+	}
+	if want := flops / (660e12 * 350 / 410); b.Seconds < want || b.Seconds > 1.03*want {
+		t.Errorf("b200: %.3f ms, want %.3f ms (+3%%)", b.Seconds*1e3, want*1e3)
+	}
+	if r := b.Seconds / h.Seconds; math.Abs(r-410.0/350) > 0.03 {
+		t.Errorf("b200/h200 = %.3f, want %.3f", r, 410.0/350)
+	}
+}

@@ -51,7 +51,8 @@ func TestDecodeStepByHand(t *testing.T) {
 		c.GEMM("bf16", B, 2*512, 256).Seconds + c.GEMM("bf16", B, 256, 512).Seconds + // gate_up, down
 		2*c.Norm(B, 256).Seconds +
 		3*c.Elementwise(float64(B*256)*2*2).Seconds // rope + KV write, q and k norms (BF16: no activation quantization)
-	want := 2*perLayer + c.LMHeadSample(B, 256, 1000, "bf16").Seconds + c.Launch(2*14+6, true).Seconds + 0.1e-3
+	// Each layer also waits 25 us between its dependent kernels (layerGap).
+	want := 2*(perLayer+25e-6) + c.LMHeadSample(B, 256, 1000, "bf16").Seconds + c.Launch(2*14+6, true).Seconds + 0.1e-3
 	got := e.DecodeStep(B, 0, ctx)
 	if !near(got.Total(), want, 1e-9) {
 		t.Errorf("DecodeStep = %.6f ms, want %.6f ms by hand", got.Total()*1e3, want*1e3)
@@ -96,10 +97,11 @@ func TestVerifyAndDraftByHand(t *testing.T) {
 	// expert inputs, top-k routing: six activation-sized kernels per layer.
 	aux := func(tokens int) float64 { return 6 * c.Elementwise(float64(tokens*128)*2*2).Seconds }
 	verify := attn(T, q, kv, "fp8") + moe(T, "fp8", e.TargetMoEEff) + shared(T, "fp8") + 2*c.Norm(T, 128).Seconds + aux(T) + comm(T) +
-		lm(T, 512) + c.Launch(14+6, true).Seconds
+		lm(T, 512) + c.Launch(14+6, true).Seconds + 25e-6 // one layer's inter-kernel gap (layerGap)
 	draftStep := func(tokens, qlen, kvlen, rows int) float64 {
 		return c.GEMM("fp8", tokens, 128, 256).Seconds + attn(tokens, qlen, kvlen, "fp8") + moe(tokens, "fp8", e.DraftMoEEff) +
-			shared(tokens, "fp8") + 3*c.Norm(tokens, 128).Seconds + aux(tokens) + comm(tokens) + lm(rows, 512) + c.Launch(20, true).Seconds
+			shared(tokens, "fp8") + 3*c.Norm(tokens, 128).Seconds + aux(tokens) + comm(tokens) + lm(rows, 512) + c.Launch(20, true).Seconds +
+			25e-6 // the draft layer's inter-kernel gap
 	}
 	draft := draftStep(B, 1, 128+1+1, B) + draftStep(T, q, kv, T)
 	got := e.DecodeStep(B, k, 100) // ctx bucket 0 -> 128
