@@ -65,16 +65,9 @@ func runBestK(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	start := time.Now()
 	var progress func(done, total int)
 	if format != formatJSON {
-		progress = func(done, total int) {
-			if time.Since(start) > time.Second && done < total {
-				fmt.Fprintf(stderr, "\rbestk: %d/%d concurrencies", done, total)
-			} else if done == total && time.Since(start) > time.Second {
-				fmt.Fprintln(stderr)
-			}
-		}
+		progress = progressPrinter(stderr, "bestk", "concurrencies", time.Now)
 	}
 	rows, err := simulate.BestK(res, topo, concs, lo, hi, *sim, progress)
 	if err != nil {
@@ -104,4 +97,24 @@ func runBestK(args []string, stdout, stderr io.Writer) int {
 	}
 	writeTable(stdout, t, format)
 	return exitOK
+}
+
+// progressPrinter returns a progress callback for work counted in units
+// (done of total) by command: silent for the first second, then one line on w that
+// rewrites itself with "\r" and, once done reaches total, ends with the
+// elapsed time and a newline. now is the clock (time.Now outside tests).
+func progressPrinter(w io.Writer, command, units string, now func() time.Time) func(done, total int) {
+	start := now()
+	shown := false
+	return func(done, total int) {
+		elapsed := now().Sub(start)
+		switch {
+		case done < total && elapsed > time.Second:
+			fmt.Fprintf(w, "\r%s: %d/%d %s", command, done, total, units)
+			shown = true
+		case done >= total && shown:
+			fmt.Fprintf(w, "\r%s: %d/%d %s in %.1fs\n", command, done, total, units, elapsed.Seconds())
+			shown = false
+		}
+	}
 }

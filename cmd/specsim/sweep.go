@@ -78,16 +78,9 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 			space.Topologies = append(space.Topologies, t)
 		}
 	}
-	start := time.Now()
 	var progress func(done, total int)
 	if format != formatJSON {
-		progress = func(done, total int) {
-			if time.Since(start) > time.Second && done < total {
-				fmt.Fprintf(stderr, "\rsweep: %d/%d topologies", done, total)
-			} else if done == total && time.Since(start) > time.Second {
-				fmt.Fprintf(stderr, "\rsweep: %d/%d topologies in %.1fs\n", done, total, time.Since(start).Seconds())
-			}
-		}
+		progress = progressPrinter(stderr, "sweep", "topologies", time.Now)
 	}
 	out, err := simulate.Sweep(res, space, !*noRefine, progress)
 	if err != nil {
