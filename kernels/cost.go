@@ -188,13 +188,57 @@ func f(i int) float64 { return float64(i) }
 // GEMM prices y[M,N] = x[M,K] W[N,K]^T with dt weights: the weights are
 // read once, activations in dt where the GPU computes in it natively (FP8,
 // NVFP4 on Blackwell) and BF16 otherwise, BF16 output.
+// FP8 weights are block-scaled as the FP8 checkpoints ship them (see
+// hopperBlockFP8Mem).
 func (c *Coster) GEMM(dt DType, m, n, k int) Cost {
+	cost := c.tensorScaledGEMM(dt, m, n, k)
+	if dt == FP8 && m > 0 && n > 0 && k > 0 {
+		c.blockScaledFP8(&cost, classGEMM, f(n)*f(k))
+	}
+	return cost
+}
+
+// tensorScaledGEMM is GEMM with per-tensor FP8 scales: what the H200
+// collector timed (torch._scaled_mm) and what the tables are fitted to.
+func (c *Coster) tensorScaledGEMM(dt DType, m, n, k int) Cost {
 	if m <= 0 || n <= 0 || k <= 0 {
 		return Cost{Source: c.offTable}
 	}
 	cost := c.gemmRoofline(classGEMM, dt, m, n, k)
 	c.tables.adjust(&cost, classGEMM, dt, lineKey{n, k, 0, 0, 0}, coords1(m))
 	return cost
+}
+
+// hopperBlockFP8Mem is the share of HBM bandwidth a block-scaled FP8 GEMM
+// (1x128 activation and 128x128 weight scales, the format of every FP8
+// checkpoint this project knows: DeepSeek-V3/R1, Qwen3 FP8, GLM FP8,
+// MiniMax) streams its weights at on Hopper. SM90 tensor cores take no
+// scales, so the kernels promote each 128-deep partial sum to FP32 on CUDA
+// cores and rescale it there; at decode sizes that keeps them well short
+// of the per-tensor-scaled cuBLAS kernels the H200 table measured (fitted
+// memory efficiency 0.88). DeepGEMM's own H800 figures for its six
+// memory-bound dense shapes at M = 64 (206-336 TFLOP/s) read 1688, 2143,
+// 2320, 2455, 2470 and 2668 GB/s against 3.35 TB/s: median 2388 GB/s, 0.71
+// (deepseek-ai/DeepGEMM README, first release, "Normal GEMMs for dense
+// models"); its masked grouped MoE GEMMs read 2.05 TB/s (0.61) at 256 rows
+// per expert. TensorRT-LLM's and SGLang's Hopper block-FP8 GEMMs and MoE
+// are DeepGEMM or built the same way. No fit: the kernel authors'
+// benchmark. Blackwell applies the scales in the MMA (tcgen05 block
+// scaling) and keeps the fitted efficiencies.
+const hopperBlockFP8Mem = 0.71
+
+// blockScaledFP8 slows a memory-bound FP8 op on Hopper to the weight
+// stream of block-scaled kernels: weightBytes cannot move faster than
+// hopperBlockFP8Mem of HBM bandwidth, after the op's fixed time.
+func (c *Coster) blockScaledFP8(cost *Cost, class opClass, weightBytes float64) {
+	if c.gpu.Arch != "hopper" || !(weightBytes > 0) {
+		return
+	}
+	floor := c.eff[class][slotFP8].Fixed + weightBytes/(c.gpu.HBMBandwidth*hopperBlockFP8Mem)
+	if floor > cost.Seconds {
+		cost.Seconds = floor
+		cost.Bound = "memory"
+	}
 }
 
 func (c *Coster) gemmRoofline(class opClass, dt DType, m, n, k int) Cost {
@@ -290,7 +334,14 @@ func (c *Coster) MoE(s MoEShape) Cost {
 	e := c.eff[classGEMM][slotOf(dt)]
 	e.Fixed *= fusedMoEKernels
 	t, bound := e.time((weights+act)/c.gpu.HBMBandwidth, 2*padded*3*h*in/rate)
-	return Cost{Seconds: t, Bytes: weights + act, FLOPs: useful, Source: c.offTable, Bound: bound}
+	cost := Cost{Seconds: t, Bytes: weights + act, FLOPs: useful, Source: c.offTable, Bound: bound}
+	if dt == FP8 && c.gpu.Arch == "hopper" {
+		floor := e.Fixed + weights/(c.gpu.HBMBandwidth*hopperBlockFP8Mem)
+		if floor > cost.Seconds {
+			cost.Seconds, cost.Bound = floor, "memory"
+		}
+	}
+	return cost
 }
 
 // AttentionShape is one attention layer on one GPU.

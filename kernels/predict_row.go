@@ -11,7 +11,7 @@ func Ops() []string {
 }
 
 // PredictRow prices one table row as the H200 collector defines the op:
-// gemm (m,n,k), moe (tokens, experts, topk, hidden, inter; the PyTorch
+// gemm (m,n,k; FP8 with per-tensor scales), moe (tokens, experts, topk, hidden, inter; the PyTorch
 // grouped-GEMM path, MoETorchGrouped), attention (batch, q_len, kv_len, heads, kv_heads,
 // head_dim; dtype is the KV cache's), gdn (batch, q_len, heads = value
 // heads, kv_heads = key heads, head_dim for both key and value; q_len > 1
@@ -38,7 +38,7 @@ func (c *Coster) PredictRow(r OpRow) (Cost, error) {
 		if err := need("m", "n", "k"); err != nil {
 			return Cost{}, err
 		}
-		return c.GEMM(r.DType, r.M, r.N, r.K), nil
+		return c.tensorScaledGEMM(r.DType, r.M, r.N, r.K), nil
 	case "moe":
 		if err := need("tokens", "experts", "topk", "hidden", "inter"); err != nil {
 			return Cost{}, err

