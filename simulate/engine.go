@@ -3,6 +3,7 @@ package simulate
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/specsim/specsim/kernels"
 )
@@ -569,4 +570,111 @@ func (e *Engine) Prefill(parts []PrefillPart, spec bool) Breakdown {
 	}
 	b.Overhead += e.SchedOverhead
 	return b
+}
+
+// MixesContext reports whether the engine runs context (prefill) chunks
+// inside generation iterations: TensorRT-LLM's in-flight batching fills
+// each iteration up to max_num_tokens with the running requests'
+// generation tokens and then context chunks. SGLang (and the simulator's
+// default) runs a separate prefill batch first.
+func (e *Engine) MixesContext() bool { return e.EngineName == "trtllm" }
+
+// MixedExtra prices what context chunks add to a decode iteration of
+// batch running requests (q tokens each) that carries them. Each context
+// belongs to one attention rank (DP attention) and the ranks meet at every
+// layer's expert exchange, so the iteration waits for the rank with the
+// most context tokens: its projections and causal attention over them, its
+// share of the feed-forward, the experts' extra routed rows (the weights
+// are already read for the generation tokens) and the larger exchange.
+// Contexts go to the least-loaded rank, largest first.
+func (e *Engine) MixedExtra(batch, q int, parts []PrefillPart, spec bool) float64 {
+	m, p := e.Model, e.Par
+	dp := p.AttentionDP()
+	load := make([]int, dp)
+	owner := make([]int, len(parts))
+	order := make([]int, len(parts))
+	total := 0
+	for i := range parts {
+		order[i] = i
+		total += parts[i].New
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return parts[b].New - parts[a].New })
+	for _, i := range order {
+		r := slices.Index(load, slices.Min(load))
+		load[r] += parts[i].New
+		owner[i] = r
+	}
+	busiest := slices.Index(load, slices.Max(load))
+	nb := load[busiest]
+	if total == 0 || nb == 0 {
+		return 0
+	}
+	seqsRank := ceilDiv(batch, dp)
+	ta, tAll := seqsRank*q, batch*q
+	var t float64
+	full := m.FullAttentionLayers()
+	logits := 0
+	for i, pt := range parts {
+		if owner[i] != busiest || pt.New == 0 {
+			continue
+		}
+		ps := shape{seqs: 1, q: pt.New, ctx: pt.Before, prefill: true}
+		t += float64(full) * e.attention(pt.New, 1, ps, e.Target.Attention)
+		t += float64(m.Layers-full) * e.linearAttention(pt.New, 1, ps, e.Target.Attention)
+		if pt.Last {
+			logits++
+		}
+	}
+	mlpBase, mlpAdd, mlpTP := tAll, total, p.TP
+	if p.DPAttention {
+		mlpBase, mlpAdd, mlpTP = ta, nb, 1
+	}
+	dense, moeLayers := m.DenseLayers, m.Layers-m.DenseLayers
+	if m.Experts == 0 {
+		dense, moeLayers = m.Layers, 0
+	}
+	w := e.Target
+	if dense > 0 {
+		t += float64(dense) * (e.mlp(mlpBase+mlpAdd, m.DenseInter/mlpTP, w.Dense) - e.mlp(mlpBase, m.DenseInter/mlpTP, w.Dense))
+	}
+	if moeLayers > 0 {
+		d := e.moe(ta+nb, tAll+total, w.Experts, e.TargetMoEEff) - e.moe(ta, tAll, w.Experts, e.TargetMoEEff)
+		if m.SharedExperts > 0 {
+			inter := m.SharedExperts * m.SharedInter / mlpTP
+			d += e.mlp(mlpBase+mlpAdd, inter, w.Shared) - e.mlp(mlpBase, inter, w.Shared)
+		}
+		t += float64(moeLayers) * d
+	}
+	c := e.Coster
+	// Norms and the small per-layer kernels (priced at the last layer's
+	// kind) for the busiest rank's extra tokens. The exchange: a gather of
+	// every rank's tokens grows by all the context tokens (priced as an
+	// even share per rank), unless the engine pads every rank to the
+	// busiest one (dpPadding); a DeepEP dispatch or a TP all-reduce waits
+	// for the busiest sender.
+	last := m.Layers - 1
+	commRank := ta + nb
+	if p.DPAttention && !e.deepEP() && !e.dpPadding() {
+		commRank = ta + ceilDiv(total, dp)
+	}
+	perLayer := 2*(c.Norm(ta+nb, m.Hidden).Seconds-c.Norm(ta, m.Hidden).Seconds) +
+		e.auxKernels(last, ta+nb, w) - e.auxKernels(last, ta, w) +
+		e.layerComm(commRank, tAll+total) - e.layerComm(ta, tAll)
+	t += float64(m.Layers) * perLayer
+	if logits > 0 {
+		t += e.lmHead(shape{seqs: 1, q: 1, logits: logits}, m.Vocab)
+	}
+	if spec {
+		t += e.draftForward(shape{seqs: 1, q: nb, prefill: true, logits: logits})
+	}
+	return math.Max(t, 0)
+}
+
+// dpPadding reports whether the attention-DP gather in front of the
+// experts pads every rank's tokens to the busiest rank's count: TensorRT-
+// LLM does so for NVFP4 experts, whose gather runs after FP4 quantization
+// with its scale factors (use_dp_padding in its DeepSeek and Qwen3 MoE
+// modules); other formats gather variable sizes (all_rank_num_tokens).
+func (e *Engine) dpPadding() bool {
+	return e.EngineName == "trtllm" && e.Par.DPAttention && e.Target.Experts == kernels.NVFP4
 }

@@ -237,3 +237,74 @@ func TestDeepEPAcrossNodes(t *testing.T) {
 		t.Error("DeepEP is SGLang's cross-node path only")
 	}
 }
+
+// TestMixedExtraByHand prices three context chunks carried by a decode
+// iteration of 4 requests on the tiny MoE model with DP attention over 2
+// ranks (TensorRT-LLM): largest first to the least-loaded rank puts 300
+// tokens on rank 0 and 200 + 50 on rank 1, so rank 0 sets the time.
+func TestMixedExtraByHand(t *testing.T) {
+	m := tinyMoE()
+	g := gpu(t, "b200")
+	e, err := NewEngine(m, g, Parallel{TP: 2, EP: 2, PP: 1, DPAttention: true}, EngineConfig{Precision: BF16, EngineName: "trtllm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !e.MixesContext() {
+		t.Fatal("TensorRT-LLM carries contexts in generation iterations")
+	}
+	parts := []PrefillPart{{New: 300, Last: true}, {New: 200, Last: true}, {New: 50, Before: 50}}
+	c := kernels.NewCoster(g)
+	// Rank 0: 2 generation tokens + 300 context tokens; all ranks: 4 + 550.
+	const ta, nb, tAll, total = 2, 300, 4, 550
+	att := c.GEMM("bf16", nb, 4*32+2*4*32, 128).Seconds +
+		c.Attention(kernels.AttentionShape{Batch: 1, QLen: nb, KVLen: nb, Heads: 4, KVHeads: 4, HeadDim: 32, KVDType: "fp8", Prefill: true}).Seconds +
+		c.GEMM("bf16", nb, 128, 4*32).Seconds
+	// Router over the rank's tokens; experts: EP2 and top-2, so each rank
+	// sees every token with one pick of its 4 experts.
+	experts := func(tokens int) float64 {
+		return c.MoE(kernels.MoEShape{Tokens: tokens, Experts: 4, TopK: 1, Hidden: 128, Inter: 64, DType: "bf16"}).Seconds / e.TargetMoEEff
+	}
+	moe := c.GEMM("bf16", ta+nb, 8, 128).Seconds - c.GEMM("bf16", ta, 8, 128).Seconds + experts(tAll+total) - experts(tAll)
+	shared := func(tok int) float64 {
+		return c.GEMM("bf16", tok, 128, 128).Seconds + c.GEMM("bf16", tok, 128, 64).Seconds
+	}
+	// Norms: 2 RMSNorms; aux: rope+KV write, q/k norms, top-k routing.
+	aux := func(tok int) float64 { return 4 * c.Elementwise(float64(tok*128)*4).Seconds }
+	comm := func(tok int) float64 {
+		msg := float64(tok*128) * 2
+		return c.Collective("allgather", msg, 2).Seconds + c.Collective("reducescatter", 2*msg, 2).Seconds
+	}
+	// The gather grows by all 550 context tokens: 275 more per rank.
+	want := att + moe + shared(ta+nb) - shared(ta) +
+		2*(c.Norm(ta+nb, 128).Seconds-c.Norm(ta, 128).Seconds) + aux(ta+nb) - aux(ta) + comm(ta+total/2) - comm(ta) +
+		c.LMHeadSample(1, 128, 512, "bf16").Seconds // the 300-token prompt completes
+	if got := e.MixedExtra(4, 1, parts, false); !near(got, want, 1e-9) {
+		t.Errorf("MixedExtra = %.3f us, want %.3f us", got*1e6, want*1e6)
+	}
+	// Carried by an iteration that already reads the weights, the chunks
+	// cost less than the same rank's prefill forward alone.
+	if got, alone := e.MixedExtra(4, 1, parts[:1], false), e.Prefill(parts[:1], false).Total(); !(got < alone) {
+		t.Errorf("carried context %.1f us, alone %.1f us: sharing the iteration should be cheaper", got*1e6, alone*1e6)
+	}
+	// NVFP4 experts: TensorRT-LLM pads every rank to the busiest one before
+	// the gather, so the exchange grows by 300 tokens per rank, not 275.
+	fp4, err := NewEngine(m, g, Parallel{TP: 2, EP: 2, PP: 1, DPAttention: true}, EngineConfig{Precision: FP4, EngineName: "trtllm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fp4.dpPadding() || e.dpPadding() {
+		t.Fatal("DP padding is TensorRT-LLM's NVFP4 path only")
+	}
+	unpadded := *fp4
+	unpadded.EngineName = "vllm" // same costs, variable-size gather
+	if got, want := fp4.MixedExtra(4, 1, parts, false)-unpadded.MixedExtra(4, 1, parts, false), comm(ta+nb)-comm(ta+total/2); !near(got, want, 1e-9) {
+		t.Errorf("padding adds %.3f us, want %.3f us", got*1e6, want*1e6)
+	}
+	if got := e.MixedExtra(4, 1, nil, false); got != 0 {
+		t.Errorf("no contexts add %g s", got)
+	}
+	sg, _ := NewEngine(m, g, Parallel{TP: 2, EP: 2, PP: 1, DPAttention: true}, EngineConfig{Precision: BF16, EngineName: "sglang"})
+	if sg.MixesContext() {
+		t.Error("SGLang runs prefill batches of their own")
+	}
+}

@@ -116,6 +116,17 @@ func (p *Plan) Estimate() (*Result, error) {
 		}
 		return pre.Prefill(parts, k > 0).Total() / float64(m)
 	}
+	// With in-flight batching the contexts ride in generation iterations:
+	// a request's prefill costs what it adds to the iteration that carries
+	// it, shared with the other contexts of that iteration (at least one).
+	mixedTp := func(b, m int) float64 {
+		m = max(1, min(m, p.chunk/meanNew))
+		parts := make([]PrefillPart, m)
+		for i := range parts {
+			parts[i] = PrefillPart{New: meanNew, Before: meanCached, Last: true}
+		}
+		return pre.MixedExtra(b, k+1, parts, k > 0) / float64(m)
+	}
 	// Fixed point over the decode batch b (per decode lane).
 	b := math.Max(1, math.Min(capRun, conc/decLanes))
 	var td, lambda, rhoP, ttft, wq float64
@@ -124,7 +135,12 @@ func (p *Plan) Estimate() (*Result, error) {
 		bi := max(int(math.Round(b)), 1)
 		td = dec.DecodeStep(bi, k, int(ctx)).Total()
 		if !t.Disagg {
-			meanTp = batchedTp(int(math.Round(lambda / decLanes * td)))
+			m := int(math.Round(lambda / decLanes * td))
+			if pre.MixesContext() {
+				meanTp = mixedTp(bi, m)
+			} else {
+				meanTp = batchedTp(m)
+			}
 		}
 		if !t.Disagg {
 			// One lane alternates prefills and decode iterations.

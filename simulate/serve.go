@@ -353,9 +353,11 @@ func (p *Plan) requestCount() (warmup, measured int) {
 }
 
 // Simulate replays the scenario through continuous batching, event by
-// event: prefill batches (chunked, prefill first as SGLang schedules), decode
-// iterations whose accepted lengths come from the engine's sampler, closed
-// loop sessions that send their next request when the previous one ends.
+// event: prefill batches (chunked, prefill first as SGLang schedules; under
+// TensorRT-LLM the chunks ride in the generation iterations instead, see
+// Engine.MixedExtra), decode iterations whose accepted lengths come from the
+// engine's sampler, closed loop sessions that send their next request when
+// the previous one ends.
 func (p *Plan) Simulate() (*Result, error) {
 	inst, entry, decodeIdx, err := p.lanes()
 	if err != nil {
@@ -413,21 +415,23 @@ func (p *Plan) Simulate() (*Result, error) {
 		if in.busy {
 			return
 		}
-		// Admit and prefill first (SGLang runs a prefill batch whenever one can be formed).
+		// Admit contexts within the token budget: a prefill batch first
+		// (SGLang runs one whenever it can be formed), or chunks carried by
+		// the next generation iteration (TensorRT-LLM in-flight batching).
+		var parts []PrefillPart
+		var ctxMembers []*simRequest
 		if in.role != roleDecode && len(in.waiting) > 0 {
-			var parts []PrefillPart
-			var members []*simRequest
 			budget := p.chunk
 			running := len(in.running)
 			for _, r := range in.waiting {
 				if budget <= 0 {
 					break
 				}
-				if in.role == roleAgg && running+len(members) >= in.capRun {
+				if in.role == roleAgg && running+len(ctxMembers) >= in.capRun {
 					break
 				}
 				need := r.ISL + r.OSL
-				if in.role == roleAgg && r.done == r.Cached && in.usedTok+need > in.capTok && (len(in.running) > 0 || len(members) > 0) {
+				if in.role == roleAgg && r.done == r.Cached && in.usedTok+need > in.capTok && (len(in.running) > 0 || len(ctxMembers) > 0) {
 					break
 				}
 				n := min(r.ISL-r.done, budget)
@@ -435,58 +439,64 @@ func (p *Plan) Simulate() (*Result, error) {
 					in.usedTok += need
 				}
 				parts = append(parts, PrefillPart{New: n, Before: r.done, Last: r.done+n >= r.ISL})
-				members = append(members, r)
+				ctxMembers = append(ctxMembers, r)
 				budget -= n
 			}
-			if len(parts) > 0 {
-				b := in.eng.Prefill(parts, p.sc.Spec.Steps > 0)
-				in.busy = true
-				dt := b.Total()
-				push(&event{t: now + dt, inst: i, fin: func(t float64) {
-					in.busy = false
-					keep := in.waiting[:0]
-					doneSet := map[*simRequest]bool{}
-					for j, r := range members {
-						r.done += parts[j].New
-						if r.done >= r.ISL {
-							doneSet[r] = true
-						}
-					}
-					for _, r := range in.waiting {
-						if !doneSet[r] {
-							keep = append(keep, r)
-						}
-					}
-					in.waiting = keep
-					for _, r := range members {
-						if !doneSet[r] {
-							continue
-						}
-						r.gen = 1
-						r.ctx = r.ISL + 1
-						if in.role == rolePrefill {
-							d := pickDecode()
-							arr := t + p.transfer(r.ISL)
-							r.firstToken = arr
-							if r.gen >= r.OSL {
-								finish(r, arr)
-								continue
-							}
-							push(&event{t: arr, kind: 1, inst: d, req: r})
-							continue
-						}
-						r.firstToken = t
-						if r.gen >= r.OSL {
-							in.usedTok -= r.ISL + r.OSL
-							finish(r, t)
-							continue
-						}
-						in.running = append(in.running, r)
-					}
-					kick(i)
-				}})
-				return
+		}
+		// advanceContexts moves the admitted chunks on at time t: finished
+		// prompts emit their first token and start generating (or go to a
+		// decode worker).
+		advanceContexts := func(t float64) {
+			keep := in.waiting[:0]
+			doneSet := map[*simRequest]bool{}
+			for j, r := range ctxMembers {
+				r.done += parts[j].New
+				if r.done >= r.ISL {
+					doneSet[r] = true
+				}
 			}
+			for _, r := range in.waiting {
+				if !doneSet[r] {
+					keep = append(keep, r)
+				}
+			}
+			in.waiting = keep
+			for _, r := range ctxMembers {
+				if !doneSet[r] {
+					continue
+				}
+				r.gen = 1
+				r.ctx = r.ISL + 1
+				if in.role == rolePrefill {
+					d := pickDecode()
+					arr := t + p.transfer(r.ISL)
+					r.firstToken = arr
+					if r.gen >= r.OSL {
+						finish(r, arr)
+						continue
+					}
+					push(&event{t: arr, kind: 1, inst: d, req: r})
+					continue
+				}
+				r.firstToken = t
+				if r.gen >= r.OSL {
+					in.usedTok -= r.ISL + r.OSL
+					finish(r, t)
+					continue
+				}
+				in.running = append(in.running, r)
+			}
+		}
+		mixed := in.role == roleAgg && in.eng.MixesContext() && len(in.running) > 0
+		if len(parts) > 0 && !mixed {
+			b := in.eng.Prefill(parts, p.sc.Spec.Steps > 0)
+			in.busy = true
+			push(&event{t: now + b.Total(), inst: i, fin: func(t float64) {
+				in.busy = false
+				advanceContexts(t)
+				kick(i)
+			}})
+			return
 		}
 		if in.role == roleDecode {
 			// Admit transferred requests into free slots and KV.
@@ -515,9 +525,13 @@ func (p *Plan) Simulate() (*Result, error) {
 		stepSum = stepSum.plus(b)
 		steps++
 		batchSum += float64(bsz)
+		dt := b.Total()
+		if len(parts) > 0 {
+			dt += in.eng.MixedExtra(bsz, k+1, parts, k > 0)
+		}
 		in.busy = true
 		members := append([]*simRequest(nil), in.running...)
-		push(&event{t: now + b.Total(), inst: i, fin: func(t float64) {
+		push(&event{t: now + dt, inst: i, fin: func(t float64) {
 			in.busy = false
 			if cap(in.draws) < len(members) {
 				in.draws = make([]int, len(members))
@@ -545,6 +559,9 @@ func (p *Plan) Simulate() (*Result, error) {
 				keep = append(keep, r)
 			}
 			in.running = keep
+			if len(parts) > 0 {
+				advanceContexts(t)
+			}
 			kick(i)
 		}})
 	}
