@@ -193,7 +193,7 @@ func f(i int) float64 { return float64(i) }
 func (c *Coster) GEMM(dt DType, m, n, k int) Cost {
 	cost := c.tensorScaledGEMM(dt, m, n, k)
 	if dt == FP8 && m > 0 && n > 0 && k > 0 {
-		c.blockScaledFP8(&cost, classGEMM, f(n)*f(k))
+		c.blockScaledFP8(&cost, c.eff[classGEMM][slotFP8].Fixed, f(n)*f(k))
 	}
 	return cost
 }
@@ -229,15 +229,16 @@ const hopperBlockFP8Mem = 0.71
 
 // blockScaledFP8 slows a memory-bound FP8 op on Hopper to the weight
 // stream of block-scaled kernels: weightBytes cannot move faster than
-// hopperBlockFP8Mem of HBM bandwidth, after the op's fixed time.
-func (c *Coster) blockScaledFP8(cost *Cost, class opClass, weightBytes float64) {
+// hopperBlockFP8Mem of HBM bandwidth, after fixed (the op's fixed time).
+// Where that floor sets the time the cost is no longer the measured
+// per-tensor interpolation, and its Source says so.
+func (c *Coster) blockScaledFP8(cost *Cost, fixed, weightBytes float64) {
 	if c.gpu.Arch != "hopper" || !(weightBytes > 0) {
 		return
 	}
-	floor := c.eff[class][slotFP8].Fixed + weightBytes/(c.gpu.HBMBandwidth*hopperBlockFP8Mem)
+	floor := fixed + weightBytes/(c.gpu.HBMBandwidth*hopperBlockFP8Mem)
 	if floor > cost.Seconds {
-		cost.Seconds = floor
-		cost.Bound = "memory"
+		cost.Seconds, cost.Bound, cost.Source = floor, "memory", c.offTable
 	}
 }
 
@@ -335,11 +336,8 @@ func (c *Coster) MoE(s MoEShape) Cost {
 	e.Fixed *= fusedMoEKernels
 	t, bound := e.time((weights+act)/c.gpu.HBMBandwidth, 2*padded*3*h*in/rate)
 	cost := Cost{Seconds: t, Bytes: weights + act, FLOPs: useful, Source: c.offTable, Bound: bound}
-	if dt == FP8 && c.gpu.Arch == "hopper" {
-		floor := e.Fixed + weights/(c.gpu.HBMBandwidth*hopperBlockFP8Mem)
-		if floor > cost.Seconds {
-			cost.Seconds, cost.Bound = floor, "memory"
-		}
+	if dt == FP8 {
+		c.blockScaledFP8(&cost, e.Fixed, weights)
 	}
 	return cost
 }

@@ -267,3 +267,30 @@ func TestMLADecodeOnBlackwell(t *testing.T) {
 		t.Errorf("b200/h200 = %.3f, want %.3f", r, 410.0/350)
 	}
 }
+
+// TestBlockScaledFP8Source: where the block-scaled weight stream sets an
+// H200 FP8 GEMM's time, the cost is no longer the measured per-tensor
+// interpolation and must not claim to be.
+func TestBlockScaledFP8Source(t *testing.T) {
+	g, err := LookupGPU("h200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewCoster(g)
+	// o_proj of DeepSeek-V3 at TP8, 4 tokens: 14.7 MB of FP8 weights, on
+	// the measured grid (N 7168, K 2048).
+	tensor := c.tensorScaledGEMM(FP8, 4, 7168, 2048)
+	block := c.GEMM(FP8, 4, 7168, 2048)
+	if tensor.Source != SourceMeasured {
+		t.Fatalf("per-tensor source %q, want %q", tensor.Source, SourceMeasured)
+	}
+	floor := c.eff[classGEMM][slotFP8].Fixed + 7168*2048/(4.8e12*0.71)
+	if !(block.Seconds > tensor.Seconds) || !near(block.Seconds, floor, 1e-9) || block.Source == SourceMeasured {
+		t.Errorf("block-scaled %.2f us (%s), per-tensor %.2f us: want the %.2f us weight-stream floor, not labelled measured",
+			block.Seconds*1e6, block.Source, tensor.Seconds*1e6, floor*1e6)
+	}
+	// BF16 is untouched.
+	if a, b := c.GEMM(BF16, 4, 7168, 2048), c.tensorScaledGEMM(BF16, 4, 7168, 2048); a != b {
+		t.Errorf("BF16 GEMM changed: %+v vs %+v", a, b)
+	}
+}
