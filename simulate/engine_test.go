@@ -308,3 +308,36 @@ func TestMixedExtraByHand(t *testing.T) {
 		t.Error("SGLang runs prefill batches of their own")
 	}
 }
+
+// TestMemoryFractionSemantics: the same --mem-fraction sizes the KV pool
+// differently per engine. SGLang: a share of all HBM, weights included.
+// TensorRT-LLM (free_gpu_memory_fraction): a share of what the weights
+// leave free.
+func TestMemoryFractionSemantics(t *testing.T) {
+	m := tinyMoE()
+	g := gpu(t, "h200")
+	w := FixedWorkload(1024, 1024)
+	for _, tc := range []struct {
+		engine string
+		kv     func(hbm, weights float64) float64
+	}{
+		{"sglang", func(hbm, weights float64) float64 { return 0.8*hbm - weights }},
+		{"trtllm", func(hbm, weights float64) float64 { return 0.8 * (hbm - weights) }},
+	} {
+		e, err := NewEngine(m, g, Parallel{TP: 1, EP: 1, PP: 1}, EngineConfig{Precision: BF16, EngineName: tc.engine})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mem := e.Memory(&w, 8, 0, 0.8)
+		want := tc.kv(g.HBMBytes, mem.Weights)
+		if !near(mem.KVCapacity, want, 1e-12) {
+			t.Errorf("%s: KV pool %.3f GB, want %.3f GB", tc.engine, mem.KVCapacity/1e9, want/1e9)
+		}
+		if got := mem.Weights + mem.KVCapacity; !near(mem.Budget, got, 1e-12) {
+			t.Errorf("%s: budget %.3f GB, want weights + KV = %.3f GB", tc.engine, mem.Budget/1e9, got/1e9)
+		}
+		if mem.FractionOfFree != (tc.engine == "trtllm") {
+			t.Errorf("%s: FractionOfFree = %v", tc.engine, mem.FractionOfFree)
+		}
+	}
+}

@@ -9,19 +9,25 @@ const gib = 1 << 30
 
 // Memory is the per-GPU memory budget of one instance, in bytes.
 type Memory struct {
-	HBM         float64 // the GPU's memory
-	Fraction    float64 // share the engine may use for weights and caches (SGLang --mem-fraction-static)
-	Weights     float64 // target weights on the fullest GPU (one pipeline stage)
-	Draft       float64 // draft weights (plus its own embedding and lm_head where the engine allocates them)
-	State       float64 // linear-attention state caches for MaxRunning requests, incl. speculative intermediate states
-	KVPerToken  float64 // KV bytes one context token occupies on this GPU (all its layers)
-	KVNeeded    float64 // KV for the running requests at the workload's mean context
-	KVCapacity  float64 // KV pool left after weights and state
-	MaxRunning  int     // requests the engine admits at once
-	TokensFit   int     // context tokens the KV pool holds on this GPU
-	MaxRequest  int     // largest ISL+OSL of the workload
-	Feasible    bool
-	Explanation string // the arithmetic, printed when infeasible
+	HBM      float64 // the GPU's memory
+	Fraction float64 // --mem-fraction as the engine reads it (FractionOfFree says of what)
+	Budget   float64 // bytes the engine may use for weights and caches
+	// FractionOfFree: TensorRT-LLM's kv_cache_config.free_gpu_memory_fraction
+	// gives the KV cache that share of the memory left after the weights
+	// (and draft, state) are loaded; SGLang's --mem-fraction-static and
+	// vLLM's --gpu-memory-utilization are shares of all HBM.
+	FractionOfFree bool
+	Weights        float64 // target weights on the fullest GPU (one pipeline stage)
+	Draft          float64 // draft weights (plus its own embedding and lm_head where the engine allocates them)
+	State          float64 // linear-attention state caches for MaxRunning requests, incl. speculative intermediate states
+	KVPerToken     float64 // KV bytes one context token occupies on this GPU (all its layers)
+	KVNeeded       float64 // KV for the running requests at the workload's mean context
+	KVCapacity     float64 // KV pool left after weights and state
+	MaxRunning     int     // requests the engine admits at once
+	TokensFit      int     // context tokens the KV pool holds on this GPU
+	MaxRequest     int     // largest ISL+OSL of the workload
+	Feasible       bool
+	Explanation    string // the arithmetic, printed when infeasible
 }
 
 // weightBytes counts one GPU's share of the target weights: a pipeline
@@ -176,13 +182,27 @@ func (e *Engine) Memory(w *Workload, maxRunning, k int, fraction float64) Memory
 	mem.MaxRequest = w.MaxContext()
 	budget := mem.HBM * fraction
 	mem.KVCapacity = budget - mem.Weights - mem.Draft - mem.State
+	if e.EngineName == "trtllm" {
+		// The fraction applies to what the loaded model leaves free. (The
+		// engine measures that after a profiling forward, so its
+		// activation workspace is not part of it; not modelled here.)
+		fixed := mem.Weights + mem.Draft + mem.State
+		mem.FractionOfFree = true
+		mem.KVCapacity = fraction * (mem.HBM - fixed)
+		budget = fixed + max(mem.KVCapacity, 0)
+	}
+	mem.Budget = budget
 	if mem.KVPerToken > 0 && mem.KVCapacity > 0 {
 		mem.TokensFit = int(min(mem.KVCapacity/mem.KVPerToken, 1<<40))
 	}
 	mem.Feasible = mem.KVCapacity > 0 && mem.TokensFit >= mem.MaxRequest
 	if !mem.Feasible {
 		var b strings.Builder
-		fmt.Fprintf(&b, "per GPU: HBM %.1f GiB x mem-fraction %.2f = %.1f GiB available\n", mem.HBM/gib, fraction, budget/gib)
+		if mem.FractionOfFree {
+			fmt.Fprintf(&b, "per GPU: HBM %.1f GiB; TensorRT-LLM gives the KV cache mem-fraction %.2f of what the weights leave free\n", mem.HBM/gib, fraction)
+		} else {
+			fmt.Fprintf(&b, "per GPU: HBM %.1f GiB x mem-fraction %.2f = %.1f GiB available\n", mem.HBM/gib, fraction, budget/gib)
+		}
 		fmt.Fprintf(&b, "  target weights %.1f GiB + draft %.1f GiB + linear-attention state %.1f GiB (%d requests) = %.1f GiB\n",
 			mem.Weights/gib, mem.Draft/gib, mem.State/gib, perRank, (mem.Weights+mem.Draft+mem.State)/gib)
 		if mem.KVCapacity <= 0 {
@@ -210,7 +230,7 @@ type GiB struct {
 // Report converts to GiB; KV is what the running requests use.
 func (m Memory) Report(kvUsed float64) GiB {
 	g := GiB{Weights: m.Weights / gib, Draft: m.Draft / gib, State: m.State / gib, KV: kvUsed / gib,
-		Capacity: m.HBM * m.Fraction / gib}
+		Capacity: m.Budget / gib}
 	g.Total = g.Weights + g.Draft + g.State + g.KV
 	return g
 }
