@@ -390,11 +390,12 @@ func (e *Engine) forward(s shape) Breakdown {
 // the sum of its kernels (the TRT-LLM B200 min-latency rows were 1.2-2.4
 // ms per step, 15-24%, short of their published figures).
 //
-// Fitted value 25 us: one of the throughput model's two calibrated engine
-// parameters (with kernels' MLA decode compute efficiency), fitted on a
-// grid (0-40 us) to the median error of the eight "tune" rows of
-// testdata/published.yaml only; the held-out rows took no part. About 1.2
-// us for each of a layer's ~20 kernels.
+// Fitted value 25 us: the throughput model's one parameter fitted to
+// published serving results (kernels' MLA decode rate now comes from
+// FlashMLA's own benchmarks), on a grid (0-40 us) to the median error of
+// the eight "tune" rows of testdata/published.yaml only; the held-out rows
+// took no part. About 1.2 us for each of a layer's ~20 kernels. Refitting
+// it after v9-v12 (testdata/published-log.md) was not done.
 const layerGap = 25e-6
 
 func scale(b Breakdown, f float64) Breakdown {
