@@ -394,8 +394,8 @@ func (e *Engine) forward(s shape) Breakdown {
 // published serving results (kernels' MLA decode rate now comes from
 // FlashMLA's own benchmarks), on a grid (0-40 us) to the median error of
 // the eight "tune" rows of testdata/published.yaml only; the held-out rows
-// took no part. About 1.2 us for each of a layer's ~20 kernels. Refitting
-// it after v9-v12 (testdata/published-log.md) was not done.
+// took no part. About 1.2 us for each of a layer's ~20 kernels. Rechecked
+// on the same rows after v12 (testdata/published-log.md): 25 us kept.
 const layerGap = 25e-6
 
 func scale(b Breakdown, f float64) Breakdown {
