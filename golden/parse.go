@@ -74,7 +74,11 @@ func LoadDir(dir string) (*Set, error) {
 }
 
 func readBounded(name string) ([]byte, error) {
-	f, err := openRegular(name)
+	// A FIFO would block the open and a device could be read without end.
+	if st, err := os.Stat(name); err == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("golden file %s: not a regular file", name)
+	}
+	f, err := os.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("golden file: %w", err)
 	}
@@ -356,18 +360,3 @@ func stem(name string) string {
 	base := path.Base(strings.ReplaceAll(name, `\`, "/"))
 	return strings.TrimSuffix(base, path.Ext(base))
 }
-
-// openRegular opens name for reading if it is a regular file: a FIFO would
-// block the open and a device could be read without end.
-func openRegular(name string) (*os.File, error) {
-	st, err := os.Stat(name)
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: errNotRegular}
-	}
-	return os.Open(name)
-}
-
-var errNotRegular = errors.New("not a regular file")

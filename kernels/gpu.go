@@ -252,7 +252,11 @@ func GPUNames() []string {
 // LoadCatalogFile merges a catalog file into the package catalog: its
 // entries replace embedded GPUs of the same name and add new ones.
 func LoadCatalogFile(path string) error {
-	f, err := openRegular(path)
+	// A FIFO would block the open and a device could be read without end.
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file", path)
+	}
+	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
@@ -272,17 +276,4 @@ func LoadCatalogFile(path string) error {
 	merged.Merge(c)
 	catalog = merged
 	return nil
-}
-
-// openRegular opens path for reading if it is a regular file: a FIFO would
-// block the open and a device could be read without end.
-func openRegular(path string) (*os.File, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, &os.PathError{Op: "open", Path: path, Err: errors.New("not a regular file")}
-	}
-	return os.Open(path)
 }

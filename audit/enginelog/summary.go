@@ -1,7 +1,6 @@
 package enginelog
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -40,7 +39,11 @@ func ReadFiles(paths []string) (*Collection, error) {
 }
 
 func (c *Collection) readFile(path string) error {
-	f, err := openRegular(path)
+	// A FIFO would block the open and a device could be read without end.
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file", path)
+	}
+	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
@@ -421,17 +424,4 @@ func (s *Summary) Agree(target float64) *Agreement {
 		a.Verdict = fmt.Sprintf("disagrees: |%.3f - %.3f| = %.3f > %.3f (3 x stderr %.4f + %.2f)", d.Mean, target, math.Abs(a.Diff), a.Tolerance, d.StdErr, agreeAllowance)
 	}
 	return a
-}
-
-// openRegular opens path for reading if it is a regular file: a FIFO would
-// block the open and a device could be read without end.
-func openRegular(path string) (*os.File, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, &os.PathError{Op: "open", Path: path, Err: errors.New("not a regular file")}
-	}
-	return os.Open(path)
 }

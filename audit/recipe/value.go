@@ -190,7 +190,11 @@ func (e *ParseError) Error() string {
 // ReadFile reads at most MaxFileBytes of a file; a longer file is an error
 // rather than a truncated parse.
 func ReadFile(path string) ([]byte, error) {
-	f, err := openRegular(path)
+	// A FIFO would block the open and a device could be read without end.
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return nil, &ParseError{File: path, Msg: "not a regular file"}
+	}
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -352,17 +356,4 @@ func (c *converter) mergeKey(dst *Value, src *yaml.Node, merged map[string]bool,
 		}
 	}
 	return nil
-}
-
-// openRegular opens path for reading if it is a regular file: a FIFO would
-// block the open and a device could be read without end.
-func openRegular(path string) (*os.File, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, &os.PathError{Op: "open", Path: path, Err: errors.New("not a regular file")}
-	}
-	return os.Open(path)
 }

@@ -268,7 +268,11 @@ func readTables(table, collTable string) (*kernels.OpTable, *kernels.CollectiveT
 
 // readBounded reads a table file of at most 32 MiB.
 func readBounded(path string) ([]byte, error) {
-	f, err := openRegular(path)
+	// A FIFO would block the open and a device could be read without end.
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -821,17 +825,4 @@ func runKernelsBackends(args []string, stdout, stderr io.Writer) int {
 		t.writeText(stdout)
 	}
 	return exitOK
-}
-
-// openRegular opens path for reading if it is a regular file: a FIFO would
-// block the open and a device could be read without end.
-func openRegular(path string) (*os.File, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, &os.PathError{Op: "open", Path: path, Err: errors.New("not a regular file")}
-	}
-	return os.Open(path)
 }
