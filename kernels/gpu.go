@@ -105,6 +105,9 @@ func ParseCatalog(filename string, data []byte) (*Catalog, error) {
 	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%s: %v", filename, err)
 	}
+	if len(f.GPUs) == 0 {
+		return nil, fmt.Errorf("%s: no gpus (want a \"gpus:\" list as in kernels/data/gpus.yaml)", filename)
+	}
 	if len(f.GPUs) > maxCatalogGPUs {
 		return nil, fmt.Errorf("%s: %d GPUs, limit %d", filename, len(f.GPUs), maxCatalogGPUs)
 	}

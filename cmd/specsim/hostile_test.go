@@ -101,6 +101,7 @@ func TestHostileInput(t *testing.T) {
 
 		{[]string{"kernels", "gpus", "--gpu-catalog", f["fifo"]}, exitBadInput, f["fifo"] + ": not a regular file"},
 		{[]string{"kernels", "gpus", "--gpu-catalog", f["deep"]}, exitBadInput, f["deep"]},
+		{[]string{"kernels", "gpus", "--gpu-catalog", f["empty"]}, exitBadInput, f["empty"] + ": no gpus"},
 		{[]string{"kernels", "predict", "--input", f["zero"]}, exitBadInput, "/dev/zero: not a regular file"},
 		{[]string{"kernels", "validate", "--table", f["fifo"]}, exitBadInput, f["fifo"]},
 		{[]string{"kernels", "predict", "--op", "moe", "--tokens", "8", "--experts", "8", "--topk", "10", "--hidden", "64", "--inter", "64"}, exitBadInput, "--topk"},
