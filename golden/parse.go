@@ -105,8 +105,16 @@ func parseFS(fsys fs.FS, dir string) (*Set, error) {
 	}
 	var names []string
 	for _, e := range ents {
-		ext := path.Ext(e.Name())
-		if e.Type().IsRegular() && (ext == ".yaml" || ext == ".yml") {
+		if ext := path.Ext(e.Name()); ext != ".yaml" && ext != ".yml" {
+			continue
+		}
+		regular := e.Type().IsRegular()
+		if e.Type()&fs.ModeSymlink != 0 {
+			// A linked file counts as what it links to.
+			st, err := fs.Stat(fsys, path.Join(dir, e.Name()))
+			regular = err == nil && st.Mode().IsRegular()
+		}
+		if regular {
 			names = append(names, e.Name())
 		}
 	}
