@@ -23,28 +23,3 @@ func FuzzParseTPList(f *testing.F) {
 		}
 	})
 }
-
-// FuzzIntList: the --conc lists of sweep and bestk either fail or give at
-// most 256 values, each in 1..max.
-func FuzzIntList(f *testing.F) {
-	for _, s := range []string{"1,2,4,8", "", " ", "1,,2", "65536", "65537", "-3", "1, 2 ,3"} {
-		f.Add(s, 65536)
-	}
-	f.Fuzz(func(t *testing.T, s string, maxV int) {
-		if maxV < 1 {
-			return
-		}
-		vals, err := intList(s, maxV)
-		if err != nil {
-			return
-		}
-		if len(vals) > 256 {
-			t.Fatalf("intList(%q) gave %d values", s, len(vals))
-		}
-		for _, v := range vals {
-			if v < 1 || v > maxV {
-				t.Fatalf("intList(%q, %d) gave %d", s, maxV, v)
-			}
-		}
-	})
-}
