@@ -117,6 +117,9 @@ func TestHostileInput(t *testing.T) {
 		{[]string{"audit", f["dir"], "--tp", "1,,2"}, exitBadInput, "--tp"},
 		{[]string{"audit", f["dir"], "--tp", strings.Repeat("8,", 100) + "8"}, exitBadInput, "--tp"},
 
+		{[]string{"help", "nope"}, exitBadInput, `unknown command "nope"`},
+		{[]string{"nope"}, exitBadInput, `unknown command "nope"`},
+
 		{[]string{"predict", "--conc", "0"}, exitBadInput, "--conc"},
 		{[]string{"predict", "--model", f["fifo"]}, exitBadInput, f["fifo"]},
 		{[]string{"sweep", "--gpus", "0"}, exitBadInput, "--gpus"},
