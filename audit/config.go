@@ -192,6 +192,9 @@ func ParseModelConfig(data []byte) (*ModelConfig, error) {
 		mc.TextModelType, _ = tc["model_type"].(string)
 	}
 	c := cfg(fields)
+	if err := c.checkCounts(); err != nil {
+		return nil, err
+	}
 	mc.Architectures = strs(top["architectures"])
 	mc.ModelType, _ = top["model_type"].(string)
 	mc.HiddenSize = c.int("hidden_size")
@@ -417,6 +420,32 @@ func (c cfg) intOK(keys ...string) (int, bool) {
 }
 
 func (c cfg) int(keys ...string) int { v, _ := c.intOK(keys...); return v }
+
+// countKeys are the sizes and counts a model config gives as whole numbers.
+var countKeys = []string{"hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
+	"head_dim", "intermediate_size", "vocab_size", "max_position_embeddings", "moe_intermediate_size",
+	"shared_expert_intermediate_size", "n_routed_experts", "num_experts", "num_local_experts",
+	"num_experts_per_tok", "n_shared_experts", "first_k_dense_replace", "kv_lora_rank", "q_lora_rank",
+	"qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "full_attention_interval",
+	"linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim",
+	"linear_conv_kernel_dim", "mtp_num_hidden_layers", "num_nextn_predict_layers", "num_mtp_modules"}
+
+// checkCounts rejects a size or count that is present but not a
+// non-negative whole number ("abc", 0.5, -5, 1e300), which would otherwise
+// read as absent and model a different architecture without a word. null
+// stays allowed (configs write it for unused fields).
+func (c cfg) checkCounts() error {
+	for _, k := range countKeys {
+		v, ok := c[k]
+		if !ok || v == nil {
+			continue
+		}
+		if f, isNum := v.(float64); !isNum || f != math.Trunc(f) || f < 0 || f >= 1<<53 {
+			return fmt.Errorf("%s: want a whole number >= 0, got %v", k, v)
+		}
+	}
+	return nil
+}
 
 func (c cfg) float(key string) float64 { f, _ := c[key].(float64); return f }
 

@@ -96,6 +96,33 @@ func TestLoadModelConfigVariants(t *testing.T) {
 	}
 }
 
+// TestParseModelConfigCounts: a size or count that is not a whole number
+// >= 0 is an error naming the key (it used to read as absent); null and
+// whole floats are fine, and a text_config value is checked too.
+func TestParseModelConfigCounts(t *testing.T) {
+	tests := []struct {
+		json, wantErr string // wantErr "" = parses
+	}{
+		{`{"hidden_size": 4096, "head_dim": null}`, ""},
+		{`{"hidden_size": 4096.0}`, ""},
+		{`{"head_dim": "abc"}`, "head_dim"},
+		{`{"num_experts": 0.5}`, "num_experts"},
+		{`{"vocab_size": -5}`, "vocab_size"},
+		{`{"moe_intermediate_size": 1e300}`, "moe_intermediate_size"},
+		{`{"text_config": {"num_hidden_layers": [60]}}`, "num_hidden_layers"},
+		{`{"mtp_num_hidden_layers": true}`, "mtp_num_hidden_layers"},
+	}
+	for _, tc := range tests {
+		_, err := audit.ParseModelConfig([]byte(tc.json))
+		if tc.wantErr == "" && err != nil {
+			t.Errorf("%s: %v", tc.json, err)
+		}
+		if tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+			t.Errorf("%s: error %v, want one naming %s", tc.json, err, tc.wantErr)
+		}
+	}
+}
+
 func TestDisagreements(t *testing.T) {
 	a, err := audit.ParseQuantConfig([]byte(`{"quantization":{"quant_algo":"NVFP4","group_size":16,"kv_cache_quant_algo":"FP8","exclude_modules":["lm_head","mtp.layers.0*"]}}`))
 	must(t, err)

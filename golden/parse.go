@@ -74,6 +74,10 @@ func LoadDir(dir string) (*Set, error) {
 }
 
 func readBounded(name string) ([]byte, error) {
+	// A FIFO would block the open and a device could be read without end.
+	if st, err := os.Stat(name); err == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("golden file %s: not a regular file", name)
+	}
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("golden file: %w", err)
@@ -101,8 +105,16 @@ func parseFS(fsys fs.FS, dir string) (*Set, error) {
 	}
 	var names []string
 	for _, e := range ents {
-		ext := path.Ext(e.Name())
-		if e.Type().IsRegular() && (ext == ".yaml" || ext == ".yml") {
+		if ext := path.Ext(e.Name()); ext != ".yaml" && ext != ".yml" {
+			continue
+		}
+		regular := e.Type().IsRegular()
+		if e.Type()&fs.ModeSymlink != 0 {
+			// A linked file counts as what it links to.
+			st, err := fs.Stat(fsys, path.Join(dir, e.Name()))
+			regular = err == nil && st.Mode().IsRegular()
+		}
+		if regular {
 			names = append(names, e.Name())
 		}
 	}

@@ -310,25 +310,9 @@ func fitEfficiency(probe *Coster, class opClass, slot dtypeSlot, rows []OpRow) E
 			d := math.Log(e.Fixed+math.Exp(roof)) - s.measured
 			sum += d * d
 		}
-		var reg float64
-		for i := range x {
-			d := x[i] - x0[i]
-			reg += d * d
-		}
-		return sum/float64(len(logs)) + 1e-4*reg
+		return sum/float64(len(logs)) + 1e-4*squaredDistance(x, x0)
 	}
-	best, bestF := x0, obj(x0)
-	// Restart from the result: the simplex stalls on the kinks that the
-	// max() and the clamps make.
-	x := x0
-	for range 3 {
-		var fx float64
-		x, fx = nelderMead(obj, x, 0.5, 2000, 1e-10)
-		if fx < bestF {
-			best, bestF = x, fx
-		}
-	}
-	return effFromParams(best)
+	return effFromParams(minimizeRestarted(obj, x0, 3, 2000, 1e-10))
 }
 
 // calibrateCollectives fits the NVLink collective model per op to measured
@@ -397,24 +381,36 @@ func fitCollective(g *GPU, rows []CollectiveRow, start collectiveParams) collect
 			d := math.Log(p.time(r.Op, r.Bytes, float64(r.GPUs), g.NVLinkBandwidth) / (r.LatencyUS * 1e-6))
 			sum += d * d
 		}
-		var reg float64
-		for i := range x {
-			reg += (x[i] - x0[i]) * (x[i] - x0[i])
-		}
-		return sum/float64(len(rows)) + 1e-4*reg
+		return sum/float64(len(rows)) + 1e-4*squaredDistance(x, x0)
 	}
+	return toParams(minimizeRestarted(obj, x0, 4, 4000, 1e-12))
+}
+
+// minimizeRestarted runs Nelder-Mead restarts times, each from the previous
+// result (the simplex stalls on the kinks that the max() and the clamps
+// make), and returns the best point seen, x0 included.
+func minimizeRestarted(obj func([]float64) float64, x0 []float64, restarts, maxEval int, tol float64) []float64 {
 	best, bestF := x0, obj(x0)
-	// Restart from the result: the simplex stalls on the kinks that the
-	// max() and the clamps make.
 	x := x0
-	for range 4 {
+	for range restarts {
 		var fx float64
-		x, fx = nelderMead(obj, x, 0.5, 4000, 1e-12)
+		x, fx = nelderMead(obj, x, 0.5, maxEval, tol)
 		if fx < bestF {
 			best, bestF = x, fx
 		}
 	}
-	return toParams(best)
+	return best
+}
+
+// squaredDistance is |x - y|^2, the ridge term that keeps fitted
+// parameters near their starting point.
+func squaredDistance(x, y []float64) float64 {
+	var d2 float64
+	for i := range x {
+		d := x[i] - y[i]
+		d2 += d * d
+	}
+	return d2
 }
 
 // String describes an efficiency for tables.

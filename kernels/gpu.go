@@ -105,6 +105,9 @@ func ParseCatalog(filename string, data []byte) (*Catalog, error) {
 	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%s: %v", filename, err)
 	}
+	if len(f.GPUs) == 0 {
+		return nil, fmt.Errorf("%s: no gpus (want a \"gpus:\" list as in kernels/data/gpus.yaml)", filename)
+	}
 	if len(f.GPUs) > maxCatalogGPUs {
 		return nil, fmt.Errorf("%s: %d GPUs, limit %d", filename, len(f.GPUs), maxCatalogGPUs)
 	}
@@ -252,6 +255,10 @@ func GPUNames() []string {
 // LoadCatalogFile merges a catalog file into the package catalog: its
 // entries replace embedded GPUs of the same name and add new ones.
 func LoadCatalogFile(path string) error {
+	// A FIFO would block the open and a device could be read without end.
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return err

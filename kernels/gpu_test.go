@@ -102,6 +102,8 @@ func TestParseCatalogErrors(t *testing.T) {
 		{"domain", strings.Replace(base, "nvlink_domain: 8", "nvlink_domain: 0", 1), "nvlink_domain"},
 		{"duplicate", base + strings.TrimPrefix(base, "gpus:\n"), "duplicate"},
 		{"no name", strings.Replace(base, "name: x", "name: ''", 1), "missing name"},
+		{"empty", "", "no gpus"},
+		{"not the schema", "gpu: [{name: x}]\n", "gpu"},
 	}
 	for _, tc := range tests {
 		_, err := ParseCatalog("c.yaml", []byte(tc.data))

@@ -16,7 +16,9 @@ import (
 // so that the q_i sum to topk; the expectation is sum_i 1-(1-q_i)^T. Skew lowers the count (popular experts
 // absorb the tokens), which is what load imbalance does to weight traffic.
 // The per-token picks are treated as independent across experts, exact for
-// s = 0 and a close approximation otherwise.
+// s = 0 and a close approximation otherwise. Beyond maxZipfExperts experts
+// (far more than any model has) skew is ignored, so that a hostile shape
+// cannot make the per-expert table allocate without bound.
 func ExpectedDistinctExperts(tokens, experts, topk int, skew float64) float64 {
 	if tokens <= 0 || experts <= 0 || topk <= 0 {
 		return 0
@@ -25,7 +27,7 @@ func ExpectedDistinctExperts(tokens, experts, topk int, skew float64) float64 {
 		return float64(experts)
 	}
 	t := float64(tokens)
-	if !(skew > 0) {
+	if !(skew > 0) || experts > maxZipfExperts {
 		miss := 1 - float64(topk)/float64(experts)
 		return float64(experts) * -math.Expm1(t*math.Log(miss))
 	}
@@ -51,8 +53,12 @@ var (
 	zipfEntries atomic.Int64
 )
 
-// maxZipfEntries bounds the cache when callers sweep many skews.
-const maxZipfEntries = 4096
+// maxZipfEntries bounds the cache when callers sweep many skews, and
+// maxZipfExperts the length of one entry.
+const (
+	maxZipfEntries = 4096
+	maxZipfExperts = 1 << 12
+)
 
 // zipfLogMiss returns log(1-q_i) per expert, cached so that repeated
 // lookups in a sweep allocate nothing.

@@ -50,27 +50,16 @@ const (
 // ignored), then rows. With needLatency the "latency_us" column is required
 // and every row must carry a positive latency.
 func ParseOpTable(name string, data []byte, needLatency bool) (*OpTable, error) {
-	meta, body, headerLine, err := splitMeta(name, data)
+	meta, rows, err := readCSV(name, data)
 	if err != nil {
 		return nil, err
 	}
-	r := csv.NewReader(bytes.NewReader(body))
-	r.FieldsPerRecord = -1
-	r.ReuseRecord = true
-	header, err := r.Read()
-	if err != nil {
-		return nil, fmt.Errorf("%s:%d: reading header: %v", name, headerLine, err)
+	if !rows.has("op") {
+		return nil, fmt.Errorf("%s:%d: header has no \"op\" column (want %s)", name, rows.headerLine, strings.Join(OpColumns, ","))
 	}
-	col := map[string]int{}
-	for i, h := range header {
-		col[strings.ToLower(strings.TrimSpace(h))] = i
-	}
-	if _, ok := col["op"]; !ok {
-		return nil, fmt.Errorf("%s:%d: header has no \"op\" column (want %s)", name, headerLine, strings.Join(OpColumns, ","))
-	}
-	latCol, hasLat := col["latency_us"]
+	hasLat := rows.has("latency_us")
 	if needLatency && !hasLat {
-		return nil, fmt.Errorf("%s:%d: header has no \"latency_us\" column", name, headerLine)
+		return nil, fmt.Errorf("%s:%d: header has no \"latency_us\" column", name, rows.headerLine)
 	}
 	t := &OpTable{Name: name, Meta: meta}
 	ints := []struct {
@@ -86,27 +75,14 @@ func ParseOpTable(name string, data []byte, needLatency bool) (*OpTable, error) 
 		{"kv_heads", func(r *OpRow) *int { return &r.KVHeads }}, {"head_dim", func(r *OpRow) *int { return &r.HeadDim }},
 	}
 	for {
-		rec, err := r.Read()
-		if errors.Is(err, io.EOF) {
+		ok, err := rows.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
 			break
 		}
-		if err != nil {
-			return nil, csvError(name, headerLine, err)
-		}
-		line, _ := r.FieldPos(0)
-		line += headerLine - 1
-		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
-			continue
-		}
-		if len(t.Rows) >= maxTableRows {
-			return nil, fmt.Errorf("%s: more than %d rows", name, maxTableRows)
-		}
-		cell := func(c string) string {
-			if i, ok := col[c]; ok && i < len(rec) {
-				return strings.TrimSpace(rec[i])
-			}
-			return ""
-		}
+		line, cell := rows.line, rows.cell
 		row := OpRow{Op: strings.ToLower(cell("op")), Line: line}
 		if row.Op == "" {
 			return nil, fmt.Errorf("%s:%d: empty op", name, line)
@@ -121,10 +97,10 @@ func ParseOpTable(name string, data []byte, needLatency bool) (*OpTable, error) 
 			}
 			*ic.dst(&row) = v
 		}
-		if hasLat && latCol < len(rec) && strings.TrimSpace(rec[latCol]) != "" {
-			v, err := strconv.ParseFloat(strings.TrimSpace(rec[latCol]), 64)
+		if lat := cell("latency_us"); lat != "" {
+			v, err := strconv.ParseFloat(lat, 64)
 			if err != nil || !positiveFinite(v) {
-				return nil, fmt.Errorf("%s:%d: column latency_us: want a positive number, got %q", name, line, rec[latCol])
+				return nil, fmt.Errorf("%s:%d: column latency_us: want a positive number, got %q", name, line, lat)
 			}
 			row.LatencyUS = v
 		} else if needLatency {
@@ -133,6 +109,74 @@ func ParseOpTable(name string, data []byte, needLatency bool) (*OpTable, error) 
 		t.Rows = append(t.Rows, row)
 	}
 	return t, nil
+}
+
+// csvRows reads the rows of a measured-table CSV by column name, skipping
+// blank rows and stopping at maxTableRows.
+type csvRows struct {
+	name       string
+	headerLine int // file line of the header
+	r          *csv.Reader
+	col        map[string]int // lower-case column name -> index
+	rec        []string       // the current row
+	line       int            // its file line
+	n          int            // rows returned so far
+}
+
+// readCSV splits off the "# key: value" lines and reads the header.
+func readCSV(name string, data []byte) (map[string]string, *csvRows, error) {
+	meta, body, headerLine, err := splitMeta(name, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := csv.NewReader(bytes.NewReader(body))
+	r.FieldsPerRecord = -1
+	r.ReuseRecord = true
+	header, err := r.Read()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s:%d: reading header: %v", name, headerLine, err)
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[strings.ToLower(strings.TrimSpace(h))] = i
+	}
+	return meta, &csvRows{name: name, headerLine: headerLine, r: r, col: col}, nil
+}
+
+func (c *csvRows) has(column string) bool {
+	_, ok := c.col[column]
+	return ok
+}
+
+// next moves to the next non-blank row; false at the end of the table.
+func (c *csvRows) next() (bool, error) {
+	for {
+		rec, err := c.r.Read()
+		if errors.Is(err, io.EOF) {
+			return false, nil
+		}
+		if err != nil {
+			return false, csvError(c.name, c.headerLine, err)
+		}
+		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
+			continue
+		}
+		if c.n >= maxTableRows {
+			return false, fmt.Errorf("%s: more than %d rows", c.name, maxTableRows)
+		}
+		line, _ := c.r.FieldPos(0)
+		c.rec, c.line, c.n = rec, line+c.headerLine-1, c.n+1
+		return true, nil
+	}
+}
+
+// cell is the current row's trimmed value in a column ("" when the column
+// or the cell is missing).
+func (c *csvRows) cell(column string) string {
+	if i, ok := c.col[column]; ok && i < len(c.rec) {
+		return strings.TrimSpace(c.rec[i])
+	}
+	return ""
 }
 
 // csvError names the file line of an encoding/csv error (its line counts
@@ -226,49 +270,25 @@ type CollectiveTable struct {
 // ParseCollectiveTable reads a collectives CSV with the columns
 // op,dtype,gpus,bytes,latency_us after optional "# key: value" lines.
 func ParseCollectiveTable(name string, data []byte) (*CollectiveTable, error) {
-	meta, body, headerLine, err := splitMeta(name, data)
+	meta, rows, err := readCSV(name, data)
 	if err != nil {
 		return nil, err
 	}
-	r := csv.NewReader(bytes.NewReader(body))
-	r.FieldsPerRecord = -1
-	r.ReuseRecord = true
-	header, err := r.Read()
-	if err != nil {
-		return nil, fmt.Errorf("%s:%d: reading header: %v", name, headerLine, err)
-	}
-	col := map[string]int{}
-	for i, h := range header {
-		col[strings.ToLower(strings.TrimSpace(h))] = i
-	}
 	for _, need := range []string{"op", "gpus", "bytes", "latency_us"} {
-		if _, ok := col[need]; !ok {
-			return nil, fmt.Errorf("%s:%d: header has no %q column (want op,dtype,gpus,bytes,latency_us)", name, headerLine, need)
+		if !rows.has(need) {
+			return nil, fmt.Errorf("%s:%d: header has no %q column (want op,dtype,gpus,bytes,latency_us)", name, rows.headerLine, need)
 		}
 	}
 	t := &CollectiveTable{Name: name, Meta: meta}
 	for {
-		rec, err := r.Read()
-		if errors.Is(err, io.EOF) {
+		ok, err := rows.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
 			break
 		}
-		if err != nil {
-			return nil, csvError(name, headerLine, err)
-		}
-		line, _ := r.FieldPos(0)
-		line += headerLine - 1
-		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
-			continue
-		}
-		if len(t.Rows) >= maxTableRows {
-			return nil, fmt.Errorf("%s: more than %d rows", name, maxTableRows)
-		}
-		cell := func(c string) string {
-			if i, ok := col[c]; ok && i < len(rec) {
-				return strings.TrimSpace(rec[i])
-			}
-			return ""
-		}
+		line, cell := rows.line, rows.cell
 		row := CollectiveRow{Line: line}
 		if row.Op, err = ParseCollectiveOp(cell("op")); err != nil {
 			return nil, fmt.Errorf("%s:%d: column op: %v", name, line, err)

@@ -39,6 +39,10 @@ func ReadFiles(paths []string) (*Collection, error) {
 }
 
 func (c *Collection) readFile(path string) error {
+	// A FIFO would block the open and a device could be read without end.
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return err

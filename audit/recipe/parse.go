@@ -2,6 +2,7 @@ package recipe
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -34,6 +35,11 @@ func SplitSelector(arg string) (file, selector string) {
 // Load reads and parses one recipe file; arg may carry a ":selector".
 func Load(arg string) (*Recipe, error) {
 	file, sel := SplitSelector(arg)
+	if sel != "" {
+		if _, err := os.Stat(arg); err == nil {
+			file, sel = arg, "" // the colon is part of an existing file's name
+		}
+	}
 	data, err := ReadFile(file)
 	if err != nil {
 		return nil, err

@@ -174,6 +174,30 @@ func TestSplitSelector(t *testing.T) {
 	}
 }
 
+// TestLoadColonInName: a file whose name holds a colon loads as that file;
+// a selector still splits off when the whole argument names no file.
+func TestLoadColonInName(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "testdata", "recipes", "schema2_qwen3.5_sglang_gb300-fp4_agentx_agg-variants.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "agg:c1.yaml")
+	if err := os.WriteFile(path, src, 0o644); err != nil {
+		t.Skipf("no colon in file names here: %v", err)
+	}
+	all, err := Load(path)
+	if err != nil {
+		t.Fatalf("Load(%q): %v", path, err)
+	}
+	one, err := Load(path + ":override_c1")
+	if err != nil {
+		t.Fatalf("Load with selector: %v", err)
+	}
+	if len(all.Variants) < 2 || len(one.Variants) != 1 {
+		t.Errorf("%d variants without a selector, %d with override_c1", len(all.Variants), len(one.Variants))
+	}
+}
+
 func TestEnvInheritance(t *testing.T) {
 	// The recipe-wide environment is applied after the role env (srt-slurm
 	// order), so it wins, and is reported as the source.

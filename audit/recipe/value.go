@@ -190,6 +190,10 @@ func (e *ParseError) Error() string {
 // ReadFile reads at most MaxFileBytes of a file; a longer file is an error
 // rather than a truncated parse.
 func ReadFile(path string) ([]byte, error) {
+	// A FIFO would block the open and a device could be read without end.
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return nil, &ParseError{File: path, Msg: "not a regular file"}
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

@@ -52,21 +52,24 @@ func (e envFlag) Set(s string) error {
 	return nil
 }
 
+// maxTPSizes bounds the memory table (each size is one row per layout).
+const maxTPSizes = 64
+
 func parseTPList(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		f = strings.TrimSpace(f)
-		if f == "" {
-			continue
-		}
-		n, err := strconv.Atoi(f)
+	if strings.TrimSpace(s) == "" {
+		return nil, fmt.Errorf("--tp %q: no sizes", s)
+	}
+	fields := strings.Split(s, ",")
+	if len(fields) > maxTPSizes {
+		return nil, fmt.Errorf("--tp: %d sizes, more than %d", len(fields), maxTPSizes)
+	}
+	out := make([]int, 0, len(fields))
+	for _, f := range fields {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 || n > 4096 {
 			return nil, fmt.Errorf("--tp %q: want comma-separated sizes from 1 to 4096", s)
 		}
 		out = append(out, n)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("--tp %q: no sizes", s)
 	}
 	return out, nil
 }

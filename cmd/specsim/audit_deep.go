@@ -45,13 +45,13 @@ func addDeepFlags(fs *flag.FlagSet) *deepFlags {
 // run does the deep audit when asked, adds its findings to r, and returns
 // its report (nil when --deep is off) or an exit code for bad input.
 func (d *deepFlags) run(r *audit.Report, quiet bool, stderr io.Writer) (*deep.Report, int) {
-	if !d.on && !d.all {
-		return nil, exitOK
-	}
 	budget, err := deep.ParseBudget(d.budget)
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim audit: --deep-budget:", err)
 		return nil, exitBadInput
+	}
+	if !d.on && !d.all {
+		return nil, exitOK
 	}
 	var tensors []deep.Tensor
 	add := func(ts []audit.Tensor) {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -267,6 +268,10 @@ func readTables(table, collTable string) (*kernels.OpTable, *kernels.CollectiveT
 
 // readBounded reads a table file of at most 32 MiB.
 func readBounded(path string) ([]byte, error) {
+	// A FIFO would block the open and a device could be read without end.
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -302,14 +307,20 @@ func predictOne(c *kernels.Coster, op string, s *shapeFlags) (kernelPrediction, 
 		if err != nil {
 			return p, err
 		}
-		if s.gpus < 2 || !(s.bytes > 0) {
-			return p, errors.New("collective needs --gpus >= 2 and --bytes > 0")
+		if s.gpus < 2 || !(s.bytes > 0) || math.IsInf(s.bytes, 1) {
+			return p, errors.New("collective needs --gpus >= 2 and finite --bytes > 0")
 		}
 		cost = c.Collective(cop, s.bytes, s.gpus)
 		p.Op = string(cop)
 	case "moe":
 		if r.Tokens <= 0 || r.Experts <= 0 || r.TopK <= 0 || r.Hidden <= 0 || r.Inter <= 0 {
 			return p, errors.New("moe needs positive --tokens --experts --topk --hidden --inter")
+		}
+		if r.TopK > r.Experts {
+			return p, fmt.Errorf("moe: --topk %d exceeds --experts %d", r.TopK, r.Experts)
+		}
+		if !(s.skew >= 0 && s.skew <= 4) {
+			return p, fmt.Errorf("--skew %g: want 0..4", s.skew)
 		}
 		k := kernels.MoEKernel(s.moeKernel)
 		if k != kernels.MoEFused && k != kernels.MoETorchGrouped {

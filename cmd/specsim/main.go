@@ -60,9 +60,13 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	switch name {
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
-			if c, ok := commands[args[1]]; ok {
-				return c.run([]string{"--help"}, stdout, stderr)
+			c, ok := commands[args[1]]
+			if !ok {
+				fmt.Fprintf(stderr, "specsim: unknown command %q\n\n", args[1])
+				usage(stderr)
+				return exitBadInput
 			}
+			return c.run([]string{"--help"}, stdout, stderr)
 		}
 		usage(stdout)
 		return exitOK

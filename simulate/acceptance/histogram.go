@@ -32,6 +32,10 @@ func (h *Histogram) Distribution() []float64 {
 
 // LoadHistogram reads a histogram file (see ParseHistogram).
 func LoadHistogram(name string) (*Histogram, error) {
+	// A FIFO would block the open and a device could be read without end.
+	if st, err := os.Stat(name); err == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("histogram %s: not a regular file", name)
+	}
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("histogram: %w", err)
