@@ -32,6 +32,9 @@ type Query struct {
 	Thinking string  // golden curve mode, "on" or "off"
 	AL       float64 // explicit acceptance length (overrides the golden curve)
 	Method   string  // acceptance sampler
+	// Histogram is the CSV file (length,count) of measured accepted lengths
+	// that --method empirical draws from.
+	Histogram string
 
 	MaxRunning     int
 	CUDAGraphMaxBS int
@@ -40,8 +43,8 @@ type Query struct {
 	DraftDType     string
 	KVDType        string // KV cache dtype: fp8 (default) | bf16
 	Engine         string
-	SchedOverhead  float64 // ms; <0 default
-	SpecOverhead   float64 // ms; <0 default
+	SchedOverhead  float64 // ms; -1 = default
+	SpecOverhead   float64 // ms; -1 = default
 	MoESkew        float64
 	Requests       int
 	Seed           uint64
@@ -58,6 +61,7 @@ type Resolved struct {
 	Curve     *golden.Curve // nil when --al is given or no curve exists
 	FixedAL   float64
 	Method    string
+	Hist      *acceptance.Histogram // --method empirical only
 	Q         Query
 
 	engines map[Parallel]*Engine
@@ -120,10 +124,18 @@ func (q Query) Resolve() (*Resolved, error) {
 		}
 	}
 	ms := func(v float64) float64 {
-		if v < 0 {
-			return -1
+		if v == -1 {
+			return -1 // the default
 		}
 		return v / 1e3
+	}
+	for _, o := range []struct {
+		flag string
+		v    float64
+	}{{"--sched-overhead-ms", q.SchedOverhead}, {"--spec-overhead-ms", q.SpecOverhead}} {
+		if o.v != -1 && !(o.v >= 0 && o.v <= 1000) {
+			return nil, fmt.Errorf("%s %g: want 0..1000 ms, or -1 for the default", o.flag, o.v)
+		}
 	}
 	if !(q.MoESkew >= 0 && q.MoESkew <= 4) {
 		return nil, fmt.Errorf("--moe-skew %g: want 0..4", q.MoESkew)
@@ -136,6 +148,18 @@ func (q Query) Resolve() (*Resolved, error) {
 	}
 	if !validMethod(r.Method) {
 		return nil, fmt.Errorf("--method %q: want one of %s", r.Method, strings.Join(acceptance.Methods(), ", "))
+	}
+	switch {
+	case r.Method == acceptance.Empirical && q.Histogram == "":
+		return nil, fmt.Errorf("--method empirical needs --histogram FILE (CSV length,count)")
+	case r.Method != acceptance.Empirical && q.Histogram != "":
+		return nil, fmt.Errorf("--histogram applies to --method empirical only")
+	case q.Histogram != "" && q.AL != 0:
+		return nil, fmt.Errorf("--histogram and --al both set the acceptance: give one")
+	case q.Histogram != "":
+		if r.Hist, err = acceptance.LoadHistogram(q.Histogram); err != nil {
+			return nil, err
+		}
 	}
 	switch q.Spec {
 	case "mtp", "":
@@ -204,12 +228,22 @@ func (r *Resolved) SpecFor(k int) (Spec, error) {
 		return Spec{}, nil
 	}
 	s := Spec{Steps: k, Method: r.Method}
+	if r.Hist != nil {
+		if len(r.Hist.Counts) > k+1 {
+			return s, fmt.Errorf("--histogram %s: lengths up to %d do not fit %d draft steps (at most k+1 = %d)", r.Q.Histogram, len(r.Hist.Counts), k, k+1)
+		}
+		s.Dist = r.Hist.Distribution()
+		for i, p := range s.Dist {
+			s.AL += float64(i+1) * p
+		}
+		return s, nil
+	}
 	if r.FixedAL > 0 {
 		if r.FixedAL > float64(k+1) {
 			return s, fmt.Errorf("--al %g exceeds k+1 = %d at %d draft steps", r.FixedAL, k+1, k)
 		}
 		s.AL = r.FixedAL
-		if r.Method == acceptance.Chain || r.Method == acceptance.Empirical {
+		if r.Method == acceptance.Chain {
 			return s, fmt.Errorf("--method %s needs a golden curve's distribution; drop --al", r.Method)
 		}
 		return s, nil
@@ -222,7 +256,7 @@ func (r *Resolved) SpecFor(k int) (Spec, error) {
 		return s, fmt.Errorf("golden curve %s (thinking %s): %w", r.Curve.Model, r.Curve.Thinking, err)
 	}
 	s.AL = al
-	if r.Method == acceptance.Chain || r.Method == acceptance.Empirical {
+	if r.Method == acceptance.Chain {
 		if s.Dist, err = r.Curve.Distribution(k); err != nil {
 			return s, err
 		}

@@ -216,7 +216,7 @@ func NewPlan(sc Scenario, gpu GPUSpec) (*Plan, error) {
 	if p.chunk <= 0 {
 		p.chunk = DefaultChunk
 	}
-	if p.memFrac <= 0 {
+	if p.memFrac == 0 {
 		p.memFrac = DefaultMemFraction
 	}
 	if !(p.memFrac > 0 && p.memFrac <= 1) {
@@ -574,7 +574,10 @@ func (p *Plan) Simulate() (*Result, error) {
 		now = ev.t
 		events++
 		if events > maxSimEvents || now > maxSimSeconds {
-			return nil, fmt.Errorf("simulation stopped after %d events and %.0f simulated seconds with %d of %d requests done: the deployment cannot keep up with this load", events, now, len(finished), measuredN)
+			if now > maxSimSeconds {
+				return nil, fmt.Errorf("simulation stopped at its cap of %d simulated seconds with %d of %d requests done: lower --requests, or the deployment cannot keep up with this load", maxSimSeconds, len(finished), measuredN)
+			}
+			return nil, fmt.Errorf("simulation stopped at its cap of %d events with %d of %d requests done: lower --requests, or the deployment cannot keep up with this load", maxSimEvents, len(finished), measuredN)
 		}
 		if ev.kind == 1 {
 			inst[ev.inst].waiting = append(inst[ev.inst].waiting, ev.req)

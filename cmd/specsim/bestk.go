@@ -49,15 +49,21 @@ func runBestK(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	lo, hi := 0, 8
+	if res.Curve != nil {
+		hi = res.Curve.MaxK()
+	}
 	if qf.steps != "" {
 		if lo, hi, err = stepRange(qf.steps, 0); err != nil {
 			return fail(err)
 		}
-	}
-	if res.Curve != nil {
-		hi = min(hi, res.Curve.MaxK())
+		if res.Curve != nil && hi > res.Curve.MaxK() {
+			return fail(fmt.Errorf("--steps %s: the golden curve %s (thinking %s) has draft lengths 1..%d; pass --al to go beyond", qf.steps, res.Curve.Model, res.Curve.Thinking, res.Curve.MaxK()))
+		}
 	}
 	concs, err := intList(*concList, 1<<16)
+	if err == nil && len(concs) == 0 {
+		err = fmt.Errorf("no concurrencies given")
+	}
 	if err != nil {
 		return fail(fmt.Errorf("--conc: %v", err))
 	}

@@ -124,6 +124,14 @@ func TestHostileInput(t *testing.T) {
 		{[]string{"predict", "--model", f["fifo"]}, exitBadInput, f["fifo"]},
 		{[]string{"sweep", "--gpus", "0"}, exitBadInput, "--gpus"},
 		{[]string{"bestk", "--conc", "1,,2"}, exitBadInput, "--conc"},
+		{[]string{"bestk", "--conc", ""}, exitBadInput, "--conc: no concurrencies"},
+		{[]string{"bestk", "--conc", "1", "--steps", "0-12"}, exitBadInput, "draft lengths 1..8"},
+		{[]string{"predict", "--mem-fraction", "-1"}, exitBadInput, "--mem-fraction"},
+		{[]string{"predict", "--sched-overhead-ms", "NaN"}, exitBadInput, "--sched-overhead-ms"},
+		{[]string{"predict", "--spec-overhead-ms", "-5"}, exitBadInput, "--spec-overhead-ms"},
+		{[]string{"predict", "--method", "empirical"}, exitBadInput, "--histogram"},
+		{[]string{"predict", "--histogram", f["empty"]}, exitBadInput, "empirical only"},
+		{[]string{"predict", "--method", "empirical", "--histogram", f["fifo"]}, exitBadInput, f["fifo"]},
 	}
 	for _, tc := range tests {
 		type result struct {

@@ -66,6 +66,7 @@ func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
 	fs.StringVar(&q.Thinking, "thinking", "on", "golden curve mode: on | off")
 	fs.Float64Var(&q.AL, "al", 0, "acceptance length incl. the bonus token (overrides the golden curve)")
 	fs.StringVar(&q.Method, "method", "", "acceptance sampler: sglang-match-expected (default), sglang-multinomial, vllm-synthetic, trtllm, chain, empirical")
+	fs.StringVar(&q.Histogram, "histogram", "", "CSV `FILE` of measured accepted lengths (length,count) for --method empirical")
 	fs.IntVar(&q.MaxRunning, "max-running", 0, "max running requests per instance (0 = concurrency and KV pool decide)")
 	fs.IntVar(&q.CUDAGraphMaxBS, "cuda-graph-max-bs", 0, "largest decode batch per rank replayed as a CUDA graph (0 = 256)")
 	fs.IntVar(&q.Chunk, "chunk", 0, "chunked-prefill tokens per prefill forward (0 = 16384)")

@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -94,5 +97,30 @@ func TestSweepAndBestK(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "best k") || !strings.Contains(out.String(), "AL") {
 		t.Errorf("bestk output:\n%s", out.String())
+	}
+}
+
+// An empirical histogram sets both the sampler's distribution and the AL:
+// lengths 1..4 counted 10, 20, 30, 40 have mean (10+40+90+160)/100 = 3.
+func TestPredictEmpiricalHistogram(t *testing.T) {
+	h := filepath.Join(t.TempDir(), "h.csv")
+	if err := os.WriteFile(h, []byte("length,count\n1,10\n2,20\n3,30\n4,40\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runCLI("predict", "--method", "empirical", "--histogram", h, "--steps", "3", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got struct {
+		AL float64 `json:"al"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(got.AL-3) > 1e-12 {
+		t.Errorf("al %v, want 3", got.AL)
+	}
+	if code, _, stderr := runCLI("predict", "--method", "empirical", "--histogram", h, "--steps", "2"); code != exitBadInput || !strings.Contains(stderr, "k+1 = 3") {
+		t.Errorf("4 lengths at k=2: exit %d, %s", code, stderr)
 	}
 }
