@@ -125,7 +125,7 @@ func TestAgentXOverrides(t *testing.T) {
 	if a.ISLMedian != 32000 || a.OSLMedian != 1000 || a.CacheHit != 0.5 || a.ISLMax != 131072 {
 		t.Errorf("overrides not applied: %+v", a)
 	}
-	for _, bad := range []string{"isl-median", "foo=1", "isl-median=x", "cache-hit=1.5", "isl-max=1.5", "isl-min=300000", "isl-sigma=NaN"} {
+	for _, bad := range []string{"isl-median", "foo=1", "isl-median=x", "cache-hit=1.5", "isl-max=1.5", "isl-min=300000", "isl-sigma=NaN", "isl-median=1,isl-median=2"} {
 		b := DefaultAgentX()
 		if err := ParseAgentXOverrides(&b, bad); err == nil {
 			t.Errorf("%q: no error", bad)

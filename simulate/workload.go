@@ -193,11 +193,16 @@ func ParseAgentXOverrides(a *AgentX, s string) error {
 	if s == "" {
 		return nil
 	}
+	seen := map[string]bool{}
 	for _, kv := range strings.Split(s, ",") {
 		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		if !ok {
 			return fmt.Errorf("--agentx %q: want key=value", kv)
 		}
+		if k = strings.TrimSpace(k); seen[k] {
+			return fmt.Errorf("--agentx %s given twice", k)
+		}
+		seen[k] = true
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 			return fmt.Errorf("--agentx %s=%q: not a number", k, v)
