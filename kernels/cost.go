@@ -212,20 +212,22 @@ func (c *Coster) tensorScaledGEMM(dt DType, m, n, k int) Cost {
 // hopperBlockFP8Mem is the share of HBM bandwidth a block-scaled FP8 GEMM
 // (1x128 activation and 128x128 weight scales, the format of every FP8
 // checkpoint this project knows: DeepSeek-V3/R1, Qwen3 FP8, GLM FP8,
-// MiniMax) streams its weights at on Hopper. SM90 tensor cores take no
-// scales, so the kernels promote each 128-deep partial sum to FP32 on CUDA
-// cores and rescale it there; at decode sizes that keeps them well short
-// of the per-tensor-scaled cuBLAS kernels the H200 table measured (fitted
-// memory efficiency 0.88). DeepGEMM's own H800 figures for its six
-// memory-bound dense shapes at M = 64 (206-336 TFLOP/s) read 1688, 2143,
-// 2320, 2455, 2470 and 2668 GB/s against 3.35 TB/s: median 2388 GB/s, 0.71
-// (deepseek-ai/DeepGEMM README, first release, "Normal GEMMs for dense
-// models"); its masked grouped MoE GEMMs read 2.05 TB/s (0.61) at 256 rows
-// per expert. TensorRT-LLM's and SGLang's Hopper block-FP8 GEMMs and MoE
-// are DeepGEMM or built the same way. No fit: the kernel authors'
-// benchmark. Blackwell applies the scales in the MMA (tcgen05 block
-// scaling) and keeps the fitted efficiencies.
-const hopperBlockFP8Mem = 0.71
+// MiniMax) streams its weights at on Hopper, after the op's fixed time.
+// SM90 tensor cores take no scales, so the kernels promote each 128-deep
+// partial sum to FP32 on CUDA cores and rescale it there, which keeps them
+// well short of the per-tensor-scaled kernels at decode sizes. Measured on
+// the H200 (kernels/data/h200/fp8_blockscaled.csv, method in
+// kernels/collect/NOTES.md): cuBLASLt's SM90 block-scaled GEMM through
+// torch.nn.functional.scaled_mm on DeepSeek-V3's seven dense decode shapes
+// at M <= 64 needs weights/(latency - 4.2 us fitted fixed time) = 0.52 of
+// 4.8 TB/s (median of 49 rows; 0.24-0.69 by shape, thin N = 2048 slowest),
+// 1.41x the per-tensor torch._scaled_mm latency of the same run. DeepGEMM,
+// which SGLang and TensorRT-LLM run on Hopper, was not available there;
+// its published H800 figures (0.71 of 3.35 TB/s at M = 64) suggest it
+// streams faster, so this is the measured kernel, not an upper bound.
+// Blackwell applies the scales in the MMA (tcgen05 block scaling) and
+// keeps the fitted efficiencies.
+const hopperBlockFP8Mem = 0.52
 
 // blockScaledFP8 slows a memory-bound FP8 op on Hopper to the weight
 // stream of block-scaled kernels: weightBytes cannot move faster than
