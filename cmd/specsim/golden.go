@@ -44,21 +44,10 @@ Example:
   specsim golden show --model qwen3.5 --thinking on --steps 6`
 
 func runGolden(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, goldenHelp)
-		return exitBadInput
-	}
-	switch args[0] {
-	case "list":
-		return runGoldenList(args[1:], stdout, stderr)
-	case "show":
-		return runGoldenShow(args[1:], stdout, stderr)
-	case "-h", "-help", "--help", "help":
-		fmt.Fprintln(stdout, goldenHelp)
-		return exitOK
-	}
-	fmt.Fprintf(stderr, "specsim golden: unknown subcommand %q (want list or show)\n\n%s\n", args[0], goldenHelp)
-	return exitBadInput
+	return subcommands("golden", goldenHelp, map[string]func([]string, io.Writer, io.Writer) int{
+		"list": runGoldenList,
+		"show": runGoldenShow,
+	}, args, stdout, stderr)
 }
 
 // goldenFlags are --golden-dir and --golden-file, shared by every command

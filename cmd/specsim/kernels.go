@@ -32,27 +32,13 @@ const kernelsHelp = `usage: specsim kernels <predict|validate|gpus|efficiencies|
 Run "specsim kernels <sub> --help" for flags.`
 
 func runKernels(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, kernelsHelp)
-		return exitBadInput
-	}
-	switch args[0] {
-	case "predict":
-		return runKernelsPredict(args[1:], stdout, stderr)
-	case "validate":
-		return runKernelsValidate(args[1:], stdout, stderr)
-	case "gpus":
-		return runKernelsGPUs(args[1:], stdout, stderr)
-	case "backends":
-		return runKernelsBackends(args[1:], stdout, stderr)
-	case "efficiencies":
-		return runKernelsEfficiencies(args[1:], stdout, stderr)
-	case "-h", "-help", "--help", "help":
-		fmt.Fprintln(stdout, kernelsHelp)
-		return exitOK
-	}
-	fmt.Fprintf(stderr, "specsim kernels: unknown subcommand %q\n\n%s\n", args[0], kernelsHelp)
-	return exitBadInput
+	return subcommands("kernels", kernelsHelp, map[string]func([]string, io.Writer, io.Writer) int{
+		"predict":      runKernelsPredict,
+		"validate":     runKernelsValidate,
+		"gpus":         runKernelsGPUs,
+		"backends":     runKernelsBackends,
+		"efficiencies": runKernelsEfficiencies,
+	}, args, stdout, stderr)
 }
 
 // gpuCatalogFlag is --gpu-catalog FILE: a YAML file in the schema of

@@ -116,3 +116,28 @@ func joinQuoted(items []string) string {
 	}
 	return strings.Join(q, ", ")
 }
+
+// subcommands dispatches a command group ("specsim kernels predict ...") to
+// the subcommand named by args[0], printing the group's help for --help and
+// a usage error (exit 2) for a missing or unknown subcommand.
+func subcommands(group, help string, subs map[string]func(args []string, stdout, stderr io.Writer) int, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, help)
+		return exitBadInput
+	}
+	if run, ok := subs[args[0]]; ok {
+		return run(args[1:], stdout, stderr)
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintln(stdout, help)
+		return exitOK
+	}
+	names := make([]string, 0, len(subs))
+	for n := range subs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	fmt.Fprintf(stderr, "specsim %s: unknown subcommand %q (want %s)\n\n%s\n", group, args[0], strings.Join(names, ", "), help)
+	return exitBadInput
+}
