@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"sync/atomic"
+
+	"github.com/specsim/specsim/audit/safetensors"
 )
 
 // Sampling geometry. A tensor is viewed as batch x rows x cols matrices
@@ -152,12 +154,7 @@ func (r *budgetReader) open(path string) (*os.File, error) {
 		r.Close()
 	}
 	// Opening a FIFO or a device could block or read without end.
-	if info, err := os.Stat(path); err != nil {
-		return nil, err
-	} else if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	f, err := os.Open(path)
+	f, err := safetensors.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
