@@ -19,6 +19,7 @@ type Engine struct {
 	Target WeightDTypes
 	Draft  WeightDTypes
 	KV     kernels.DType
+	SSM    kernels.DType // linear-attention state format
 	// TargetMoEEff and DraftMoEEff divide MoE time: the runner backend's
 	// efficiency relative to the best kernel for that dtype (a BF16 draft
 	// falls back to a slower backend than the NVFP4 target's).
@@ -74,6 +75,12 @@ type EngineConfig struct {
 	// DraftDType overrides the draft's shipped precision ("" keeps it).
 	DraftDType     kernels.DType
 	KVDType        kernels.DType // "" = fp8 (the KV dtype InferenceX recipes set)
+	// SSMDType is the linear-attention recurrent state's format (SGLang
+	// --mamba-ssm-dtype): "" = bf16, what every InferenceX Qwen3.5 recipe
+	// sets (SGLang's own default, and config.json's mamba_ssm_dtype, is
+	// float32). It sizes the state pool and its speculative copies and
+	// prices the bytes the state update moves.
+	SSMDType kernels.DType
 	EngineName     string        // "sglang" (default), "vllm", "trtllm": picks MoE backends
 	CUDAGraphMaxBS int           // 0 = 256
 	SchedOverhead  float64       // seconds; <0 = default
@@ -105,6 +112,10 @@ func NewEngine(m *Model, g *kernels.GPU, p Parallel, c EngineConfig) (*Engine, e
 		memo: map[stepKey]Breakdown{}}
 	if e.KV == "" {
 		e.KV = "fp8"
+	}
+	e.SSM = c.SSMDType
+	if e.SSM == "" {
+		e.SSM = kernels.BF16
 	}
 	if e.CUDAGraphMaxBS <= 0 {
 		e.CUDAGraphMaxBS = 256
@@ -275,7 +286,7 @@ func (e *Engine) linearAttention(ta, seqs int, s shape, dt kernels.DType) float6
 		gb, gq = 1, ta
 	}
 	t += c.GatedDeltaNet(kernels.GDNShape{Batch: gb, QLen: gq, KHeads: kh, VHeads: vh,
-		KDim: m.LinearKDim, VDim: m.LinearVDim, KeepIntermediate: s.verify && s.q > 1}).Seconds
+		KDim: m.LinearKDim, VDim: m.LinearVDim, KeepIntermediate: s.verify && s.q > 1, StateDType: e.SSM}).Seconds
 	t += c.GEMM(dt, ta, m.Hidden, vh*m.LinearVDim).Seconds
 	return t
 }

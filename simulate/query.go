@@ -42,6 +42,10 @@ type Query struct {
 	MemFraction    float64
 	DraftDType     string
 	KVDType        string // KV cache dtype: fp8 (default) | bf16
+	// MambaSSMDType is SGLang's --mamba-ssm-dtype: the linear-attention
+	// recurrent state's format (bf16 default, what InferenceX recipes set;
+	// fp32 is SGLang's own default).
+	MambaSSMDType string
 	Engine         string
 	SchedOverhead  float64 // ms; -1 = default
 	SpecOverhead   float64 // ms; -1 = default
@@ -123,6 +127,15 @@ func (q Query) Resolve() (*Resolved, error) {
 			return nil, fmt.Errorf("--kv-dtype %q: want fp8 or bf16", q.KVDType)
 		}
 	}
+	var ssm kernels.DType
+	if q.MambaSSMDType != "" {
+		if ssm, err = kernels.ParseDType(q.MambaSSMDType); err != nil {
+			return nil, fmt.Errorf("--mamba-ssm-dtype: %w", err)
+		}
+		if ssm != kernels.FP32 && ssm != kernels.BF16 && ssm != kernels.FP16 {
+			return nil, fmt.Errorf("--mamba-ssm-dtype %q: want bfloat16, float16 or float32", q.MambaSSMDType)
+		}
+	}
 	ms := func(v float64) float64 {
 		if v == -1 {
 			return -1 // the default
@@ -140,7 +153,7 @@ func (q Query) Resolve() (*Resolved, error) {
 	if !(q.MoESkew >= 0 && q.MoESkew <= 4) {
 		return nil, fmt.Errorf("--moe-skew %g: want 0..4", q.MoESkew)
 	}
-	r.Engine = EngineConfig{Precision: r.Precision, DraftDType: draft, KVDType: kv, EngineName: q.Engine,
+	r.Engine = EngineConfig{Precision: r.Precision, DraftDType: draft, KVDType: kv, SSMDType: ssm, EngineName: q.Engine,
 		CUDAGraphMaxBS: q.CUDAGraphMaxBS, SchedOverhead: ms(q.SchedOverhead), SpecOverhead: ms(q.SpecOverhead), MoESkew: q.MoESkew}
 	r.Method = q.Method
 	if r.Method == "" {

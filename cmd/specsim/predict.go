@@ -73,6 +73,7 @@ func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
 	fs.Float64Var(&q.MemFraction, "mem-fraction", simulate.DefaultMemFraction, "share of HBM for weights and caches (SGLang --mem-fraction-static); with --engine trtllm, the KV cache's share of the memory the weights leave free (free_gpu_memory_fraction)")
 	fs.StringVar(&q.DraftDType, "draft-dtype", "", "override the draft's effective weight dtype (bf16, fp8, nvfp4); default: as shipped/served")
 	fs.StringVar(&q.KVDType, "kv-dtype", "", "KV cache dtype: fp8 (default, what InferenceX recipes set) | bf16")
+	fs.StringVar(&q.MambaSSMDType, "mamba-ssm-dtype", "bfloat16", "linear-attention (Gated DeltaNet) state dtype, SGLang --mamba-ssm-dtype: bfloat16 (what InferenceX recipes set) | float32 (SGLang's default) | float16; sizes the state and its speculative copies and prices the state traffic")
 	fs.StringVar(&q.Engine, "engine", "sglang", "serving engine whose MoE backends price the draft: sglang | vllm | trtllm")
 	fs.Float64Var(&f.schedMS, "sched-overhead-ms", -1, "host scheduling time per iteration in ms (-1 = 0.15)")
 	fs.Float64Var(&f.specMS, "spec-overhead-ms", -1, "extra host time per speculative iteration in ms (-1 = 0.35)")
