@@ -46,12 +46,12 @@ type Query struct {
 	// recurrent state's format (bf16 default, what InferenceX recipes set;
 	// fp32 is SGLang's own default).
 	MambaSSMDType string
-	Engine         string
-	SchedOverhead  float64 // ms; -1 = default
-	SpecOverhead   float64 // ms; -1 = default
-	MoESkew        float64
-	Requests       int
-	Seed           uint64
+	Engine        string
+	SchedOverhead float64 // ms; -1 = default
+	SpecOverhead  float64 // ms; -1 = default
+	MoESkew       float64
+	Requests      int
+	Seed          uint64
 }
 
 // Resolved is a Query turned into typed parts, with acceptance resolved per
