@@ -73,19 +73,19 @@ func (b Breakdown) plus(o Breakdown) Breakdown {
 type EngineConfig struct {
 	Precision Precision
 	// DraftDType overrides the draft's shipped precision ("" keeps it).
-	DraftDType kernels.DType
-	KVDType    kernels.DType // "" = fp8 (the KV dtype InferenceX recipes set)
+	DraftDType     kernels.DType
+	KVDType        kernels.DType // "" = fp8 (the KV dtype InferenceX recipes set)
+	EngineName     string        // "sglang" (default), "vllm", "trtllm": picks MoE backends
+	CUDAGraphMaxBS int           // 0 = 256
+	SchedOverhead  float64       // seconds; <0 = default
+	SpecOverhead   float64       // seconds; <0 = default
+	MoESkew        float64
 	// SSMDType is the linear-attention recurrent state's format (SGLang
 	// --mamba-ssm-dtype): "" = bf16, what every InferenceX Qwen3.5 recipe
 	// sets (SGLang's own default, and config.json's mamba_ssm_dtype, is
 	// float32). It sizes the state pool and its speculative copies and
 	// prices the bytes the state update moves.
-	SSMDType       kernels.DType
-	EngineName     string  // "sglang" (default), "vllm", "trtllm": picks MoE backends
-	CUDAGraphMaxBS int     // 0 = 256
-	SchedOverhead  float64 // seconds; <0 = default
-	SpecOverhead   float64 // seconds; <0 = default
-	MoESkew        float64
+	SSMDType kernels.DType
 }
 
 // Host overheads per iteration. SGLang's overlap scheduler hides most host
