@@ -42,16 +42,16 @@ type Query struct {
 	MemFraction    float64
 	DraftDType     string
 	KVDType        string // KV cache dtype: fp8 (default) | bf16
+	Engine         string
+	SchedOverhead  float64 // ms; -1 = default
+	SpecOverhead   float64 // ms; -1 = default
+	MoESkew        float64
+	Requests       int
+	Seed           uint64
 	// MambaSSMDType is SGLang's --mamba-ssm-dtype: the linear-attention
 	// recurrent state's format (bf16 default, what InferenceX recipes set;
 	// fp32 is SGLang's own default).
 	MambaSSMDType string
-	Engine        string
-	SchedOverhead float64 // ms; -1 = default
-	SpecOverhead  float64 // ms; -1 = default
-	MoESkew       float64
-	Requests      int
-	Seed          uint64
 }
 
 // Resolved is a Query turned into typed parts, with acceptance resolved per
