@@ -46,6 +46,7 @@ type publishedRow struct {
 	MaxRunningIsConc bool            `yaml:"max_running_is_conc"`
 	Frontier         []frontierSweep `yaml:"frontier"`
 	TputPerGPU       float64         `yaml:"tput_per_gpu"`
+	MambaSSMDType    string          `yaml:"mamba_ssm_dtype"`
 }
 
 // Median absolute errors the model must stay under, set just above what
