@@ -39,7 +39,8 @@ func sweepFrontier(r publishedRow) ([]Point, error) {
 				Conc: c, Workload: "fixed", ISL: r.ISL, OSL: r.OSL, RangeRatio: positiveOr(r.RangeRatio, 1), Spec: "none",
 				MaxRunning: r.MaxRunning, CUDAGraphMaxBS: c, Chunk: r.Chunk, MemFraction: r.MemFraction,
 				KVDType: r.KVDType, Engine: r.Engine, SchedOverhead: -1, SpecOverhead: -1,
-				Requests: max(2*c, 16), Seed: 1, MambaSSMDType: r.MambaSSMDType}
+				Requests: max(2*c, 16), Seed: 1, MambaSSMDType: r.MambaSSMDType,
+				AllReduceFusion: r.AllReduceFusion, SpecV2: r.SpecV2}
 			if r.MaxRunningIsConc {
 				q.MaxRunning = c
 			}

@@ -52,6 +52,10 @@ type Query struct {
 	// recurrent state's format (bf16 default, what InferenceX recipes set;
 	// fp32 is SGLang's own default).
 	MambaSSMDType string
+	// AllReduceFusion is SGLang's --enable-flashinfer-allreduce-fusion.
+	AllReduceFusion bool
+	// SpecV2 is SGLANG_ENABLE_SPEC_V2=1.
+	SpecV2 bool
 }
 
 // Resolved is a Query turned into typed parts, with acceptance resolved per
@@ -153,7 +157,7 @@ func (q Query) Resolve() (*Resolved, error) {
 	if !(q.MoESkew >= 0 && q.MoESkew <= 4) {
 		return nil, fmt.Errorf("--moe-skew %g: want 0..4", q.MoESkew)
 	}
-	r.Engine = EngineConfig{Precision: r.Precision, DraftDType: draft, KVDType: kv, SSMDType: ssm, EngineName: q.Engine,
+	r.Engine = EngineConfig{Precision: r.Precision, DraftDType: draft, KVDType: kv, SSMDType: ssm, AllReduceFusion: q.AllReduceFusion, SpecV2: q.SpecV2, EngineName: q.Engine,
 		CUDAGraphMaxBS: q.CUDAGraphMaxBS, SchedOverhead: ms(q.SchedOverhead), SpecOverhead: ms(q.SpecOverhead), MoESkew: q.MoESkew}
 	r.Method = q.Method
 	if r.Method == "" {
