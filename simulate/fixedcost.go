@@ -1,5 +1,11 @@
 package simulate
 
+import (
+	"fmt"
+
+	"github.com/specsim/specsim/kernels"
+)
+
 // What the engine modes do to the fixed costs of an
 // iteration (the split is in Breakdown.Launch, Gap and Host):
 //
@@ -31,4 +37,37 @@ func (b *Breakdown) addOverhead(launch, gap, host float64) {
 	b.Gap += gap
 	b.Host += host
 	b.Overhead += launch + gap + host
+}
+
+// CostNotes says where the fixed costs and collectives of a deployment's
+// decode step come from, for the prediction's output: figures taken from
+// other parties' public measurements are labelled as such.
+func (r *Resolved) CostNotes(t Topology) []string {
+	p := t.Agg
+	if t.Disagg {
+		p = t.Decode
+	}
+	g := *r.GPU.GPU
+	if r.GPU.GPUsPerNode > 0 {
+		g.NVLinkDomain = r.GPU.GPUsPerNode
+	}
+	engine := r.Engine.EngineName
+	if engine == "" {
+		engine = "sglang"
+	}
+	var notes []string
+	if engine == "sglang" && p.TP > 1 && !p.DPAttention {
+		c := kernels.NewCoster(&g)
+		if ar, ok := c.CustomAllReduce(float64(p.TP*r.Model.Hidden)*2, p.TP); ok && ar.Source == kernels.SourcePublished {
+			notes = append(notes, fmt.Sprintf("communication: SGLang custom all-reduce at TP%d priced from public figures (8x H100, sgl-project/sglang#2904), scaled by NVLink bandwidth; not measured here", p.TP))
+		}
+		if r.Engine.AllReduceFusion {
+			notes = append(notes, "norms: the RMSNorm after each all-reduce runs inside FlashInfer's fused all-reduce (forwards of up to 2048 tokens)")
+		}
+	}
+	notes = append(notes, fmt.Sprintf("layer gaps: %.0f us per layer and forward, fitted on DeepSeek TensorRT-LLM B200 rows and carried over to %s/%s", layerGap*1e6, g.Name, engine))
+	if r.Engine.SpecV2 && engine == "sglang" {
+		notes = append(notes, "host: SGLANG_ENABLE_SPEC_V2=1, speculative iterations on the overlap scheduler (no extra host time by default)")
+	}
+	return notes
 }

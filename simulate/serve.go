@@ -87,6 +87,9 @@ type StepReport struct {
 	Overhead      float64      `json:"overhead"`
 	// OverheadSplit is Overhead by cause (included in it, not added again).
 	OverheadSplit OverheadReport `json:"overhead_split"`
+	// Sources says where fixed costs and collectives come from (see
+	// Resolved.CostNotes); filled by callers that report it.
+	Sources []string `json:"sources,omitempty"`
 }
 
 // OverheadReport splits a step's fixed costs, in milliseconds.

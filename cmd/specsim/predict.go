@@ -186,6 +186,7 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specsim predict:", err)
 		return exitBadInput
 	}
+	out.StepMS.Sources = res.CostNotes(topo)
 	switch format {
 	case formatJSON:
 		if err := writeJSON(stdout, out); err != nil {
@@ -245,6 +246,9 @@ func printPrediction(w io.Writer, r *simulate.Resolved, p *simulate.Result, form
 	row("  of which host", s.OverheadSplit.Host)
 	row("total", s.Total)
 	writeTable(w, st, format)
+	for _, n := range s.Sources {
+		fmt.Fprintln(w, "  source:", n)
+	}
 	fmt.Fprintln(w)
 	m := p.MemoryGiB
 	mt := &table{header: []string{"memory per GPU", ">GiB"}}
