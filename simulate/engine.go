@@ -72,17 +72,17 @@ func (b Breakdown) plus(o Breakdown) Breakdown {
 type EngineConfig struct {
 	Precision Precision
 	// DraftDType overrides the draft's shipped precision ("" keeps it).
-	DraftDType     kernels.DType
-	KVDType        kernels.DType // "" = fp8 (the KV dtype InferenceX recipes set)
-	EngineName     string        // "sglang" (default), "vllm", "trtllm": picks MoE backends
+	DraftDType kernels.DType
+	KVDType    kernels.DType // "" = fp8 (the KV dtype InferenceX recipes set)
+	EngineName string        // "sglang" (default), "vllm", "trtllm": picks MoE backends
 	// MoEBackend and SpecMoEBackend are --moe-runner-backend and
 	// --speculative-moe-runner-backend ("" = unset: the engine's default,
 	// and the draft inherits the target's).
 	MoEBackend, SpecMoEBackend string
-	CUDAGraphMaxBS int           // 0 = 256
-	SchedOverhead  float64       // seconds; <0 = default
-	SpecOverhead   float64       // seconds; <0 = default
-	MoESkew        float64
+	CUDAGraphMaxBS             int     // 0 = 256
+	SchedOverhead              float64 // seconds; <0 = default
+	SpecOverhead               float64 // seconds; <0 = default
+	MoESkew                    float64
 }
 
 // Host overheads per iteration. SGLang's overlap scheduler hides most host
