@@ -40,7 +40,7 @@ func sweepFrontier(r publishedRow) ([]Point, error) {
 				MaxRunning: r.MaxRunning, CUDAGraphMaxBS: c, Chunk: r.Chunk, MemFraction: r.MemFraction,
 				KVDType: r.KVDType, Engine: r.Engine, SchedOverhead: -1, SpecOverhead: -1,
 				Requests: max(2*c, 16), Seed: 1, MambaSSMDType: r.MambaSSMDType,
-				AllReduceFusion: r.AllReduceFusion, SpecV2: r.SpecV2}
+				AllReduceFusion: r.AllReduceFusion, SpecV2: r.SpecV2, MoEBackend: r.MoEBackend}
 			if r.MaxRunningIsConc {
 				q.MaxRunning = c
 			}

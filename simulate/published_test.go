@@ -49,6 +49,7 @@ type publishedRow struct {
 	MambaSSMDType    string          `yaml:"mamba_ssm_dtype"`
 	AllReduceFusion  bool            `yaml:"allreduce_fusion"`
 	SpecV2           bool            `yaml:"spec_v2"`
+	MoEBackend       string          `yaml:"moe_runner_backend"`
 }
 
 // Median absolute errors the model must stay under, set just above what

@@ -56,6 +56,9 @@ type Query struct {
 	AllReduceFusion bool
 	// SpecV2 is SGLANG_ENABLE_SPEC_V2=1.
 	SpecV2 bool
+	// MoEBackend and SpecMoEBackend are SGLang's --moe-runner-backend and
+	// --speculative-moe-runner-backend ("" = unset).
+	MoEBackend, SpecMoEBackend string
 }
 
 // Resolved is a Query turned into typed parts, with acceptance resolved per
@@ -157,6 +160,7 @@ func (q Query) Resolve() (*Resolved, error) {
 		return nil, fmt.Errorf("--moe-skew %g: want 0..4", q.MoESkew)
 	}
 	r.Engine = EngineConfig{Precision: r.Precision, DraftDType: draft, KVDType: kv, SSMDType: ssm, AllReduceFusion: q.AllReduceFusion, SpecV2: q.SpecV2, EngineName: q.Engine,
+		MoEBackend: q.MoEBackend, SpecMoEBackend: q.SpecMoEBackend,
 		CUDAGraphMaxBS: q.CUDAGraphMaxBS, SchedOverhead: ms(q.SchedOverhead), SpecOverhead: ms(q.SpecOverhead), MoESkew: q.MoESkew}
 	r.Target.Method = q.Method
 	if r.Target.Method == "" {

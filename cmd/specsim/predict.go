@@ -77,6 +77,8 @@ func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
 	fs.StringVar(&q.MambaSSMDType, "mamba-ssm-dtype", "bfloat16", "linear-attention (Gated DeltaNet) state dtype, SGLang --mamba-ssm-dtype: bfloat16 (what InferenceX recipes set) | float32 (SGLang's default) | float16; sizes the state and its speculative copies and prices the state traffic")
 	fs.BoolVar(&q.AllReduceFusion, "enable-flashinfer-allreduce-fusion", false, "SGLang: fuse the RMSNorm after each TP all-reduce into FlashInfer's all-reduce kernel (forwards of up to 2048 tokens)")
 	fs.BoolVar(&q.SpecV2, "spec-v2", false, "SGLang: SGLANG_ENABLE_SPEC_V2=1, speculative decoding on the overlap scheduler (hides the extra host time per speculative iteration: --spec-overhead-ms defaults to 0)")
+	fs.StringVar(&q.MoEBackend, "moe-runner-backend", "", "SGLang --moe-runner-backend of the target (e.g. flashinfer_trtllm, triton; empty = the engine's default)")
+	fs.StringVar(&q.SpecMoEBackend, "speculative-moe-runner-backend", "", "SGLang --speculative-moe-runner-backend of the draft (empty = inherits --moe-runner-backend)")
 	fs.StringVar(&q.Engine, "engine", "sglang", "serving engine whose MoE backends price the draft: sglang | vllm | trtllm")
 	fs.Float64Var(&f.schedMS, "sched-overhead-ms", -1, "host scheduling time per iteration in ms (-1 = 0.15)")
 	fs.Float64Var(&f.specMS, "spec-overhead-ms", -1, "extra host time per speculative iteration in ms (-1 = 0.35)")
