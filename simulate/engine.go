@@ -407,13 +407,20 @@ func (e *Engine) forward(s shape) Breakdown {
 		}
 		counts[k]++
 	}
+	perLayer := map[kind]float64{}
 	for k, n := range counts {
 		lb := e.layerCost(first[k], s, e.Target, e.TargetMoEEff)
 		b = b.plus(scale(lb, float64(n)))
+		perLayer[k] = lb.Total()
 	}
 	b.LMHead += e.lmHead(s, m.Vocab)
 	b.Communication += e.pipelineComm(s)
 	b.addOverhead(e.launch(m.Layers*14+6, s), float64(m.Layers)*layerGap, 0)
+	if e.Par.PP > 1 {
+		b.Communication += e.pipelineBubble(func(l int) float64 {
+			return perLayer[kind{m.isFullAttention(l), l < m.DenseLayers || m.Experts == 0}]
+		}, b.LMHead, b.Total())
+	}
 	return b
 }
 
