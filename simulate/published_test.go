@@ -58,8 +58,11 @@ type publishedRow struct {
 const (
 	publishedTunedBound   = 0.08
 	publishedHeldOutBound = 0.08
-	qwenTunedBound        = 1.0
-	qwenHeldOutBound      = 1.0
+	// Qwen3.5 (InferenceX frontiers): regression guards just above the
+	// measured 33.0% / 17.2%, far from the 10% goal (published-log.md
+	// names what is missing).
+	qwenTunedBound   = 0.34
+	qwenHeldOutBound = 0.18
 )
 
 func loadPublished(t *testing.T) []publishedRow {
