@@ -101,7 +101,7 @@ func runLogs(args []string, stdout, stderr io.Writer) int {
 			return exitBadInput
 		}
 	}
-	col, err := enginelog.ReadFiles(files)
+	col, err := enginelog.ReadFiles(files, *steps)
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim logs:", err)
 		return exitBadInput

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// hostile2 is one reproducer of the second hardening round (issue 14): the
+// files it writes into a fresh directory, the command, and what must come
+// back: the exit code and text stderr must hold (with {dir} replaced by the
+// directory).
+type hostile2 struct {
+	name  string
+	files map[string]string
+	args  []string
+	code  int
+	want  []string
+}
+
+func runHostile2(t *testing.T, cases []hostile2) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, data := range tc.files {
+				p := filepath.Join(dir, name)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			args := make([]string, len(tc.args))
+			for i, a := range tc.args {
+				args[i] = strings.ReplaceAll(a, "{dir}", dir)
+			}
+			type result struct {
+				code        int
+				out, stderr string
+			}
+			done := make(chan result, 1)
+			go func() {
+				code, out, errs := runCLI(args...)
+				done <- result{code, out, errs}
+			}()
+			var r result
+			select {
+			case r = <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatalf("%v: no answer after 20 s", args)
+			}
+			if r.code != tc.code || strings.Contains(r.stderr, "internal error") {
+				t.Errorf("%v: exit %d, stderr %q; want exit %d", args, r.code, r.stderr, tc.code)
+			}
+			for _, w := range tc.want {
+				if w = strings.ReplaceAll(w, "{dir}", dir); !strings.Contains(r.stderr, w) {
+					t.Errorf("%v: stderr %q lacks %q", args, r.stderr, w)
+				}
+			}
+		})
+	}
+}
+
+func TestHostileLogs(t *testing.T) {
+	two := "Decode batch, #running-req: 4, accept len: 1.0\nDecode batch, #running-req: 4, accept len: 1e20\n"
+	runHostile2(t, []hostile2{
+		{"accept len 1e20 (makeslice panic)", map[string]string{"d.log": two}, []string{"logs", "{dir}/d.log"}, exitBadInput,
+			[]string{"{dir}/d.log: line 2: accept len 1e+20 outside [1, 65]"}},
+		{"accept len beyond --steps", map[string]string{"d.log": "Decode batch, #running-req: 4, accept len: 4.5\n"},
+			[]string{"logs", "{dir}/d.log", "--model", "qwen3.5", "--steps", "3"}, exitBadInput, []string{"{dir}/d.log: line 1: accept len 4.5 outside [1, 4]"}},
+		{"running overflows int", map[string]string{"d.log": "Decode batch, #running-req: 1e20, accept len: 2\n"},
+			[]string{"logs", "{dir}/d.log"}, exitBadInput, []string{"{dir}/d.log: line 1: #running-req 1e+20"}},
+	})
+}
