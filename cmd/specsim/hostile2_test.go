@@ -76,3 +76,16 @@ func TestHostileLogs(t *testing.T) {
 			[]string{"logs", "{dir}/d.log"}, exitBadInput, []string{"{dir}/d.log: line 1: #running-req 1e+20"}},
 	})
 }
+
+func TestHostileWork(t *testing.T) {
+	runHostile2(t, []hostile2{
+		// ran for hours: 1000007 requests of 6717 uncached tokens (agentx:
+		// 64000 x e^(0.9^2/2) = 95949 mean prompt, 7% of it uncached), one
+		// token per forward
+		{"predict --chunk 1 --requests 1000000", nil, []string{"predict", "--chunk", "1", "--requests", "1000000"}, exitBadInput,
+			[]string{"1000007 requests x ceil(6717 uncached prompt tokens / --chunk 1)", "raise --chunk or lower --requests"}},
+		{"fixed lengths, chunk 1", nil, []string{"predict", "--isl", "1000", "--osl", "10", "--range-ratio", "1", "--chunk", "1", "--requests", "1000000", "--conc", "1"}, exitBadInput,
+			[]string{"1000001 requests x ceil(1000 uncached prompt tokens / --chunk 1) = 1000001 x 1000"}},
+		{"sweep --chunk 1", nil, []string{"sweep", "--chunk", "1", "--gpus", "2"}, exitBadInput, []string{"this sweep would price", "--chunk 1"}},
+	})
+}
