@@ -119,6 +119,10 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		Options: audit.Options{Engine: e, DraftQuantization: *draftQuant, Env: env, MoEBackend: *moeBackend},
 		TP:      tps, EP: *ep, DP: *dp, DPLMHead: *dpLMHead, LogPath: *logPath,
 	}
+	if err := cfg.Options.Validate(); err != nil {
+		fmt.Fprintln(stderr, "specsim audit:", err)
+		return exitBadInput
+	}
 	var progress *time.Timer
 	if format != formatJSON {
 		// Large checkpoints on network storage can take a while: say so.

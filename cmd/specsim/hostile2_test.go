@@ -89,3 +89,17 @@ func TestHostileWork(t *testing.T) {
 		{"sweep --chunk 1", nil, []string{"sweep", "--chunk", "1", "--gpus", "2"}, exitBadInput, []string{"this sweep would price", "--chunk 1"}},
 	})
 }
+
+func TestHostileFlags(t *testing.T) {
+	log := map[string]string{"d.log": "Decode batch, #running-req: 4, accept len: 3.0\n"}
+	runHostile2(t, []hostile2{
+		{"logs --al nan (exited 1)", log, []string{"logs", "{dir}/d.log", "--al", "nan"}, exitBadInput, []string{"--al NaN: want an acceptance length in [1, 65]"}},
+		{"logs --al inf --json (did not encode)", log, []string{"logs", "{dir}/d.log", "--al", "inf", "--json"}, exitBadInput, []string{"--al +Inf"}},
+		{"predict --mem-fraction 0 (became 0.9)", nil, []string{"predict", "--mem-fraction", "0"}, exitBadInput, []string{"--mem-fraction 0: want a share of HBM in (0, 1]"}},
+		{"predict --range-ratio nan with agentx (ignored)", nil, []string{"predict", "--range-ratio", "nan"}, exitBadInput, []string{"--range-ratio NaN"}},
+		{"sweep --mem-fraction 0", nil, []string{"sweep", "--gpus", "2", "--mem-fraction", "0"}, exitBadInput, []string{"--mem-fraction 0"}},
+		{"audit --draft-quantization unknown", nil, []string{"audit", "{dir}", "--draft-quantization", "nvfp4_onlin"}, exitBadInput, []string{`--draft-quantization "nvfp4_onlin": SGLang accepts`, "nvfp4_online"}},
+		{"audit --moe-backend unknown", nil, []string{"audit", "{dir}", "--moe-backend", "trtion"}, exitBadInput, []string{`--moe-backend "trtion": sglang's backends are auto,`, "triton"}},
+		{"audit --draft-quantization with vllm", nil, []string{"audit", "{dir}", "--engine", "vllm", "--draft-quantization", "fp8"}, exitBadInput, []string{"engine vllm has no such flag"}},
+	})
+}

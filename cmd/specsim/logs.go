@@ -71,8 +71,8 @@ func runLogs(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specsim logs: give --al or --model/--steps, not both")
 		return exitBadInput
 	case *al != 0:
-		if *al < 1 {
-			fmt.Fprintln(stderr, "specsim logs: --al must be >= 1 (the bonus token is included)")
+		if !(*al >= 1 && *al <= enginelog.MaxDraftTokens+1) {
+			fmt.Fprintf(stderr, "specsim logs: --al %g: want an acceptance length in [1, %d] (the bonus token is included)\n", *al, enginelog.MaxDraftTokens+1)
 			return exitBadInput
 		}
 		target = *al
