@@ -8,6 +8,7 @@ import (
 
 	"github.com/specsim/specsim/audit/enginelog"
 	"github.com/specsim/specsim/golden"
+	"github.com/specsim/specsim/simulate/acceptance"
 )
 
 func init() {
@@ -71,7 +72,11 @@ func runLogs(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specsim logs: give --al or --model/--steps, not both")
 		return exitBadInput
 	case *al != 0:
-		if !(*al >= 1 && *al <= enginelog.MaxDraftTokens+1) {
+		if err := (acceptance.Target{AL: *al}).Check(); err != nil {
+			fmt.Fprintln(stderr, "specsim logs:", flagError(err))
+			return exitBadInput
+		}
+		if *al > enginelog.MaxDraftTokens+1 {
 			fmt.Fprintf(stderr, "specsim logs: --al %g: want an acceptance length in [1, %d] (the bonus token is included)\n", *al, enginelog.MaxDraftTokens+1)
 			return exitBadInput
 		}
@@ -96,10 +101,12 @@ func runLogs(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "specsim logs:", err)
 			return exitBadInput
 		}
-		if target, err = c.At(*steps); err != nil {
-			fmt.Fprintln(stderr, "specsim logs:", err)
+		p, err := acceptance.Target{Curve: c}.At(*steps)
+		if err != nil {
+			fmt.Fprintln(stderr, "specsim logs:", flagError(err))
 			return exitBadInput
 		}
+		target = p.AL
 	}
 	col, err := enginelog.ReadFiles(files, *steps)
 	if err != nil {
