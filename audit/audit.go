@@ -17,11 +17,14 @@ type Config struct {
 
 // MTPReport is the "mtp" object of the JSON report.
 type MTPReport struct {
-	Present          bool   `json:"present"`
-	TensorCount      int    `json:"tensor_count"`
-	ParamCount       int64  `json:"param_count"`
-	Bytes            int64  `json:"bytes"`
-	ShippedDType     string `json:"shipped_dtype"`
+	Present      bool   `json:"present"`
+	TensorCount  int    `json:"tensor_count"`
+	ParamCount   int64  `json:"param_count"`
+	Bytes        int64  `json:"bytes"`
+	ShippedDType string `json:"shipped_dtype"`
+	// ShippedInferred is set when no shard header was read (an index-only
+	// checkpoint): ShippedDType is inferred from names and configs.
+	ShippedInferred  bool   `json:"shipped_inferred"`
 	ScaleTensorCount int    `json:"scale_tensor_count"`
 	EffectiveDType   string `json:"effective_dtype"`
 }
@@ -76,6 +79,7 @@ type Report struct {
 	Shards         int              `json:"shard_count"`
 	DataBytes      int64            `json:"data_bytes"`
 	BytesRead      int64            `json:"bytes_read"` // configs, index and shard headers
+	IndexOnly      bool             `json:"index_only"`
 	MTP            MTPReport        `json:"mtp"`
 	Findings       []Finding        `json:"findings"`
 	Memory         []MemoryRow      `json:"memory"`
@@ -106,7 +110,8 @@ func Run(dir string, c Config) (*Report, error) {
 		return nil, err
 	}
 	r := &Report{Dir: dir, Engine: c.Engine, Checkpoint: cp, Findings: cp.Findings,
-		Family: familyOf(cp.Config), Tensors: len(cp.Tensors), Shards: len(cp.Shards), BytesRead: cp.BytesRead}
+		Family: familyOf(cp.Config), Tensors: len(cp.Tensors), Shards: len(cp.Shards), BytesRead: cp.BytesRead,
+		IndexOnly: cp.IndexOnly}
 	if cp.Config.Quant != nil {
 		r.QuantAlgo = cp.Config.Quant.Algo
 	}
@@ -123,7 +128,7 @@ func Run(dir string, c Config) (*Report, error) {
 	r.MTP = MTPReport{
 		Present: mtp.Present(), TensorCount: mtp.Summary.Tensors, ParamCount: mtp.Summary.Params,
 		Bytes: mtp.Summary.Bytes, ShippedDType: mtp.Summary.DType, ScaleTensorCount: mtp.Summary.Scales,
-		EffectiveDType: r.Effective.DType,
+		EffectiveDType: r.Effective.DType, ShippedInferred: cp.IndexOnly,
 	}
 	if !mtp.Present() {
 		r.MTP.ShippedDType, r.MTP.EffectiveDType = PrecNone, PrecNone

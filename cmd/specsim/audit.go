@@ -198,7 +198,11 @@ func humanParams(n int64) string {
 func writeAuditText(w io.Writer, r *audit.Report) {
 	cp := r.Checkpoint
 	fmt.Fprintf(w, "checkpoint  %s\n", r.Dir)
-	fmt.Fprintf(w, "tensors     %d in %d shard files, %s of data; %d bytes read (configs, index, shard headers)\n", r.Tensors, r.Shards, gib(r.DataBytes), r.BytesRead)
+	if r.IndexOnly {
+		fmt.Fprintf(w, "tensors     %d in the weight map, no shard file present; %s of data (inferred); %d bytes read (configs, index)\n", r.Tensors, gib(r.DataBytes), r.BytesRead)
+	} else {
+		fmt.Fprintf(w, "tensors     %d in %d shard files, %s of data; %d bytes read (configs, index, shard headers)\n", r.Tensors, r.Shards, gib(r.DataBytes), r.BytesRead)
+	}
 	q := "none"
 	if cp.Config.Quant != nil {
 		q = fmt.Sprintf("%s (%s, exclude list %d patterns)", cp.Config.Quant.Algo, cp.Config.Quant.Method, len(cp.Config.Quant.Exclude))
@@ -214,7 +218,7 @@ func writeAuditText(w io.Writer, r *audit.Report) {
 		fmt.Fprintf(w, "  tensors   %d (%d scale tensors)\n", m.TensorCount, m.ScaleTensorCount)
 		fmt.Fprintf(w, "  params    %s (%d)\n", humanParams(m.ParamCount), m.ParamCount)
 		fmt.Fprintf(w, "  bytes     %d (%s)\n", m.Bytes, gib(m.Bytes))
-		fmt.Fprintf(w, "  shipped   %s\n", m.ShippedDType)
+		fmt.Fprintf(w, "  shipped   %s\n", shippedLabel(m))
 		fmt.Fprintf(w, "  effective %s under %s: %s\n", m.EffectiveDType, r.Engine, r.Effective.Reason)
 		if r.Effective.Backend != "" || r.Effective.BackendNote != "" {
 			fmt.Fprintf(w, "  MoE       %s: %s\n", r.Effective.Backend, r.Effective.BackendNote)
@@ -239,6 +243,15 @@ func writeAuditText(w io.Writer, r *audit.Report) {
 	for _, f := range r.Findings {
 		fmt.Fprintf(w, "  %-7s %s: %s\n", f.Severity, f.Code, f.Message)
 	}
+}
+
+// shippedLabel is the shipped precision, marked when it was inferred from
+// names and configs rather than read from shard headers.
+func shippedLabel(m audit.MTPReport) string {
+	if m.ShippedInferred {
+		return m.ShippedDType + " (inferred from the weight map and configs: no shard header read)"
+	}
+	return m.ShippedDType
 }
 
 func memoryTable(r *audit.Report) *table {
@@ -274,7 +287,7 @@ func writeAuditMarkdown(w io.Writer, r *audit.Report) {
 	} else {
 		fmt.Fprintln(w, "| MTP head | none in the weight map |")
 	}
-	fmt.Fprintf(w, "| shipped draft precision | %s |\n", m.ShippedDType)
+	fmt.Fprintf(w, "| shipped draft precision | %s |\n", shippedLabel(m))
 	fmt.Fprintf(w, "| effective draft precision (%s) | %s — %s |\n", r.Engine, m.EffectiveDType, strings.ReplaceAll(r.Effective.Reason, "|", `\|`))
 	fmt.Fprintf(w, "| MTP tensors | %d |\n", m.TensorCount)
 	fmt.Fprintf(w, "| MTP scale tensors | %d |\n", m.ScaleTensorCount)
