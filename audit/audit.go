@@ -102,6 +102,9 @@ func Run(dir string, c Config) (*Report, error) {
 	if c.Engine != EngineSGLang && c.Engine != EngineVLLM {
 		return nil, fmt.Errorf("engine %q: want sglang or vllm", c.Engine)
 	}
+	if err := c.Options.Check(); err != nil {
+		return nil, err
+	}
 	c.EP, c.DP = max(c.EP, 1), max(c.DP, 1)
 	if len(c.TP) == 0 {
 		c.TP = []int{1, 2, 4, 8}
@@ -135,7 +138,7 @@ func Run(dir string, c Config) (*Report, error) {
 		r.MTP.ShippedDType, r.MTP.EffectiveDType = PrecNone, PrecNone
 	}
 	r.Findings = append(r.Findings, coverageFindings(c, cp.Config, mtp, modules)...)
-	r.Findings = append(r.Findings, precisionFindings(c, mtp, r.Effective)...)
+	r.Findings = append(r.Findings, precisionFindings(c, cp.Config, mtp, r.Effective)...)
 
 	inDraft := map[*Module]bool{}
 	for _, m := range mtp.Modules {

@@ -83,7 +83,8 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	dpLMHead := fs.Bool("dp-lm-head", false, "SGLang --enable-dp-lm-head: lm_head split over the attention TP group")
 	logPath := fs.String("log", "", "engine log whose weight-load lines to compare with the model")
 	draftQuant := fs.String("draft-quantization", "", "SGLang --speculative-draft-model-quantization (unquant, fp8, nvfp4_online, ...)")
-	moeBackend := fs.String("moe-backend", "", "MoE runner backend the draft asks for (default: the engine's choice)")
+	moeBackend := fs.String("moe-backend", "", "the draft's MoE runner backend, SGLang --speculative-moe-runner-backend (default: inherits --moe-runner-backend)")
+	targetMoE := fs.String("moe-runner-backend", "", "the target's MoE runner backend, SGLang --moe-runner-backend (default: the engine's, \"auto\"); the draft inherits it")
 	env := envFlag{}
 	fs.Var(env, "env", "engine environment variable NAME=VALUE (repeatable), e.g. SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1")
 	ff := addFormatFlags(fs, true)
@@ -115,8 +116,12 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specsim audit: --ep and --dp must be at least 1")
 		return exitBadInput
 	}
+	if err := (audit.Options{Engine: e, DraftQuantization: *draftQuant, MoEBackend: *moeBackend, TargetMoEBackend: *targetMoE}).Check(); err != nil {
+		fmt.Fprintln(stderr, "specsim audit:", err)
+		return exitBadInput
+	}
 	cfg := audit.Config{
-		Options: audit.Options{Engine: e, DraftQuantization: *draftQuant, Env: env, MoEBackend: *moeBackend},
+		Options: audit.Options{Engine: e, DraftQuantization: *draftQuant, Env: env, MoEBackend: *moeBackend, TargetMoEBackend: *targetMoE},
 		TP:      tps, EP: *ep, DP: *dp, DPLMHead: *dpLMHead, LogPath: *logPath,
 	}
 	var progress *time.Timer
