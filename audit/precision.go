@@ -449,8 +449,8 @@ func (e *Effective) resolveBackend(cfg *ModelConfig, mtp *MTP, o Options) {
 	}
 	switch {
 	case c.FellBack:
-		e.BackendNote = fmt.Sprintf("%s (%s) does not run %s experts; the engine falls back to %s (relative efficiency %.2f)", c.Requested, origin, e.Experts, b.Name, b.Efficiency)
+		e.BackendNote = fmt.Sprintf("%q (%s) does not run %s experts; the engine falls back to %s (relative efficiency %.2f)", c.Requested, origin, e.Experts, b.Name, b.Efficiency)
 	default:
-		e.BackendNote = fmt.Sprintf("%s for %s experts, from %s (relative efficiency %.2f)", c.Requested, e.Experts, origin, b.Efficiency)
+		e.BackendNote = fmt.Sprintf("%s experts on %q (%s); relative efficiency %.2f", e.Experts, c.Requested, origin, b.Efficiency)
 	}
 }

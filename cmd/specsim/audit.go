@@ -250,6 +250,13 @@ func writeAuditText(w io.Writer, r *audit.Report) {
 	}
 }
 
+func yesNoWord(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
 // shippedLabel is the shipped precision, marked when it was inferred from
 // names and configs rather than read from shard headers.
 func shippedLabel(m audit.MTPReport) string {
@@ -260,24 +267,24 @@ func shippedLabel(m audit.MTPReport) string {
 }
 
 func memoryTable(r *audit.Report) *table {
-	t := &table{header: []string{">tp", ">ep", ">dp", ">draft GiB", ">draft bytes", ">model GiB", ">draft if BF16 GiB", ">if FP8 GiB", ">if NVFP4 GiB"}}
+	t := &table{header: []string{">tp", ">ep", ">dp", ">draft floor GiB", ">draft footprint GiB", ">draft bytes", ">model GiB", ">draft if BF16 GiB", ">if FP8 GiB", ">if NVFP4 GiB"}}
 	cf := map[int]audit.Counterfactual{}
 	for _, c := range r.Counterfactual {
 		cf[c.TP] = c
 	}
 	for _, m := range r.Memory {
 		c := cf[m.TP]
-		t.add(strconv.Itoa(m.TP), strconv.Itoa(m.EP), strconv.Itoa(m.DP), fmt.Sprintf("%.3f", m.MTPGiB), strconv.FormatInt(m.MTPBytes, 10),
+		t.add(strconv.Itoa(m.TP), strconv.Itoa(m.EP), strconv.Itoa(m.DP), fmt.Sprintf("%.3f", m.MTPFloorGiB), fmt.Sprintf("%.3f", m.MTPGiB), strconv.FormatInt(m.MTPBytes, 10),
 			fmt.Sprintf("%.2f", m.ModelGiB), fmt.Sprintf("%.3f", c.BF16GiB), fmt.Sprintf("%.3f", c.FP8GiB), fmt.Sprintf("%.3f", c.NVFP4GiB))
 	}
 	return t
 }
 
 func logTable(r *audit.Report) *table {
-	t := &table{header: []string{">line", "engine", "what", ">logged GiB", ">tp", "supports", ">modeled GiB", ">off %"}}
+	t := &table{header: []string{">line", "engine", "what", ">logged GiB", ">tp", "supports", ">floor GiB", ">footprint GiB", "consistent", ">outside %"}}
 	for _, l := range r.Log {
 		t.add(strconv.Itoa(l.Line), l.Engine, l.What, fmt.Sprintf("%.2f", l.LoggedGiB), strconv.Itoa(l.TP), l.Precision,
-			fmt.Sprintf("%.2f", l.ModeledGiB), fmt.Sprintf("%.2f", 100*l.RelError))
+			fmt.Sprintf("%.2f", l.FloorGiB), fmt.Sprintf("%.2f", l.ModeledGiB), yesNoWord(l.Consistent), fmt.Sprintf("%.2f", 100*l.RelError))
 	}
 	return t
 }

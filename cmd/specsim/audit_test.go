@@ -67,7 +67,7 @@ func TestAuditJSONKeys(t *testing.T) {
 		t.Fatalf("memory %v", doc["memory"])
 	}
 	row, _ := mem[0].(map[string]any)
-	wantMem := []string{"dp", "engine", "ep", "model_gib", "mtp_bytes", "mtp_gib", "tp"}
+	wantMem := []string{"dp", "engine", "ep", "model_gib", "mtp_bytes", "mtp_floor_gib", "mtp_gib", "tp"}
 	if !slices.Equal(keysOf(row), wantMem) {
 		t.Errorf("memory keys %v, want %v", keysOf(row), wantMem)
 	}
@@ -90,7 +90,7 @@ func TestAuditJSONKeys(t *testing.T) {
 func TestAuditTextAndMarkdown(t *testing.T) {
 	dir := qwenFixture(t)
 	code, out, _ := runCLI("audit", dir, "--tp", "4")
-	if code != exitOK || !strings.Contains(out, "shipped   BF16") || !strings.Contains(out, "draft GiB") {
+	if code != exitOK || !strings.Contains(out, "shipped   BF16") || !strings.Contains(out, "draft floor GiB") || !strings.Contains(out, "draft footprint GiB") {
 		t.Errorf("exit %d, text:\n%s", code, out)
 	}
 	code, out, _ = runCLI("audit", dir, "--format", "markdown", "--tp", "1,2", "--engine", "vllm")
