@@ -372,6 +372,9 @@ func (p *Plan) requestCount() (warmup, measured int) {
 // engine's sampler, closed loop sessions that send their next request when
 // the previous one ends.
 func (p *Plan) Simulate() (*Result, error) {
+	if err := p.checkWork(); err != nil {
+		return nil, err
+	}
 	inst, entry, decodeIdx, err := p.lanes()
 	if err != nil {
 		return nil, err

@@ -106,6 +106,14 @@ func (f *queryFlags) resolve() (*simulate.Resolved, error) {
 	default:
 		return nil, fmt.Errorf("--workload %q: want agentx (or --isl/--osl)", f.workload)
 	}
+	// 0 is the library's "default" but never what a user who types it means.
+	if !(q.MemFraction > 0 && q.MemFraction <= 1) {
+		return nil, fmt.Errorf("--mem-fraction %g: want a share of HBM in (0, 1]", q.MemFraction)
+	}
+	// checked whatever the workload, so that a bad value is never ignored
+	if !(q.RangeRatio >= 0 && q.RangeRatio <= 1) {
+		return nil, fmt.Errorf("--range-ratio %g: want [0, 1]", q.RangeRatio)
+	}
 	if q.Cached != 0 && q.Workload != "fixed" {
 		return nil, errors.New("--cached applies to --isl/--osl workloads; use --agentx cache-hit=... for agentx")
 	}
