@@ -4,11 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
+
+	"github.com/specsim/specsim/internal/regular"
 )
 
 // MaxHistogramBytes bounds a histogram file.
@@ -17,6 +17,7 @@ const MaxHistogramBytes = 1 << 20
 // Histogram is a measured distribution of accepted lengths: Counts[l-1] is
 // how often L = l was seen (weights may be fractional).
 type Histogram struct {
+	Name   string // the file it was read from, for errors
 	Counts []float64
 	Total  float64
 }
@@ -32,18 +33,9 @@ func (h *Histogram) Distribution() []float64 {
 
 // LoadHistogram reads a histogram file (see ParseHistogram).
 func LoadHistogram(name string) (*Histogram, error) {
-	// A FIFO would block the open and a device could be read without end.
-	if st, err := os.Stat(name); err == nil && !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("histogram %s: not a regular file", name)
-	}
-	f, err := os.Open(name)
+	data, err := regular.ReadFile(name, MaxHistogramBytes)
 	if err != nil {
 		return nil, fmt.Errorf("histogram: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxHistogramBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("histogram %s: %w", name, err)
 	}
 	return ParseHistogram(name, data)
 }
@@ -105,7 +97,7 @@ func ParseHistogram(name string, data []byte) (*Histogram, error) {
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("histogram %s: line %d: %v", name, line+1, err)
 	}
-	h := &Histogram{Counts: counts[:maxLen]}
+	h := &Histogram{Name: name, Counts: counts[:maxLen]}
 	for _, c := range h.Counts {
 		h.Total += c
 	}
