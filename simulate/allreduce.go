@@ -1,5 +1,7 @@
 package simulate
 
+import "github.com/specsim/specsim/kernels"
+
 // tpAllReduce prices one tensor-parallel all-reduce of msg bytes per GPU.
 // SGLang runs its custom one-shot/two-shot all-reduce inside an NVLink
 // domain (sgl-project/sglang python/sglang/srt/distributed/
@@ -36,3 +38,25 @@ func (e *Engine) fusedNorms(tokens int) int {
 
 // fusionMaxTokens is the FlashInfer fusion workspace's max_token_num.
 const fusionMaxTokens = 2048
+
+// measuredMoE prices the routed experts from a measurement of the kernel
+// the resolved backend runs, where one exists: SGLang's Triton fused MoE
+// (the path of a BF16 draft that falls back, and of block-FP8 experts on
+// Hopper) from kernels/data/h200/moe_triton.csv. The table times a TP
+// shard of all experts (inter/TP each); an EP rank of the same TP group
+// holds 1/EP of the experts at inter/MoETP, the same weight bytes per rank
+// and the same routed rows per expert, so it is priced on the shard of
+// inter/TP. ok is false when the backend is another or the shape is not
+// in the table (the roofline and the backend's efficiency then apply).
+func (e *Engine) measuredMoE(tAll int, dt kernels.DType, draft bool) (float64, bool) {
+	backend := e.TargetBackend
+	if draft {
+		backend = e.DraftBackend
+	}
+	if e.EngineName != "sglang" || backend != "triton" {
+		return 0, false
+	}
+	m := e.Model
+	c, ok := e.Coster.TritonMoE(tAll, m.Experts, m.TopK, m.Hidden, m.MoEInter/e.Par.TP, dt)
+	return c.Seconds, ok
+}
