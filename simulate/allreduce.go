@@ -60,3 +60,26 @@ func (e *Engine) measuredMoE(tAll int, dt kernels.DType, draft bool) (float64, b
 	c, ok := e.Coster.TritonMoE(tAll, m.Experts, m.TopK, m.Hidden, m.MoEInter/e.Par.TP, dt)
 	return c.Seconds, ok
 }
+
+// gdnEagerFloor is what one Gated DeltaNet layer of an eager prefill
+// forward over tokens tokens per rank costs at least: SGLang runs prefill
+// without a CUDA graph, and the chunked kernel's eager call (a handful of
+// Triton launches behind autograd-Function and input checks) has a host
+// floor of 0.45-0.9 ms per call measured on the H200 machine's CPU
+// (kernels/data/h200/gdn_chunk.csv eager_us), above the GPU time below a
+// few thousand tokens. Zero where the table does not cover the shape.
+func (e *Engine) gdnEagerFloor(tokens int) float64 {
+	m, at := e.Model, e.Par.AttentionTP()
+	kh, vh := max(m.LinearKHeads/at, 1), m.LinearVHeads/at
+	if tokens <= 0 || m.LinearKDim != m.LinearVDim {
+		return 0
+	}
+	_, eager, ok := e.Coster.GDNChunkPrefill(tokens, vh, kh, m.LinearKDim, e.SSM)
+	if !ok {
+		return 0
+	}
+	// The layer's projections and convolution run eagerly too; the floor
+	// is on the chunk call, so the layer costs at least that call plus
+	// its other kernels' GPU time (already in the per-part price).
+	return eager.Seconds
+}

@@ -132,3 +132,32 @@ func TestAllReducePaths(t *testing.T) {
 		t.Errorf("4096-token forward: %d fused norms, want 0 (beyond the 2048-token workspace)", got)
 	}
 }
+
+// TestGDNPrefillFromChunkTable: on the H200 a 4096-token prefill's Gated
+// DeltaNet kernel is the measured chunked kernel (gdn_chunk.csv, TP8: 8 v /
+// 2 k heads, 151 us under a graph), not the token-by-token recurrence; an
+// eager prefill layer costs at least the measured eager call (688 us).
+func TestGDNPrefillFromChunkTable(t *testing.T) {
+	m, _ := LookupPreset("Qwen3.5-397B-A17B")
+	g := gpu(t, "h200")
+	e, err := NewEngine(m, g, Parallel{TP: 8, EP: 8, PP: 1}, EngineConfig{Precision: FP8, SSMDType: kernels.FP32, SchedOverhead: 0, SpecOverhead: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := kernels.NewCoster(g)
+	const T = 4096
+	kh, vh := 2, 8
+	proj := c.GEMM("fp8", T, 2*kh*128+2*vh*128+2*vh, m.Hidden).Seconds + c.Elementwise(float64(T*(2*kh*128+vh*128))*2*2).Seconds +
+		c.GEMM("fp8", T, m.Hidden, vh*128).Seconds
+	got := e.linearAttention(T, 1, shape{seqs: 1, q: T, prefill: true}, "fp8")
+	if want := proj + 150.900e-6; !near(got, want, 1e-6) {
+		t.Errorf("GDN prefill layer %.1f us, want %.1f (projections + measured chunk kernel)", got*1e6, want*1e6)
+	}
+	if floor := e.gdnEagerFloor(T); !near(floor, 687.694e-6, 1e-6) {
+		t.Errorf("eager floor %.1f us, want 687.7", floor*1e6)
+	}
+	pre := e.Prefill([]PrefillPart{{New: T, Last: true}}, false)
+	if lin := 45.0; !(pre.GDN >= lin*687.694e-6*(1-1e-9)) {
+		t.Errorf("prefill GDN %.2f ms, want at least 45 x the eager call (%.2f ms)", pre.GDN*1e3, lin*0.687694)
+	}
+}

@@ -313,6 +313,9 @@ func (e *Engine) linearAttention(ta, seqs int, s shape, dt kernels.DType) float6
 	gb, gq := seqs, s.q
 	if s.prefill {
 		gb, gq = 1, ta
+		if g, _, ok := c.GDNChunkPrefill(ta, vh, kh, m.LinearKDim, e.SSM); ok && m.LinearKDim == m.LinearVDim {
+			return t + g.Seconds + c.GEMM(dt, ta, m.Hidden, vh*m.LinearVDim).Seconds
+		}
 	}
 	t += c.GatedDeltaNet(kernels.GDNShape{Batch: gb, QLen: gq, KHeads: kh, VHeads: vh,
 		KDim: m.LinearKDim, VDim: m.LinearVDim, KeepIntermediate: s.verify && s.q > 1, StateDType: e.SSM}).Seconds
@@ -617,6 +620,7 @@ func (e *Engine) Prefill(parts []PrefillPart, spec bool) Breakdown {
 	}
 	b.Attention = math.Max(b.Attention, longest.Attention)
 	b.GDN = math.Max(b.GDN, longest.GDN)
+	b.GDN = math.Max(b.GDN, float64(lin)*e.gdnEagerFloor(ceilDiv(total, dp)))
 	if spec {
 		b.Draft = e.draftForward(s)
 	}
