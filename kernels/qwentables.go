@@ -31,6 +31,7 @@ var qwenTables struct {
 	once sync.Once
 	gdn  map[[3]string]*gdnChunkLine
 	moe  map[[5]string]*moeTritonLine
+	rec  map[[3]string]*moeTritonLine // (state dtype, q_len, v-heads): graph_us by batch
 }
 
 // readCSV yields each data row of an embedded CSV as a column->value map.
@@ -65,6 +66,7 @@ func readQwenCSV(path string, row func(map[string]string)) {
 func loadQwenTables() {
 	qwenTables.gdn = map[[3]string]*gdnChunkLine{}
 	qwenTables.moe = map[[5]string]*moeTritonLine{}
+	qwenTables.rec = map[[3]string]*moeTritonLine{}
 	num := func(s string) float64 {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil || !(v > 0) {
@@ -101,6 +103,22 @@ func loadQwenTables() {
 		}
 		l.tokens, l.us = append(l.tokens, t), append(l.us, us)
 	})
+	readQwenCSV("data/h200/gdn_recurrent.csv", func(m map[string]string) {
+		b, us := num(m["batch"]), num(m["graph_us"])
+		if math.IsNaN(b+us) || m["head_dim"] != "128" {
+			return
+		}
+		k := [3]string{m["state_dtype"], m["q_len"], m["heads"]}
+		l := qwenTables.rec[k]
+		if l == nil {
+			l = &moeTritonLine{}
+			qwenTables.rec[k] = l
+		}
+		l.tokens, l.us = append(l.tokens, b), append(l.us, us)
+	})
+	for _, l := range qwenTables.rec {
+		sortBy(l.tokens, l.us)
+	}
 	for _, l := range qwenTables.gdn {
 		sortBy(l.qlen, l.graph, l.eager)
 	}
@@ -231,4 +249,51 @@ func (c *Coster) TritonMoE(tokens, experts, topk, hidden, inter int, dt DType) (
 		src = SourceRoofline
 	}
 	return Cost{Seconds: logLogAt(l.tokens, l.us, x) * 1e-6 / speed, Source: src, Bound: "memory"}, true
+}
+
+// GDNRecurrent prices SGLang's Gated DeltaNet decode (q = 1,
+// fused_sigmoid_gating_delta_rule_update) and target-verify (q > 1,
+// fused_recurrent_gated_delta_rule_update writing every intermediate
+// state) kernels for batch sequences of q tokens with vHeads value heads of
+// dimension 128 under a CUDA graph, from the H200 measurement
+// (gdn_recurrent.csv: batch 1-256, q 1, 2 and 4): log-log in batch, linear
+// in q between the measured lengths and beyond 4 along the 2 -> 4 slope;
+// other GPUs scaled by h200Scale. ok is false for heads the table lacks.
+func (c *Coster) GDNRecurrent(batch, q, vHeads, headDim int, state DType) (Cost, bool) {
+	if batch <= 0 || q <= 0 || headDim != 128 {
+		return Cost{}, false
+	}
+	qwenTables.once.Do(loadQwenTables)
+	sd := "fp32"
+	if state == BF16 || state == FP16 {
+		sd = "bf16"
+	}
+	at := func(ql int) (float64, bool) {
+		l := qwenTables.rec[[3]string{sd, strconv.Itoa(ql), strconv.Itoa(vHeads)}]
+		if l == nil || len(l.tokens) < 2 {
+			return 0, false
+		}
+		return logLogAt(l.tokens, l.us, float64(batch)), true
+	}
+	var us float64
+	switch {
+	case q == 1:
+		v, ok := at(1)
+		if !ok {
+			return Cost{}, false
+		}
+		us = v
+	default:
+		v2, ok2 := at(2)
+		v4, ok4 := at(4)
+		if !ok2 || !ok4 {
+			return Cost{}, false
+		}
+		us = v2 + (v4-v2)*float64(q-2)/2
+	}
+	speed, src := c.h200Scale()
+	if batch > 256 || q > 4 {
+		src = SourceRoofline
+	}
+	return Cost{Seconds: us * 1e-6 / speed, Source: src, Bound: "memory"}, true
 }

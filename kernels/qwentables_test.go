@@ -26,6 +26,14 @@ func TestQwenTablesAtMeasuredPoints(t *testing.T) {
 	if _, _, ok := c.GDNChunkPrefill(1024, 7, 2, 128, FP32); ok {
 		t.Error("7 v-heads: no measured line, want ok=false")
 	}
+	d, ok := c.GDNRecurrent(64, 1, 8, 128, BF16)
+	if !ok || !near(d.Seconds, 25.150e-6) {
+		t.Errorf("GDN decode TP8 batch 64 bf16: %.3f us (%v), want 25.150", d.Seconds*1e6, ok)
+	}
+	v3, _ := c.GDNRecurrent(16, 3, 8, 128, FP32) // halfway between q 2 (12.433) and q 4 (17.702)
+	if !near(v3.Seconds, (12.433+17.702)/2*1e-6) {
+		t.Errorf("GDN verify TP8 batch 16 q 3 fp32: %.3f us, want %.4f", v3.Seconds*1e6, (12.433+17.702)/2)
+	}
 	m, ok := c.TritonMoE(64, 512, 10, 4096, 128, BF16)
 	if !ok || !near(m.Seconds, 282.613e-6) {
 		t.Errorf("Triton MoE bf16 TP8 64 tokens: %.3f us (%v), want 282.613", m.Seconds*1e6, ok)

@@ -59,10 +59,10 @@ const (
 	publishedTunedBound   = 0.08
 	publishedHeldOutBound = 0.08
 	// Qwen3.5 (InferenceX frontiers): regression guards just above the
-	// measured 29.1% / 12.1%, far from the 10% goal on the tuned rows
+	// measured 29.1% / 10.8%, far from the 10% goal on the tuned rows
 	// (published-log.md names what is missing).
 	qwenTunedBound   = 0.30
-	qwenHeldOutBound = 0.13
+	qwenHeldOutBound = 0.11
 )
 
 func loadPublished(t *testing.T) []publishedRow {
