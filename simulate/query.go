@@ -19,7 +19,6 @@ type Query struct {
 	GPU         string
 	Topology    string
 	GPUsPerNode int
-	Conc        int
 
 	Workload   string  // "fixed" or "agentx"
 	ISL, OSL   int     // fixed workload
@@ -28,7 +27,6 @@ type Query struct {
 	AgentX     string  // key=value overrides of the agentic distributions
 
 	Spec     string  // "mtp" or "none"
-	Steps    int     // draft length when Spec is mtp
 	Thinking string  // golden curve mode, "on" or "off"
 	AL       float64 // explicit acceptance length (overrides the golden curve)
 	Method   string  // acceptance sampler
@@ -74,8 +72,10 @@ func ResolveModel(name string) (*Model, error) {
 	return LookupPreset(name)
 }
 
-// Resolve checks and types every field of q.
-func (q Query) Resolve() (*Resolved, error) {
+// Resolve checks and types every field of q, finding the model's golden
+// curve in curves and the GPU in catalog. curves may be nil when q sets the
+// acceptance without one (--al, --histogram, --spec none).
+func (q Query) Resolve(curves *golden.Set, catalog *kernels.Catalog) (*Resolved, error) {
 	r := &Resolved{Q: q}
 	var err error
 	if r.Model, err = ResolveModel(q.Model); err != nil {
@@ -84,7 +84,10 @@ func (q Query) Resolve() (*Resolved, error) {
 	if r.Precision, err = ParsePrecision(q.Precision); err != nil {
 		return nil, err
 	}
-	g, err := kernels.LookupGPU(strings.ToLower(q.GPU))
+	if catalog == nil {
+		return nil, fmt.Errorf("no GPU catalog given")
+	}
+	g, err := catalog.Lookup(q.GPU)
 	if err != nil {
 		return nil, err
 	}
@@ -172,9 +175,9 @@ func (q Query) Resolve() (*Resolved, error) {
 		}
 		r.Target.AL = q.AL
 	} else if q.Spec != "none" && r.Target.Hist == nil {
-		set, err := golden.Default()
-		if err != nil {
-			return nil, err
+		set := curves
+		if set == nil {
+			return nil, fmt.Errorf("no golden curves given for %s; pass --al", r.Model.Name)
 		}
 		th, err := golden.ParseThinking(orDefault(q.Thinking, "on"))
 		if err != nil {
