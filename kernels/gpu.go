@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strings"
 
@@ -261,18 +260,9 @@ func DefaultCatalog() *Catalog {
 // LoadCatalogFile is the embedded catalog merged with a catalog file: its
 // entries replace embedded GPUs of the same name and add new ones.
 func LoadCatalogFile(path string) (*Catalog, error) {
-	// A FIFO would block the open and a device could be read without end.
-	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	f, err := os.Open(path)
+	data, err := readRegular(path, maxCatalogBytes)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxCatalogBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	c, err := ParseCatalog(path, data)
 	if err != nil {
