@@ -138,10 +138,10 @@ func (q Query) Resolve(curves *golden.Set, catalog *kernels.Catalog) (*Resolved,
 	var ssm kernels.DType
 	if q.MambaSSMDType != "" {
 		if ssm, err = kernels.ParseDType(q.MambaSSMDType); err != nil {
-			return nil, fmt.Errorf("--mamba-ssm-dtype: %w", err)
+			return nil, &Error{Field: "MambaSSMDType", Value: q.MambaSSMDType, Reason: err.Error(), Err: err}
 		}
 		if ssm != kernels.FP32 && ssm != kernels.BF16 && ssm != kernels.FP16 {
-			return nil, fmt.Errorf("--mamba-ssm-dtype %q: want bfloat16, float16 or float32", q.MambaSSMDType)
+			return nil, &Error{Field: "MambaSSMDType", Value: q.MambaSSMDType, Reason: "want bfloat16, float16 or float32"}
 		}
 	}
 	ms := func(v float64) float64 {
