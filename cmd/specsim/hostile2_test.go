@@ -103,3 +103,15 @@ func TestHostileFlags(t *testing.T) {
 		{"audit --draft-quantization with vllm", nil, []string{"audit", "{dir}", "--engine", "vllm", "--draft-quantization", "fp8"}, exitBadInput, []string{"engine vllm has no such flag"}},
 	})
 }
+
+func TestHostileRecipeEngine(t *testing.T) {
+	base, err := os.ReadFile("../../audit/recipe/testdata/planted_sglang.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	typo := strings.Replace(string(base), "  engine: sglang\n", "  engine: sglng\n", 1)
+	runHostile2(t, []hostile2{
+		{"engine: sglng (skipped every check, exit 0)", map[string]string{"r.yaml": typo}, []string{"recipe", "check", "{dir}/r.yaml"}, exitBadInput,
+			[]string{"{dir}/r.yaml", `line 8: engine "sglng" is not an engine specsim knows`}},
+	})
+}
