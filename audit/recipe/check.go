@@ -259,6 +259,7 @@ func checkVariant(v *Variant, opt Options, schema int) VariantReport {
 	c.checkDraftLengthsAgree()
 	c.checkRecipeWide()
 	c.checkFP8NextN()
+	c.checkProvenance()
 	vr.Findings = c.findings
 	if vr.Findings == nil {
 		vr.Findings = []Finding{}
