@@ -76,7 +76,7 @@ func TestMambaSSMDTypeFlag(t *testing.T) {
 		ok   bool
 	}{{"bfloat16", kernels.BF16, true}, {"float32", kernels.FP32, true}, {"", "", true}, {"int8", "", false}, {"fp9", "", false}} {
 		q := Query{Model: "Qwen3.5-397B-A17B", GPU: "h200", Precision: "fp8", Workload: "fixed", ISL: 1024, OSL: 1024, MambaSSMDType: c.in, SchedOverhead: -1, SpecOverhead: -1}
-		r, err := q.Resolve()
+		r, err := q.Resolve(testCurves, testCatalog)
 		if (err == nil) != c.ok {
 			t.Errorf("%q: err %v, want ok=%v", c.in, err, c.ok)
 			continue

@@ -313,19 +313,8 @@ func (e *Engine) linearAttention(ta, seqs int, s shape, dt kernels.DType) float6
 	gb, gq := seqs, s.q
 	if s.prefill {
 		gb, gq = 1, ta
-		if g, _, ok := c.GDNChunkPrefill(ta, vh, kh, m.LinearKDim, e.SSM); ok && m.LinearKDim == m.LinearVDim {
-			return t + g.Seconds + c.GEMM(dt, ta, m.Hidden, vh*m.LinearVDim).Seconds
-		}
-	}
-	// Plain decode runs SGLang's fused recurrent decode kernel, measured on
-	// the H200 (gdn_recurrent.csv). Verify stays on the roofline: the
-	// measured verify kernel (fused_recurrent_gated_delta_rule_update, the
-	// January 2026 code) is not the one newer SGLang runs (TritonGDNKernel.
-	// target_verify: fused_sigmoid_gating_delta_rule_update with
-	// intermediate states), which is unmeasured.
-	if !s.prefill && gq == 1 && e.EngineName == "sglang" && m.LinearKDim == m.LinearVDim {
-		if g, ok := c.GDNRecurrent(gb, gq, vh, m.LinearKDim, e.SSM); ok {
-			return t + g.Seconds + c.GEMM(dt, ta, m.Hidden, vh*m.LinearVDim).Seconds
+		if g, _, ok := e.gdnPrefill(ta); ok {
+			return t + g + c.GEMM(dt, ta, m.Hidden, vh*m.LinearVDim).Seconds
 		}
 	}
 	t += c.GatedDeltaNet(kernels.GDNShape{Batch: gb, QLen: gq, KHeads: kh, VHeads: vh,
