@@ -55,7 +55,7 @@ func sweepFrontier(r publishedRow) ([]Point, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s conc %d: %w", d.Topology, c, err)
 			}
-			pts = append(pts, Point{*out})
+			pts = append(pts, Point{Result: *out})
 		}
 	}
 	f := Frontier(pts, ByInteractivity, true)

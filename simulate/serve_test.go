@@ -165,7 +165,7 @@ func TestDisaggRuns(t *testing.T) {
 
 func TestFrontier(t *testing.T) {
 	pt := func(x, y float64) Point {
-		return Point{Result{Interactivity: x, TputPerGPU: y, E2EL: Percentiles{P90: 1000 / x}}}
+		return Point{Result: Result{Interactivity: x, TputPerGPU: y, E2EL: Percentiles{P90: 1000 / x}}}
 	}
 	// Interactivity (higher better): (100, 50) dominates (90, 40); (50, 80)
 	// and (20, 120) extend the frontier; (30, 80) equals (50, 80)'s
@@ -185,10 +185,10 @@ func TestFrontier(t *testing.T) {
 	// E2EL (lower better) by InferenceX's rule keeps an equal-y plateau at
 	// larger x: (10 s, 80) after (5 s, 80).
 	e := Frontier([]Point{
-		{Result{TputPerGPU: 80, E2EL: Percentiles{P90: 5}}},
-		{Result{TputPerGPU: 80, E2EL: Percentiles{P90: 10}}},
-		{Result{TputPerGPU: 60, E2EL: Percentiles{P90: 7}}},
-		{Result{TputPerGPU: 90, E2EL: Percentiles{P90: 12}}},
+		{Result: Result{TputPerGPU: 80, E2EL: Percentiles{P90: 5}}},
+		{Result: Result{TputPerGPU: 80, E2EL: Percentiles{P90: 10}}},
+		{Result: Result{TputPerGPU: 60, E2EL: Percentiles{P90: 7}}},
+		{Result: Result{TputPerGPU: 90, E2EL: Percentiles{P90: 12}}},
 	}, ByE2ELp90, false)
 	if len(e) != 3 || e[0].E2EL.P90 != 5 || e[1].E2EL.P90 != 10 || e[2].E2EL.P90 != 12 {
 		t.Errorf("E2EL frontier %+v", e)

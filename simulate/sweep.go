@@ -4,13 +4,24 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"sort"
+	"strings"
+	"sync"
 )
 
 // Point is one evaluated deployment of a sweep.
 type Point struct {
 	Result
+	// Index is the point's configuration in the unsharded enumeration
+	// (topology, then k, then concurrency), so that shards merge in the
+	// order one sweep would have produced.
+	Index int `json:"index"`
+	// MultiNode marks a deployment larger than one NVLink domain.
+	MultiNode bool `json:"multi_node"`
 }
+
+func (p *Point) key() string { return fmt.Sprintf("%s|%d|%d", p.Topology, p.Conc, p.Steps) }
 
 // Frontier returns the Pareto frontier of points by InferenceX's rule for
 // an x where smaller is better (E2EL): sort by x ascending (ties: larger y
@@ -69,14 +80,77 @@ func ByE2ELp90(p *Point) float64 { return p.E2EL.P90 }
 // ByE2ELp50 is the x of the fixed-length frontier (median latency).
 func ByE2ELp50(p *Point) float64 { return p.E2EL.P50 }
 
+// ByNormalizedInteractivity is the x of the E2E normalized interactivity
+// frontier (output tokens over p90 E2EL, see Result).
+func ByNormalizedInteractivity(p *Point) float64 { return p.NormalizedInteractivity }
+
+// Scope narrows the enumerated topologies.
+type Scope string
+
+// Scopes a sweep accepts.
+const (
+	ScopeAll    Scope = "all"
+	ScopeAgg    Scope = "agg"
+	ScopeDisagg Scope = "disagg"
+)
+
+// ParseScope reads --scope.
+func ParseScope(s string) (Scope, error) {
+	switch Scope(s) {
+	case "", ScopeAll:
+		return ScopeAll, nil
+	case ScopeAgg, ScopeDisagg:
+		return Scope(s), nil
+	}
+	return "", fmt.Errorf("--scope %q: want agg, disagg or all", s)
+}
+
+// Shard selects a deterministic 1/Count of a sweep's topologies: those
+// whose enumeration index is Index modulo Count. The zero value is the
+// whole sweep.
+type Shard struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
+}
+
+// ParseShard reads "I/N" (0 <= I < N <= 4096).
+func ParseShard(s string) (Shard, error) {
+	var sh Shard
+	i, n, ok := strings.Cut(s, "/")
+	if ok {
+		if _, err := fmt.Sscanf(i+" "+n, "%d %d", &sh.Index, &sh.Count); err != nil {
+			ok = false
+		}
+	}
+	if !ok || sh.Count < 1 || sh.Count > 4096 || sh.Index < 0 || sh.Index >= sh.Count || strings.ContainsAny(s, " +\t") {
+		return Shard{}, fmt.Errorf("--shard %q: want I/N with 0 <= I < N <= 4096, e.g. 0/4", s)
+	}
+	return sh, nil
+}
+
+func (s Shard) whole() bool    { return s.Count <= 1 }
+func (s Shard) has(i int) bool { return s.whole() || i%s.Count == s.Index }
+
+// String is "I/N", or "" for the whole sweep.
+func (s Shard) String() string {
+	if s.whole() {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", s.Index, s.Count)
+}
+
 // SweepSpace is what a sweep enumerates.
 type SweepSpace struct {
-	GPUs        int   // total GPUs to deploy (topologies using at most this many)
-	Concs       []int // closed-loop concurrencies
-	StepsLo     int
-	StepsHi     int
-	Topologies  []Topology // explicit list; empty = enumerate for GPUs
-	AllowDisagg bool
+	GPUs       int   // total GPUs to deploy (topologies using at most this many)
+	Concs      []int // closed-loop concurrencies
+	StepsLo    int
+	StepsHi    int
+	Topologies []Topology // explicit list; empty = enumerate for GPUs
+	Scope      Scope      // "" = all
+	SLA        SLA
+	Top        int // also event-simulate and report the Top best points by tokens/s/GPU
+	Shard      Shard
+	Workers    int // parallel workers; 0 = GOMAXPROCS
 }
 
 // DefaultConcs are the concurrencies a sweep tries by default (InferenceX
@@ -120,29 +194,73 @@ func EnumerateTopologies(gpus int) []Topology {
 	return out
 }
 
-// SweepResult is every feasible point and the frontiers.
-type SweepResult struct {
-	Points       []Point  `json:"points"`
-	Frontier     []Point  `json:"frontier"`
-	FrontierE2EL []Point  `json:"frontier_e2el"`
-	FrontierMTP  []Point  `json:"frontier_mtp"`
-	FrontierNone []Point  `json:"frontier_none"`
-	Skipped      []string `json:"skipped"`
-	Evaluated    int      `json:"evaluated"`
-	Infeasible   int      `json:"infeasible"`
-}
-
-// Sweep evaluates every topology x concurrency x draft length with the
-// mean-field estimate, then re-runs the frontier points through the event
-// simulation (so their percentiles include AL variance) when refine is
-// set. progress, when not nil, is called after each topology.
-func Sweep(r *Resolved, space SweepSpace, refine bool, progress func(done, total int)) (*SweepResult, error) {
+// SweepTopologies is the topology list a sweep of space walks, before
+// sharding: the explicit list or the enumeration, narrowed by scope.
+func SweepTopologies(space SweepSpace) ([]Topology, error) {
 	topos := space.Topologies
 	if len(topos) == 0 {
 		if space.GPUs < 1 || space.GPUs > 1024 {
 			return nil, fmt.Errorf("--gpus %d: want 1..1024", space.GPUs)
 		}
 		topos = EnumerateTopologies(space.GPUs)
+	}
+	scope := space.Scope
+	if scope == "" {
+		scope = ScopeAll
+	}
+	var out []Topology
+	for _, t := range topos {
+		if scope == ScopeAll || (scope == ScopeDisagg) == t.Disagg {
+			out = append(out, t)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--scope %s leaves no topology to sweep", scope)
+	}
+	return out, nil
+}
+
+// SweepResult is every feasible point and the frontiers.
+type SweepResult struct {
+	Points []Point `json:"points"`
+	// Frontiers, all of event-simulated points (see Sweep).
+	Frontier           []Point `json:"frontier"`
+	FrontierE2EL       []Point `json:"frontier_e2el"`
+	FrontierNormalized []Point `json:"frontier_normalized_interactivity"`
+	FrontierMTP        []Point `json:"frontier_mtp"`
+	FrontierNone       []Point `json:"frontier_none"`
+	// Top is the --top best points by tokens/s/GPU (event-simulated).
+	Top []Point `json:"top"`
+	// E2ELMetric names FrontierE2EL's x: "p90" (agentic) or "p50".
+	E2ELMetric string `json:"e2el_metric"`
+	// Refined counts the candidates run through the event simulation.
+	Refined int `json:"refined"`
+	// Rounds is how many refinement rounds it took the frontiers to settle.
+	Rounds int `json:"refine_rounds"`
+	// Removed says how many points each SLA limit removed.
+	Removed    []SLARemoval `json:"sla_removed"`
+	Skipped    []string     `json:"skipped"`
+	Evaluated  int          `json:"evaluated"`
+	Infeasible int          `json:"infeasible"`
+	MultiNode  int          `json:"multi_node_points"`
+}
+
+// Progress reports a stage's work: done of total units. Sweep calls it
+// from one goroutine at a time.
+type Progress func(stage string, done, total int)
+
+// Sweep prices every topology x draft length x concurrency with the
+// mean-field estimate, then event-simulates frontier candidates until
+// every point of every frontier (and of Top) is event-simulated: a
+// candidate that loses once simulated drops out and the next one is
+// simulated in the following round. SLA limits filter points before the
+// frontiers. Work is spread over space.Workers goroutines, each with its
+// own engines (an Engine's memo is not safe for concurrent use); results do
+// not depend on the number of workers.
+func Sweep(r *Resolved, space SweepSpace, progress Progress) (*SweepResult, error) {
+	topos, err := SweepTopologies(space)
+	if err != nil {
+		return nil, err
 	}
 	concs := space.Concs
 	if len(concs) == 0 {
@@ -152,98 +270,166 @@ func Sweep(r *Resolved, space SweepSpace, refine bool, progress func(done, total
 	if err := checkSweepWork(r, len(topos)*steps*len(concs), concs); err != nil {
 		return nil, err
 	}
-	res := &SweepResult{Skipped: []string{}}
-	skipped := map[string]bool{}
-	for ti, t := range topos {
-		if progress != nil {
-			progress(ti, len(topos))
+	if progress == nil {
+		progress = func(string, int, int) {}
+	}
+	workers := space.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var mine []int
+	for i := range topos {
+		if space.Shard.has(i) {
+			mine = append(mine, i)
 		}
+	}
+	type topoOut struct {
+		points     []Point
+		evaluated  int
+		infeasible int
+		skipped    string
+		err        error
+	}
+	outs := make([]topoOut, len(mine))
+	domain := r.GPU.domain()
+	done := 0
+	var mu sync.Mutex
+	parallel(workers, len(mine), func(rw *Resolved, j int) {
+		ti := mine[j]
+		t := topos[ti]
+		o := &outs[j]
 		for k := space.StepsLo; k <= space.StepsHi; k++ {
 			if k > 0 && r.Model.Draft.Kind == "" {
 				continue
 			}
-			// One plan per topology and k; concurrency only changes the load.
-			for _, c := range concs {
+			for ci, c := range concs {
 				if t.Disagg && c < t.DecodeWorkers {
 					continue
 				}
-				sc, err := r.Scenario(t, c, k)
+				sc, err := rw.Scenario(t, c, k)
 				if err != nil {
-					return nil, err
+					o.err = err
+					return
 				}
-				plan, err := NewPlan(sc, r.GPU)
-				res.Evaluated++
+				plan, err := NewPlan(sc, rw.GPU)
+				o.evaluated++
 				if err != nil {
 					var inf *InfeasibleError
 					if errors.As(err, &inf) {
-						res.Infeasible++
+						o.infeasible++
 						continue
 					}
-					msg := fmt.Sprintf("%s: %v", t, err)
-					if !skipped[msg] {
-						skipped[msg] = true
-						res.Skipped = append(res.Skipped, msg)
-					}
-					break
+					o.skipped = fmt.Sprintf("%s: %v", t, err)
+					return
 				}
 				pt, err := plan.Estimate()
 				if err != nil {
-					return nil, fmt.Errorf("%s conc %d k %d: %w", t, c, k, err)
+					o.err = fmt.Errorf("%s conc %d k %d: %w", t, c, k, err)
+					return
 				}
-				res.Points = append(res.Points, Point{*pt})
+				idx := (ti*steps+(k-space.StepsLo))*len(concs) + ci
+				o.points = append(o.points, Point{Result: *pt, Index: idx, MultiNode: t.GPUs() > domain})
 			}
 		}
+		mu.Lock()
+		done++
+		progress("pricing", done, len(mine))
+		mu.Unlock()
+	}, r)
+	res := &SweepResult{Skipped: []string{}}
+	seen := map[string]bool{}
+	for _, o := range outs {
+		if o.err != nil {
+			return nil, o.err
+		}
+		res.Points = append(res.Points, o.points...)
+		res.Evaluated += o.evaluated
+		res.Infeasible += o.infeasible
+		if o.skipped != "" && !seen[o.skipped] {
+			seen[o.skipped] = true
+			res.Skipped = append(res.Skipped, o.skipped)
+		}
 	}
-	if progress != nil {
-		progress(len(topos), len(topos))
-	}
-	// Refining can move the frontier onto other points; repeat a few times
-	// so that the frontier is (almost always) all event-simulated.
-	for i := 0; refine && i < 3; i++ {
-		if err := refineFrontier(r, res); err != nil {
+	sort.Strings(res.Skipped)
+	agentic := r.Workload.Name == "agentx"
+	for {
+		need := res.finish(space.SLA, space.Top, agentic)
+		if len(need) == 0 {
+			break
+		}
+		res.Rounds++
+		errs := make([]error, len(need))
+		base := res.Refined
+		parallel(workers, len(need), func(rw *Resolved, j int) {
+			p := &res.Points[need[j]]
+			t, err := ParseTopology(p.Topology)
+			if err == nil {
+				var sim *Result
+				if sim, err = Predict(rw, t, p.Conc, p.Steps); err == nil {
+					p.Result = *sim
+				}
+			}
+			if err != nil {
+				errs[j] = fmt.Errorf("refining %s conc %d k %d: %w", p.Topology, p.Conc, p.Steps, err)
+			}
+			mu.Lock()
+			res.Refined++
+			progress("refining", res.Refined, base+len(need)+1)
+			mu.Unlock()
+		}, r)
+		if err := errors.Join(errs...); err != nil {
 			return nil, err
 		}
 	}
-	res.computeFrontiers(r.Workload.Name == "agentx")
+	progress("refining", res.Refined, res.Refined)
+	for _, p := range res.Points {
+		if p.MultiNode {
+			res.MultiNode++
+		}
+	}
 	return res, nil
 }
 
-// refineFrontier replaces the points on either frontier by event-simulated
-// ones.
-func refineFrontier(r *Resolved, res *SweepResult) error {
-	res.computeFrontiers(r.Workload.Name == "agentx")
-	want := map[[3]any]bool{}
-	for _, f := range [][]Point{res.Frontier, res.FrontierE2EL} {
-		for _, p := range f {
-			want[[3]any{p.Topology, p.Conc, p.Steps}] = true
-		}
+// parallel runs f(rw, j) for j in [0, n) on up to workers goroutines, each
+// with its own copy of r (fresh engine memo).
+func parallel(workers, n int, f func(rw *Resolved, j int), r *Resolved) {
+	workers = max(1, min(workers, n))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		rw := *r
+		rw.engines = nil
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				f(&rw, j)
+			}
+		}()
 	}
-	for i, p := range res.Points {
-		if p.Sim == "event" || !want[[3]any{p.Topology, p.Conc, p.Steps}] {
-			continue
-		}
-		t, err := ParseTopology(p.Topology)
-		if err != nil {
-			return err
-		}
-		sim, err := Predict(r, t, p.Conc, p.Steps)
-		if err != nil {
-			return fmt.Errorf("refining %s conc %d k %d: %w", p.Topology, p.Conc, p.Steps, err)
-		}
-		res.Points[i] = Point{*sim}
+	for j := range n {
+		next <- j
 	}
-	return nil
+	close(next)
+	wg.Wait()
 }
 
-func (res *SweepResult) computeFrontiers(agentic bool) {
-	res.Frontier = Frontier(res.Points, ByInteractivity, true)
+// finish filters the points by sla, computes the frontiers and Top, and
+// returns the indexes (into Points) of the frontier and Top points that are
+// not event-simulated yet, in ascending order.
+func (res *SweepResult) finish(sla SLA, top int, agentic bool) []int {
+	kept, removed := sla.Filter(res.Points)
+	res.Removed = removed
+	res.Frontier = Frontier(kept, ByInteractivity, true)
+	res.E2ELMetric = "p50"
+	by := ByE2ELp50
 	if agentic {
-		res.FrontierE2EL = Frontier(res.Points, ByE2ELp90, false)
-	} else {
-		res.FrontierE2EL = Frontier(res.Points, ByE2ELp50, false)
+		res.E2ELMetric, by = "p90", ByE2ELp90
 	}
+	res.FrontierE2EL = Frontier(kept, by, false)
+	res.FrontierNormalized = Frontier(kept, ByNormalizedInteractivity, true)
 	var mtp, none []Point
-	for _, p := range res.Points {
+	for _, p := range kept {
 		if p.Steps > 0 {
 			mtp = append(mtp, p)
 		} else {
@@ -252,4 +438,47 @@ func (res *SweepResult) computeFrontiers(agentic bool) {
 	}
 	res.FrontierMTP = Frontier(mtp, ByInteractivity, true)
 	res.FrontierNone = Frontier(none, ByInteractivity, true)
+	res.Top = nil
+	if top > 0 {
+		res.Top = TopPoints(kept, top)
+	}
+	pos := make(map[int]int, len(res.Points))
+	for i, p := range res.Points {
+		pos[p.Index] = i
+	}
+	want := map[int]bool{}
+	for _, f := range [][]Point{res.Frontier, res.FrontierE2EL, res.FrontierNormalized, res.FrontierMTP, res.FrontierNone, res.Top} {
+		for _, p := range f {
+			if p.Sim != "event" {
+				want[pos[p.Index]] = true
+			}
+		}
+	}
+	need := make([]int, 0, len(want))
+	for i := range want {
+		need = append(need, i)
+	}
+	sort.Ints(need)
+	return need
+}
+
+// TopPoints is the n points of highest tokens/s/GPU (ties: lower index).
+func TopPoints(points []Point, n int) []Point {
+	s := append([]Point(nil), points...)
+	sort.SliceStable(s, func(a, b int) bool { return s[a].TputPerGPU > s[b].TputPerGPU })
+	return s[:min(n, len(s))]
+}
+
+// Unchecked is the number of frontier or Top points that are not
+// event-simulated (zero after Sweep and Merge).
+func (res *SweepResult) Unchecked() int {
+	n := 0
+	for _, f := range [][]Point{res.Frontier, res.FrontierE2EL, res.FrontierNormalized, res.FrontierMTP, res.FrontierNone, res.Top} {
+		for _, p := range f {
+			if p.Sim != "event" {
+				n++
+			}
+		}
+	}
+	return n
 }

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -12,32 +15,82 @@ import (
 )
 
 func init() {
-	register(&command{name: "sweep", summary: "search topologies, concurrencies and draft lengths for a GPU count; Pareto frontiers", run: runSweep})
+	register(&command{name: "sweep", summary: "search topologies, concurrencies and draft lengths for a GPU count; Pareto frontiers of event-simulated points", run: runSweep})
 }
 
 const sweepHelp = `
 specsim sweep: evaluate every deployment of at most --gpus GPUs (aggregated TP,
 TP+EP, DEP, TP x PP; disaggregated prefill + decode groups), every concurrency
-and every draft length, and print the Pareto frontier by InferenceX's rules:
-y = total tokens/s per GPU (cached input counted), x = interactivity
-(tokens/s per user) and, for agentic workloads, p90 E2EL (median for fixed
-lengths). Points are priced with the mean-field estimate; frontier points are
-re-run through the event simulation unless --no-refine.
+and every draft length, and print Pareto frontiers by InferenceX's rules:
+y = total tokens/s per GPU (cached input counted); x = interactivity (tokens/s
+per user), p90 E2EL for agentic workloads (median for fixed lengths), and E2E
+normalized interactivity.
 
-Example:
+Every point is first priced with the mean-field estimate; then the frontier
+candidates are run through the event simulation, round after round, until
+every frontier point (and every --top point) is event-simulated: a candidate
+that loses once simulated is replaced by the next. No printed, plotted or
+written frontier point carries a mean-field figure. SLA limits (p90 TTFT, p90
+TPOT, p90 E2EL, interactivity) remove points before the frontiers.
+
+Deployments larger than one NVLink domain (--gpus-per-node) are kept and
+marked "multi-node". --scope agg|disagg narrows the enumeration; --topologies
+replaces it.
+
+Large sweeps split over a scheduler: --shard I/N prices topologies I, I+N,
+I+2N, ... and 'specsim merge' joins the N JSON outputs into the frontier the
+unsharded sweep gives.
+
+Examples:
+  specsim sweep --gpu gb300 --gpus 72 --max-ttft-ms 5000 --plot frontier.png
   specsim sweep --model Qwen3.5-397B-A17B --precision fp4 --gpu b200 --gpus 8 \
-      --isl 1024 --osl 1024 --spec mtp --steps 0-8 --plot frontier.png
+      --isl 1024 --osl 1024 --steps 0-8 --scope agg --format csv > points.csv
+  specsim sweep --gpu gb300 --gpus 72 --shard 0/4 --json > shard0.json
 `
+
+// sweepFlags are the sweep's own flags (beside the query flags).
+type sweepFlags struct {
+	gpus     *int
+	concList *string
+	topoList *string
+	scope    *string
+	shard    *string
+	plotPath *string
+	emitDir  *string
+	all      *bool
+	top      *int
+	workers  *int
+	sla      simulate.SLA
+}
+
+func addSweepFlags(fs interface {
+	Int(string, int, string) *int
+	String(string, string, string) *string
+	Bool(string, bool, string) *bool
+	Float64Var(*float64, string, float64, string)
+}) *sweepFlags {
+	f := &sweepFlags{}
+	f.gpus = fs.Int("gpus", 8, "GPUs to deploy on (topologies using at most this many)")
+	f.concList = fs.String("conc", "", "comma-separated concurrencies (default 1,2,4,...,1024)")
+	f.topoList = fs.String("topologies", "", "comma-separated topologies to evaluate instead of enumerating (e.g. agg:tp4,agg:dep8)")
+	f.scope = fs.String("scope", "all", "enumerate agg | disagg | all deployments")
+	f.shard = fs.String("shard", "", "I/N: price only topologies I, I+N, ... (0 <= I < N); join the outputs with 'specsim merge'")
+	f.plotPath = fs.String("plot", "", "draw the frontiers (MTP against none) into FILE.png or FILE.svg")
+	f.emitDir = fs.String("emit", "", "write an srt-slurm schema-2 recipe for each interactivity frontier point into DIR")
+	f.all = fs.Bool("all", false, "print every point, not just the frontiers")
+	f.top = fs.Int("top", 0, "also event-simulate and print the N points of highest tokens/s/GPU under the SLA")
+	f.workers = fs.Int("workers", 0, "parallel workers (0 = every CPU the Go runtime may use)")
+	fs.Float64Var(&f.sla.MaxTTFTms, "max-ttft-ms", 0, "SLA: drop points whose p90 TTFT exceeds this many ms (0 = no limit)")
+	fs.Float64Var(&f.sla.MaxTPOTms, "max-tpot-ms", 0, "SLA: drop points whose p90 TPOT exceeds this many ms (0 = no limit)")
+	fs.Float64Var(&f.sla.MaxE2ELs, "max-e2el-s", 0, "SLA: drop points whose p90 E2EL exceeds this many seconds (0 = no limit)")
+	fs.Float64Var(&f.sla.MinInteractivity, "min-interactivity", 0, "SLA: drop points below this many tokens/s per user (0 = no limit)")
+	return f
+}
 
 func runSweep(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("sweep", sweepHelp, stderr)
 	qf := addQueryFlags(fs, false)
-	gpus := fs.Int("gpus", 8, "GPUs to deploy on (topologies using at most this many)")
-	concList := fs.String("conc", "", "comma-separated concurrencies (default 1,2,4,...,1024)")
-	topoList := fs.String("topologies", "", "comma-separated topologies to evaluate instead of enumerating")
-	plotPath := fs.String("plot", "", "draw the frontiers (MTP against none) into FILE.png or FILE.svg")
-	noRefine := fs.Bool("no-refine", false, "keep mean-field values for frontier points (skip the event simulation)")
-	all := fs.Bool("all", false, "print every point, not just the frontier")
+	sf := addSweepFlags(fs)
 	ff := addFormatFlags(fs, true)
 	rest, err := parseFlags(fs, args)
 	if err != nil {
@@ -47,7 +100,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	if len(rest) > 0 {
 		return fail(fmt.Errorf("unexpected argument %q", rest[0]))
 	}
-	format, err := ff.resolve(true)
+	format, csvOut, err := resolveSweepFormat(ff)
 	if err != nil {
 		return fail(err)
 	}
@@ -55,7 +108,27 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	space := simulate.SweepSpace{GPUs: *gpus}
+	space := simulate.SweepSpace{GPUs: *sf.gpus, SLA: sf.sla, Top: *sf.top, Workers: *sf.workers}
+	if err := sf.sla.Validate(); err != nil {
+		return fail(err)
+	}
+	if *sf.top < 0 || *sf.top > 1000 {
+		return fail(fmt.Errorf("--top %d: want 0..1000", *sf.top))
+	}
+	if *sf.workers < 0 || *sf.workers > 256 {
+		return fail(fmt.Errorf("--workers %d: want 0..256", *sf.workers))
+	}
+	if space.Scope, err = simulate.ParseScope(*sf.scope); err != nil {
+		return fail(err)
+	}
+	if *sf.shard != "" {
+		if space.Shard, err = simulate.ParseShard(*sf.shard); err != nil {
+			return fail(err)
+		}
+		if format != formatJSON {
+			return fail(fmt.Errorf("--shard writes a part for 'specsim merge': add --json"))
+		}
+	}
 	def := 6
 	if qf.q.Spec == "none" {
 		def = 0
@@ -66,11 +139,11 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	if qf.q.Spec == "none" && space.StepsHi > 0 {
 		return fail(fmt.Errorf("--spec none sweeps k = 0 only; drop --steps"))
 	}
-	if space.Concs, err = intList(*concList, 1<<16); err != nil {
+	if space.Concs, err = intList(*sf.concList, 1<<16); err != nil {
 		return fail(fmt.Errorf("--conc: %v", err))
 	}
-	if *topoList != "" {
-		for _, s := range strings.Split(*topoList, ",") {
+	if *sf.topoList != "" {
+		for _, s := range strings.Split(*sf.topoList, ",") {
 			t, err := simulate.ParseTopology(s)
 			if err != nil {
 				return fail(err)
@@ -78,52 +151,194 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 			space.Topologies = append(space.Topologies, t)
 		}
 	}
-	var progress func(done, total int)
-	if format != formatJSON {
-		progress = progressPrinter(stderr, "sweep", "topologies", time.Now)
-	}
-	out, err := simulate.Sweep(res, space, !*noRefine, progress)
+	progress := stageProgress(stderr, "sweep", stderrIsTerminal(), 5*time.Second, time.Now)
+	out, err := simulate.Sweep(res, space, progress)
 	if err != nil {
 		return fail(err)
 	}
-	if *plotPath != "" {
-		title := fmt.Sprintf("%s %s on %s, %d GPUs", res.Model.Name, strings.ToUpper(string(res.Precision)), strings.ToUpper(res.GPU.GPU.Name), *gpus)
-		if err := paretoplot.Write(*plotPath, title, out); err != nil {
+	so := &simulate.SweepOutput{Inputs: simulate.NewSweepInputs(specsimVersion(), res, space), SweepResult: out}
+	return writeSweep(stdout, stderr, "sweep", so, format, csvOut, *sf.all, *sf.plotPath, *sf.emitDir, progress)
+}
+
+// resolveSweepFormat adds csv to the text|json|markdown formats.
+func resolveSweepFormat(ff *formatFlags) (format, bool, error) {
+	if strings.EqualFold(ff.format, "csv") {
+		if ff.json {
+			return 0, false, fmt.Errorf("--json conflicts with --format csv")
+		}
+		return formatText, true, nil
+	}
+	f, err := ff.resolve(true)
+	if err != nil {
+		return 0, false, fmt.Errorf("%v (or csv)", err)
+	}
+	return f, false, nil
+}
+
+// writeSweep prints a sweep (or merged) result in the chosen format, and
+// the plot and recipes when asked.
+func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, format format, csvOut, all bool, plotPath, emitDir string, progress func(string, int, int)) int {
+	fail := func(err error) int { fmt.Fprintf(stderr, "specsim %s: %v\n", cmd, err); return exitBadInput }
+	if n := so.Unchecked(); n > 0 {
+		return fail(fmt.Errorf("internal error: %d frontier points were not event-simulated", n))
+	}
+	in := so.Inputs
+	if plotPath != "" {
+		progress("plotting", 0, 1)
+		title := fmt.Sprintf("%s %s on %s, %d GPUs, %s", in.Model, strings.ToUpper(in.Precision), strings.ToUpper(in.GPU), in.GPUs, workloadLabel(in))
+		if err := paretoplot.Write(plotPath, title, so.SweepResult); err != nil {
+			return fail(err)
+		}
+		progress("plotting", 1, 1)
+	}
+	var emitted []string
+	if emitDir != "" {
+		var err error
+		if emitted, err = emitFrontierRecipes(emitDir, so); err != nil {
 			return fail(err)
 		}
 	}
-	if format == formatJSON {
-		if err := writeJSON(stdout, out); err != nil {
+	switch {
+	case format == formatJSON:
+		if err := writeJSON(stdout, so); err != nil {
+			return fail(err)
+		}
+		return exitOK
+	case csvOut:
+		if err := writeSweepCSV(stdout, so.SweepResult, all); err != nil {
 			return fail(err)
 		}
 		return exitOK
 	}
-	fmt.Fprintf(stdout, "%s %s on %s, up to %d GPUs: %d configurations, %d feasible, %d do not fit in memory\n\n",
-		res.Model.Name, strings.ToUpper(string(res.Precision)), strings.ToUpper(res.GPU.GPU.Name), *gpus, out.Evaluated, len(out.Points), out.Infeasible)
-	pts := out.Frontier
-	title := "frontier by interactivity"
-	if *all {
-		pts, title = out.Points, "all points"
+	r := so.SweepResult
+	fmt.Fprintf(stdout, "%s %s on %s, up to %d GPUs, %s: %d configurations, %d feasible, %d do not fit in memory; %d candidates event-simulated in %d rounds\n",
+		in.Model, strings.ToUpper(in.Precision), strings.ToUpper(in.GPU), in.GPUs, workloadLabel(in), r.Evaluated, len(r.Points), r.Infeasible, r.Refined, r.Rounds)
+	for _, rm := range r.Removed {
+		fmt.Fprintf(stdout, "SLA --%s %g removed %d points\n", rm.Limit, rm.Value, rm.Removed)
 	}
-	fmt.Fprintln(stdout, title+":")
-	writeTable(stdout, pointTable(pts), format)
-	if len(out.Skipped) > 0 {
-		fmt.Fprintf(stdout, "\nskipped %d topologies that cannot hold the model, e.g. %s\n", len(out.Skipped), out.Skipped[0])
+	if r.MultiNode > 0 {
+		fmt.Fprintf(stdout, "%d points need more than one NVLink domain (marked multi-node)\n", r.MultiNode)
 	}
-	if *plotPath != "" {
-		fmt.Fprintf(stdout, "\nplot written to %s\n", *plotPath)
+	sections := []struct {
+		title string
+		pts   []simulate.Point
+	}{
+		{"frontier by interactivity", r.Frontier},
+		{"frontier by " + r.E2ELMetric + " E2EL", r.FrontierE2EL},
+		{"frontier by E2E normalized interactivity", r.FrontierNormalized},
+	}
+	if len(r.Top) > 0 {
+		sections = append(sections, struct {
+			title string
+			pts   []simulate.Point
+		}{fmt.Sprintf("top %d by tokens/s/GPU", len(r.Top)), r.Top})
+	}
+	if all {
+		sections = []struct {
+			title string
+			pts   []simulate.Point
+		}{{"all points (sim says which are event-simulated)", r.Points}}
+	}
+	for _, s := range sections {
+		fmt.Fprintf(stdout, "\n%s:\n", s.title)
+		writeTable(stdout, pointTable(s.pts), format)
+	}
+	if len(r.Skipped) > 0 {
+		fmt.Fprintf(stdout, "\nskipped %d topologies that cannot hold the model, e.g. %s\n", len(r.Skipped), r.Skipped[0])
+	}
+	if plotPath != "" {
+		fmt.Fprintf(stdout, "\nplot written to %s\n", plotPath)
+	}
+	for _, e := range emitted {
+		fmt.Fprintf(stdout, "recipe written to %s\n", e)
 	}
 	return exitOK
 }
 
+func workloadLabel(in simulate.SweepInputs) string {
+	if in.Workload == "agentx" {
+		return "AgentX"
+	}
+	isl, osl := in.WorkloadParams["isl"], in.WorkloadParams["osl"]
+	return fmt.Sprintf("%v/%v", isl, osl)
+}
+
+// sig3 prints x to three significant figures: the model's measured errors
+// (README, Accuracy) are several percent, so more digits would be noise.
+func sig3(x float64) string {
+	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	}
+	d := 2 - int(math.Floor(math.Log10(math.Abs(x))))
+	if d <= 0 {
+		p := math.Pow(10, float64(-d))
+		return strconv.FormatFloat(math.Round(x/p)*p, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(x, 'f', d, 64)
+}
+
 func pointTable(pts []simulate.Point) *table {
-	t := &table{header: []string{"topology", ">GPUs", ">conc", ">k", ">AL", ">tok/s/GPU", ">output tok/s/GPU", ">tok/s/user", ">TTFT ms", ">E2EL p90 s", "sim"}}
+	t := &table{header: []string{"topology", ">GPUs", ">conc", ">k", ">AL", ">tok/s/GPU", ">output tok/s/GPU", ">tok/s/user", ">TTFT p90 ms", ">TPOT p90 ms", ">E2EL p90 s", "sim", "note"}}
 	for _, p := range pts {
+		note := ""
+		if p.MultiNode {
+			note = "multi-node"
+		}
 		t.add(p.Topology, strconv.Itoa(p.GPUs), strconv.Itoa(p.Conc), strconv.Itoa(p.Steps), fmt.Sprintf("%.2f", p.AL),
-			fmt.Sprintf("%.0f", p.TputPerGPU), fmt.Sprintf("%.0f", p.OutputPerGPU), fmt.Sprintf("%.1f", p.Interactivity),
-			fmt.Sprintf("%.0f", p.TTFTms), fmt.Sprintf("%.2f", p.E2EL.P90), p.Sim)
+			sig3(p.TputPerGPU), sig3(p.OutputPerGPU), sig3(p.Interactivity), sig3(p.TTFTp90ms), sig3(p.TPOTp90ms), sig3(p.E2EL.P90), p.Sim, note)
 	}
 	return t
+}
+
+// sweepCSVHeader is the CSV's column list; columns are only ever added at
+// the end.
+var sweepCSVHeader = []string{"topology", "gpus", "conc", "steps", "al", "tput_per_gpu", "output_tput_per_gpu", "interactivity",
+	"normalized_interactivity_p90", "ttft_ms", "ttft_ms_p90", "tpot_ms", "tpot_ms_p90", "e2el_s_p50", "e2el_s_p90", "sim", "multi_node", "frontiers"}
+
+// writeSweepCSV writes one row per point: the frontier and top points (the
+// frontiers column names which), or every point with all.
+func writeSweepCSV(w io.Writer, r *simulate.SweepResult, all bool) error {
+	member := map[int][]string{}
+	var order []int
+	for _, f := range []struct {
+		name string
+		pts  []simulate.Point
+	}{{"interactivity", r.Frontier}, {"e2el", r.FrontierE2EL}, {"normalized", r.FrontierNormalized}, {"mtp", r.FrontierMTP}, {"none", r.FrontierNone}, {"top", r.Top}} {
+		for _, p := range f.pts {
+			if member[p.Index] == nil {
+				order = append(order, p.Index)
+			}
+			member[p.Index] = append(member[p.Index], f.name)
+		}
+	}
+	byIndex := map[int]simulate.Point{}
+	for _, p := range r.Points {
+		byIndex[p.Index] = p
+	}
+	rows := order
+	if all {
+		rows = rows[:0:0]
+		for _, p := range r.Points {
+			rows = append(rows, p.Index)
+		}
+	} else {
+		sort.Ints(rows)
+	}
+	cw := csv.NewWriter(w)
+	if err := cw.Write(sweepCSVHeader); err != nil {
+		return err
+	}
+	g := func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
+	for _, i := range rows {
+		p := byIndex[i]
+		if err := cw.Write([]string{p.Topology, strconv.Itoa(p.GPUs), strconv.Itoa(p.Conc), strconv.Itoa(p.Steps), g(p.AL), g(p.TputPerGPU), g(p.OutputPerGPU),
+			g(p.Interactivity), g(p.NormalizedInteractivity), g(p.TTFTms), g(p.TTFTp90ms), g(p.TPOTms), g(p.TPOTp90ms), g(p.E2EL.P50), g(p.E2EL.P90),
+			p.Sim, strconv.FormatBool(p.MultiNode), strings.Join(member[i], ";")}); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
 }
 
 // intList parses "1,2,4" with each value in 1..max; "" gives nil.

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/specsim/specsim/simulate"
+)
+
+func init() {
+	register(&command{name: "merge", summary: "join the JSON outputs of 'sweep --shard I/N' into the unsharded sweep's frontiers", run: runMerge})
+}
+
+const mergeHelp = `
+specsim merge: join the JSON outputs of the N shards of one sweep
+('specsim sweep ... --shard I/N --json', I = 0..N-1) into the result the
+unsharded sweep gives: the same points, frontiers and top points. Every shard
+must have been swept with the same inputs and specsim version; a missing,
+repeated or foreign shard is an error. Output formats are sweep's.
+
+Example (after a Slurm array job wrote shard-0.json .. shard-7.json):
+  specsim merge shard-*.json --plot frontier.png
+`
+
+func runMerge(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("merge", mergeHelp, stderr)
+	plotPath := fs.String("plot", "", "draw the frontiers (MTP against none) into FILE.png or FILE.svg")
+	emitDir := fs.String("emit", "", "write an srt-slurm schema-2 recipe for each interactivity frontier point into DIR")
+	all := fs.Bool("all", false, "print every point, not just the frontiers")
+	ff := addFormatFlags(fs, true)
+	files, err := parseFlags(fs, args)
+	if err != nil {
+		return usageExit(err)
+	}
+	fail := func(err error) int { fmt.Fprintln(stderr, "specsim merge:", err); return exitBadInput }
+	if len(files) == 0 {
+		return fail(fmt.Errorf("no files; give the shard outputs, e.g. specsim merge shard-*.json"))
+	}
+	if len(files) > 4096 {
+		return fail(fmt.Errorf("%d files: at most 4096 shards", len(files)))
+	}
+	format, csvOut, err := resolveSweepFormat(ff)
+	if err != nil {
+		return fail(err)
+	}
+	outs := make([]*simulate.SweepOutput, len(files))
+	for i, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			return fail(err)
+		}
+		outs[i], err = simulate.ReadSweepOutput(name, f)
+		f.Close()
+		if err != nil {
+			return fail(err)
+		}
+	}
+	so, err := simulate.Merge(files, outs)
+	if err != nil {
+		return fail(err)
+	}
+	progress := stageProgress(stderr, "merge", stderrIsTerminal(), 5*time.Second, time.Now)
+	return writeSweep(stdout, stderr, "merge", so, format, csvOut, *all, *plotPath, *emitDir, progress)
+}

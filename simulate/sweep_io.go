@@ -1,0 +1,208 @@
+package simulate
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"reflect"
+	"sort"
+	"strings"
+	"unicode"
+)
+
+// SweepInputs echoes everything a sweep was asked, beside its results, so
+// that an output file says how to reproduce it and shards can be checked
+// against each other before they are merged.
+type SweepInputs struct {
+	SpecsimVersion string `json:"specsim_version"`
+	// Resolved names.
+	Model     string `json:"model"`
+	Precision string `json:"precision"`
+	GPU       string `json:"gpu"`
+	Engine    string `json:"engine"`
+	Workload  string `json:"workload"`
+	// WorkloadParams is the resolved workload (lengths, distributions).
+	WorkloadParams map[string]any `json:"workload_params"`
+	// Query is every query flag as given (zero = default), snake_case.
+	Query      map[string]any `json:"query"`
+	Seed       uint64         `json:"seed"`
+	GPUs       int            `json:"gpus"`
+	Concs      []int          `json:"concs"`
+	Steps      [2]int         `json:"steps"`
+	Topologies []string       `json:"topologies,omitempty"`
+	Scope      Scope          `json:"scope"`
+	SLA        SLA            `json:"sla"`
+	Top        int            `json:"top,omitempty"`
+	Shard      *Shard         `json:"shard,omitempty"`
+}
+
+// NewSweepInputs fills SweepInputs from a resolved query and a sweep space.
+func NewSweepInputs(version string, r *Resolved, space SweepSpace) SweepInputs {
+	in := SweepInputs{SpecsimVersion: version, Model: r.Model.Name, Precision: string(r.Precision), GPU: r.GPU.GPU.Name,
+		Engine: orDefault(r.Q.Engine, "sglang"), Workload: r.Workload.Name, WorkloadParams: snakeFields(r.Workload),
+		Query: snakeFields(r.Q), Seed: r.Q.Seed, GPUs: space.GPUs, Concs: space.Concs, Steps: [2]int{space.StepsLo, space.StepsHi},
+		Scope: space.Scope, SLA: space.SLA, Top: space.Top}
+	if len(in.Concs) == 0 {
+		in.Concs = DefaultConcs()
+	}
+	if in.Scope == "" {
+		in.Scope = ScopeAll
+	}
+	for _, t := range space.Topologies {
+		in.Topologies = append(in.Topologies, t.String())
+	}
+	if !space.Shard.whole() {
+		sh := space.Shard
+		in.Shard = &sh
+	}
+	return in
+}
+
+// snakeFields maps a struct's exported fields to snake_case keys,
+// recursing into nested structs.
+func snakeFields(v any) map[string]any {
+	rv := reflect.ValueOf(v)
+	out := map[string]any{}
+	for i := range rv.NumField() {
+		f := rv.Type().Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		fv := rv.Field(i)
+		if fv.Kind() == reflect.Struct {
+			out[snake(f.Name)] = snakeFields(fv.Interface())
+		} else {
+			out[snake(f.Name)] = fv.Interface()
+		}
+	}
+	return out
+}
+
+// snake turns a Go name into snake_case: "ISLMedian" -> "isl_median",
+// "CUDAGraphMaxBS" -> "cuda_graph_max_bs".
+func snake(s string) string {
+	r := []rune(s)
+	var b strings.Builder
+	for i, c := range r {
+		if unicode.IsUpper(c) && i > 0 {
+			prevLower := unicode.IsLower(r[i-1]) || unicode.IsDigit(r[i-1])
+			nextLower := i+1 < len(r) && unicode.IsLower(r[i+1])
+			if prevLower || (unicode.IsUpper(r[i-1]) && nextLower) {
+				b.WriteByte('_')
+			}
+		}
+		b.WriteRune(unicode.ToLower(c))
+	}
+	return b.String()
+}
+
+// SweepOutput is what `specsim sweep --json` prints and `specsim merge`
+// reads: the inputs and the result side by side.
+type SweepOutput struct {
+	Inputs SweepInputs `json:"inputs"`
+	*SweepResult
+}
+
+// maxSweepFile bounds one sweep file read by merge.
+const maxSweepFile = 1 << 30
+
+// ReadSweepOutput decodes one `sweep --json` file; name is for errors.
+func ReadSweepOutput(name string, r io.Reader) (*SweepOutput, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxSweepFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(data) > maxSweepFile {
+		return nil, fmt.Errorf("%s: larger than %d MiB; not a sweep output", name, maxSweepFile>>20)
+	}
+	out := &SweepOutput{SweepResult: &SweepResult{}}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(out); err != nil {
+		return nil, fmt.Errorf("%s: not a `specsim sweep --json` output: %v", name, err)
+	}
+	if out.Inputs.SpecsimVersion == "" || out.Inputs.Model == "" {
+		return nil, fmt.Errorf("%s: no inputs section; write it with `specsim sweep --json`", name)
+	}
+	if out.Inputs.SLA.Validate() != nil || out.Inputs.Top < 0 {
+		return nil, fmt.Errorf("%s: inputs.sla or inputs.top out of range", name)
+	}
+	return out, nil
+}
+
+// Merge joins the outputs of the shards of one sweep (same inputs, shards
+// 0..N-1 of the same N, each once) into the result the unsharded sweep
+// gives: every frontier point of the whole sweep is on its own shard's
+// frontier, where it was event-simulated, so no simulation is needed here.
+func Merge(names []string, outs []*SweepOutput) (*SweepOutput, error) {
+	if len(outs) == 0 {
+		return nil, fmt.Errorf("merge: no files")
+	}
+	key := func(in SweepInputs) string {
+		in.Shard = nil
+		b, _ := json.Marshal(in)
+		return string(b)
+	}
+	want := key(outs[0].Inputs)
+	n := 1
+	if outs[0].Inputs.Shard != nil {
+		n = outs[0].Inputs.Shard.Count
+	}
+	have := map[int]string{}
+	for i, o := range outs {
+		if key(o.Inputs) != want {
+			return nil, fmt.Errorf("merge: %s was swept with other inputs than %s (model, GPU, workload, flags or specsim version differ)", names[i], names[0])
+		}
+		sh := Shard{Index: 0, Count: 1}
+		if o.Inputs.Shard != nil {
+			sh = *o.Inputs.Shard
+		}
+		if sh.Count != n {
+			return nil, fmt.Errorf("merge: %s is shard %d/%d but %s is of %d shards", names[i], sh.Index, sh.Count, names[0], n)
+		}
+		if prev, dup := have[sh.Index]; dup {
+			return nil, fmt.Errorf("merge: %s and %s are both shard %d/%d", prev, names[i], sh.Index, n)
+		}
+		have[sh.Index] = names[i]
+	}
+	var missing []string
+	for i := range n {
+		if _, ok := have[i]; !ok {
+			missing = append(missing, fmt.Sprintf("%d/%d", i, n))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("merge: missing shard(s) %s", strings.Join(missing, ", "))
+	}
+	res := &SweepResult{Skipped: []string{}}
+	seen := map[string]bool{}
+	for _, o := range outs {
+		res.Points = append(res.Points, o.Points...)
+		res.Evaluated += o.Evaluated
+		res.Infeasible += o.Infeasible
+		res.Refined += o.Refined
+		res.Rounds = max(res.Rounds, o.Rounds)
+		res.MultiNode += o.MultiNode
+		for _, s := range o.Skipped {
+			if !seen[s] {
+				seen[s] = true
+				res.Skipped = append(res.Skipped, s)
+			}
+		}
+	}
+	sort.Strings(res.Skipped)
+	sort.SliceStable(res.Points, func(a, b int) bool { return res.Points[a].Index < res.Points[b].Index })
+	for i := 1; i < len(res.Points); i++ {
+		if res.Points[i].Index == res.Points[i-1].Index {
+			return nil, fmt.Errorf("merge: configuration %d (%s conc %d k %d) is in two files", res.Points[i].Index, res.Points[i].Topology, res.Points[i].Conc, res.Points[i].Steps)
+		}
+	}
+	in := outs[0].Inputs
+	if need := res.finish(in.SLA, in.Top, in.Workload == "agentx"); len(need) > 0 {
+		p := res.Points[need[0]]
+		return nil, fmt.Errorf("merge: %d frontier point(s) were not event-simulated in their shard, e.g. %s conc %d k %d; were the files edited?", len(need), p.Topology, p.Conc, p.Steps)
+	}
+	in.Shard = nil
+	return &SweepOutput{Inputs: in, SweepResult: res}, nil
+}

@@ -1,0 +1,77 @@
+package simulate
+
+import "fmt"
+
+// SLA limits filter a sweep's points before its frontiers, as
+// AIConfigurator's --ttft/--tpot do. A zero limit is off. Latency limits
+// apply to p90 values (the percentile InferenceX's agentic frontier uses).
+type SLA struct {
+	MaxTTFTms        float64 `json:"max_ttft_ms_p90,omitempty"`
+	MaxTPOTms        float64 `json:"max_tpot_ms_p90,omitempty"`
+	MaxE2ELs         float64 `json:"max_e2el_s_p90,omitempty"`
+	MinInteractivity float64 `json:"min_interactivity,omitempty"`
+}
+
+// SLARemoval is how many points one limit removed; a point breaking several
+// limits is counted under the first in the order TTFT, TPOT, E2EL,
+// interactivity.
+type SLARemoval struct {
+	Limit   string  `json:"limit"`
+	Value   float64 `json:"value"`
+	Removed int     `json:"removed"`
+}
+
+// Validate rejects negative or non-finite limits.
+func (s SLA) Validate() error {
+	for _, l := range s.limits() {
+		if !(l.value >= 0) || l.value > 1e12 {
+			return fmt.Errorf("--%s %g: want a finite value >= 0 (0 = no limit)", l.flag, l.value)
+		}
+	}
+	return nil
+}
+
+type slaLimit struct {
+	flag   string
+	value  float64
+	breaks func(p *Point) bool
+}
+
+func (s SLA) limits() []slaLimit {
+	return []slaLimit{
+		{"max-ttft-ms", s.MaxTTFTms, func(p *Point) bool { return p.TTFTp90ms > s.MaxTTFTms }},
+		{"max-tpot-ms", s.MaxTPOTms, func(p *Point) bool { return p.TPOTp90ms > s.MaxTPOTms }},
+		{"max-e2el-s", s.MaxE2ELs, func(p *Point) bool { return p.E2EL.P90 > s.MaxE2ELs }},
+		{"min-interactivity", s.MinInteractivity, func(p *Point) bool { return p.Interactivity < s.MinInteractivity }},
+	}
+}
+
+// Filter returns the points every limit keeps and, for each limit that is
+// set, how many points it removed.
+func (s SLA) Filter(points []Point) ([]Point, []SLARemoval) {
+	ls := s.limits()
+	var removed []SLARemoval
+	slot := make([]int, len(ls))
+	for i, l := range ls {
+		slot[i] = -1
+		if l.value > 0 {
+			slot[i] = len(removed)
+			removed = append(removed, SLARemoval{Limit: l.flag, Value: l.value})
+		}
+	}
+	if len(removed) == 0 {
+		return points, nil
+	}
+	kept := make([]Point, 0, len(points))
+outer:
+	for i := range points {
+		for j, l := range ls {
+			if slot[j] >= 0 && l.breaks(&points[i]) {
+				removed[slot[j]].Removed++
+				continue outer
+			}
+		}
+		kept = append(kept, points[i])
+	}
+	return kept, removed
+}
