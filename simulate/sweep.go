@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -115,17 +116,13 @@ type Shard struct {
 
 // ParseShard reads "I/N" (0 <= I < N <= 4096).
 func ParseShard(s string) (Shard, error) {
-	var sh Shard
 	i, n, ok := strings.Cut(s, "/")
-	if ok {
-		if _, err := fmt.Sscanf(i+" "+n, "%d %d", &sh.Index, &sh.Count); err != nil {
-			ok = false
-		}
-	}
-	if !ok || sh.Count < 1 || sh.Count > 4096 || sh.Index < 0 || sh.Index >= sh.Count || strings.ContainsAny(s, " +\t") {
+	a, errA := strconv.Atoi(i)
+	b, errB := strconv.Atoi(n)
+	if !ok || errA != nil || errB != nil || b < 1 || b > 4096 || a < 0 || a >= b || strings.ContainsAny(s, " +") {
 		return Shard{}, fmt.Errorf("--shard %q: want I/N with 0 <= I < N <= 4096, e.g. 0/4", s)
 	}
-	return sh, nil
+	return Shard{Index: a, Count: b}, nil
 }
 
 func (s Shard) whole() bool    { return s.Count <= 1 }

@@ -87,7 +87,9 @@ func snake(s string) string {
 	for i, c := range r {
 		if unicode.IsUpper(c) && i > 0 {
 			prevLower := unicode.IsLower(r[i-1]) || unicode.IsDigit(r[i-1])
-			nextLower := i+1 < len(r) && unicode.IsLower(r[i+1])
+			// A plural s after an acronym stays with it: "GPUsPerNode".
+			plural := i+1 < len(r) && r[i+1] == 's' && (i+2 == len(r) || unicode.IsUpper(r[i+2]))
+			nextLower := i+1 < len(r) && unicode.IsLower(r[i+1]) && !plural
 			if prevLower || (unicode.IsUpper(r[i-1]) && nextLower) {
 				b.WriteByte('_')
 			}

@@ -1,0 +1,175 @@
+package simulate
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// smallSweep is a sweep small enough for a unit test (4 x B200, 1k/1k).
+func smallSweep(t *testing.T, shard Shard, workers int, sla SLA) (*Resolved, SweepSpace, *SweepResult) {
+	t.Helper()
+	r := resolved(t, Query{GPU: "b200", ISL: 1024, OSL: 1024, Requests: 48})
+	space := SweepSpace{GPUs: 4, Concs: []int{2, 16, 128}, StepsLo: 0, StepsHi: 2, Shard: shard, Workers: workers, SLA: sla, Top: 2}
+	res, err := Sweep(r, space, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, space, res
+}
+
+func TestSweepFrontiersAreEventSimulated(t *testing.T) {
+	sla := SLA{MaxTTFTms: 150}
+	_, _, res := smallSweep(t, Shard{}, 2, sla)
+	if res.Refined == 0 || len(res.Frontier) == 0 {
+		t.Fatalf("refined %d, frontier %d points", res.Refined, len(res.Frontier))
+	}
+	if n := res.Unchecked(); n != 0 {
+		t.Errorf("%d frontier points are mean-field", n)
+	}
+	for _, f := range [][]Point{res.Frontier, res.FrontierE2EL, res.FrontierNormalized, res.FrontierMTP, res.FrontierNone, res.Top} {
+		for _, p := range f {
+			if p.TTFTp90ms > sla.MaxTTFTms {
+				t.Errorf("%s conc %d: p90 TTFT %.0f ms above the 150 ms SLA", p.Topology, p.Conc, p.TTFTp90ms)
+			}
+		}
+	}
+	// The SLA's count is the points above the limit, counted independently.
+	above := 0
+	for _, p := range res.Points {
+		if p.TTFTp90ms > sla.MaxTTFTms {
+			above++
+		}
+	}
+	if len(res.Removed) != 1 || res.Removed[0].Removed != above || above == 0 {
+		t.Errorf("removed %+v, want one limit removing %d points (and more than none)", res.Removed, above)
+	}
+	// Stable: no unrefined point beats a frontier point's throughput at
+	// its interactivity (the frontier would have to be refined further).
+	for _, p := range res.Points {
+		if p.Sim == "event" || p.TTFTp90ms > sla.MaxTTFTms {
+			continue
+		}
+		for _, f := range res.Frontier {
+			if p.Interactivity >= f.Interactivity && p.TputPerGPU > f.TputPerGPU {
+				t.Errorf("mean-field %s conc %d k %d dominates frontier %s conc %d k %d", p.Topology, p.Conc, p.Steps, f.Topology, f.Conc, f.Steps)
+			}
+		}
+	}
+}
+
+func TestShardsMergeToTheUnshardedFrontier(t *testing.T) {
+	// The unsharded sweep runs on 1 worker, the shards on 2: neither
+	// sharding nor workers may change the frontiers.
+	r, _, whole := smallSweep(t, Shard{}, 1, SLA{})
+	const n = 3
+	var names []string
+	var outs []*SweepOutput
+	for i := range n {
+		_, sp, part := smallSweep(t, Shard{Index: i, Count: n}, 2, SLA{})
+		in := NewSweepInputs("test", r, sp)
+		var buf bytes.Buffer
+		if err := json.NewEncoder(&buf).Encode(SweepOutput{Inputs: in, SweepResult: part}); err != nil {
+			t.Fatal(err)
+		}
+		o, err := ReadSweepOutput("shard", &buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names, outs = append(names, "shard"), append(outs, o)
+	}
+	// Merge in a shuffled order.
+	outs[0], outs[2] = outs[2], outs[0]
+	m, err := Merge(names, outs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Points are the unsharded sweep's except for which were refined
+	// there, so compare the frontiers.
+	got, _ := json.Marshal([]any{m.Frontier, m.FrontierE2EL, m.FrontierNormalized, m.FrontierMTP, m.FrontierNone, m.Top})
+	wantF, _ := json.Marshal([]any{whole.Frontier, whole.FrontierE2EL, whole.FrontierNormalized, whole.FrontierMTP, whole.FrontierNone, whole.Top})
+	if !bytes.Equal(got, wantF) {
+		t.Errorf("merged frontier differs from the unsharded one:\n%s\n%s", got, wantF)
+	}
+	if m.Evaluated != whole.Evaluated || len(m.Points) != len(whole.Points) {
+		t.Errorf("merged %d evaluated / %d points, unsharded %d / %d", m.Evaluated, len(m.Points), whole.Evaluated, len(whole.Points))
+	}
+	// A missing shard and a foreign shard are refused.
+	if _, err := Merge(names[:2], outs[:2]); err == nil || !strings.Contains(err.Error(), "missing shard") {
+		t.Errorf("merge of 2 of 3 shards: %v", err)
+	}
+	outs[1].Inputs.Seed++
+	if _, err := Merge(names, outs); err == nil || !strings.Contains(err.Error(), "other inputs") {
+		t.Errorf("merge of a foreign shard: %v", err)
+	}
+}
+
+func TestParseShard(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Shard
+		ok   bool
+	}{
+		{"0/4", Shard{0, 4}, true}, {"3/4", Shard{3, 4}, true}, {"0/1", Shard{0, 1}, true},
+		{"4/4", Shard{}, false}, {"-1/4", Shard{}, false}, {"1/0", Shard{}, false}, {"1", Shard{}, false},
+		{"a/b", Shard{}, false}, {"1/4097", Shard{}, false}, {" 1/4", Shard{}, false}, {"1/4x", Shard{}, false},
+	} {
+		got, err := ParseShard(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("ParseShard(%q) = %v, %v", tc.in, got, err)
+		}
+	}
+}
+
+func TestSLAFilter(t *testing.T) {
+	pts := []Point{
+		{Result: Result{TTFTp90ms: 6000, TPOTp90ms: 10, Interactivity: 100}}, // TTFT
+		{Result: Result{TTFTp90ms: 6000, TPOTp90ms: 90, Interactivity: 100}}, // TTFT first
+		{Result: Result{TTFTp90ms: 100, TPOTp90ms: 90, Interactivity: 100}},  // TPOT
+		{Result: Result{TTFTp90ms: 100, TPOTp90ms: 10, Interactivity: 5}},    // interactivity
+		{Result: Result{TTFTp90ms: 5000, TPOTp90ms: 50, Interactivity: 20}},  // kept: limits are inclusive
+	}
+	kept, rm := SLA{MaxTTFTms: 5000, MaxTPOTms: 50, MinInteractivity: 20}.Filter(pts)
+	if len(kept) != 1 || kept[0].TTFTp90ms != 5000 {
+		t.Errorf("kept %+v", kept)
+	}
+	want := []SLARemoval{{"max-ttft-ms", 5000, 2}, {"max-tpot-ms", 50, 1}, {"min-interactivity", 20, 1}}
+	if len(rm) != len(want) {
+		t.Fatalf("removed %+v", rm)
+	}
+	for i := range want {
+		if rm[i] != want[i] {
+			t.Errorf("removed[%d] = %+v, want %+v", i, rm[i], want[i])
+		}
+	}
+	if err := (SLA{MaxTTFTms: -1}).Validate(); err == nil {
+		t.Error("negative limit accepted")
+	}
+}
+
+func TestSnake(t *testing.T) {
+	for in, want := range map[string]string{"ISLMedian": "isl_median", "CUDAGraphMaxBS": "cuda_graph_max_bs", "GPUsPerNode": "gpus_per_node",
+		"Seed": "seed", "MoEBackend": "mo_e_backend", "AL": "al", "ISL": "isl"} {
+		if got := snake(in); got != want {
+			t.Errorf("snake(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestSweepScope(t *testing.T) {
+	for _, sc := range []Scope{ScopeAgg, ScopeDisagg} {
+		ts, err := SweepTopologies(SweepSpace{GPUs: 8, Scope: sc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tp := range ts {
+			if tp.Disagg != (sc == ScopeDisagg) {
+				t.Errorf("scope %s kept %s", sc, tp)
+			}
+		}
+	}
+	if _, err := ParseScope("both"); err == nil {
+		t.Error("--scope both accepted")
+	}
+}
