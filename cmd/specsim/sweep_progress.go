@@ -25,8 +25,13 @@ func stageProgress(w io.Writer, command string, tty bool, period time.Duration, 
 	var start, last time.Time
 	return func(stage string, done, total int) {
 		if stage != cur {
-			cur, start, last = stage, now(), now()
-			live = progressPrinter(w, command+" "+stage, units[stage], now)
+			cur = stage
+			if tty {
+				live = progressPrinter(w, command+" "+stage, units[stage], now)
+			} else {
+				start = now()
+				last = start
+			}
 		}
 		if tty {
 			live(done, total)

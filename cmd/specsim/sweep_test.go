@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSweepShardMergeCSV runs one small sweep whole and as two shards,
+// merges them, and reads the merge back as JSON, CSV and text.
+func TestSweepShardMergeCSV(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"sweep", "--gpu", "b200", "--gpus", "4", "--isl", "1024", "--osl", "1024", "--steps", "0-1", "--conc", "2,64",
+		"--requests", "48", "--max-ttft-ms", "200", "--top", "2", "--json"}
+	code, whole, stderr := runCLI(base...)
+	if code != exitOK {
+		t.Fatalf("sweep exit %d: %s", code, stderr)
+	}
+	var files []string
+	for i := range 2 {
+		code, part, stderr := runCLI(append(base, "--shard", strconv.Itoa(i)+"/2")...)
+		if code != exitOK {
+			t.Fatalf("shard %d exit %d: %s", i, code, stderr)
+		}
+		f := filepath.Join(dir, "shard"+strconv.Itoa(i)+".json")
+		if err := os.WriteFile(f, []byte(part), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	code, merged, stderr := runCLI(append([]string{"merge", "--json"}, files[1], files[0])...)
+	if code != exitOK {
+		t.Fatalf("merge exit %d: %s", code, stderr)
+	}
+	type doc struct {
+		Inputs map[string]json.RawMessage `json:"inputs"`
+		Fronts map[string]json.RawMessage
+	}
+	read := func(s string) map[string]json.RawMessage {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(s), &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	w, m := read(whole), read(merged)
+	for _, k := range []string{"frontier", "frontier_e2el", "frontier_normalized_interactivity", "frontier_mtp", "frontier_none", "top", "sla_removed", "inputs"} {
+		if !bytes.Equal(w[k], m[k]) {
+			t.Errorf("merged %s differs from the unsharded sweep's:\n%s\n%s", k, m[k], w[k])
+		}
+	}
+	var in map[string]any
+	if err := json.Unmarshal(w["inputs"], &in); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"specsim_version", "model", "gpu", "precision", "engine", "workload", "workload_params", "seed", "sla", "query"} {
+		if _, ok := in[k]; !ok {
+			t.Errorf("inputs lack %q", k)
+		}
+	}
+	if in["gpu"] != "b200" || in["workload_params"].(map[string]any)["isl"] != 1024.0 {
+		t.Errorf("inputs echo gpu %v, workload %v", in["gpu"], in["workload_params"])
+	}
+
+	code, out, stderr := runCLI(append([]string{"merge", "--format", "csv"}, files...)...)
+	if code != exitOK {
+		t.Fatalf("merge --format csv exit %d: %s", code, stderr)
+	}
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil {
+		t.Fatalf("CSV does not parse: %v\n%s", err, out)
+	}
+	if len(rows) < 2 || strings.Join(rows[0], ",") != strings.Join(sweepCSVHeader, ",") {
+		t.Fatalf("CSV header %v, %d rows", rows[0], len(rows))
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	for _, r := range rows[1:] {
+		if r[col["sim"]] != "event" {
+			t.Errorf("frontier row %v is not event-simulated", r)
+		}
+		if v, _ := strconv.ParseFloat(r[col["ttft_ms_p90"]], 64); v > 200 {
+			t.Errorf("row %v: p90 TTFT %.0f ms above --max-ttft-ms 200", r, v)
+		}
+	}
+
+	code, out, stderr = runCLI(append([]string{"merge"}, files...)...)
+	if code != exitOK || !strings.Contains(out, "SLA --max-ttft-ms 200 removed") || !strings.Contains(out, "frontier by p50 E2EL") ||
+		strings.Contains(out, "mean-field") || strings.Contains(stderr, "\r") {
+		t.Errorf("merge text exit %d:\n%s\nstderr %q", code, out, stderr)
+	}
+	// A shard alone is refused.
+	if code, _, stderr := runCLI("merge", files[0]); code != exitBadInput || !strings.Contains(stderr, "missing shard") {
+		t.Errorf("merge of one of two shards: exit %d, %s", code, stderr)
+	}
+}
+
+func TestSweepFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sweep", "--shard", "2/2", "--json"}, "--shard"},
+		{[]string{"sweep", "--shard", "0/2"}, "add --json"},
+		{[]string{"sweep", "--scope", "both"}, "--scope"},
+		{[]string{"sweep", "--max-ttft-ms", "-1"}, "--max-ttft-ms"},
+		{[]string{"sweep", "--top", "-1"}, "--top"},
+		{[]string{"sweep", "--format", "xml"}, "csv"},
+		{[]string{"merge"}, "no files"},
+		{[]string{"merge", "/nonexistent/shard.json"}, "shard.json"},
+	} {
+		code, _, stderr := runCLI(tc.args...)
+		if code != exitBadInput || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, %q (want %q)", tc.args, code, stderr, tc.want)
+		}
+	}
+	f := filepath.Join(t.TempDir(), "junk.json")
+	os.WriteFile(f, []byte(`{"points": 3}`), 0o644)
+	if code, _, stderr := runCLI("merge", f); code != exitBadInput || !strings.Contains(stderr, "junk.json") {
+		t.Errorf("merge junk: exit %d, %q", code, stderr)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := runCLI("version")
+	if code != exitOK || !strings.HasPrefix(out, "specsim ") || !strings.Contains(out, "go1") {
+		t.Errorf("version: exit %d, %q", code, out)
+	}
+}
+
+// Off a terminal the stage progress writes plain lines, at most one per
+// period and one when a slow stage ends; never a carriage return.
+func TestStageProgressPlain(t *testing.T) {
+	var b strings.Builder
+	clock := &fakeClock{step: 2 * time.Second}
+	p := stageProgress(&b, "sweep", false, 5*time.Second, clock.now)
+	for done := range 5 {
+		p("pricing", done, 4)
+	}
+	want := "sweep: pricing 2/4 topologies (6s)\nsweep: pricing 4/4 topologies done in 10.0s\n"
+	if b.String() != want {
+		t.Errorf("progress wrote %q, want %q", b.String(), want)
+	}
+}
