@@ -36,6 +36,9 @@ type Engine struct {
 	// cannot hide).
 	SchedOverhead, SpecOverhead float64
 	MoESkew                     float64
+	// LayerGap is the fixed time per decoder layer and forward (layerGap,
+	// moved by a calibration's layer_fixed_us).
+	LayerGap float64
 
 	memo        map[stepKey]Breakdown
 	prefillMemo map[prefillKey]float64
@@ -79,6 +82,9 @@ type EngineConfig struct {
 	SchedOverhead  float64       // seconds; <0 = default
 	SpecOverhead   float64       // seconds; <0 = default
 	MoESkew        float64
+	// Calibration, when set, shifts fixed costs and scales kernel
+	// efficiencies on top of the cost model (see Calibration.apply).
+	Calibration *CalParams
 }
 
 // Host overheads per iteration. SGLang's overlap scheduler hides most host
@@ -115,6 +121,8 @@ func NewEngine(m *Model, g *kernels.GPU, p Parallel, c EngineConfig) (*Engine, e
 	if e.SpecOverhead < 0 {
 		e.SpecOverhead = defaultSpecOverhead
 	}
+	e.LayerGap = layerGap
+	c.Calibration.apply(e)
 	engine := c.EngineName
 	if engine == "" {
 		engine = "sglang"
@@ -376,7 +384,7 @@ func (e *Engine) forward(s shape) Breakdown {
 	}
 	b.LMHead += e.lmHead(s, m.Vocab)
 	b.Communication += e.pipelineComm(s)
-	b.Overhead += e.launch(m.Layers*14+6, s) + float64(m.Layers)*layerGap
+	b.Overhead += e.launch(m.Layers*14+6, s) + float64(m.Layers)*e.LayerGap
 	return b
 }
 
@@ -470,7 +478,7 @@ func (e *Engine) draftForward(s shape) float64 {
 		vocab = m.Vocab
 	}
 	t += e.lmHead(s, vocab)
-	t += e.launch(20, s) + float64(max(d.Layers, 1))*layerGap
+	t += e.launch(20, s) + float64(max(d.Layers, 1))*e.LayerGap
 	return t
 }
 

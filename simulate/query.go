@@ -48,6 +48,9 @@ type Query struct {
 	MoESkew        float64
 	Requests       int
 	Seed           uint64
+	// Calibration, when set, applies its entry for this GPU and engine
+	// (specsim calibrate); Resolve fails when it has none.
+	Calibration *CalibrationFile
 }
 
 // Resolved is a Query turned into typed parts, with acceptance resolved per
@@ -63,6 +66,8 @@ type Resolved struct {
 	Method    string
 	Hist      *acceptance.Histogram // --method empirical only
 	Q         Query
+	// Calibration is the entry of Q.Calibration applied (nil: none).
+	Calibration *CalEntry
 
 	engines map[Parallel]*Engine
 }
@@ -142,6 +147,14 @@ func (q Query) Resolve() (*Resolved, error) {
 	}
 	r.Engine = EngineConfig{Precision: r.Precision, DraftDType: draft, KVDType: kv, EngineName: q.Engine,
 		CUDAGraphMaxBS: q.CUDAGraphMaxBS, SchedOverhead: ms(q.SchedOverhead), SpecOverhead: ms(q.SpecOverhead), MoESkew: q.MoESkew}
+	if q.Calibration != nil {
+		e, err := q.Calibration.For(g.Name, q.Engine)
+		if err != nil {
+			return nil, err
+		}
+		p := e.Params
+		r.Calibration, r.Engine.Calibration = e, &p
+	}
 	r.Method = q.Method
 	if r.Method == "" {
 		r.Method = DefaultMethod
