@@ -21,9 +21,10 @@ import (
 //     layers alike), the cost model's layerGap;
 //   - HostOverheadMS adds host time per engine iteration (decode, verify or
 //     prefill forward) that the GPU waits for;
-//   - MemScale multiplies every kernel's memory efficiency (achieved share
-//     of HBM bandwidth), so memory-bound time divides by it;
-//   - ComputeScale multiplies every kernel's compute efficiency.
+//   - MemScale multiplies the HBM bandwidth every kernel is priced with
+//     (its achieved bandwidth, efficiency included), so memory-bound time
+//     divides by it (kernels.Coster.Scaled);
+//   - ComputeScale multiplies the tensor-core peaks likewise.
 //
 // The zero value of the shifts and 1 for the scales leave the model as it
 // is; a scale of 0 reads as 1.
