@@ -88,51 +88,55 @@ func BandFromResiduals(errs []float64) float64 {
 	return math.Expm1(quantile(a, bandQuantile))
 }
 
-// BandFor is the uncertainty band of prediction p of deployment r: from the
+// BandWidthsFor is the band deployment r's predictions carry: from the
 // calibration's leave-one-out residuals when one is applied, otherwise from
 // the validation residuals of r's GPU family and workload (pooled over all
-// GPUs when the family has fewer than minBandRows rows).
-func BandFor(r *Resolved, p *Result) (Band, error) {
-	var b Band
-	switch {
-	case r.Calibration != nil:
-		c := r.Calibration
-		b.Relative = c.Band
-		b.Rows = c.Points
-		b.Source = fmt.Sprintf("calibration %s/%s: p%.0f of leave-one-out |error| over %d measured points", c.GPU, c.Engine, 100*bandQuantile, c.Points)
-	default:
-		groups, err := validationBands()
-		if err != nil {
-			return b, err
+// GPUs when the family has fewer than minBandRows rows). It returns the
+// widths, where they come from and how many measured points they rest on.
+func BandWidthsFor(r *Resolved) (BandWidths, string, int, error) {
+	if c := r.Calibration; c != nil {
+		return c.Band, fmt.Sprintf("calibration %s/%s: p%.0f of leave-one-out |error| over %d measured points", c.GPU, c.Engine, 100*bandQuantile, c.Points), c.Points, nil
+	}
+	groups, err := validationBands()
+	if err != nil {
+		return BandWidths{}, "", 0, err
+	}
+	fam := r.GPU.GPU.Arch
+	wl := r.Workload.Name
+	var pick *BandGroup
+	for i := range groups {
+		g := &groups[i]
+		if g.Family == fam && g.Workload == wl && g.Rows >= minBandRows {
+			pick = g
 		}
-		fam := r.GPU.GPU.Arch
-		wl := r.Workload.Name
-		var pick *BandGroup
+	}
+	note := ""
+	if pick == nil {
 		for i := range groups {
 			g := &groups[i]
-			if g.Family == fam && g.Workload == wl && g.Rows >= minBandRows {
+			if g.Family == "all" && (pick == nil || g.Workload == wl) {
 				pick = g
 			}
 		}
-		note := ""
-		if pick == nil {
-			for i := range groups {
-				g := &groups[i]
-				if g.Family == "all" && (pick == nil || g.Workload == wl) {
-					pick = g
-				}
-			}
-			note = fmt.Sprintf("; fewer than %d rows for %s/%s, so pooled", minBandRows, orDefault(fam, "unknown"), wl)
-			if pick != nil && pick.Workload != wl {
-				note += fmt.Sprintf(" from %s-workload rows (no %s rows: likely too narrow)", pick.Workload, wl)
-			}
+		note = fmt.Sprintf("; fewer than %d rows for %s/%s, so pooled", minBandRows, orDefault(fam, "unknown"), wl)
+		if pick != nil && pick.Workload != wl {
+			note += fmt.Sprintf(" from %s-workload rows (no %s rows: likely too narrow)", pick.Workload, wl)
 		}
-		if pick == nil {
-			return b, fmt.Errorf("simulate/validation_bands.yaml: no pooled group")
-		}
-		b.Relative, b.Rows = pick.Widths, pick.Rows
-		b.Source = fmt.Sprintf("validation residuals (testdata/published.yaml), %s GPUs, %s workload: p%.0f of |error| over %d rows%s",
-			pick.Family, pick.Workload, 100*bandQuantile, pick.Rows, note)
+	}
+	if pick == nil {
+		return BandWidths{}, "", 0, fmt.Errorf("simulate/validation_bands.yaml: no pooled group")
+	}
+	return pick.Widths, fmt.Sprintf("validation residuals (testdata/published.yaml), %s GPUs, %s workload: p%.0f of |error| over %d rows%s",
+		pick.Family, pick.Workload, 100*bandQuantile, pick.Rows, note), pick.Rows, nil
+}
+
+// BandFor is the uncertainty band of prediction p of deployment r (see
+// BandWidthsFor).
+func BandFor(r *Resolved, p *Result) (Band, error) {
+	var b Band
+	var err error
+	if b.Relative, b.Source, b.Rows, err = BandWidthsFor(r); err != nil {
+		return b, err
 	}
 	t, l := b.Relative.Throughput, b.Relative.Latency
 	b.TputPerGPU = within(p.TputPerGPU, t)
