@@ -370,7 +370,7 @@ func (g *group) fit(theta [4]float64, active []int, iters int) ([4]float64, []fl
 				theta, r, cost, atLimit = t, r1, c1, at
 				lambda = math.Max(lambda/3, 1e-7)
 				improved = true
-				if rel < 1e-4 {
+				if rel < 1e-3 {
 					return theta, r, atLimit, nil
 				}
 				break
@@ -437,7 +437,7 @@ func calibrateGroup(pts []*measuredPoint, sim string, active []int) (CalGroupRep
 		rep.Suggest = suggest(J0, active)
 		return rep, nil
 	}
-	theta, _, atLimit, err := g.fit(theta0, active, 25)
+	theta, _, atLimit, err := g.fit(theta0, active, 12)
 	if err != nil {
 		return rep, err
 	}
@@ -476,10 +476,9 @@ func calibrateGroup(pts []*measuredPoint, sim string, active []int) (CalGroupRep
 		for k, v := range a {
 			in[k] = append(in[k], v)
 		}
-		// Leave point i out: Gauss-Newton steps from the full fit with its
-		// sensitivities frozen (rows of Js without point i) and the
-		// residuals recomputed exactly at each step.
-		ti, err := g.leaveOut(theta, Js, i, active)
+		// Leave point i out: a refit from the identity without it (see
+		// leaveOut).
+		ti, err := g.leaveOut(theta0, Js, i, active)
 		if err != nil {
 			return rep, err
 		}
@@ -526,19 +525,20 @@ func roundParams(p *CalParams) {
 	p.ComputeScale = r(p.ComputeScale, 1e5)
 }
 
-// leaveOut refits without point i (see calibrateGroup).
+// leaveOut refits without point i, from theta (the identity): Gauss-Newton
+// steps with the full fit's sensitivities frozen (rows of J without point
+// i) and the residuals recomputed exactly at each step, with a weak pull
+// toward the identity (ridge loocRidge, in units of each parameter's
+// plausible range) so that a parameter only point i determined stays where
+// the model alone puts it instead of keeping the value point i gave it.
 func (g *group) leaveOut(theta [4]float64, J *mat.Dense, i int, active []int) ([4]float64, error) {
-	// Rows of J that belong to point i.
 	lo := 0
 	for k := range i {
 		lo += len(g.keys[k])
 	}
 	hi := lo + len(g.keys[i])
 	n, c := J.Dims()
-	if n-(hi-lo) < c {
-		return theta, nil // too few figures left to move anything
-	}
-	Ji := mat.NewDense(n-(hi-lo), c, nil)
+	Ji := mat.NewDense(max(n-(hi-lo), 1), c, nil)
 	row := 0
 	for r := range n {
 		if r >= lo && r < hi {
@@ -549,29 +549,57 @@ func (g *group) leaveOut(theta [4]float64, J *mat.Dense, i int, active []int) ([
 		}
 		row++
 	}
+	if row == 0 {
+		return theta, nil
+	}
+	start := theta
 	t := theta
-	for range 3 {
-		r, err := g.residuals(t, i)
-		if err != nil {
-			return theta, err
+	cost := func(r []float64, t [4]float64) float64 {
+		s := sumSq(r)
+		for _, j := range active {
+			d := (t[j] - start[j]) / calRange[j]
+			s += looRidge * d * d
 		}
-		d, err := solveStep(Ji, r, 1e-6)
-		if err != nil {
-			return t, nil
+		return s
+	}
+	r, err := g.residuals(t, i)
+	if err != nil {
+		return theta, err
+	}
+	for range 4 {
+		// (J'J + ridge R^-2) d = -J'r - ridge R^-2 (t - start)
+		var A mat.Dense
+		A.Mul(Ji.T(), Ji)
+		var b mat.VecDense
+		b.MulVec(Ji.T(), mat.NewVecDense(len(r), r))
+		for k, j := range active {
+			w := looRidge / (calRange[j] * calRange[j])
+			A.Set(k, k, A.At(k, k)+w)
+			b.SetVec(k, b.AtVec(k)+w*(t[j]-start[j]))
+		}
+		b.ScaleVec(-1, &b)
+		var d mat.VecDense
+		if err := d.SolveVec(&A, &b); err != nil {
+			break
 		}
 		next := t
 		for k, j := range active {
-			next[j] += d[k]
+			next[j] += d.AtVec(k)
 		}
 		next, _ = clamp(next, active)
 		r1, err := g.residuals(next, i)
 		if err != nil {
 			return theta, err
 		}
-		if sumSq(r1) >= sumSq(r) {
+		if cost(r1, next) >= cost(r, t) {
 			break
 		}
-		t = next
+		t, r = next, r1
 	}
 	return t, nil
 }
+
+// looRidge weighs the pull toward the identity in leave-one-out refits:
+// small enough that the data moves any parameter it determines, large
+// enough to keep the others put.
+const looRidge = 1e-4

@@ -62,10 +62,10 @@ func FromVector(v [4]float64) CalParams {
 // Limits of each parameter (fitting coordinates): a fit that runs into one
 // says so instead of returning an absurd value.
 var calLimits = [4][2]float64{
-	{-layerGap * 1e6, 200},        // us per layer: the total per-layer gap stays >= 0
-	{-1, 20},                      // ms per iteration (the sum with the model's own is clamped at 0)
-	{math.Log(0.25), math.Log(4)}, // memory efficiency x0.25..x4
-	{math.Log(0.25), math.Log(4)}, // compute efficiency x0.25..x4
+	{-layerGap * 1e6, 200},            // us per layer: the total per-layer gap stays >= 0
+	{-defaultSchedOverhead * 1e3, 20}, // ms per iteration: down to none of the model's default host time
+	{math.Log(0.25), math.Log(4)},     // memory efficiency x0.25..x4
+	{math.Log(0.25), math.Log(4)},     // compute efficiency x0.25..x4
 }
 
 // Validate checks that every parameter is finite and inside its limits.

@@ -23,6 +23,9 @@ type MetricError struct {
 type CompareRow struct {
 	Source     string        `json:"source"`
 	Deployment string        `json:"deployment"`
+	Topology   string        `json:"topology"`
+	Conc       int           `json:"conc"`
+	Steps      int           `json:"steps"`
 	GPU        string        `json:"gpu"`
 	Engine     string        `json:"engine"`
 	Metrics    []MetricError `json:"metrics"`
@@ -107,7 +110,7 @@ func Compare(ms []Measurement, sim string, cal *CalibrationFile) (*Comparison, e
 		if err != nil {
 			return nil, err
 		}
-		row := CompareRow{Source: m.Source, Deployment: DeploymentString(m.Deployment), GPU: p.r.GPU.GPU.Name,
+		row := CompareRow{Source: m.Source, Deployment: DeploymentString(m.Deployment), Topology: p.topo.String(), Conc: p.conc, Steps: p.k, GPU: p.r.GPU.GPU.Name,
 			Engine: orDefault(p.r.Q.Engine, "sglang"), StepMS: res.StepMS, BandSource: band.Source}
 		for _, key := range sortedKeys(p.obs) {
 			pred, _ := metricValue(res, key)
