@@ -114,6 +114,9 @@ func ReadFile(path string) (*Set, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
+	if st.Size() > MaxFileBytes {
+		return nil, fmt.Errorf("%s: larger than %d MiB; split it", path, MaxFileBytes>>20)
+	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
