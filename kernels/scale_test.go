@@ -6,7 +6,7 @@ import (
 )
 
 func TestScaledDividesBoundTimes(t *testing.T) {
-	g, err := LookupGPU("h200")
+	g, err := DefaultCatalog().Lookup("h200")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/specsim/specsim/kernels"
 	"gopkg.in/yaml.v3"
 )
 
@@ -34,21 +33,29 @@ func TestBandFromResiduals(t *testing.T) {
 
 // bandGroups recomputes validation_bands.yaml: each published row's
 // relative error grouped by the GPU's architecture and workload, plus the
-// pool of all rows. Every row's error enters the throughput width; rows
-// whose metric is a per-user or per-step speed (output_tput_per_user,
-// decode_tput_per_gpu: the inverse of a latency) enter the latency width.
-// A group without latency rows takes the pooled latency width.
+// pool of all rows. Rows whose metric is a throughput (output_tput_per_gpu,
+// decode_tput_per_gpu, output_tput_per_user) enter the throughput width;
+// rows whose metric is a per-user or per-step speed (output_tput_per_user,
+// decode_tput_per_gpu, interactivity_at_tput: the inverse of a latency)
+// enter the latency width. A group with fewer than minBandRows rows of a
+// kind takes the pooled width of that kind.
 func bandGroups(t *testing.T) []BandGroup {
 	rows := loadPublished(t)
-	type acc struct{ tput, lat []float64 }
+	type acc struct {
+		tput, lat []float64
+		rows      int
+	}
 	groups := map[string]*acc{}
-	add := func(key string, e float64, latency bool) {
+	add := func(key string, e float64, throughput, latency bool) {
 		a := groups[key]
 		if a == nil {
 			a = &acc{}
 			groups[key] = a
 		}
-		a.tput = append(a.tput, e)
+		if throughput {
+			a.tput = append(a.tput, e)
+		}
+		a.rows++
 		if latency {
 			a.lat = append(a.lat, e)
 		}
@@ -58,14 +65,15 @@ func bandGroups(t *testing.T) []BandGroup {
 		if err != nil {
 			t.Fatalf("%s: %v", r.ID, err)
 		}
-		g, err := kernels.LookupGPU(r.GPU)
+		g, err := testCatalog.Lookup(r.GPU)
 		if err != nil {
 			t.Fatal(err)
 		}
 		e := got/r.Measured - 1
-		lat := r.Metric == "output_tput_per_user" || r.Metric == "decode_tput_per_gpu"
-		add(g.Arch+"/fixed", e, lat)
-		add("all/fixed", e, lat)
+		thr := r.Metric != "interactivity_at_tput"
+		lat := r.Metric == "output_tput_per_user" || r.Metric == "decode_tput_per_gpu" || r.Metric == "interactivity_at_tput"
+		add(g.Arch+"/fixed", e, thr, lat)
+		add("all/fixed", e, thr, lat)
 	}
 	keys := make([]string, 0, len(groups))
 	for k := range groups {
@@ -73,6 +81,7 @@ func bandGroups(t *testing.T) []BandGroup {
 	}
 	sort.Strings(keys)
 	pooledLat := BandFromResiduals(groups["all/fixed"].lat)
+	pooledThr := BandFromResiduals(groups["all/fixed"].tput)
 	var out []BandGroup
 	for _, k := range keys {
 		a := groups[k]
@@ -86,9 +95,12 @@ func bandGroups(t *testing.T) []BandGroup {
 		if len(a.lat) < minBandRows {
 			w.Latency = pooledLat
 		}
+		if len(a.tput) < minBandRows {
+			w.Throughput = pooledThr
+		}
 		round := func(v float64) float64 { return math.Round(v*1e4) / 1e4 }
 		w.Throughput, w.Latency = round(w.Throughput), round(w.Latency)
-		out = append(out, BandGroup{Family: fam, Workload: wl, Rows: len(a.tput), Widths: w})
+		out = append(out, BandGroup{Family: fam, Workload: wl, Rows: a.rows, Widths: w})
 	}
 	return out
 }

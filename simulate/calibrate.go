@@ -15,6 +15,7 @@ type CalibrateOptions struct {
 	Sim string // SimEvent (default) or SimMeanField
 	// Params names the parameters to fit (CalParamNames); empty fits all.
 	Params []string
+	Env    Env
 }
 
 // CalGroupReport is the fit of one GPU and engine.
@@ -79,11 +80,15 @@ func Calibrate(ms []Measurement, opt CalibrateOptions) (*CalibrationFile, []CalG
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	env, err := opt.Env.orDefault()
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	var skipped []Skipped
 	groups := map[string][]*measuredPoint{}
 	var order []string
 	for _, m := range ms {
-		p, err := resolveMeasurement(m, nil)
+		p, err := resolveMeasurement(m, nil, env)
 		if err == nil && len(fitKeys(p.obs)) == 0 {
 			err = errors.New("no metric a calibration fits (tput_per_gpu, output_tput_per_gpu, tpot_ms, interactivity, ttft_ms, e2el_s_p50)")
 		}

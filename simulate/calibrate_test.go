@@ -30,7 +30,7 @@ func synthTruth(t *testing.T, concs []int, schedMS, bw float64) []Measurement {
 			t.Fatal(err)
 		}
 		q.SchedOverhead = schedMS
-		r, err := q.Resolve()
+		r, err := q.Resolve(testCurves, testCatalog)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,12 +66,12 @@ func TestCalibrateRecoversShiftAndHelpsHeldOut(t *testing.T) {
 	if math.Abs(p.MemScale/truthBW-1) > 0.05 {
 		t.Errorf("mem_efficiency_scale fitted %.3f, the truth's bandwidth is x%.2f", p.MemScale, truthBW)
 	}
-	before, err := Compare(held, SimEvent, nil)
+	before, err := Compare(held, SimEvent, nil, Env{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	file.Path = "test"
-	after, err := Compare(held, SimEvent, file)
+	after, err := Compare(held, SimEvent, file, Env{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,12 +83,16 @@ var (
 // Compare predicts every measurement's deployment and sets measured and
 // predicted figures side by side. Measurements that cannot be modelled are
 // listed in Skipped with the reason.
-func Compare(ms []Measurement, sim string, cal *CalibrationFile) (*Comparison, error) {
+func Compare(ms []Measurement, sim string, cal *CalibrationFile, env Env) (*Comparison, error) {
 	if sim == "" {
 		sim = SimEvent
 	}
 	if sim != SimEvent && sim != SimMeanField {
 		return nil, fmt.Errorf("--sim %q: want event or mean-field", sim)
+	}
+	env, err := env.orDefault()
+	if err != nil {
+		return nil, err
 	}
 	c := &Comparison{Sim: sim}
 	if cal != nil {
@@ -96,7 +100,7 @@ func Compare(ms []Measurement, sim string, cal *CalibrationFile) (*Comparison, e
 	}
 	var covIn []coverageInput
 	for _, m := range ms {
-		p, err := resolveMeasurement(m, cal)
+		p, err := resolveMeasurement(m, cal, env)
 		if err != nil {
 			c.Skipped = append(c.Skipped, Skipped{m.Source, err.Error()})
 			continue

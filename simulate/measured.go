@@ -7,6 +7,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/specsim/specsim/golden"
+	"github.com/specsim/specsim/kernels"
 )
 
 // Measurement is one measured run: the deployment in the words of predict's
@@ -30,7 +33,7 @@ type measuredPoint struct {
 
 // DefaultQuery is predict's defaults as a Query.
 func DefaultQuery() Query {
-	return Query{Model: "Qwen3.5-397B-A17B", Precision: "fp4", GPU: "gb300", Topology: "agg:tp2", Conc: 7,
+	return Query{Model: "Qwen3.5-397B-A17B", Precision: "fp4", GPU: "gb300", Topology: "agg:tp2",
 		RangeRatio: 0.8, Spec: "mtp", Thinking: "on", MemFraction: DefaultMemFraction, Engine: "sglang",
 		SchedOverhead: -1, SpecOverhead: -1, Seed: 1}
 }
@@ -120,7 +123,6 @@ func DeploymentQuery(dep map[string]string, cal *CalibrationFile) (q Query, topo
 	if topo, err = ParseTopology(q.Topology); err != nil {
 		return q, topo, 0, 0, err
 	}
-	q.Conc = conc
 	switch q.Spec {
 	case "none":
 		if steps > 0 {
@@ -138,13 +140,34 @@ func DeploymentQuery(dep map[string]string, cal *CalibrationFile) (q Query, topo
 	return q, topo, conc, k, nil
 }
 
+// Env holds the data a comparison or calibration resolves deployments
+// against: the golden curves and the GPU catalog (nil: the embedded ones).
+type Env struct {
+	Curves  *golden.Set
+	Catalog *kernels.Catalog
+}
+
+func (e Env) orDefault() (Env, error) {
+	if e.Curves == nil {
+		s, err := golden.Default()
+		if err != nil {
+			return e, err
+		}
+		e.Curves = s
+	}
+	if e.Catalog == nil {
+		e.Catalog = kernels.DefaultCatalog()
+	}
+	return e, nil
+}
+
 // resolveMeasurement checks a measurement and resolves its deployment.
-func resolveMeasurement(m Measurement, cal *CalibrationFile) (*measuredPoint, error) {
+func resolveMeasurement(m Measurement, cal *CalibrationFile, env Env) (*measuredPoint, error) {
 	q, topo, conc, k, err := DeploymentQuery(m.Deployment, cal)
 	if err != nil {
 		return nil, err
 	}
-	r, err := q.Resolve()
+	r, err := q.Resolve(env.Curves, env.Catalog)
 	if err != nil {
 		return nil, err
 	}

@@ -61,14 +61,30 @@ func (s setFlag) Set(v string) error {
 
 // measuredFlags are the flags compare and calibrate share.
 type measuredFlags struct {
-	set setFlag
-	sim string
+	set     setFlag
+	sim     string
+	catalog *gpuCatalogFlag
+	golden  *goldenFlags
+}
+
+func (f *measuredFlags) env() (simulate.Env, error) {
+	curves, err := f.golden.load()
+	if err != nil {
+		return simulate.Env{}, err
+	}
+	catalog, err := f.catalog.load()
+	if err != nil {
+		return simulate.Env{}, err
+	}
+	return simulate.Env{Curves: curves, Catalog: catalog}, nil
 }
 
 func addMeasuredFlags(fs *flag.FlagSet) *measuredFlags {
 	f := &measuredFlags{set: setFlag{}}
 	fs.Var(f.set, "set", "deployment `key=value,...` for points whose file does not record it (keys as the CSV's: gpu, topology, model, steps, ...)")
 	fs.StringVar(&f.sim, "sim", simulate.SimEvent, "simulation per point: event | mean-field")
+	f.catalog = addGPUCatalogFlag(fs)
+	f.golden = addGoldenFlags(fs)
 	return f
 }
 
@@ -149,7 +165,11 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	c, err := simulate.Compare(ms, mf.sim, cal)
+	env, err := mf.env()
+	if err != nil {
+		return fail(err)
+	}
+	c, err := simulate.Compare(ms, mf.sim, cal, env)
 	if err != nil {
 		return fail(err)
 	}
@@ -292,7 +312,11 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	if *params != "" {
 		names = strings.Split(*params, ",")
 	}
-	file, reports, skipped, err := simulate.Calibrate(ms, simulate.CalibrateOptions{Sim: mf.sim, Params: names})
+	env, err := mf.env()
+	if err != nil {
+		return fail(err)
+	}
+	file, reports, skipped, err := simulate.Calibrate(ms, simulate.CalibrateOptions{Sim: mf.sim, Params: names, Env: env})
 	skipped = append(skips, skipped...)
 	var unid *simulate.UnidentifiableError
 	if err != nil && !errors.As(err, &unid) {
