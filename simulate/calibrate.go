@@ -399,7 +399,7 @@ func pointErrors(p *measuredPoint, sim string, theta [4]float64) (map[string]flo
 	}
 	out := map[string]float64{}
 	for _, k := range sortedKeys(p.obs) {
-		if k == "al" {
+		if k == "al" || k == "decode_batch_mean" {
 			continue
 		}
 		v, _ := metricValue(res, k)

@@ -219,12 +219,14 @@ func metricValue(res *Result, key string) (float64, bool) {
 		return res.E2EL.P90, true
 	case "al":
 		return res.ALRealized, true
+	case "decode_batch_mean":
+		return res.DecodeBatch, true
 	}
 	return 0, false
 }
 
 // MetricOrder is the order metrics are reported in.
-var MetricOrder = []string{"tput_per_gpu", "output_tput_per_gpu", "interactivity", "tpot_ms", "tpot_ms_p90", "ttft_ms", "ttft_ms_p90", "e2el_s_p50", "e2el_s_p90", "al"}
+var MetricOrder = []string{"tput_per_gpu", "output_tput_per_gpu", "interactivity", "tpot_ms", "tpot_ms_p90", "ttft_ms", "ttft_ms_p90", "e2el_s_p50", "e2el_s_p90", "al", "decode_batch_mean"}
 
 // Sims a comparison or calibration can run.
 const (

@@ -87,13 +87,14 @@ var MetricKeys = map[string]string{
 	"e2el_s_p50":          "s, median",
 	"e2el_s_p90":          "s, p90",
 	"al":                  "tokens per verify step, bonus included (measured accept length)",
+	"decode_batch_mean":   "requests running per decode iteration, whole instance (from engine logs)",
 	MetricTputTotal:       "tok/s, whole deployment, input + output (divided by the topology's GPUs)",
 	MetricOutputTotal:     "tok/s, whole deployment, output only (divided by the topology's GPUs)",
 }
 
 // SortedMetricKeys lists MetricKeys in a fixed order for output.
 func SortedMetricKeys() []string {
-	order := []string{"tput_per_gpu", "output_tput_per_gpu", "interactivity", "tpot_ms", "tpot_ms_p90", "ttft_ms", "ttft_ms_p90", "e2el_s_p50", "e2el_s_p90", "al", MetricTputTotal, MetricOutputTotal}
+	order := []string{"tput_per_gpu", "output_tput_per_gpu", "interactivity", "tpot_ms", "tpot_ms_p90", "ttft_ms", "ttft_ms_p90", "e2el_s_p50", "e2el_s_p90", "al", "decode_batch_mean", MetricTputTotal, MetricOutputTotal}
 	if len(order) != len(MetricKeys) {
 		panic("measured: metric order out of date")
 	}

@@ -10,8 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
+	"github.com/specsim/specsim/audit/enginelog"
 	"github.com/specsim/specsim/audit/measured"
 	"github.com/specsim/specsim/simulate"
 )
@@ -144,6 +146,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("compare", compareHelp, stderr)
 	mf := addMeasuredFlags(fs)
 	calPath := fs.String("calibration", "", "apply a `FILE` written by specsim calibrate to every prediction")
+	logs := fs.String("logs", "", "comma-separated engine logs of the ONE measured run (SGLang, vLLM, TensorRT-LLM; as specsim logs reads): add its measured accept length and mean running batch")
 	ff := addFormatFlags(fs, true)
 	fs.Lookup("format").Usage = "output format: text|json|markdown|csv"
 	files, err := parseFlags(fs, args)
@@ -164,6 +167,11 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	ms, skips, err := mf.load(files)
 	if err != nil {
 		return fail(err)
+	}
+	if *logs != "" {
+		if err := addLogMetrics(ms, strings.Split(*logs, ",")); err != nil {
+			return fail(err)
+		}
 	}
 	env, err := mf.env()
 	if err != nil {
@@ -415,6 +423,34 @@ func writeFileAtomic(path string, data []byte) error {
 	if err := os.Rename(name, path); err != nil {
 		os.Remove(name)
 		return err
+	}
+	return nil
+}
+
+// addLogMetrics reads the engine logs of one measured run and adds the
+// accept length (the interval-weighted mean specsim logs reports) and the
+// running batch (summed over DP ranks) to its point.
+func addLogMetrics(ms []simulate.Measurement, files []string) error {
+	if len(ms) != 1 {
+		return fmt.Errorf("--logs describes one run, but the files hold %d measured points", len(ms))
+	}
+	steps := 0
+	if v, err := strconv.Atoi(ms[0].Deployment["steps"]); err == nil {
+		steps = v
+	}
+	col, err := enginelog.ReadFiles(files, steps)
+	if err != nil {
+		return err
+	}
+	sum := enginelog.Summarize(col, 1)
+	if sum.Samples == 0 {
+		return fmt.Errorf("--logs %s: no decode statistics line", strings.Join(files, ","))
+	}
+	if sum.AcceptLen != nil && sum.AcceptLen.Mean > 0 {
+		ms[0].Metrics["al"] = sum.AcceptLen.Mean
+	}
+	if sum.MeanRunning > 0 {
+		ms[0].Metrics["decode_batch_mean"] = sum.MeanRunning
 	}
 	return nil
 }

@@ -171,3 +171,40 @@ func TestPredictShowsBand(t *testing.T) {
 		t.Errorf("band hi %v, want %v", m.Band.Tput.Hi, m.Tput*(1+w))
 	}
 }
+
+func TestCompareAddsLogMetrics(t *testing.T) {
+	path := writeTemp(t, "m.csv", "model,precision,gpu,topology,conc,isl,osl,range_ratio,spec,steps,requests,measured_tpot_ms\n"+
+		"Qwen3.5-35B-A3B,fp8,h200,agg:tp1,8,1024,256,1,mtp,3,24,4\n")
+	var log strings.Builder
+	for i, al := range []string{"2.50", "2.70", "2.60", "2.60"} {
+		log.WriteString("[2026-07-01 12:00:0" + string(rune('0'+i)) + " TP0] Decode batch, #running-req: 8, accept len: " + al + ", gen throughput (token/s): 100.00, #queue-req: 0\n")
+	}
+	logPath := writeTemp(t, "d.log", log.String())
+	var out, errb bytes.Buffer
+	if code := run([]string{"compare", "--json", "--sim", "mean-field", "--logs", logPath, path}, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var c struct {
+		Rows []struct {
+			Metrics []struct {
+				Metric   string
+				Measured float64
+			}
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &c); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, m := range c.Rows[0].Metrics {
+		got[m.Metric] = m.Measured
+	}
+	// Four intervals, equal weight: mean accept length 2.60; 8 running.
+	if d := got["al"] - 2.6; d > 1e-9 || d < -1e-9 || got["decode_batch_mean"] != 8 {
+		t.Errorf("log metrics %v, want al 2.60 and decode_batch_mean 8", got)
+	}
+	two := writeTemp(t, "two.csv", smallCSV)
+	if code := run([]string{"compare", "--logs", logPath, two}, &out, &errb); code != exitBadInput || !strings.Contains(errb.String(), "one run") {
+		t.Errorf("logs with three points: exit %d, %s", code, errb.String())
+	}
+}
