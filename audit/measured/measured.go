@@ -227,7 +227,7 @@ func ReadFiles(paths []string) (*Set, error) {
 // SetDefaults fills deployment keys a point does not carry from kv (keys
 // as DeploymentKeys): what a result file leaves out (AIPerf and
 // bench_serving record no GPU or topology; InferenceX rows no draft
-// length).
+// length). steps and al are not given to points whose spec is none.
 func (s *Set) SetDefaults(kv map[string]string) error {
 	for k := range kv {
 		if !isDeploymentKey(k) {
@@ -237,6 +237,9 @@ func (s *Set) SetDefaults(kv map[string]string) error {
 	for i := range s.Points {
 		d := s.Points[i].Deployment
 		for k, v := range kv {
+			if (k == "steps" || k == "al") && d["spec"] == "none" {
+				continue // speculation settings apply to speculative points only
+			}
 			if _, ok := d[k]; !ok {
 				d[k] = v
 			}

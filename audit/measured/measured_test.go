@@ -159,6 +159,13 @@ func TestSetDefaults(t *testing.T) {
 	if s.Points[0].Deployment["gpu"] != "h200" || s.Points[1].Deployment["gpu"] != "b200" || s.Points[1].Deployment["topology"] != "agg:tp8" {
 		t.Errorf("--set must fill only what a point lacks: %+v", s.Points)
 	}
+	s2, _ := Parse("y.csv", []byte("gpu,spec,measured_tpot_ms\nh200,none,20\nh200,mtp,21\n"))
+	if err := s2.SetDefaults(map[string]string{"steps": "3"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s2.Points[0].Deployment["steps"]; ok || s2.Points[1].Deployment["steps"] != "3" {
+		t.Errorf("--set steps must reach the MTP point only: %+v", s2.Points)
+	}
 	if err := s.SetDefaults(map[string]string{"color": "red"}); err == nil {
 		t.Error("an unknown key must be refused")
 	}
