@@ -307,6 +307,37 @@ func readInferenceX(r record) (*Point, error) {
 		if err := set("output_tput_per_gpu", v, ok, err); err != nil {
 			return nil, err
 		}
+		// request_metrics.py compute_latency_stats: per-request TTFT, E2EL
+		// and ITL (= TPOT) converted to SECONDS (_ms_to_s), nested as
+		// latency.<metric>.<stat>; intvty is 1/ITL in tokens/s.
+		lat := obj(o, "request_metrics", "latency")
+		for _, f := range []struct {
+			metric, stat, key string
+			scale             float64
+		}{
+			{"ttft", "p50", "ttft_ms", 1000}, {"ttft", "p90", "ttft_ms_p90", 1000},
+			{"tpot", "p50", "tpot_ms", 1000}, {"tpot", "p90", "tpot_ms_p90", 1000},
+			{"e2el", "p50", "e2el_s_p50", 1}, {"e2el", "p90", "e2el_s_p90", 1},
+			{"intvty", "p50", "interactivity", 1},
+		} {
+			m := obj(lat, f.metric)
+			if m == nil {
+				continue
+			}
+			for _, stat := range []string{f.stat, "median"} {
+				v, ok, err := num(m, stat)
+				if err != nil {
+					return nil, fmt.Errorf("request_metrics.latency.%s.%w", f.metric, err)
+				}
+				if ok {
+					p.Metrics[f.key] = v * f.scale
+					break
+				}
+				if f.stat != "p50" {
+					break
+				}
+			}
+		}
 	} else {
 		v, ok, err := num(o, "tput_per_gpu")
 		if err := set("tput_per_gpu", v, ok, err); err != nil {

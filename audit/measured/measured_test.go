@@ -35,7 +35,9 @@ func TestReadFormats(t *testing.T) {
 		}, []string{"draft_model"}},
 		{"inferencex_agentic.json", FormatInferenceX, []want{
 			{map[string]string{"gpu": "b300", "workload": "agentx", "topology": "agg:tp4", "conc": "16", "spec": "mtp"},
-				map[string]float64{"tput_per_gpu": 20000.5, "output_tput_per_gpu": 300.25}},
+				// request_metrics latencies are seconds: 2.5 s TTFT, 8 ms TPOT.
+				map[string]float64{"tput_per_gpu": 20000.5, "output_tput_per_gpu": 300.25, "ttft_ms": 2500, "ttft_ms_p90": 8000,
+					"tpot_ms": 8, "tpot_ms_p90": 12, "e2el_s_p50": 15, "e2el_s_p90": 45, "interactivity": 125}},
 		}, nil},
 		{"aiperf_profile_export_aiperf.json", FormatAIPerf, []want{
 			{map[string]string{"conc": "32", "isl": "1024", "osl": "1024"},
