@@ -509,7 +509,33 @@ func runKernelsValidate(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	if *tablePath == "" && (*op == "" || strings.EqualFold(*op, "gdn") || strings.EqualFold(*op, "moe")) {
+		if v.EngineKernels, err = engineValidation(g.Name, strings.ToLower(*op)); err != nil {
+			return fail(err)
+		}
+	}
 	return writeOpValidation(v, format, stdout)
+}
+
+// engineValidation scores the GPU's embedded engine-kernel tables (only
+// the op's when op is set).
+func engineValidation(gpu, op string) ([]kernels.EngineError, error) {
+	t, err := kernels.EmbeddedEngineTables(gpu)
+	if err != nil || t == nil {
+		return nil, err
+	}
+	hg, hm, err := kernels.EmbeddedEngineHeldout(gpu)
+	if err != nil {
+		return nil, err
+	}
+	sub := *t
+	switch op {
+	case "gdn":
+		sub.MoE, sub.FusedMoE, hm = nil, nil, nil
+	case "moe":
+		sub.GDN, hg = nil, nil
+	}
+	return kernels.ValidateEngineTables(&sub, hg, hm), nil
 }
 
 func filterOps(t *kernels.OpTable, op string) *kernels.OpTable {
@@ -568,6 +594,18 @@ func writeOpValidation(v *kernels.Validation, format format, stdout io.Writer) i
 			ut.writeMarkdown(stdout)
 		} else {
 			ut.writeText(stdout)
+		}
+	}
+	if len(v.EngineKernels) > 0 {
+		fmt.Fprintf(stdout, "\nengine kernels (SGLang's, measured on this GPU; odd-positions: inner points left out of each measured line; held-aside: a file never fitted on):\n\n")
+		et := &table{header: []string{"table", "metric", "kind", ">points", ">median_err_%", ">p90_err_%", ">max_err_%"}}
+		for _, e := range v.EngineKernels {
+			et.add(e.Table, e.Metric, e.Kind, strconv.Itoa(e.Points), pct(e.MedianAbsErr), pct(e.P90AbsErr), pct(e.MaxAbsErr))
+		}
+		if format == formatMarkdown {
+			et.writeMarkdown(stdout)
+		} else {
+			et.writeText(stdout)
 		}
 	}
 	fmt.Fprintf(stdout, "\nbar (held-out median <= %.0f%% for gemm, moe, attention; held-aside median <= %.0f%%, every op <= %.0f%%): %s\n",
