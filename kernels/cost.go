@@ -68,19 +68,27 @@ func (c *Coster) CalibrationKind() string { return c.kind }
 // GPU returns the figures the Coster prices with.
 func (c *Coster) GPU() *GPU { return c.gpu.clone() }
 
-// NewCoster prices ops on g: interpolating g's measured tables where the
-// project has them, otherwise with efficiencies fitted to the H200's tables
-// and carried over (Source "roofline-carried-over").
+// NewCoster prices ops on g with the calibrations of the catalog g came
+// from: interpolating g's measured tables where the project has them,
+// otherwise with efficiencies fitted to the H200's tables and carried over
+// (Source "roofline-carried-over"). A GPU not from a catalog is priced with
+// default efficiencies.
 func NewCoster(g *GPU) *Coster {
-	cal := calibrationFor(g.Name)
+	var cal, h *calibration
+	if g.cal != nil {
+		cal = g.cal.fit(g.Name)
+		if cal == nil {
+			h = g.cal.fit("h200")
+		}
+	}
 	if cal == nil {
 		// No table for this GPU: carry the H200's efficiencies over.
-		if h := calibrationFor("h200"); h != nil {
+		if h != nil {
 			coll := *h.coll
 			coll.table = nil // measured lines belong to the H200's fabric
 			carried := &calibration{eff: h.eff, coll: &coll}
 			note := "efficiencies fitted on the H200's measured tables, carried over to " + g.Name + " by its datasheet bandwidth and peak rates; NVLink collectives scaled by link bandwidth"
-			if sameSilicon(g, "h200") && h.tables != nil {
+			if sameSilicon(g, g.cal.cat, "h200") && h.tables != nil {
 				// Same die, same kernels: the H200's kernel-by-kernel
 				// departures from the roofline hold too, only the memory
 				// system differs, and the roofline carries that.
@@ -106,8 +114,8 @@ func NewCoster(g *GPU) *Coster {
 // sameSilicon reports whether g has the compute die of the named catalog
 // GPU (same architecture and dense rates; H100 SXM and H200 share GH100 and
 // differ in HBM only).
-func sameSilicon(g *GPU, name string) bool {
-	o, err := LookupGPU(name)
+func sameSilicon(g *GPU, cat *Catalog, name string) bool {
+	o, err := cat.Lookup(name)
 	if err != nil || g.Arch == "" || g.Arch != o.Arch || len(g.Peak) != len(o.Peak) {
 		return false
 	}

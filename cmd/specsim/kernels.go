@@ -54,11 +54,22 @@ func addGPUCatalogFlag(fs *flag.FlagSet) *gpuCatalogFlag {
 	return f
 }
 
-func (f *gpuCatalogFlag) load() error {
+// load returns the embedded catalog, merged with --gpu-catalog's file.
+func (f *gpuCatalogFlag) load() (*kernels.Catalog, error) {
 	if f.path == "" {
-		return nil
+		return kernels.DefaultCatalog(), nil
 	}
 	return kernels.LoadCatalogFile(f.path)
+}
+
+// lookup loads the catalog and finds a GPU in it.
+func (f *gpuCatalogFlag) lookup(name string) (*kernels.GPU, *kernels.Catalog, error) {
+	c, err := f.load()
+	if err != nil {
+		return nil, nil, err
+	}
+	g, err := c.Lookup(name)
+	return g, c, err
 }
 
 // shapeFlags are the CSV columns as flags.
@@ -230,15 +241,12 @@ func runKernelsPredict(args []string, stdout, stderr io.Writer) int {
 }
 
 func kernelsCoster(name string, cat *gpuCatalogFlag, table, collTable string) (*kernels.Coster, error) {
-	if err := cat.load(); err != nil {
-		return nil, err
-	}
-	g, err := kernels.LookupGPU(name)
+	g, c, err := cat.lookup(name)
 	if err != nil {
 		return nil, err
 	}
 	if table == "" && collTable == "" {
-		if err := kernels.CalibrationError(g.Name); err != nil {
+		if err := c.Calibrations().Err(g.Name); err != nil {
 			return nil, fmt.Errorf("embedded tables for %s: %v", g.Name, err)
 		}
 		return kernels.NewCoster(g), nil
@@ -454,10 +462,7 @@ func runKernelsValidate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specsim kernels validate:", err)
 		return exitBadInput
 	}
-	if err := cat.load(); err != nil {
-		return fail(err)
-	}
-	g, err := kernels.LookupGPU(*gpuName)
+	g, _, err := cat.lookup(*gpuName)
 	if err != nil {
 		return fail(err)
 	}
@@ -685,16 +690,17 @@ func runKernelsGPUs(args []string, stdout, stderr io.Writer) int {
 		return usageExit(err)
 	}
 	format, err := ff.resolve(true)
+	var catalog *kernels.Catalog
 	if err == nil {
-		err = cat.load()
+		catalog, err = cat.load()
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim kernels gpus:", err)
 		return exitBadInput
 	}
 	var list []gpuJSON
-	for _, name := range kernels.GPUNames() {
-		g, _ := kernels.LookupGPU(name)
+	for _, name := range catalog.Names() {
+		g, _ := catalog.Lookup(name)
 		j := gpuJSON{Name: g.Name, HBMGB: g.HBMBytes / 1e9, HBMTBPerS: g.HBMBandwidth / 1e12, TFLOPS: map[string]float64{},
 			NVLinkGBPerS: g.NVLinkBandwidth / 1e9, NVLinkDomain: g.NVLinkDomain, NetworkGBPerS: g.NetworkBandwidth / 1e9, Arch: g.Arch,
 			Sources: g.Sources}
@@ -831,11 +837,7 @@ func runKernelsBackends(args []string, stdout, stderr io.Writer) int {
 		}
 		arch := ""
 		if *gpuName != "" {
-			if err := cat.load(); err != nil {
-				fmt.Fprintln(stderr, "specsim kernels backends:", err)
-				return exitBadInput
-			}
-			g, err := kernels.LookupGPU(*gpuName)
+			g, _, err := cat.lookup(*gpuName)
 			if err != nil {
 				fmt.Fprintln(stderr, "specsim kernels backends:", err)
 				return exitBadInput
