@@ -15,11 +15,7 @@ func loglog(x, x0, y0, x1, y1 float64) float64 {
 
 func h200Coster(t *testing.T) *Coster {
 	t.Helper()
-	g, err := LookupGPU("h200")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return NewCoster(g)
+	return NewCoster(mustGPU(t, "h200"))
 }
 
 func TestEmbeddedEngineTablesLoad(t *testing.T) {
