@@ -164,7 +164,21 @@ With --input FILE.csv every row (columns op,dtype,m,n,k,tokens,experts,topk,
 hidden,inter,batch,q_len,kv_len,heads,kv_heads,head_dim; empty cells allowed,
 extra columns ignored) is predicted; JSON "predictions" in row order.
 
+gdn --mode prefill|verify|decode picks the engine kernel (SGLang's chunked
+prefill, MTP verify with intermediate states, decode; default from --q-len:
+1 decode, 2-16 verify, longer prefill) and --state-dtype fp32|bf16 its state;
+where the GPU has measured tables (the H200) both GPU time under a CUDA graph
+and the eager wall time SGLang's eager prefill pays are shown.
+
+--kernel-table FILE (repeatable) prices from AIConfigurator's measured kernel
+databases (ai-dynamo/aiconfigurator systems/data/<gpu>/<framework>/<version>/
+*_perf.txt: gemm, moe, generation_attention, gdn, all_reduce rows; latency in
+ms) measured on the --gpu given.
+
 Examples:
+  specsim kernels predict --gpu h200 --op gdn --mode prefill --batch 1 --q-len 4096 --heads 16 --kv-heads 4 --head-dim 128
+  specsim kernels predict --gpu h200 --op moe --moe-kernel triton --tokens 64 --experts 512 --topk 10 --hidden 4096 --inter 256
+  specsim kernels predict --gpu b200 --kernel-table moe_perf.txt --op moe --moe-kernel fused --tokens 16 --experts 512 --topk 10 --hidden 4096 --inter 256
   specsim kernels predict --gpu h200 --op gemm --dtype fp8 --m 64 --n 7168 --k 2048
   specsim kernels predict --gpu gb300 --op collective --collective allreduce --gpus 8 --bytes 1048576 --json
   specsim kernels predict --gpu h200 --input shapes.csv --json`
@@ -176,6 +190,8 @@ func runKernelsPredict(args []string, stdout, stderr io.Writer) int {
 	input := fs.String("input", "", "CSV `FILE` of shapes to predict, one per row")
 	tablePath := fs.String("table", "", "measured op CSV `FILE` to calibrate on instead of the embedded table")
 	collPath := fs.String("collective-table", "", "measured collectives CSV `FILE` to calibrate on instead of the embedded table")
+	var aicPaths pathList
+	fs.Var(&aicPaths, "kernel-table", "AIConfigurator kernel database `FILE` (gemm_perf.txt, moe_perf.txt, generation_attention_perf.txt, gdn_perf.txt, custom_allreduce_perf.txt; repeatable) to price from")
 	shape := addShapeFlags(fs)
 	cat := addGPUCatalogFlag(fs)
 	ff := addFormatFlags(fs, false)
@@ -191,6 +207,22 @@ func runKernelsPredict(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim kernels predict:", err)
 		return exitBadInput
+	}
+	if len(aicPaths) > 0 {
+		if *tablePath != "" || *collPath != "" {
+			fmt.Fprintln(stderr, "specsim kernels predict: --kernel-table excludes --table and --collective-table")
+			return exitBadInput
+		}
+		imp, err := kernels.ReadAICFiles(aicPaths)
+		if err == nil {
+			err = imp.CheckDevice(coster.GPU().Name)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "specsim kernels predict:", err)
+			return exitBadInput
+		}
+		coster = kernels.CosterFromAIC(coster.GPU(), imp)
+		fmt.Fprintf(stderr, "specsim kernels predict: %d rows from %s; skipped: %s\n", imp.Rows, strings.Join(aicPaths, ", "), imp.SkippedText())
 	}
 	if *input != "" {
 		return predictFile(coster, *input, format, stdout, stderr)
@@ -422,6 +454,19 @@ func predictFile(c *kernels.Coster, path string, format format, stdout, stderr i
 	tb.writeText(stdout)
 	fmt.Fprintln(stdout, "\ncalibration:", out.Calibration)
 	return exitOK
+}
+
+// pathList is a repeatable file flag.
+type pathList []string
+
+func (p *pathList) String() string { return strings.Join(*p, ",") }
+
+func (p *pathList) Set(s string) error {
+	if s == "" {
+		return errors.New("empty path")
+	}
+	*p = append(*p, s)
+	return nil
 }
 
 const kernelsValidateHelp = `specsim kernels validate: how well the cost model predicts measured shapes it was not fitted on.
