@@ -32,8 +32,8 @@ func TestEmbeddedEngineTablesLoad(t *testing.T) {
 		}
 	}
 	// row counts of kernels/data/h200/gdn_chunk.csv, gdn_recurrent.csv, moe_triton.csv
-	if chunk != 136 || rec != 120 || len(tb.MoE) != 184 {
-		t.Errorf("rows: chunk %d, recurrent %d, moe %d; want 136, 120, 184", chunk, rec, len(tb.MoE))
+	if chunk != 136 || rec != 432 || len(tb.MoE) != 184 {
+		t.Errorf("rows: chunk %d, recurrent %d, moe %d; want 136, 432, 184", chunk, rec, len(tb.MoE))
 	}
 	hg, hm, err := EmbeddedEngineHeldout("h200")
 	if err != nil || len(hg) != 24 || len(hm) != 64 {
@@ -70,11 +70,11 @@ func TestGDNModesFromMeasurement(t *testing.T) {
 		// bf16 state at TP1 was not measured for prefill: the fp32 rows price it
 		{"prefill bf16 substituted", GDNShape{Batch: 1, QLen: 4096, KHeads: 16, VHeads: 64, KDim: 128, VDim: 128, StateDType: BF16}, GDNPrefill, 521.344, 0, SourceMeasured, true},
 		{"prefill bf16 measured", GDNShape{Batch: 1, QLen: 4096, KHeads: 8, VHeads: 32, KDim: 128, VDim: 128, StateDType: BF16}, GDNPrefill, 325.928, 593.416, SourceMeasured, false},
-		// verify q_len 3 lies halfway between the q_len 2 and 4 lines (gdn_recurrent.csv TP1 batch 64)
-		{"verify between q_lens", GDNShape{Batch: 64, QLen: 3, KHeads: 16, VHeads: 64, KDim: 128, VDim: 128}, GDNVerify, (291.989 + 484.800) / 2, 0, SourceMeasured, false},
-		{"verify bf16 point", GDNShape{Batch: 64, QLen: 4, KHeads: 16, VHeads: 64, KDim: 128, VDim: 128, StateDType: BF16}, GDNVerify, 877.141, 0, SourceMeasured, false},
-		{"decode between batches", GDNShape{Batch: 128, QLen: 1, KHeads: 16, VHeads: 64, KDim: 128, VDim: 128}, GDNDecode,
-			loglog(128, 64, 189.835, 256, 752.843), 0, SourceMeasured, false},
+		// verify q_len 5 lies halfway between the q_len 4 and 6 lines (gdn_recurrent.csv TP1 batch 64)
+		{"verify between q_lens", GDNShape{Batch: 64, QLen: 5, KHeads: 16, VHeads: 64, KDim: 128, VDim: 128}, GDNVerify, (485.088 + 690.901) / 2, 0, SourceMeasured, false},
+		{"verify bf16 point", GDNShape{Batch: 64, QLen: 4, KHeads: 16, VHeads: 64, KDim: 128, VDim: 128, StateDType: BF16}, GDNVerify, 876.299, 882.175, SourceMeasured, false},
+		{"decode between batches", GDNShape{Batch: 96, QLen: 1, KHeads: 16, VHeads: 64, KDim: 128, VDim: 128}, GDNDecode,
+			loglog(96, 64, 190.199, 128, 389.088), 0, SourceMeasured, false},
 	}
 	for _, tc := range cases {
 		g, err := c.GDN(tc.s, tc.mode)
