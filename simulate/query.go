@@ -90,7 +90,7 @@ func (q Query) Resolve() (*Resolved, error) {
 	r := &Resolved{Q: q}
 	var err error
 	if r.Model, err = ResolveModel(q.Model); err != nil {
-		return nil, err
+		return nil, presetHint(q, err)
 	}
 	if r.Precision, err = ParsePrecision(q.Precision); err != nil {
 		return nil, err
