@@ -13,12 +13,11 @@ import (
 // MiniMax-M3 ship curves, but no public config.json of theirs is in this
 // repository to build a preset from): price it from a checkpoint directory
 // and pass the golden AL as --al, which the hint spells out.
-func presetHint(q Query, err error) error {
+func presetHint(q Query, set *golden.Set, err error) error {
 	if st, serr := os.Stat(q.Model); serr == nil && st.IsDir() {
 		return err
 	}
-	set, serr := golden.Default()
-	if serr != nil {
+	if set == nil {
 		return err
 	}
 	key, rerr := set.Resolve(q.Model)
@@ -41,11 +40,5 @@ func presetHint(q Query, err error) error {
 	}
 	hint := fmt.Sprintf("%v. %q has a golden curve (%s, thinking %s) but no preset: pass --model DIR (a checkpoint directory with its config.json) and the AL for your draft length, %s (or: specsim golden lookup --model %s --thinking %s --steps K)",
 		err, q.Model, key, th, strings.Join(als, ", "), q.Model, th)
-	if q.Steps > 0 {
-		if al, aerr := c.At(q.Steps); aerr == nil {
-			hint = fmt.Sprintf("%v. %q has a golden curve (%s, thinking %s) but no preset: pass --model DIR (a checkpoint directory with its config.json) and --al %g (its golden AL at --steps %d)",
-				err, q.Model, key, th, al, q.Steps)
-		}
-	}
 	return fmt.Errorf("%s", hint)
 }
