@@ -90,7 +90,7 @@ func runReview(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	in := review.Input{Recipe: rc, RecipeOpts: recipe.Options{Curves: goldenCurves{set}, Model: *model, Thinking: *thinking},
-		Checkpoint: *ckpt, Logs: logs}
+		Checkpoint: *ckpt, Logs: logs, Audit: auditSource}
 	rep, err := review.Build(in)
 	if err != nil {
 		var ce *audit.CorruptError

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,5 +133,36 @@ func TestReviewLogs(t *testing.T) {
 		if code, _, _ := runCLI(append([]string{"review"}, args...)...); code != exitBadInput {
 			t.Errorf("%v: exit %d", args, code)
 		}
+	}
+}
+
+// TestAuditHub: specsim audit hf://... against a local Hub-like server
+// (ranges served by net/http) gives the local audit's MTP facts.
+func TestAuditHub(t *testing.T) {
+	dir := qwenFixture(t)
+	prefix := "/nvidia/Qwen3.5-397B-A17B-NVFP4/resolve/main/"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name, ok := strings.CutPrefix(r.URL.Path, prefix)
+		if !ok || strings.Contains(name, "/") {
+			http.NotFound(w, r)
+			return
+		}
+		http.ServeFile(w, r, filepath.Join(dir, name))
+	}))
+	defer srv.Close()
+	t.Setenv("HF_ENDPOINT", srv.URL)
+	code, out, errs := runCLI("audit", "hf://nvidia/Qwen3.5-397B-A17B-NVFP4", "--tp", "4")
+	if code != exitOK || !strings.Contains(out, "tensors   1553 (0 scale tensors)") || !strings.Contains(out, "shipped   BF16\n") || !strings.Contains(out, "hf://nvidia/Qwen3.5-397B-A17B-NVFP4@main") {
+		t.Errorf("exit %d\n%s%s", code, out, errs)
+	}
+	code, out, _ = runCLI("review", "--recipe", "../../testdata/recipes/schema2_qwen3.5_sglang_gb300-fp4_agentx_agg-variants.yaml:override_c1", "--checkpoint", "hf://nvidia/Qwen3.5-397B-A17B-NVFP4", "--format", "markdown")
+	if code != exitOK || !strings.Contains(out, "**BF16** (shard headers)") {
+		t.Errorf("review over hf: exit %d\n%s", code, out)
+	}
+	if code, _, _ := runCLI("audit", "hf://nvidia/Qwen3.5-397B-A17B-NVFP4", "--deep"); code != exitBadInput {
+		t.Errorf("--deep over hf: exit %d", code)
+	}
+	if code, _, _ := runCLI("audit", "hf://nvidia/missing"); code != exitBadInput {
+		t.Errorf("missing repo: exit %d", code)
 	}
 }
