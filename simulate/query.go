@@ -97,7 +97,7 @@ func (q Query) Resolve(curves *golden.Set, catalog *kernels.Catalog) (*Resolved,
 	r := &Resolved{Q: q}
 	var err error
 	if r.Model, err = ResolveModel(q.Model); err != nil {
-		return nil, err
+		return nil, presetHint(q, curves, err)
 	}
 	if r.Precision, err = ParsePrecision(q.Precision); err != nil {
 		return nil, err
