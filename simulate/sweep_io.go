@@ -104,6 +104,16 @@ func snake(s string) string {
 type SweepOutput struct {
 	Inputs SweepInputs `json:"inputs"`
 	*SweepResult
+	// Band is the uncertainty every point carries (see BandWidthsFor).
+	Band *SweepBand `json:"band,omitempty"`
+	// Calibration names the calibration applied, if any.
+	Calibration string `json:"calibration,omitempty"`
+}
+
+// SweepBand is a sweep's relative uncertainty band and where it comes from.
+type SweepBand struct {
+	Relative BandWidths `json:"relative"`
+	Source   string     `json:"source"`
 }
 
 // maxSweepFile bounds one sweep file read by merge.
@@ -206,5 +216,5 @@ func Merge(names []string, outs []*SweepOutput) (*SweepOutput, error) {
 		return nil, fmt.Errorf("merge: %d frontier point(s) were not event-simulated in their shard, e.g. %s conc %d k %d; were the files edited?", len(need), p.Topology, p.Conc, p.Steps)
 	}
 	in.Shard = nil
-	return &SweepOutput{Inputs: in, SweepResult: res}, nil
+	return &SweepOutput{Inputs: in, SweepResult: res, Band: outs[0].Band, Calibration: outs[0].Calibration}, nil
 }

@@ -156,7 +156,12 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	so := &simulate.SweepOutput{Inputs: simulate.NewSweepInputs(specsimVersion(), res, space), SweepResult: out}
+	band, bandSource, _, err := simulate.BandWidthsFor(res)
+	if err != nil {
+		return fail(err)
+	}
+	so := &simulate.SweepOutput{Inputs: simulate.NewSweepInputs(specsimVersion(), res, space), SweepResult: out,
+		Band: &simulate.SweepBand{Relative: band, Source: bandSource}, Calibration: calibrationNote(res)}
 	return writeSweep(stdout, stderr, "sweep", so, format, csvOut, *sf.all, *sf.plotPath, *sf.emitDir, progress)
 }
 
@@ -186,7 +191,11 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 	if plotPath != "" {
 		progress("plotting", 0, 1)
 		title := fmt.Sprintf("%s %s on %s, %d GPUs, %s", in.Model, strings.ToUpper(in.Precision), strings.ToUpper(in.GPU), in.GPUs, workloadLabel(in))
-		if err := paretoplot.Write(plotPath, title, so.SweepResult); err != nil {
+		band := 0.0
+		if so.Band != nil {
+			band = so.Band.Relative.Throughput
+		}
+		if err := paretoplot.WriteBand(plotPath, title, so.SweepResult, band); err != nil {
 			return fail(err)
 		}
 		progress("plotting", 1, 1)
@@ -213,6 +222,12 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 	r := so.SweepResult
 	fmt.Fprintf(stdout, "%s %s on %s, up to %d GPUs, %s: %d configurations, %d feasible, %d do not fit in memory; %d candidates event-simulated in %d rounds\n",
 		in.Model, strings.ToUpper(in.Precision), strings.ToUpper(in.GPU), in.GPUs, workloadLabel(in), r.Evaluated, len(r.Points), r.Infeasible, r.Refined, r.Rounds)
+	if so.Calibration != "" {
+		fmt.Fprintf(stdout, "calibration applied: %s\n", so.Calibration)
+	}
+	if b := so.Band; b != nil {
+		fmt.Fprintf(stdout, "band: every throughput ±%.0f%%, every latency ±%.0f%% (%s)\n", 100*b.Relative.Throughput, 100*b.Relative.Latency, b.Source)
+	}
 	for _, rm := range r.Removed {
 		fmt.Fprintf(stdout, "SLA --%s %g removed %d points\n", rm.Limit, rm.Value, rm.Removed)
 	}
