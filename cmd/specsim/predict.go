@@ -176,6 +176,7 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("predict", predictHelp, stderr)
 	qf := addQueryFlags(fs, true)
 	conc := fs.Int("conc", 7, "closed-loop concurrency: sessions that each send the next request when the previous one ends")
+	recipeArg := fs.String("recipe", "", "predict what an srt-slurm recipe FILE[:selector] deploys (topology, caps, CUDA graphs, mem fraction, speculation, golden AL); other flags fill what it leaves out")
 	ff := addFormatFlags(fs, true)
 	rest, err := parseFlags(fs, args)
 	if err != nil {
@@ -189,6 +190,9 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim predict:", flagError(err))
 		return exitBadInput
+	}
+	if *recipeArg != "" {
+		return runPredictRecipe(fs, *recipeArg, qf, *conc, format, stdout, stderr)
 	}
 	res, err := qf.resolve()
 	if err != nil {
