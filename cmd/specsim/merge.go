@@ -27,7 +27,6 @@ Example (after a Slurm array job wrote shard-0.json .. shard-7.json):
 func runMerge(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("merge", mergeHelp, stderr)
 	plotPath := fs.String("plot", "", "draw the frontiers (MTP against none) into FILE.png or FILE.svg")
-	emitDir := fs.String("emit", "", "write an srt-slurm schema-2 recipe for each interactivity frontier point into DIR")
 	all := fs.Bool("all", false, "print every point, not just the frontiers")
 	ff := addFormatFlags(fs, true)
 	files, err := parseFlags(fs, args)
@@ -62,5 +61,5 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	progress := stageProgress(stderr, "merge", stderrIsTerminal(), 5*time.Second, time.Now)
-	return writeSweep(stdout, stderr, "merge", so, format, csvOut, *all, *plotPath, *emitDir, progress)
+	return writeSweep(stdout, stderr, "merge", so, nil, format, csvOut, *all, *plotPath, "", progress)
 }

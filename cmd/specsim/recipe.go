@@ -44,6 +44,9 @@ Example:
 `
 
 func runRecipe(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "emit" {
+		return runRecipeEmit(args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "check" {
 		if len(args) > 0 && (args[0] == "--help" || args[0] == "-h" || args[0] == "-help") {
 			fmt.Fprintln(stdout, strings.TrimSpace(recipeHelp))
@@ -83,7 +86,7 @@ func runRecipe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specsim recipe check:", err)
 		return exitBadInput
 	}
-	r, err := recipe.Load(pos[0])
+	r, err := loadRecipeArg(pos[0])
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim recipe check:", err)
 		return exitBadInput

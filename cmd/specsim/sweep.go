@@ -162,7 +162,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	}
 	so := &simulate.SweepOutput{Inputs: simulate.NewSweepInputs(specsimVersion(), res, space), SweepResult: out,
 		Band: &simulate.SweepBand{Relative: band, Source: bandSource}, Calibration: calibrationNote(res)}
-	return writeSweep(stdout, stderr, "sweep", so, format, csvOut, *sf.all, *sf.plotPath, *sf.emitDir, progress)
+	return writeSweep(stdout, stderr, "sweep", so, res, format, csvOut, *sf.all, *sf.plotPath, *sf.emitDir, progress)
 }
 
 // resolveSweepFormat adds csv to the text|json|markdown formats.
@@ -182,7 +182,7 @@ func resolveSweepFormat(ff *formatFlags) (format, bool, error) {
 
 // writeSweep prints a sweep (or merged) result in the chosen format, and
 // the plot and recipes when asked.
-func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, format format, csvOut, all bool, plotPath, emitDir string, progress func(string, int, int)) int {
+func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, res *simulate.Resolved, format format, csvOut, all bool, plotPath, emitDir string, progress func(string, int, int)) int {
 	fail := func(err error) int { fmt.Fprintf(stderr, "specsim %s: %v\n", cmd, err); return exitBadInput }
 	if n := so.Unchecked(); n > 0 {
 		return fail(fmt.Errorf("internal error: %d frontier points were not event-simulated", n))
@@ -203,7 +203,7 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 	var emitted []string
 	if emitDir != "" {
 		var err error
-		if emitted, err = emitFrontierRecipes(emitDir, so); err != nil {
+		if emitted, err = emitFrontierRecipes(emitDir, so, res); err != nil {
 			return fail(err)
 		}
 	}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// withStdin runs f with os.Stdin reading data.
+func withStdin(t *testing.T, data string, f func()) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "stdin")
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	old := os.Stdin
+	os.Stdin = in
+	defer func() { os.Stdin = old }()
+	f()
+}
+
+// recipe emit | recipe check - exits 0, and predict --recipe on what emit
+// wrote deploys the topology, k and caps emit was given.
+func TestRecipeEmitCheckPredict(t *testing.T) {
+	for _, tc := range []struct {
+		topo string
+		k    string
+		al   float64 // golden qwen3.5 thinking-on curve at k
+	}{{"agg:tp4", "3", 3.39}, {"disagg:1xdep4+2xtp4", "4", 3.97}} {
+		code, text, stderr := runCLI("recipe", "emit", "--topology", tc.topo, "--steps", tc.k, "--conc", "32", "--cuda-graph-max-bs", "48")
+		if code != exitOK {
+			t.Fatalf("emit %s: exit %d, %s", tc.topo, code, stderr)
+		}
+		if !strings.Contains(text, "schema: 2") || !strings.Contains(text, "path: FILL-IN") || !strings.Contains(text, "account: FILL-IN") {
+			t.Errorf("emitted recipe lacks schema 2 or FILL-IN marks:\n%s", text)
+		}
+		withStdin(t, text, func() {
+			if code, out, stderr := runCLI("recipe", "check", "-"); code != exitOK {
+				t.Errorf("recipe check - on emitted %s: exit %d\n%s%s", tc.topo, code, out, stderr)
+			}
+		})
+		f := filepath.Join(t.TempDir(), "r.yaml")
+		os.WriteFile(f, []byte(text), 0o644)
+		code, out, stderr := runCLI("predict", "--recipe", f, "--conc", "32", "--requests", "48", "--json")
+		if code != exitOK {
+			t.Fatalf("predict --recipe: exit %d, %s", code, stderr)
+		}
+		var got struct {
+			Variants []struct {
+				Topology string   `json:"topology"`
+				Steps    int      `json:"steps"`
+				GoldenAL *float64 `json:"golden_al"`
+				Read     []struct{ Setting, Value string }
+				Result   struct {
+					Sim string `json:"sim"`
+				} `json:"result"`
+			} `json:"variants"`
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		v := got.Variants[0]
+		if v.Topology != tc.topo || v.Steps != int(tc.k[0]-'0') || v.GoldenAL == nil || *v.GoldenAL != tc.al || v.Result.Sim != "event" {
+			t.Errorf("predict --recipe on emitted %s: %+v", tc.topo, v)
+		}
+		graph := ""
+		for _, s := range v.Read {
+			if s.Setting == "cuda graph max bs" {
+				graph = s.Value
+			}
+		}
+		if graph != "48" {
+			t.Errorf("cuda graph max bs read %q, want 48", graph)
+		}
+	}
+}
+
+// predict --recipe runs on the testdata recipes it can model and says what
+// it read and what it did not model; the others fail with the file named.
+func TestPredictRecipeTestdata(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "recipes")
+	for _, tc := range []struct {
+		file, want string
+		ok         bool
+	}{
+		{"schema2_qwen3.5_sglang_gb300-fp4_agentx_agg-variants.yaml:override_c24", "HiCache", true},
+		{"schema2_qwen3.5_sglang_gb300-fp4_agentx_disagg-variants.yaml:override_tp4_tp4_c8", "cuda graph max bs     64", true},
+		{"schema1_sglang_qwen3.5_gb300-fp4_agentic_agg-tp2-c1-mtp-hicache.yaml", "agg:tp2", true},
+		{"schema1_trtllm_qwen3.5_gb300-fp4_agentx_disagg-3p2d-dep4-dep4-c704-mtp.yaml", "not modelled", true},
+		{"schema1_sglang_deepseek-v4_agentic_disagg-2p1d-dep8-tp4-c80-mtp.yaml", "pass --model", false},
+	} {
+		code, out, stderr := runCLI("predict", "--recipe", filepath.Join(dir, tc.file), "--requests", "48")
+		if tc.ok && (code != exitOK || !strings.Contains(out, tc.want) || !strings.Contains(out, "read from the recipe") || !strings.Contains(out, "prediction:")) {
+			t.Errorf("%s: exit %d, want %q in\n%s%s", tc.file, code, tc.want, out, stderr)
+		}
+		if !tc.ok && (code != exitBadInput || !strings.Contains(stderr, tc.want)) {
+			t.Errorf("%s: exit %d, %s", tc.file, code, stderr)
+		}
+	}
+}
