@@ -16,11 +16,13 @@ type fakeEnd struct {
 }
 type fakeHeap []fakeEnd
 
-func (h fakeHeap) Len() int           { return len(h) }
-func (h fakeHeap) Less(i, j int) bool { return h[i].t < h[j].t || (h[i].t == h[j].t && h[i].id < h[j].id) }
-func (h fakeHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *fakeHeap) Push(x any)        { *h = append(*h, x.(fakeEnd)) }
-func (h *fakeHeap) Pop() any          { o := *h; x := o[len(o)-1]; *h = o[:len(o)-1]; return x }
+func (h fakeHeap) Len() int { return len(h) }
+func (h fakeHeap) Less(i, j int) bool {
+	return h[i].t < h[j].t || (h[i].t == h[j].t && h[i].id < h[j].id)
+}
+func (h fakeHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *fakeHeap) Push(x any)   { *h = append(*h, x.(fakeEnd)) }
+func (h *fakeHeap) Pop() any     { o := *h; x := o[len(o)-1]; *h = o[:len(o)-1]; return x }
 
 type fakeRun struct {
 	rp       *Replay
