@@ -48,6 +48,8 @@ type Query struct {
 	MoESkew        float64
 	Requests       int
 	Seed           uint64
+	// Server holds the planner and prefix-cache flags (planner.go).
+	Server ServerConfig
 }
 
 // Resolved is a Query turned into typed parts, with acceptance resolved per
@@ -201,6 +203,9 @@ func (q Query) Resolve() (*Resolved, error) {
 	if q.MaxRunning < 0 || q.CUDAGraphMaxBS < 0 || q.Chunk < 0 {
 		return nil, fmt.Errorf("--max-running, --cuda-graph-max-bs and --chunk must not be negative")
 	}
+	if err := q.Server.validate(); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -275,5 +280,5 @@ func (r *Resolved) Scenario(t Topology, conc, k int) (Scenario, error) {
 	}
 	return Scenario{Model: r.Model, Topology: t, Engine: r.Engine, Workload: r.Workload, Conc: conc, Spec: spec,
 		MaxRunning: r.Q.MaxRunning, Chunk: r.Q.Chunk, MemFraction: r.Q.MemFraction, Requests: r.Q.Requests, Seed: r.Q.Seed,
-		engines: r.engines}, nil
+		Server: r.Q.Server, engines: r.engines}, nil
 }

@@ -42,6 +42,7 @@ type Scenario struct {
 	MemFraction float64 // 0 = DefaultMemFraction
 	Requests    int     // measured requests (0 = default)
 	Seed        uint64
+	Server      ServerConfig // the engine knobs of planner.go and the prefix cache
 
 	engines map[Parallel]*Engine // shared across a sweep's scenarios (memoized step times)
 }
@@ -76,6 +77,10 @@ type Result struct {
 	Requests                int     `json:"requests"`
 	Sim                     string  `json:"sim"` // "event" or "mean-field"
 	NormalizedInteractivity float64 `json:"normalized_interactivity_p90"`
+	// Limits says, per role, what caps its running requests (planner.go).
+	Limits []RunningCap `json:"limits"`
+	// Cache is the prefix cache's outcome (prefixcache.go); nil when off.
+	Cache *CacheReport `json:"prefix_cache,omitempty"`
 }
 
 // StepReport is the mean decode iteration, in milliseconds, by part.
@@ -195,6 +200,7 @@ type Plan struct {
 	memFrac  float64
 	gpuName  string
 	transfer func(tokens int) float64
+	caps     []RunningCap // per role, what limits its running requests
 }
 
 // NewPlan resolves a scenario: engines per role and memory feasibility.
@@ -216,14 +222,13 @@ func NewPlan(sc Scenario, gpu GPUSpec) (*Plan, error) {
 	if p.chunk <= 0 {
 		p.chunk = DefaultChunk
 	}
-	if p.memFrac == 0 {
+	if p.memFrac == 0 && !sc.Server.AutoMemFraction {
 		p.memFrac = DefaultMemFraction
 	}
-	if !(p.memFrac > 0 && p.memFrac <= 1) {
-		return nil, fmt.Errorf("--mem-fraction %g: want (0, 1]", p.memFrac)
+	if !(p.memFrac >= 0 && p.memFrac <= 1) {
+		return nil, fmt.Errorf("--mem-fraction %g: want (0, 1], or 0 for the engine's own rule", p.memFrac)
 	}
-	k := sc.Spec.Steps
-	build := func(par Parallel, what string, conc int) (*Engine, Memory, error) {
+	build := func(par Parallel, r role, what string, conc int) (*Engine, Memory, error) {
 		e := sc.engines[par]
 		if e == nil {
 			var err error
@@ -234,28 +239,25 @@ func NewPlan(sc Scenario, gpu GPUSpec) (*Plan, error) {
 				sc.engines[par] = e
 			}
 		}
-		running := conc
-		if sc.MaxRunning > 0 {
-			running = min(running, sc.MaxRunning)
-		}
-		mem := e.Memory(&sc.Workload, running, k, p.memFrac)
+		mem := e.PlanMemory(&sc.Workload, sc.poolConfig(r, conc, p.chunk, p.memFrac))
 		if !mem.Feasible {
 			return nil, mem, &InfeasibleError{Where: fmt.Sprintf("%s (%s on %s, %s)", what, par, gpu.GPU.Name, sc.Model.Name), Mem: mem}
 		}
+		p.caps = append(p.caps, runningCap(r, e, mem, conc, sc.Workload.MeanContext()))
 		return e, mem, nil
 	}
 	t := sc.Topology
 	var err error
 	if !t.Disagg {
-		p.agg, p.aggMem, err = build(t.Agg, "agg instance", sc.Conc)
+		p.agg, p.aggMem, err = build(t.Agg, roleAgg, "agg instance", sc.Conc)
 		return p, err
 	}
 	perP := ceilDiv(sc.Conc, t.PrefillWorkers)
-	if p.prefill, p.preMem, err = build(t.Prefill, "prefill worker", perP); err != nil {
+	if p.prefill, p.preMem, err = build(t.Prefill, rolePrefill, "prefill worker", perP); err != nil {
 		return p, err
 	}
 	perD := ceilDiv(sc.Conc, t.DecodeWorkers)
-	if p.decode, p.decMem, err = build(t.Decode, "decode worker", perD); err != nil {
+	if p.decode, p.decMem, err = build(t.Decode, roleDecode, "decode worker", perD); err != nil {
 		return p, err
 	}
 	// KV moves from every prefill GPU to the decode GPUs; inside one
@@ -309,10 +311,7 @@ func (p *Plan) lanes() ([]*instance, []int, []int, error) {
 	add := func(r role, e *Engine, mem Memory, n int, concPerInst int) error {
 		for range n {
 			pp := e.Par.PP
-			capRun := concPerInst
-			if p.sc.MaxRunning > 0 {
-				capRun = min(capRun, p.sc.MaxRunning)
-			}
+			capRun := min(concPerInst, max(mem.MaxRunning, 1))
 			tokFit := mem.TokensFit * e.Par.AttentionDP()
 			for range pp {
 				s, err := p.newSampler(p.sc.Seed*7919 + uint64(len(inst)) + 1)
@@ -625,7 +624,7 @@ func (p *Plan) summarize(rs []*simRequest, window float64) *Result {
 }
 
 func (p *Plan) result(ttft, tpot, e2el, norm []float64, tokens, outTokens, window float64, n int) *Result {
-	res := &Result{Topology: p.sc.Topology.String(), Conc: p.sc.Conc, Steps: p.sc.Spec.Steps, GPUs: p.gpus, Requests: n}
+	res := &Result{Topology: p.sc.Topology.String(), Conc: p.sc.Conc, Steps: p.sc.Spec.Steps, GPUs: p.gpus, Requests: n, Limits: p.caps}
 	res.TTFTms = quantile(ttft, 0.5) * 1e3
 	res.TTFTp90ms = quantile(ttft, 0.9) * 1e3
 	res.TPOTms = quantile(tpot, 0.5) * 1e3

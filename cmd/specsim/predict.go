@@ -68,9 +68,15 @@ func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
 	fs.StringVar(&q.Method, "method", "", "acceptance sampler: sglang-match-expected (default), sglang-multinomial, vllm-synthetic, trtllm, chain, empirical")
 	fs.StringVar(&q.Histogram, "histogram", "", "CSV `FILE` of measured accepted lengths (length,count) for --method empirical")
 	fs.IntVar(&q.MaxRunning, "max-running", 0, "max running requests per instance (0 = concurrency and KV pool decide)")
+	fs.IntVar(&q.Server.PrefillMaxRunning, "prefill-max-running", 0, "max running requests per disaggregated prefill worker (--max-running applies to agg instances and decode workers; 0 = concurrency)")
+	fs.IntVar(&q.Server.MambaCache, "max-mamba-cache-size", 0, "SGLang --max-mamba-cache-size: linear-attention state slots per instance (0 = the engine sizes them)")
+	fs.IntVar(&q.Server.PageSize, "page-size", 0, "KV page size in tokens (0 = 64, the recipes' --page-size)")
+	fs.Float64Var(&q.Server.HiCacheRatio, "hicache-ratio", 0, "HiCache host KV tier as a multiple of the device pool (SGLang --hicache-ratio; 0 = no host tier)")
+	fs.Float64Var(&q.Server.HiCacheGiB, "hicache-size", 0, "HiCache host KV tier in GB per rank (SGLang --hicache-size; wins over --hicache-ratio)")
+	fs.BoolVar(&q.Server.NoPrefixCache, "no-prefix-cache", false, "turn the radix prefix cache off (decode workers never have one)")
 	fs.IntVar(&q.CUDAGraphMaxBS, "cuda-graph-max-bs", 0, "largest decode batch per rank replayed as a CUDA graph (0 = 256)")
 	fs.IntVar(&q.Chunk, "chunk", 0, "chunked-prefill tokens per prefill forward (0 = 16384)")
-	fs.Float64Var(&q.MemFraction, "mem-fraction", simulate.DefaultMemFraction, "share of HBM for weights and caches (SGLang --mem-fraction-static); with --engine trtllm, the KV cache's share of the memory the weights leave free (free_gpu_memory_fraction)")
+	fs.Float64Var(&q.MemFraction, "mem-fraction", simulate.DefaultMemFraction, "share of HBM for weights and caches (SGLang --mem-fraction-static; 0 = SGLang's automatic rule); with --engine trtllm, the KV cache's share of the memory the weights leave free (free_gpu_memory_fraction)")
 	fs.StringVar(&q.DraftDType, "draft-dtype", "", "override the draft's effective weight dtype (bf16, fp8, nvfp4); default: as shipped/served")
 	fs.StringVar(&q.KVDType, "kv-dtype", "", "KV cache dtype: fp8 (default, what InferenceX recipes set) | bf16")
 	fs.StringVar(&q.Engine, "engine", "sglang", "serving engine whose MoE backends price the draft: sglang | vllm | trtllm")
@@ -86,6 +92,7 @@ func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
 func (f *queryFlags) resolve() (*simulate.Resolved, error) {
 	q := f.q
 	q.SchedOverhead, q.SpecOverhead = f.schedMS, f.specMS
+	q.Server.AutoMemFraction = q.MemFraction == 0
 	switch {
 	case f.isl != 0 || f.osl != 0:
 		if f.workload == "agentx" {
@@ -248,6 +255,27 @@ func printPrediction(w io.Writer, r *simulate.Resolved, p *simulate.Result, form
 	mt.add("KV cache in use", f1(m.KV))
 	mt.add("total / available", f1(m.Total)+" / "+f1(m.Capacity))
 	writeTable(w, mt, format)
+	printLimits(w, p, format)
+}
+
+// printLimits says what capped each role's running requests.
+func printLimits(w io.Writer, p *simulate.Result, format format) {
+	if len(p.Limits) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	lt := &table{header: []string{"role", ">max running", "capped by", ">req slots/rank", ">pool tokens/rank", ">mamba slots/rank", ">host tokens/rank", ">mem fraction"}}
+	var notes []string
+	for _, l := range p.Limits {
+		lt.add(l.Role, fmt.Sprint(l.Running), l.CappedBy, fmt.Sprint(l.ReqSlots), fmt.Sprint(l.PoolTokens), fmt.Sprint(l.MambaSlots), fmt.Sprint(l.HostTokens), fmt.Sprintf("%.3f", l.Fraction))
+		if l.Note != "" {
+			notes = append(notes, l.Role+": "+l.Note)
+		}
+	}
+	writeTable(w, lt, format)
+	for _, n := range notes {
+		fmt.Fprintln(w, "note:", n)
+	}
 }
 
 func writeTable(w io.Writer, t *table, format format) {
