@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/specsim/specsim/simulate/acceptance"
+	"github.com/specsim/specsim/simulate/agentx"
 )
 
 // Spec is the speculative-decoding setting of a run.
@@ -81,6 +82,8 @@ type Result struct {
 	Limits []RunningCap `json:"limits"`
 	// Cache is the prefix cache's outcome (prefixcache.go); nil when off.
 	Cache *CacheReport `json:"prefix_cache,omitempty"`
+	// AgentX is the trace replay's client side (agentx_workload.go).
+	AgentX *AgentXReport `json:"agentx,omitempty"`
 }
 
 // StepReport is the mean decode iteration, in milliseconds, by part.
@@ -140,6 +143,7 @@ type simRequest struct {
 	ctx        int     // current context length
 	finishAt   float64 // time of the last output token
 	measured   bool
+	agx        int // 1 + the agentx.Request ID of a trace replay, 0 otherwise
 }
 
 // instance is one simulated engine (or one pipeline microbatch lane of it).
@@ -380,6 +384,24 @@ func (p *Plan) Simulate() (*Result, error) {
 	)
 	push := func(ev *event) { seq++; ev.seq = seq; heap.Push(&h, ev) }
 	var kick func(i int)
+	rp, err := p.newReplay()
+	if err != nil {
+		return nil, err
+	}
+	var cachedTok, inputTok float64
+	var simErr error
+	issueAgentX := func(q agentx.Request) {
+		r := &simRequest{Request: Request{ISL: q.Input, OSL: q.Output}, session: q.Session, arrival: q.Arrival,
+			agx: q.ID + 1, measured: q.Phase == agentx.Profile}
+		in := entry[q.Session%len(entry)]
+		r.Cached = p.agentxCached(in, q)
+		r.done = r.Cached
+		if r.measured {
+			cachedTok += float64(r.Cached)
+			inputTok += float64(r.ISL)
+		}
+		push(&event{t: q.Arrival, kind: 1, inst: in, req: r})
+	}
 	issue := func(session int, t float64) {
 		r := &simRequest{Request: p.sc.Workload.Sample(rng), session: session, arrival: t}
 		r.done = r.Cached
@@ -389,6 +411,12 @@ func (p *Plan) Simulate() (*Result, error) {
 	}
 	finish := func(r *simRequest, t float64) {
 		r.finishAt = t
+		if r.agx > 0 {
+			if err := rp.Complete(r.agx-1, r.firstToken, t); err != nil && simErr == nil {
+				simErr = err
+			}
+			return
+		}
 		completed++
 		if r.measured {
 			finished = append(finished, r)
@@ -564,11 +592,30 @@ func (p *Plan) Simulate() (*Result, error) {
 			kick(i)
 		}})
 	}
-	for s := range p.sc.Conc {
-		issue(s, 0)
+	if rp == nil {
+		for s := range p.sc.Conc {
+			issue(s, 0)
+		}
 	}
 	events := 0
-	for h.Len() > 0 && len(finished) < measuredN {
+	for {
+		if simErr != nil {
+			return nil, simErr
+		}
+		if rp != nil {
+			if rp.Finished() {
+				break
+			}
+			if ta, ok := rp.PeekTime(); ok && (h.Len() == 0 || ta <= h[0].t) {
+				issueAgentX(rp.Pop())
+				continue
+			}
+			if h.Len() == 0 {
+				return nil, fmt.Errorf("agentx replay stalled at %.1f s with %d requests in flight", now, rp.InFlight())
+			}
+		} else if h.Len() == 0 || len(finished) >= measuredN {
+			break
+		}
 		ev := heap.Pop(&h).(*event)
 		now = ev.t
 		events++
@@ -585,11 +632,18 @@ func (p *Plan) Simulate() (*Result, error) {
 		}
 		ev.fin(now)
 	}
-	if len(finished) == 0 {
-		return nil, fmt.Errorf("simulation finished no request")
+	var res *Result
+	if rp != nil {
+		if len(rp.Records()) == 0 {
+			return nil, fmt.Errorf("agentx replay profiled no request")
+		}
+		res = p.agentxResult(rp, cachedTok, inputTok)
+	} else {
+		if len(finished) == 0 {
+			return nil, fmt.Errorf("simulation finished no request")
+		}
+		res = p.summarize(finished, now-windowT0)
 	}
-	window := now - windowT0
-	res := p.summarize(finished, window)
 	if steps > 0 {
 		res.StepMS = scale(stepSum, 1/float64(steps)).Report()
 		res.DecodeBatch = batchSum / float64(steps)
