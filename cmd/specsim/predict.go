@@ -150,7 +150,7 @@ func atoiSmall(s string) (int, error) {
 func runPredict(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("predict", predictHelp, stderr)
 	qf := addQueryFlags(fs, true)
-	conc := fs.Int("conc", 7, "closed-loop concurrency: sessions that each send the next request when the previous one ends")
+	conc := fs.Int("conc", 7, "concurrency: agentx = live session trees (a root conversation and its subagents, AIPerf --concurrency); fixed lengths = closed-loop sessions that send the next request when the previous one ends")
 	ff := addFormatFlags(fs, true)
 	rest, err := parseFlags(fs, args)
 	if err != nil {
