@@ -3,7 +3,8 @@ package audit
 import (
 	"fmt"
 	"math"
-	"sort"
+
+	"github.com/specsim/specsim/audit/finding"
 )
 
 // Config is one audit request.
@@ -180,7 +181,4 @@ func vocabSplitProblem(vocab, tp int) string {
 	return ""
 }
 
-func sortFindings(fs []Finding) {
-	rank := map[Severity]int{SeverityError: 0, SeverityWarning: 1, SeverityInfo: 2}
-	sort.SliceStable(fs, func(i, j int) bool { return rank[fs[i].Severity] < rank[fs[j].Severity] })
-}
+func sortFindings(fs []Finding) { finding.Sort(fs) }

@@ -1,29 +1,19 @@
 package audit
 
-// Severity ranks a finding: only errors make the command exit 1.
-type Severity string
+import "github.com/specsim/specsim/audit/finding"
+
+// Severity and Finding are the shared types of package audit/finding.
+type (
+	Severity = finding.Severity
+	Finding  = finding.Finding
+)
 
 // Severities, most serious first.
 const (
-	SeverityError   Severity = "error"
-	SeverityWarning Severity = "warning"
-	SeverityInfo    Severity = "info"
+	SeverityError   = finding.Error
+	SeverityWarning = finding.Warning
+	SeverityInfo    = finding.Info
 )
 
-// Finding is one result of the audit: a stable code, a severity and a
-// message that says what is wrong and what to change.
-type Finding struct {
-	Code     string   `json:"code"`
-	Severity Severity `json:"severity"`
-	Message  string   `json:"message"`
-}
-
 // HasErrors reports whether any finding is error-severity.
-func HasErrors(fs []Finding) bool {
-	for _, f := range fs {
-		if f.Severity == SeverityError {
-			return true
-		}
-	}
-	return false
-}
+func HasErrors(fs []Finding) bool { return finding.HasErrors(fs) }

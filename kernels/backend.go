@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -53,8 +52,16 @@ var embeddedBackends []byte
 
 type backendFile struct {
 	Engines []struct {
-		Engine   string            `yaml:"engine"`
-		Source   string            `yaml:"source"`
+		Engine    string            `yaml:"engine"`
+		Source    string            `yaml:"source"`
+		Default   string            `yaml:"default"`
+		Auto      map[string]string `yaml:"auto"`
+		AutoRules []struct {
+			Archs        []string `yaml:"archs"`
+			GPUArch      string   `yaml:"gpu_arch"`
+			Quantization []string `yaml:"quantization"`
+			Backend      string   `yaml:"backend"`
+		} `yaml:"auto_rules"`
 		Fallback map[string]string `yaml:"fallback"`
 		Backends []struct {
 			Name       string   `yaml:"name"`
@@ -69,6 +76,17 @@ type backendFile struct {
 type backendTable struct {
 	backends []Backend
 	fallback map[string]map[DType]string // engine -> dtype -> backend name
+	auto     map[string]map[DType]string // engine -> dtype -> what "auto" runs
+	defaults map[string]string           // engine -> value of an unset backend flag
+	rules    map[string][]autoRule
+	sources  map[string]string
+}
+
+// autoRule is one model-specific resolution of an unset backend.
+type autoRule struct {
+	archs, quant []string
+	gpuArch      string
+	backend      string
 }
 
 var backends = mustParseBackends("kernels/data/backends.yaml", embeddedBackends)
@@ -88,18 +106,26 @@ func parseBackends(name string, data []byte) (*backendTable, error) {
 	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}
-	t := &backendTable{fallback: map[string]map[DType]string{}}
+	t := &backendTable{fallback: map[string]map[DType]string{}, auto: map[string]map[DType]string{},
+		defaults: map[string]string{}, rules: map[string][]autoRule{}, sources: map[string]string{}}
 	for _, e := range f.Engines {
 		engine := strings.ToLower(e.Engine)
-		fb := map[DType]string{}
-		for k, v := range e.Fallback {
-			dt, err := ParseDType(k)
-			if err != nil {
-				return nil, fmt.Errorf("%s: engine %s: fallback: %v", name, engine, err)
-			}
-			fb[dt] = v
+		fb, err := dtypeMap(e.Fallback)
+		if err != nil {
+			return nil, fmt.Errorf("%s: engine %s: fallback: %v", name, engine, err)
 		}
-		t.fallback[engine] = fb
+		au, err := dtypeMap(e.Auto)
+		if err != nil {
+			return nil, fmt.Errorf("%s: engine %s: auto: %v", name, engine, err)
+		}
+		t.fallback[engine], t.auto[engine], t.sources[engine] = fb, au, e.Source
+		t.defaults[engine] = strings.ToLower(strings.TrimSpace(e.Default))
+		if t.defaults[engine] == "" {
+			t.defaults[engine] = "auto"
+		}
+		for _, r := range e.AutoRules {
+			t.rules[engine] = append(t.rules[engine], autoRule{archs: r.Archs, quant: r.Quantization, gpuArch: r.GPUArch, backend: r.Backend})
+		}
 		for _, b := range e.Backends {
 			if !(b.Efficiency > 0 && b.Efficiency <= 1) {
 				return nil, fmt.Errorf("%s: %s/%s: efficiency %v outside (0, 1]", name, engine, b.Name, b.Efficiency)
@@ -114,16 +140,41 @@ func parseBackends(name string, data []byte) (*backendTable, error) {
 			}
 			t.backends = append(t.backends, be)
 		}
-		for dt, n := range fb {
-			if _, ok := t.find(engine, n); !ok {
-				return nil, fmt.Errorf("%s: engine %s: fallback for %s names unknown backend %q", name, engine, dt, n)
+		for what, m := range map[string]map[DType]string{"fallback": fb, "auto": au} {
+			for dt, n := range m {
+				b, ok := t.find(engine, n)
+				if !ok {
+					return nil, fmt.Errorf("%s: engine %s: %s for %s names unknown backend %q", name, engine, what, dt, n)
+				}
+				if !b.Accepts(dt) {
+					return nil, fmt.Errorf("%s: engine %s: %s backend %q does not accept %s", name, engine, what, n, dt)
+				}
 			}
-			if b, _ := t.find(engine, n); !b.Accepts(dt) {
-				return nil, fmt.Errorf("%s: engine %s: fallback backend %q does not accept %s", name, engine, n, dt)
+		}
+		if d := t.defaults[engine]; d != "auto" {
+			if _, ok := t.find(engine, d); !ok {
+				return nil, fmt.Errorf("%s: engine %s: default names unknown backend %q", name, engine, d)
+			}
+		}
+		for _, r := range t.rules[engine] {
+			if _, ok := t.find(engine, r.backend); !ok {
+				return nil, fmt.Errorf("%s: engine %s: auto rule names unknown backend %q", name, engine, r.backend)
 			}
 		}
 	}
 	return t, nil
+}
+
+func dtypeMap(m map[string]string) (map[DType]string, error) {
+	out := map[DType]string{}
+	for k, v := range m {
+		dt, err := ParseDType(k)
+		if err != nil {
+			return nil, err
+		}
+		out[dt] = strings.ToLower(strings.TrimSpace(v))
+	}
+	return out, nil
 }
 
 func (t *backendTable) find(engine, name string) (Backend, bool) {
@@ -149,8 +200,9 @@ func Backends() []Backend {
 // BackendFor resolves the backend an engine runs experts stored in dt on
 // when name is requested ("" or "auto" asks for the engine's choice), on
 // any GPU. If the named backend does not accept dt the engine falls back
-// (an unquantized BF16 draft next to an NVFP4 target lands on Triton in
-// SGLang and vLLM) and fellBack is true.
+// (SGLang runs unquantized BF16 experts asked onto flashinfer_cutedsl on
+// Triton) and fellBack is true. A launch's flags, with the draft's
+// inheritance, go through ResolveTargetMoE and ResolveDraftMoE.
 func BackendFor(engine, name string, dt DType) (b Backend, fellBack bool, err error) {
 	return BackendForArch(engine, name, dt, "")
 }
@@ -159,20 +211,21 @@ func BackendFor(engine, name string, dt DType) (b Backend, fellBack bool, err er
 // that do not run there (TensorRT-LLM-generated kernels are
 // Blackwell-only) are not chosen by "auto", and a named one falls back.
 func BackendForArch(engine, name string, dt DType, arch string) (b Backend, fellBack bool, err error) {
-	engine = strings.ToLower(strings.TrimSpace(engine))
-	if engine == "tensorrt-llm" || engine == "trt-llm" || engine == "tensorrt_llm" {
-		engine = "trtllm"
-	}
+	engine = normEngine(engine)
 	fb, ok := backends.fallback[engine]
 	if !ok {
-		engines := make([]string, 0, len(backends.fallback))
-		for e := range backends.fallback {
-			engines = append(engines, e)
-		}
-		sort.Strings(engines)
-		return Backend{}, false, fmt.Errorf("unknown engine %q: want %s", engine, strings.Join(engines, ", "))
+		return Backend{}, false, unknownEngine(engine)
 	}
 	auto := func() (Backend, error) {
+		n, ok := backends.auto[engine][dt]
+		if dt == FP16 && !ok {
+			n, ok = backends.auto[engine][BF16]
+		}
+		if ok {
+			if b, found := backends.find(engine, n); found && b.RunsOn(arch) {
+				return b, nil
+			}
+		}
 		var best Backend
 		for _, c := range backends.backends {
 			if c.Engine == engine && c.Accepts(dt) && c.RunsOn(arch) && c.Efficiency > best.Efficiency {

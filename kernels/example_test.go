@@ -21,13 +21,25 @@ func ExampleExpectedDistinctExperts() {
 }
 
 // An unquantized MTP draft next to an NVFP4 target: SGLang's
-// flashinfer_trtllm runner does not take BF16 experts, so the draft's MoE
+// flashinfer_cutedsl runner does not take BF16 experts, so the draft's MoE
 // runs on Triton, priced slower.
 func ExampleBackendFor() {
-	b, fellBack, err := kernels.BackendFor("sglang", "flashinfer_trtllm", kernels.BF16)
+	b, fellBack, err := kernels.BackendFor("sglang", "flashinfer_cutedsl", kernels.BF16)
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println(b.Name, fellBack, b.Efficiency)
 	// Output: triton true 0.7
+}
+
+// The draft inherits the target's --moe-runner-backend: on
+// flashinfer_trtllm SGLang's unquantized MoE method serves the BF16 draft
+// there, with no fallback.
+func ExampleResolveDraftMoE() {
+	c, err := kernels.ResolveDraftMoE(kernels.MoELaunch{Engine: "sglang", Backend: "flashinfer_trtllm"}, kernels.BF16)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(c.Backend.Name, c.FellBack, c.Origin)
+	// Output: flashinfer_trtllm false inherited from the target: --moe-runner-backend
 }

@@ -139,9 +139,10 @@ func TestBackends(t *testing.T) {
 		want         string
 		fellBack     bool
 	}{
-		// An unquantized MTP draft next to an NVFP4 target on SGLang's
-		// flashinfer_trtllm runs on Triton.
-		{"sglang", "flashinfer_trtllm", BF16, "triton", true},
+		// SGLang's UnquantizedFusedMoEMethod serves BF16 on
+		// flashinfer_trtllm (see TestSGLangUnquantizedMoE).
+		{"sglang", "flashinfer_trtllm", BF16, "flashinfer_trtllm", false},
+		{"sglang", "flashinfer_cutedsl", BF16, "triton", true},
 		{"sglang", "flashinfer_trtllm", NVFP4, "flashinfer_trtllm", false},
 		{"sglang", "auto", NVFP4, "flashinfer_trtllm", false},
 		{"sglang", "", FP8, "flashinfer_trtllm", false},

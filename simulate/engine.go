@@ -72,13 +72,17 @@ func (b Breakdown) plus(o Breakdown) Breakdown {
 type EngineConfig struct {
 	Precision Precision
 	// DraftDType overrides the draft's shipped precision ("" keeps it).
-	DraftDType     kernels.DType
-	KVDType        kernels.DType // "" = fp8 (the KV dtype InferenceX recipes set)
-	EngineName     string        // "sglang" (default), "vllm", "trtllm": picks MoE backends
-	CUDAGraphMaxBS int           // 0 = 256
-	SchedOverhead  float64       // seconds; <0 = default
-	SpecOverhead   float64       // seconds; <0 = default
-	MoESkew        float64
+	DraftDType kernels.DType
+	KVDType    kernels.DType // "" = fp8 (the KV dtype InferenceX recipes set)
+	EngineName string        // "sglang" (default), "vllm", "trtllm": picks MoE backends
+	// MoEBackend and SpecMoEBackend are --moe-runner-backend and
+	// --speculative-moe-runner-backend ("" = unset: the engine's default,
+	// and the draft inherits the target's).
+	MoEBackend, SpecMoEBackend string
+	CUDAGraphMaxBS             int     // 0 = 256
+	SchedOverhead              float64 // seconds; <0 = default
+	SpecOverhead               float64 // seconds; <0 = default
+	MoESkew                    float64
 }
 
 // Host overheads per iteration. SGLang's overlap scheduler hides most host
@@ -122,16 +126,19 @@ func NewEngine(m *Model, g *kernels.GPU, p Parallel, c EngineConfig) (*Engine, e
 	if c.Precision == FP4 && g.Peak["nvfp4"] == 0 {
 		return nil, fmt.Errorf("%s has no FP4 tensor cores: NVFP4 weights need Blackwell (B200, B300, GB200, GB300); use --precision fp8", g.Name)
 	}
-	tb, _, err := kernels.BackendFor(engine, "", e.Target.Experts)
+	launch := kernels.MoELaunch{Engine: engine, Backend: c.MoEBackend, SpecBackend: c.SpecMoEBackend}
+	tc, err := kernels.ResolveTargetMoE(launch, e.Target.Experts)
 	if err != nil {
 		return nil, fmt.Errorf("target MoE backend: %w", err)
 	}
-	// The draft's MoE runs on the backend the engine chose for the target;
-	// a format that backend does not take falls back (BF16 -> Triton).
-	db, fell, err := kernels.BackendFor(engine, tb.Name, e.Draft.Experts)
+	// The draft's MoE runs on the backend the target asked for unless the
+	// draft has its own; a format that backend does not take falls back
+	// (SGLang: BF16 on flashinfer_cutedsl -> Triton).
+	dc, err := kernels.ResolveDraftMoE(launch, e.Draft.Experts)
 	if err != nil {
 		return nil, fmt.Errorf("draft MoE backend: %w", err)
 	}
+	tb, db, fell := tc.Backend, dc.Backend, dc.FellBack
 	e.TargetMoEEff, e.DraftMoEEff = positiveOr(tb.Efficiency, 1), positiveOr(db.Efficiency, 1)
 	e.DraftBackend, e.DraftFellBack = db.Name, fell
 	e.EngineName = engine

@@ -128,8 +128,21 @@ func TestBF16DraftCostsMoreThanNVFP4(t *testing.T) {
 	if bf.Draft.Experts != "bf16" || fp4.Draft.Experts != "nvfp4" {
 		t.Fatalf("draft dtypes %s / %s", bf.Draft.Experts, fp4.Draft.Experts)
 	}
-	if !bf.DraftFellBack || bf.DraftMoEEff >= fp4.DraftMoEEff {
-		t.Errorf("BF16 draft MoE should fall back to a slower backend: %s eff %.2f vs %.2f", bf.DraftBackend, bf.DraftMoEEff, fp4.DraftMoEEff)
+	// Unset --moe-runner-backend is SGLang's "auto": the unquantized draft
+	// MoE runs Triton (kernels.TestSGLangUnquantizedMoE).
+	if bf.DraftBackend != "triton" || bf.DraftMoEEff >= fp4.DraftMoEEff {
+		t.Errorf("BF16 draft MoE on auto should run the slower Triton: %s eff %.2f vs %.2f", bf.DraftBackend, bf.DraftMoEEff, fp4.DraftMoEEff)
+	}
+	// On the recipes' flashinfer_trtllm the BF16 draft stays there; on
+	// flashinfer_cutedsl it falls back.
+	for backend, want := range map[string]string{"flashinfer_trtllm": "flashinfer_trtllm", "flashinfer_cutedsl": "triton"} {
+		e, err := NewEngine(m, g, par, EngineConfig{Precision: FP4, MoEBackend: backend, SchedOverhead: -1, SpecOverhead: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.DraftBackend != want || e.DraftFellBack != (want != backend) {
+			t.Errorf("--moe-runner-backend %s: draft on %s fellBack=%v, want %s", backend, e.DraftBackend, e.DraftFellBack, want)
+		}
 	}
 	for _, b := range []int{1, 8, 64} {
 		a, n := bf.DecodeStep(b, 6, 4096).Draft, fp4.DecodeStep(b, 6, 4096).Draft

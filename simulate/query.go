@@ -60,11 +60,10 @@ type Resolved struct {
 	GPU       GPUSpec
 	Workload  Workload
 	Engine    EngineConfig
-	Curve     *golden.Curve // nil when --al is given or no curve exists
-	FixedAL   float64
-	Method    string
-	Hist      *acceptance.Histogram // --method empirical only
-	Q         Query
+	// Target is the acceptance: the method and the golden curve, fixed AL
+	// or histogram it aims at (no curve when --al or --histogram is given).
+	Target acceptance.Target
+	Q      Query
 
 	engines map[Parallel]*Engine
 }
@@ -144,22 +143,22 @@ func (q Query) Resolve() (*Resolved, error) {
 	}
 	r.Engine = EngineConfig{Precision: r.Precision, DraftDType: draft, KVDType: kv, EngineName: q.Engine,
 		CUDAGraphMaxBS: q.CUDAGraphMaxBS, SchedOverhead: ms(q.SchedOverhead), SpecOverhead: ms(q.SpecOverhead), MoESkew: q.MoESkew}
-	r.Method = q.Method
-	if r.Method == "" {
-		r.Method = DefaultMethod
+	r.Target.Method = q.Method
+	if r.Target.Method == "" {
+		r.Target.Method = DefaultMethod
 	}
-	if !validMethod(r.Method) {
-		return nil, fmt.Errorf("--method %q: want one of %s", r.Method, strings.Join(acceptance.Methods(), ", "))
+	if !validMethod(r.Target.Method) {
+		return nil, fmt.Errorf("--method %q: want one of %s", r.Target.Method, strings.Join(acceptance.Methods(), ", "))
 	}
 	switch {
-	case r.Method == acceptance.Empirical && q.Histogram == "":
+	case r.Target.Method == acceptance.Empirical && q.Histogram == "":
 		return nil, fmt.Errorf("--method empirical needs --histogram FILE (CSV length,count)")
-	case r.Method != acceptance.Empirical && q.Histogram != "":
+	case r.Target.Method != acceptance.Empirical && q.Histogram != "":
 		return nil, fmt.Errorf("--histogram applies to --method empirical only")
 	case q.Histogram != "" && q.AL != 0:
 		return nil, fmt.Errorf("--histogram and --al both set the acceptance: give one")
 	case q.Histogram != "":
-		if r.Hist, err = acceptance.LoadHistogram(q.Histogram); err != nil {
+		if r.Target.Hist, err = acceptance.LoadHistogram(q.Histogram); err != nil {
 			return nil, err
 		}
 	}
@@ -173,8 +172,8 @@ func (q Query) Resolve() (*Resolved, error) {
 		if math.IsNaN(q.AL) || q.AL < 1 {
 			return nil, fmt.Errorf("--al %g: the acceptance length counts the bonus token, so it is at least 1", q.AL)
 		}
-		r.FixedAL = q.AL
-	} else if q.Spec != "none" {
+		r.Target.AL = q.AL
+	} else if q.Spec != "none" && r.Target.Hist == nil {
 		set, err := golden.Default()
 		if err != nil {
 			return nil, err
@@ -193,7 +192,12 @@ func (q Query) Resolve() (*Resolved, error) {
 		if key == "" {
 			return nil, fmt.Errorf("no golden AL curve for %s (curves exist for %s); pass --al", r.Model.Name, strings.Join(set.Models(), ", "))
 		}
-		if r.Curve, err = set.Curve(key, th); err != nil {
+		if r.Target.Curve, err = set.Curve(key, th); err != nil {
+			return nil, err
+		}
+	}
+	if q.Spec != "none" {
+		if err := r.Target.Check(); err != nil {
 			return nil, err
 		}
 	}
@@ -225,48 +229,17 @@ func validMethod(m string) bool {
 	return false
 }
 
-// SpecFor is the speculative setting at draft length k: the golden AL (or
-// the --al value, capped at k+1) and the length distribution the chain and
-// empirical samplers need.
+// SpecFor is the speculative setting at draft length k: the target of
+// [Resolved.Target] at k ([acceptance.Target.At]).
 func (r *Resolved) SpecFor(k int) (Spec, error) {
 	if k == 0 {
 		return Spec{}, nil
 	}
-	s := Spec{Steps: k, Method: r.Method}
-	if r.Hist != nil {
-		if len(r.Hist.Counts) > k+1 {
-			return s, fmt.Errorf("--histogram %s: lengths up to %d do not fit %d draft steps (at most k+1 = %d)", r.Q.Histogram, len(r.Hist.Counts), k, k+1)
-		}
-		s.Dist = r.Hist.Distribution()
-		for i, p := range s.Dist {
-			s.AL += float64(i+1) * p
-		}
-		return s, nil
-	}
-	if r.FixedAL > 0 {
-		if r.FixedAL > float64(k+1) {
-			return s, fmt.Errorf("--al %g exceeds k+1 = %d at %d draft steps", r.FixedAL, k+1, k)
-		}
-		s.AL = r.FixedAL
-		if r.Method == acceptance.Chain {
-			return s, fmt.Errorf("--method %s needs a golden curve's distribution; drop --al", r.Method)
-		}
-		return s, nil
-	}
-	if r.Curve == nil {
-		return s, fmt.Errorf("no acceptance length: pass --al")
-	}
-	al, err := r.Curve.At(k)
+	p, err := r.Target.At(k)
 	if err != nil {
-		return s, fmt.Errorf("golden curve %s (thinking %s): %w", r.Curve.Model, r.Curve.Thinking, err)
+		return Spec{Steps: k, Method: r.Target.Method}, err
 	}
-	s.AL = al
-	if r.Method == acceptance.Chain {
-		if s.Dist, err = r.Curve.Distribution(k); err != nil {
-			return s, err
-		}
-	}
-	return s, nil
+	return Spec{Steps: k, AL: p.AL, Method: r.Target.Method, Dist: p.Dist}, nil
 }
 
 // Scenario builds the scenario for a topology, concurrency and draft length.

@@ -36,6 +36,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/specsim/specsim/audit/finding"
 )
 
 // Tensor locates one tensor's data: the file, the safetensors dtype and
@@ -125,13 +127,9 @@ type ModuleResult struct {
 	Tensors []string `json:"tensors"`
 }
 
-// Finding is an audit finding with a stable code.
-type Finding struct {
-	Code     string `json:"code"`
-	Severity string `json:"severity"`
-	Tensor   string `json:"tensor,omitempty"`
-	Message  string `json:"message"`
-}
+// Finding is the shared type of package audit/finding; its Location is the
+// tensor.
+type Finding = finding.Finding
 
 // FindingQuantized is the code of the finding for draft values on a
 // lower-precision grid.
@@ -719,8 +717,8 @@ func quantizedFinding(m ModuleResult, ts []TensorResult) Finding {
 	}
 	return Finding{
 		Code:     FindingQuantized,
-		Severity: "error",
-		Tensor:   worst.Name,
+		Severity: finding.Error,
+		Location: worst.Name,
 		Message: fmt.Sprintf("draft module %s is stored as %s but %s: %d of %d blocks of %s on the grid, median residual %.2f code steps, false-alarm probability %s. "+
 			"The draft was quantized (or upcast from a quantized release) and written back as %s, so its real precision is that grid's, not %s. "+
 			"Ship the draft's original high-precision weights, or keep the quantized tensors in their own format so that the header says what the engine will serve",

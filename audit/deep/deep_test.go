@@ -157,7 +157,7 @@ func TestFindingPerModule(t *testing.T) {
 		}
 	}
 	if len(rep.Findings) != 1 || rep.Findings[0].Code != FindingQuantized || rep.Findings[0].Severity != "error" ||
-		rep.Findings[0].Tensor != "mtp.layers.0.mlp.experts.0.up_proj.weight" {
+		rep.Findings[0].Location != "mtp.layers.0.mlp.experts.0.up_proj.weight" {
 		t.Fatalf("findings: %+v", rep.Findings)
 	}
 	t.Log(rep.Findings[0].Message)

@@ -6,16 +6,21 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/specsim/specsim/audit/finding"
 )
 
-// Severity of a finding.
-type Severity string
+// Severity and Finding are the shared types of package audit/finding.
+type (
+	Severity = finding.Severity
+	Finding  = finding.Finding
+)
 
 // Severities, most serious first.
 const (
-	SeverityError   Severity = "error"
-	SeverityWarning Severity = "warning"
-	SeverityInfo    Severity = "info"
+	SeverityError   = finding.Error
+	SeverityWarning = finding.Warning
+	SeverityInfo    = finding.Info
 )
 
 // Finding codes. They are stable: scripts and reviewers match on them.
@@ -56,13 +61,6 @@ const (
 
 // simKeys are the environment keys synthetic acceptance owns.
 var simKeys = []string{sglangLen, sglangMethod, sglangTokenMode, trtForced, tilertLen, tilertMethod}
-
-// Finding is one check result.
-type Finding struct {
-	Code     string   `json:"code"`
-	Severity Severity `json:"severity"`
-	Message  string   `json:"message"`
-}
 
 // GoldenCurve is the part of a golden curve the checks need.
 type GoldenCurve struct {
@@ -161,8 +159,8 @@ func FormatAL(x float64) string {
 func Check(r *Recipe, opt Options) *Report {
 	rep := &Report{File: r.File, Findings: []Finding{}}
 	for _, d := range r.Duplicates {
-		rep.Findings = append(rep.Findings, Finding{CodeDuplicateKey, SeverityWarning,
-			fmt.Sprintf("line %d: key %q is given twice in one mapping; srt-slurm (PyYAML) keeps the last value silently: remove one", d.Line, d.Key)})
+		rep.Findings = append(rep.Findings, Finding{Code: CodeDuplicateKey, Severity: SeverityWarning,
+			Message: fmt.Sprintf("line %d: key %q is given twice in one mapping; srt-slurm (PyYAML) keeps the last value silently: remove one", d.Line, d.Key)})
 	}
 	for _, v := range r.Variants {
 		rep.Variants = append(rep.Variants, checkVariant(v, opt))

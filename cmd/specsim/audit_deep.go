@@ -4,8 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -53,20 +51,7 @@ func (d *deepFlags) run(r *audit.Report, quiet bool, stderr io.Writer) (*deep.Re
 	if !d.on && !d.all {
 		return nil, exitOK
 	}
-	var tensors []deep.Tensor
-	add := func(ts []audit.Tensor) {
-		for _, t := range ts {
-			tensors = append(tensors, deep.Tensor{Path: filepath.Join(r.Checkpoint.Dir, t.Shard), Name: t.Name,
-				DType: t.DType, Shape: t.Shape, Begin: t.Begin, End: t.End})
-		}
-	}
-	if d.all {
-		add(r.Checkpoint.Tensors)
-	} else if r.Draft != nil {
-		for _, m := range r.Draft.Modules {
-			add(m.Tensors)
-		}
-	}
+	tensors := r.DeepTensors(d.all)
 	opt := deep.Options{Budget: budget}
 	if !quiet {
 		start, last := time.Now(), time.Time{}
@@ -82,11 +67,7 @@ func (d *deepFlags) run(r *audit.Report, quiet bool, stderr io.Writer) (*deep.Re
 		fmt.Fprintln(stderr, "specsim audit: --deep:", err)
 		return nil, exitBadInput
 	}
-	for _, f := range rep.Findings {
-		r.Findings = append(r.Findings, audit.Finding{Code: f.Code, Severity: audit.Severity(f.Severity), Message: f.Message})
-	}
-	rank := map[audit.Severity]int{audit.SeverityError: 0, audit.SeverityWarning: 1, audit.SeverityInfo: 2}
-	slices.SortStableFunc(r.Findings, func(a, b audit.Finding) int { return rank[a.Severity] - rank[b.Severity] })
+	r.AddFindings(rep.Findings)
 	return rep, exitOK
 }
 

@@ -33,7 +33,7 @@ func runBestK(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageExit(err)
 	}
-	fail := func(err error) int { fmt.Fprintln(stderr, "specsim bestk:", err); return exitBadInput }
+	fail := func(err error) int { fmt.Fprintln(stderr, "specsim bestk:", flagError(err)); return exitBadInput }
 	if len(rest) > 0 {
 		return fail(fmt.Errorf("unexpected argument %q", rest[0]))
 	}
@@ -49,15 +49,15 @@ func runBestK(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	lo, hi := 0, 8
-	if res.Curve != nil {
-		hi = res.Curve.MaxK()
+	if res.Target.Curve != nil {
+		hi = res.Target.Curve.MaxK()
 	}
 	if qf.steps != "" {
 		if lo, hi, err = stepRange(qf.steps, 0); err != nil {
 			return fail(err)
 		}
-		if res.Curve != nil && hi > res.Curve.MaxK() {
-			return fail(fmt.Errorf("--steps %s: the golden curve %s (thinking %s) has draft lengths 1..%d; pass --al to go beyond", qf.steps, res.Curve.Model, res.Curve.Thinking, res.Curve.MaxK()))
+		if res.Target.Curve != nil && hi > res.Target.Curve.MaxK() {
+			return fail(fmt.Errorf("--steps %s: the golden curve %s (thinking %s) has draft lengths 1..%d; pass --al to go beyond", qf.steps, res.Target.Curve.Model, res.Target.Curve.Thinking, res.Target.Curve.MaxK()))
 		}
 	}
 	concs, err := intList(*concList, 1<<16)

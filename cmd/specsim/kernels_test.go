@@ -136,7 +136,7 @@ func TestKernelsGPUsAndBackends(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, `"gb300"`) || !strings.Contains(out, `"sources"`) {
 		t.Errorf("gpus: exit %d\n%s", code, out)
 	}
-	code, out, _ = runCLI("kernels", "backends", "--engine", "sglang", "--backend", "flashinfer_trtllm", "--dtype", "bf16")
+	code, out, _ = runCLI("kernels", "backends", "--engine", "sglang", "--backend", "flashinfer_cutedsl", "--dtype", "bf16")
 	if code != exitOK || !strings.Contains(out, "triton (fallback)") {
 		t.Errorf("backends: exit %d\n%s", code, out)
 	}

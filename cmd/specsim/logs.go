@@ -8,6 +8,7 @@ import (
 
 	"github.com/specsim/specsim/audit/enginelog"
 	"github.com/specsim/specsim/golden"
+	"github.com/specsim/specsim/simulate/acceptance"
 )
 
 func init() {
@@ -71,8 +72,8 @@ func runLogs(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specsim logs: give --al or --model/--steps, not both")
 		return exitBadInput
 	case *al != 0:
-		if *al < 1 {
-			fmt.Fprintln(stderr, "specsim logs: --al must be >= 1 (the bonus token is included)")
+		if err := (acceptance.Target{AL: *al}).Check(); err != nil {
+			fmt.Fprintln(stderr, "specsim logs:", flagError(err))
 			return exitBadInput
 		}
 		target = *al
@@ -96,10 +97,12 @@ func runLogs(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "specsim logs:", err)
 			return exitBadInput
 		}
-		if target, err = c.At(*steps); err != nil {
-			fmt.Fprintln(stderr, "specsim logs:", err)
+		p, err := acceptance.Target{Curve: c}.At(*steps)
+		if err != nil {
+			fmt.Fprintln(stderr, "specsim logs:", flagError(err))
 			return exitBadInput
 		}
+		target = p.AL
 	}
 	col, err := enginelog.ReadFiles(files)
 	if err != nil {

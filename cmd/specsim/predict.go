@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/specsim/specsim/simulate"
+	"github.com/specsim/specsim/simulate/acceptance"
 )
 
 func init() {
@@ -137,8 +138,8 @@ func stepRange(s string, def int) (lo, hi int, err error) {
 
 func atoiSmall(s string) (int, error) {
 	var n int
-	if _, err := fmt.Sscanf(strings.TrimSpace(s), "%d", &n); err != nil || n < 0 || n > 16 || fmt.Sprint(n) != strings.TrimSpace(s) {
-		return 0, fmt.Errorf("want a draft length 0..16")
+	if _, err := fmt.Sscanf(strings.TrimSpace(s), "%d", &n); err != nil || n < 0 || n > acceptance.MaxDraftLength || fmt.Sprint(n) != strings.TrimSpace(s) {
+		return 0, fmt.Errorf("want a draft length 0..%d", acceptance.MaxDraftLength)
 	}
 	return n, nil
 }
@@ -158,18 +159,18 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 	}
 	format, err := ff.resolve(true)
 	if err != nil {
-		fmt.Fprintln(stderr, "specsim predict:", err)
+		fmt.Fprintln(stderr, "specsim predict:", flagError(err))
 		return exitBadInput
 	}
 	res, err := qf.resolve()
 	if err != nil {
-		fmt.Fprintln(stderr, "specsim predict:", err)
+		fmt.Fprintln(stderr, "specsim predict:", flagError(err))
 		return exitBadInput
 	}
 	k := 0
 	if qf.q.Spec != "none" {
 		if k, _, err = stepRange(qf.steps, 6); err != nil {
-			fmt.Fprintln(stderr, "specsim predict:", err)
+			fmt.Fprintln(stderr, "specsim predict:", flagError(err))
 			return exitBadInput
 		}
 		if k == 0 {
@@ -182,18 +183,18 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 	}
 	topo, err := simulate.ParseTopology(qf.q.Topology)
 	if err != nil {
-		fmt.Fprintln(stderr, "specsim predict:", err)
+		fmt.Fprintln(stderr, "specsim predict:", flagError(err))
 		return exitBadInput
 	}
 	out, err := simulate.Predict(res, topo, *conc, k)
 	if err != nil {
-		fmt.Fprintln(stderr, "specsim predict:", err)
+		fmt.Fprintln(stderr, "specsim predict:", flagError(err))
 		return exitBadInput
 	}
 	switch format {
 	case formatJSON:
 		if err := writeJSON(stdout, out); err != nil {
-			fmt.Fprintln(stderr, "specsim predict:", err)
+			fmt.Fprintln(stderr, "specsim predict:", flagError(err))
 			return exitBadInput
 		}
 		return exitOK

@@ -58,7 +58,7 @@ func TestPredictErrors(t *testing.T) {
 		{[]string{"--topology", "agg:tp3"}, "does not divide"},
 		{[]string{"--model", "nope"}, "unknown model"},
 		{[]string{"--steps", "12"}, "no golden AL at k=12"},
-		{[]string{"--steps", "17"}, "draft length 0..16"},
+		{[]string{"--steps", "65"}, "draft length 0..64"},
 		{[]string{"--isl", "1024"}, "both positive"},
 		{[]string{"--model", "DeepSeek-V3"}, "pass --al"},
 	} {

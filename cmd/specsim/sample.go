@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -97,7 +96,7 @@ func runSample(args []string, stdout, stderr io.Writer) int {
 		return usageExit(err)
 	}
 	fail := func(err error) int {
-		fmt.Fprintln(stderr, "specsim sample:", err)
+		fmt.Fprintln(stderr, "specsim sample:", flagError(err))
 		return exitBadInput
 	}
 	if len(pos) > 0 {
@@ -130,110 +129,80 @@ func runSample(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	if alSet && !(*al >= 1) {
+		return fail(fmt.Errorf("--al %g: the acceptance length counts the bonus token, so it is at least 1", *al))
+	}
 	res := sampleResult{Method: *method, Batch: *batch, Iterations: *iterations, Seed: *seed, Warnings: []string{}}
-	cfg := acceptance.Config{Method: *method, K: *steps, Seed: *seed}
+	target := acceptance.Target{Method: *method}
+	if alSet {
+		target.AL = *al
+	}
+	k := *steps
 
-	var curve *golden.Curve
 	if *model != "" {
 		set, err := gf.load()
 		if err != nil {
 			return fail(err)
 		}
-		if curve, err = set.Curve(*model, mode); err != nil {
+		if target.Curve, err = set.Curve(*model, mode); err != nil {
 			return fail(err)
 		}
-		res.Model, res.Thinking = curve.Model, string(mode)
+		res.Model, res.Thinking = target.Curve.Model, string(mode)
 	}
-	var hist *acceptance.Histogram
 	if *method == acceptance.Empirical {
 		if *histFile == "" {
 			return fail(fmt.Errorf("--method empirical needs --histogram FILE (CSV length,count)"))
 		}
-		if hist, err = acceptance.LoadHistogram(*histFile); err != nil {
+		if target.Hist, err = acceptance.LoadHistogram(*histFile); err != nil {
 			return fail(err)
 		}
-		if cfg.K == 0 {
-			cfg.K = max(1, len(hist.Counts)-1)
+		if k == 0 {
+			k = max(1, len(target.Hist.Counts)-1)
 		}
 	} else if *histFile != "" {
 		return fail(fmt.Errorf("--histogram applies to --method empirical only"))
 	}
-	if cfg.K < 1 || cfg.K > acceptance.MaxDraftLength {
-		return fail(fmt.Errorf("--steps %d outside 1..%d (the draft length k is required)", cfg.K, acceptance.MaxDraftLength))
+	if k < 1 || k > acceptance.MaxDraftLength {
+		return fail(fmt.Errorf("--steps %d outside 1..%d (the draft length k is required)", k, acceptance.MaxDraftLength))
 	}
-	res.Steps = cfg.K
-	if curve != nil && cfg.K > curve.MaxK() && !alSet {
+	res.Steps = k
+	if curve := target.Curve; curve != nil && k > curve.MaxK() && !alSet {
 		if !*extrapolate {
 			return fail(fmt.Errorf("%s thinking %s: no golden AL at k=%d; measured draft lengths are 1..%d (%s); --extrapolate extends the curve, --al sets a target",
-				curve.Model, mode, cfg.K, curve.MaxK(), curve.Source))
+				curve.Model, mode, k, curve.MaxK(), curve.Source))
 		}
-		if curve, err = curve.Extrapolate(cfg.K); err != nil {
+		if target.Curve, err = curve.Extrapolate(k); err != nil {
 			return fail(err)
 		}
-		res.Warnings = append(res.Warnings, fmt.Sprintf("golden AL at k=%d is extrapolated, not measured: %s", cfg.K, curve.Extrapolation))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("golden AL at k=%d is extrapolated, not measured: %s", k, target.Curve.Extrapolation))
 	}
-
-	goldenAL := func() (float64, error) {
-		if curve == nil {
-			return 0, fmt.Errorf("--method %s needs --model (for the golden AL) or --al", *method)
-		}
-		return curve.At(cfg.K)
+	if target.Curve == nil && *method == acceptance.Chain {
+		return fail(fmt.Errorf("--method chain needs --model"))
 	}
-	switch *method {
-	case acceptance.Chain:
-		if alSet {
-			return fail(fmt.Errorf("--al does not apply to --method chain: it draws from the golden distribution of --model"))
-		}
-		if curve == nil {
-			return fail(fmt.Errorf("--method chain needs --model"))
-		}
-		if cfg.Dist, err = curve.Distribution(cfg.K); err != nil {
-			return fail(err)
-		}
-		if res.TargetAL, err = goldenAL(); err != nil {
-			return fail(err)
-		}
-		res.TargetSource = fmt.Sprintf("golden %s thinking %s k=%d", curve.Model, mode, cfg.K)
-		if cc, r := curve.Consistent(); repairTouches(r, cfg.K) {
+	if target.Curve == nil && !alSet && *method != acceptance.Empirical {
+		return fail(fmt.Errorf("--method %s needs --model (for the golden AL) or --al", *method))
+	}
+	sampler, point, err := target.Sampler(k, *seed)
+	if err != nil {
+		return fail(flagError(err))
+	}
+	res.TargetAL, res.TargetSource = point.AL, point.Source
+	if point.Source == acceptance.SourceAL {
+		res.TargetSource = "--al"
+	}
+	if curve := target.Curve; *method == acceptance.Chain {
+		if cc, r := curve.Consistent(); repairTouches(r, k) {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("the golden curve is inconsistent; the distribution at k=%d comes from its consistent projection, mean %.3f against the measured %.3f",
-				cfg.K, cc.AL[cfg.K-1], res.TargetAL))
+				k, cc.AL[k-1], res.TargetAL))
 		}
 		for _, w := range curve.Check() {
 			res.Warnings = append(res.Warnings, w)
 		}
-	case acceptance.Empirical:
-		cfg.Dist = hist.Distribution()
-		switch {
-		case alSet:
-			res.TargetAL, res.TargetSource = *al, "--al"
-		case curve != nil:
-			if res.TargetAL, err = goldenAL(); err != nil {
-				return fail(err)
-			}
-			res.TargetSource = fmt.Sprintf("golden %s thinking %s k=%d", curve.Model, mode, cfg.K)
-		default:
-			res.TargetAL, _ = golden.Moments(cfg.Dist)
-			res.TargetSource = "histogram mean"
-		}
-	default:
-		if alSet {
-			res.TargetAL, res.TargetSource = *al, "--al"
-		} else {
-			if res.TargetAL, err = goldenAL(); err != nil {
-				return fail(err)
-			}
-			res.TargetSource = fmt.Sprintf("golden %s thinking %s k=%d", curve.Model, mode, cfg.K)
-		}
-		cfg.TargetAL = res.TargetAL
-	}
-	sampler, err := acceptance.New(cfg)
-	if err != nil {
-		return fail(err)
 	}
 	if sd, ok := sampler.(acceptance.SharedDraw); ok {
 		res.SharedDraw = sd.SharesDraw()
 	}
-	res.ExpectedMean = sampler.ExpectedMean()
+	res.ExpectedMean = goldenRound(sampler.ExpectedMean())
 	if a, ok := sampler.(acceptance.Analytic); ok {
 		_, v := golden.Moments(a.Marginal())
 		res.ExpectedStd = goldenRound(math.Sqrt(v))
@@ -243,45 +212,16 @@ func runSample(args []string, stdout, stderr io.Writer) int {
 	if format != formatJSON && total >= 100_000_000 {
 		fmt.Fprintf(stderr, "specsim sample: drawing %d lengths...\n", total)
 	}
-	counts := make([]int64, cfg.K+2)
-	perRequest := make([]int64, *batch)
-	out := make([]int, *batch)
-	for range *iterations {
-		sampler.Step(out)
-		for i, l := range out {
-			counts[l]++
-			perRequest[i] += int64(l)
-		}
-	}
-	var sum int64
-	for l, c := range counts {
-		sum += int64(l) * c
-	}
-	mean := float64(sum) / float64(total)
-	variance := 0.0
-	for l, c := range counts {
-		d := float64(l) - mean
-		variance += d * d * float64(c)
-	}
-	variance /= float64(total)
-	res.MeanAL = goldenRound(mean)
-	res.Std = goldenRound(math.Sqrt(variance))
-	res.Bias = goldenRound(mean - res.TargetAL)
-	res.ExpectedMean = goldenRound(res.ExpectedMean)
-	for l := 1; l <= cfg.K+1; l++ {
+	draws := acceptance.Draw(sampler, k, *batch, *iterations)
+	counts := draws.Counts
+	res.MeanAL = goldenRound(draws.Mean)
+	res.Std = goldenRound(draws.Std)
+	res.Bias = goldenRound(draws.Mean - res.TargetAL)
+	for l := 1; l <= k+1; l++ {
 		res.Histogram.add(strconv.Itoa(l), counts[l])
 	}
-	means := make([]float64, *batch)
-	for i, s := range perRequest {
-		means[i] = float64(s) / float64(*iterations)
-	}
-	sort.Float64s(means)
-	mid := len(means) / 2
-	p50 := means[mid]
-	if len(means)%2 == 0 {
-		p50 = (means[mid-1] + means[mid]) / 2
-	}
-	res.PerRequest = samplePerRequest{Min: goldenRound(means[0]), P50: goldenRound(p50), Max: goldenRound(means[len(means)-1])}
+	pr := draws.PerRequest
+	res.PerRequest = samplePerRequest{Min: goldenRound(pr.Min), P50: goldenRound(pr.P50), Max: goldenRound(pr.Max)}
 
 	if format == formatJSON {
 		if err := writeJSON(stdout, res); err != nil {

@@ -43,7 +43,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageExit(err)
 	}
-	fail := func(err error) int { fmt.Fprintln(stderr, "specsim sweep:", err); return exitBadInput }
+	fail := func(err error) int { fmt.Fprintln(stderr, "specsim sweep:", flagError(err)); return exitBadInput }
 	if len(rest) > 0 {
 		return fail(fmt.Errorf("unexpected argument %q", rest[0]))
 	}

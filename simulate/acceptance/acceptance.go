@@ -6,6 +6,8 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"strings"
+
+	"github.com/specsim/specsim/golden"
 )
 
 // Method names.
@@ -18,8 +20,9 @@ const (
 	Empirical           = "empirical"             // per request, L from a measured histogram
 )
 
-// MaxDraftLength bounds K.
-const MaxDraftLength = 64
+// MaxDraftLength bounds K: the one bound on the draft length, shared with
+// the golden curves.
+const MaxDraftLength = golden.MaxDraftLength
 
 // Config selects a sampler.
 type Config struct {

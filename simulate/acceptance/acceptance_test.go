@@ -493,23 +493,23 @@ func TestAliasTableExact(t *testing.T) {
 
 func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
 
-func TestForCurve(t *testing.T) {
+func TestTargetCurve(t *testing.T) {
 	c := qwenCurve(t)
 	for _, tt := range []struct {
 		method string
 		want   float64
 	}{{SGLangMatchExpected, 4.80}, {Chain, 4.80}, {VLLMSynthetic, 4.80}} {
-		s, err := ForCurve(tt.method, c, 6, 1)
+		s, _, err := Target{Method: tt.method, Curve: c}.Sampler(6, 1)
 		if err != nil || !near(s.ExpectedMean(), tt.want, 1e-6) {
 			t.Errorf("%s: %v, %v", tt.method, s, err)
 		}
 	}
 	for _, k := range []int{0, 9} {
-		if _, err := ForCurve(SGLangMatchExpected, c, k, 1); err == nil {
+		if _, _, err := (Target{Method: SGLangMatchExpected, Curve: c}).Sampler(k, 1); err == nil {
 			t.Errorf("k=%d accepted", k)
 		}
 	}
-	if _, err := ForCurve(Empirical, c, 6, 1); err == nil {
+	if _, _, err := (Target{Method: Empirical, Curve: c}).Sampler(6, 1); err == nil {
 		t.Error("empirical from a curve accepted")
 	}
 }

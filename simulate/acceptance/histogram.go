@@ -17,6 +17,7 @@ const MaxHistogramBytes = 1 << 20
 // Histogram is a measured distribution of accepted lengths: Counts[l-1] is
 // how often L = l was seen (weights may be fractional).
 type Histogram struct {
+	Name   string // the file it was read from, for errors
 	Counts []float64
 	Total  float64
 }
@@ -105,7 +106,7 @@ func ParseHistogram(name string, data []byte) (*Histogram, error) {
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("histogram %s: line %d: %v", name, line+1, err)
 	}
-	h := &Histogram{Counts: counts[:maxLen]}
+	h := &Histogram{Name: name, Counts: counts[:maxLen]}
 	for _, c := range h.Counts {
 		h.Total += c
 	}
