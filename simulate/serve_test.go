@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"math"
+	"reflect"
 	"testing"
 )
 
@@ -139,7 +140,7 @@ func TestDeterministic(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := Predict(resolved(t, q), topo(t, "agg:tp2"), 7, 6)
-	if *a != *b {
+	if !reflect.DeepEqual(a, b) {
 		t.Errorf("same seed, different results:\n%+v\n%+v", a, b)
 	}
 	q.Seed = 2
