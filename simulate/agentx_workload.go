@@ -143,6 +143,9 @@ type AgentXReport struct {
 	SharedFraction float64    `json:"client_shared_fraction"`
 	CachedFraction float64    `json:"server_cached_fraction"`
 	E2ELp75        float64    `json:"e2el_p75_s"`
+	E2ELMean       float64    `json:"e2el_mean_s"`
+	TTFTMeanMs     float64    `json:"ttft_mean_ms"`
+	TPOTMeanMs     float64    `json:"tpot_mean_ms"`
 	ISLMean        float64    `json:"isl_mean"`
 	OSLMean        float64    `json:"osl_mean"`
 	QuarterTPS     [4]float64 `json:"quarter_tokens_per_s"`
@@ -179,7 +182,7 @@ func (p *Plan) agentxResult(rp *agentx.Replay, cachedTok, inputTok float64) *Res
 	mem := p.memory()
 	res.MemoryGiB = mem.Report(min(mem.KVPerToken*p.sc.Workload.MeanContext()*float64(max(mem.MaxRunning, 1)), max(mem.KVCapacity, 0)))
 	rep := &AgentXReport{Corpus: p.sc.Workload.Trace.Source, Stats: rp.Stats(), WindowS: t1 - t0, ProfiledS: m.DurationS,
-		TotalTPS: m.TotalTPS, E2ELp75: m.E2EL.P75, ISLMean: m.ISL.Mean, OSLMean: m.OSL.Mean, QuarterTPS: m.QuarterTPS}
+		TotalTPS: m.TotalTPS, E2ELp75: m.E2EL.P75, E2ELMean: m.E2EL.Mean, TTFTMeanMs: m.TTFT.Mean * 1e3, TPOTMeanMs: m.TPOT.Mean * 1e3, ISLMean: m.ISL.Mean, OSLMean: m.OSL.Mean, QuarterTPS: m.QuarterTPS}
 	if m.InputTokens > 0 {
 		rep.SharedFraction = float64(m.SharedTokens) / float64(m.InputTokens)
 	}
