@@ -109,7 +109,6 @@ func (e *Engine) planSGLang(w *Workload, c PoolConfig) Memory {
 	if page <= 0 {
 		page = defaultPageSize
 	}
-	dp := e.Par.AttentionDP()
 	mem := Memory{HBM: e.GPU.HBMBytes, Fraction: frac, FractionFrom: from, Weights: e.weightBytes(), PageSize: page}
 	if spec {
 		mem.Draft = e.draftBytes()
@@ -117,6 +116,19 @@ func (e *Engine) planSGLang(w *Workload, c PoolConfig) Memory {
 	mem.Budget = mem.HBM * frac
 	mem.KVPerToken = e.kvPerToken(spec)
 	mem.MaxRequest = w.MaxContext()
+	ctxLen := e.Model.MaxContext
+	if ctxLen <= 0 {
+		ctxLen = 262144
+	}
+	return sglangPools(mem, e.stateBytes(0), e.Par.AttentionDP(), ctxLen, w.MeanContext(), c)
+}
+
+// sglangPools is the planner's arithmetic on one GPU: mem carries the
+// budget, weights, draft and KV bytes per token; perReq is one request's
+// linear-attention state (0 for models without linear attention).
+func sglangPools(mem Memory, perReq float64, dp, ctxLen int, meanCtx float64, c PoolConfig) Memory {
+	spec := c.Steps > 0
+	page, frac, from := mem.PageSize, mem.Fraction, mem.FractionFrom
 	rest := mem.Budget - mem.Weights - mem.Draft
 	var b strings.Builder
 	fmt.Fprintf(&b, "per GPU: HBM %.1f GiB x mem-fraction %.3f (%s) = %.1f GiB\n", mem.HBM/gib, frac, from, mem.Budget/gib)
@@ -132,7 +144,6 @@ func (e *Engine) planSGLang(w *Workload, c PoolConfig) Memory {
 	if c.MaxRunning > 0 {
 		perRankRun = max(c.MaxRunning/dp, 1)
 	}
-	perReq := e.stateBytes(0)
 	draftTokens := 0
 	if spec {
 		draftTokens = c.Steps + 1
@@ -195,10 +206,6 @@ func (e *Engine) planSGLang(w *Workload, c PoolConfig) Memory {
 		return mem
 	}
 	// _resolve_max_num_reqs.
-	ctxLen := e.Model.MaxContext
-	if ctxLen <= 0 {
-		ctxLen = 262144
-	}
 	est := min(max(int(float64(mem.TokensFit)/float64(ctxLen)*512), reqSlotsFloor), reqSlotsCeil)
 	slots := min(est, mem.TokensFit/2)
 	mem.ReqSlotsFrom = "pool estimate (tokens/context_len*512, clamped 2048..4096)"
@@ -218,7 +225,7 @@ func (e *Engine) planSGLang(w *Workload, c PoolConfig) Memory {
 	}
 	mem.ReqSlots = slots
 	mem.MaxRunning = slots * dp
-	mem.KVNeeded = mem.KVPerToken * w.MeanContext() * float64(min(slots, max(perRankRun, 1)))
+	mem.KVNeeded = mem.KVPerToken * meanCtx * float64(min(slots, max(perRankRun, 1)))
 	mem.Feasible = true
 	mem.LongestFits = mem.TokensFit >= mem.MaxRequest
 	if ratio, gb := c.HiCacheRatio, c.HiCacheGiB; gb > 0 {
