@@ -21,6 +21,10 @@ type TraceWorkload struct {
 	usable  []Request // every request of the usable traces, for Sample
 	meanCtx float64
 	maxCtx  int
+	// think is the mean recorded idle gap before a request that waits on
+	// another, capped at the tree idle cap: the mean-field estimate's think
+	// time between a response and the session's next request.
+	think float64
 }
 
 // NewTraceWorkload prepares traces (nil = the embedded public corpus) for
@@ -43,7 +47,8 @@ func NewTraceWorkload(source string, traces []*agentx.Trace, cfg agentx.Config) 
 	if cfg.MaxTraces > 0 && len(use) > cfg.MaxTraces {
 		use = use[:cfg.MaxTraces]
 	}
-	var sum float64
+	var sum, think float64
+	waits := 0
 	for _, t := range use {
 		if cfg.MaxContext > 0 && t.PeakContext() > cfg.MaxContext || t.RootTurns() < 2 {
 			continue
@@ -52,12 +57,19 @@ func NewTraceWorkload(source string, traces []*agentx.Trace, cfg agentx.Config) 
 		for _, q := range t.Requests {
 			tw.usable = append(tw.usable, Request{ISL: int(q.In), OSL: max(int(q.Out), 1), Cached: min(int(q.Shared), int(q.In)-1)})
 			sum += float64(q.In) + float64(q.Out)/2
+			if len(q.Preds) > 0 {
+				think += min(q.Gap, cfg.TraceIdleCap)
+				waits++
+			}
 		}
 	}
 	if len(tw.usable) == 0 {
 		return nil, fmt.Errorf("%s: no usable trace (each needs two root turns and a peak context within max-context %d)", source, cfg.MaxContext)
 	}
 	tw.meanCtx = sum / float64(len(tw.usable))
+	if waits > 0 {
+		tw.think = think / float64(waits)
+	}
 	return tw, nil
 }
 
@@ -172,3 +184,9 @@ func (p *Plan) fillAgentXReport(res *Result, rp *agentx.Replay) {
 	q := a.QuarterTPS
 	a.Steady = q[0]+q[1] > 0 && math.Abs((q[2]+q[3])/(q[0]+q[1])-1) <= 0.1
 }
+
+// SweepAgentXWindow is the profiled window, in seconds, of the event
+// replays a sweep runs on its frontier points: 900 s, the shortest
+// --benchmark-duration the inferencex-agentx-mvp scenario accepts
+// (docs/tutorials/agentx-mvp.md). predict replays the full duration.
+const SweepAgentXWindow = 900
