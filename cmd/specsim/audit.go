@@ -116,10 +116,6 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specsim audit: --ep and --dp must be at least 1")
 		return exitBadInput
 	}
-	if err := (audit.Options{Engine: e, DraftQuantization: *draftQuant, MoEBackend: *moeBackend, TargetMoEBackend: *targetMoE}).Check(); err != nil {
-		fmt.Fprintln(stderr, "specsim audit:", err)
-		return exitBadInput
-	}
 	cfg := audit.Config{
 		Options: audit.Options{Engine: e, DraftQuantization: *draftQuant, Env: env, MoEBackend: *moeBackend, TargetMoEBackend: *targetMoE},
 		TP:      tps, EP: *ep, DP: *dp, DPLMHead: *dpLMHead, LogPath: *logPath,
