@@ -26,6 +26,9 @@ const MaxConfigSize = 64 << 20
 type ModelConfig struct {
 	Dir           string
 	Architectures []string
+	// DType is torch_dtype (or dtype) as a safetensors dtype name ("BF16",
+	// "F16", "F32"; "" when absent or another value).
+	DType         string
 	ModelType     string // top-level model_type ("qwen3_5_moe", "deepseek_v3")
 	TextModelType string // text_config.model_type when nested ("qwen3_5_moe_text")
 
@@ -197,6 +200,12 @@ func ParseModelConfig(data []byte) (*ModelConfig, error) {
 	}
 	mc.Architectures = strs(top["architectures"])
 	mc.ModelType, _ = top["model_type"].(string)
+	for _, k := range []string{"torch_dtype", "dtype"} {
+		if d, ok := fields[k].(string); ok {
+			mc.DType = map[string]string{"bfloat16": "BF16", "float16": "F16", "float32": "F32"}[d]
+			break
+		}
+	}
 	mc.HiddenSize = c.int("hidden_size")
 	mc.NumHiddenLayers = c.int("num_hidden_layers")
 	mc.NumAttentionHeads = c.int("num_attention_heads")

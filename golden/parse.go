@@ -33,7 +33,7 @@ const (
 
 // Default returns every embedded golden file (golden/data/*.yaml) as one set.
 func Default() (*Set, error) {
-	s, err := parseFS(embedded, "data")
+	s, err := parseFS(embedded, "data", "")
 	if err != nil {
 		return nil, err
 	}
@@ -62,33 +62,13 @@ func LoadDir(dir string) (*Set, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("golden dir %s: not a directory", dir)
 	}
-	s, err := parseFS(os.DirFS(dir), ".")
-	if err != nil {
-		return nil, err
-	}
-	// Name sources by their path on disk, not inside the fs.FS.
-	for _, e := range s.entries {
-		e.setSource(filepath.Join(dir, e.source))
-	}
-	return s, nil
+	return parseFS(os.DirFS(dir), ".", dir)
 }
 
 func readBounded(name string) ([]byte, error) {
-	// A FIFO would block the open and a device could be read without end.
-	if st, err := os.Stat(name); err == nil && !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("golden file %s: not a regular file", name)
-	}
-	f, err := os.Open(name)
+	data, err := readRegular(name, MaxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("golden file: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("golden file %s: %w", name, err)
-	}
-	if len(data) > MaxFileBytes {
-		return nil, fmt.Errorf("golden file %s: larger than %d bytes", name, MaxFileBytes)
 	}
 	return data, nil
 }
@@ -98,10 +78,19 @@ func readBounded(name string) ([]byte, error) {
 // beside an MLA draft, a probabilistic beside a greedy DSpark draft); the
 // file with the shortest name keeps the plain key and the others become
 // "key@file-stem", so that every curve stays reachable.
-func parseFS(fsys fs.FS, dir string) (*Set, error) {
+//
+// disk, when not empty, is the directory fsys stands for: files are then
+// opened by their path on disk (open first, then checked, so that a file
+// swapped for a FIFO after the listing cannot block) and every error and
+// source names that path.
+func parseFS(fsys fs.FS, dir, disk string) (*Set, error) {
+	where := dir
+	if disk != "" {
+		where = disk
+	}
 	ents, err := fs.ReadDir(fsys, dir)
 	if err != nil {
-		return nil, fmt.Errorf("golden dir %s: %w", dir, err)
+		return nil, fmt.Errorf("golden dir %s: %w", where, err)
 	}
 	var names []string
 	for _, e := range ents {
@@ -119,23 +108,21 @@ func parseFS(fsys fs.FS, dir string) (*Set, error) {
 		}
 	}
 	if len(names) > maxDirFiles {
-		return nil, fmt.Errorf("golden dir %s: %d files, more than %d", dir, len(names), maxDirFiles)
+		return nil, fmt.Errorf("golden dir %s: %d files, more than %d", where, len(names), maxDirFiles)
 	}
 	var parsed []*entry
 	for _, n := range names {
-		f, err := fsys.Open(path.Join(dir, n))
-		if err != nil {
+		var data []byte
+		name := n
+		if disk != "" {
+			name = filepath.Join(disk, n)
+			if data, err = readRegular(name, MaxFileBytes); err != nil {
+				return nil, fmt.Errorf("golden file: %w", err)
+			}
+		} else if data, err = fs.ReadFile(fsys, path.Join(dir, n)); err != nil {
 			return nil, fmt.Errorf("golden file %s: %w", n, err)
 		}
-		data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("golden file %s: %w", n, err)
-		}
-		if len(data) > MaxFileBytes {
-			return nil, fmt.Errorf("golden file %s: larger than %d bytes", n, MaxFileBytes)
-		}
-		e, err := parseEntry(n, data)
+		e, err := parseEntry(name, data)
 		if err != nil {
 			return nil, err
 		}

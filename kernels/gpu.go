@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -255,18 +254,9 @@ func GPUNames() []string {
 // LoadCatalogFile merges a catalog file into the package catalog: its
 // entries replace embedded GPUs of the same name and add new ones.
 func LoadCatalogFile(path string) error {
-	// A FIFO would block the open and a device could be read without end.
-	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
-		return fmt.Errorf("%s: not a regular file", path)
-	}
-	f, err := os.Open(path)
+	data, err := readRegular(path, maxCatalogBytes)
 	if err != nil {
 		return err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxCatalogBytes+1))
-	if err != nil {
-		return fmt.Errorf("%s: %v", path, err)
 	}
 	c, err := ParseCatalog(path, data)
 	if err != nil {

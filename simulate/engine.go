@@ -19,6 +19,7 @@ type Engine struct {
 	Target WeightDTypes
 	Draft  WeightDTypes
 	KV     kernels.DType
+	SSM    kernels.DType // linear-attention state format
 	// TargetMoEEff and DraftMoEEff divide MoE time: the runner backend's
 	// efficiency relative to the best kernel for that dtype (a BF16 draft
 	// falls back to a slower backend than the NVFP4 target's).
@@ -36,6 +37,11 @@ type Engine struct {
 	// cannot hide).
 	SchedOverhead, SpecOverhead float64
 	MoESkew                     float64
+	// AllReduceFusion: SGLang --enable-flashinfer-allreduce-fusion.
+	AllReduceFusion bool
+	// SpecV2: SGLANG_ENABLE_SPEC_V2=1, the overlap scheduler for
+	// speculative decoding.
+	SpecV2 bool
 
 	memo        map[stepKey]Breakdown
 	prefillMemo map[prefillKey]float64
@@ -56,6 +62,10 @@ type Breakdown struct {
 	Norms         float64 // target: RMSNorms and elementwise
 	Communication float64 // target: collectives and pipeline hand-offs
 	Overhead      float64 // launches, inter-kernel gaps (layerGap) and host scheduling
+	// The split of Overhead (not added again by Total): host launches not
+	// hidden by a CUDA graph, the per-layer inter-kernel gaps, and host
+	// scheduling the GPU waits for.
+	Launch, Gap, Host float64
 }
 
 // Total is the iteration time in seconds.
@@ -65,7 +75,8 @@ func (b Breakdown) Total() float64 {
 
 func (b Breakdown) plus(o Breakdown) Breakdown {
 	return Breakdown{b.Draft + o.Draft, b.Attention + o.Attention, b.MoE + o.MoE, b.DenseGEMM + o.DenseGEMM,
-		b.GDN + o.GDN, b.LMHead + o.LMHead, b.Norms + o.Norms, b.Communication + o.Communication, b.Overhead + o.Overhead}
+		b.GDN + o.GDN, b.LMHead + o.LMHead, b.Norms + o.Norms, b.Communication + o.Communication, b.Overhead + o.Overhead,
+		b.Launch + o.Launch, b.Gap + o.Gap, b.Host + o.Host}
 }
 
 // EngineConfig chooses an Engine's precision and engine knobs.
@@ -83,6 +94,18 @@ type EngineConfig struct {
 	SchedOverhead              float64 // seconds; <0 = default
 	SpecOverhead               float64 // seconds; <0 = default
 	MoESkew                    float64
+	// SSMDType is the linear-attention recurrent state's format (SGLang
+	// --mamba-ssm-dtype): "" = bf16, what every InferenceX Qwen3.5 recipe
+	// sets (SGLang's own default, and config.json's mamba_ssm_dtype, is
+	// float32). It sizes the state pool and its speculative copies and
+	// prices the bytes the state update moves.
+	SSMDType kernels.DType
+	// AllReduceFusion is SGLang's --enable-flashinfer-allreduce-fusion:
+	// the RMSNorms after each TP all-reduce run inside it.
+	AllReduceFusion bool
+	// SpecV2 is SGLANG_ENABLE_SPEC_V2=1 (SGLang's speculative decoding on
+	// the overlap scheduler): the default SpecOverhead becomes 0.
+	SpecV2 bool
 }
 
 // Host overheads per iteration. SGLang's overlap scheduler hides most host
@@ -110,6 +133,10 @@ func NewEngine(m *Model, g *kernels.GPU, p Parallel, c EngineConfig) (*Engine, e
 	if e.KV == "" {
 		e.KV = "fp8"
 	}
+	e.SSM, e.AllReduceFusion = c.SSMDType, c.AllReduceFusion
+	if e.SSM == "" {
+		e.SSM = kernels.BF16
+	}
 	if e.CUDAGraphMaxBS <= 0 {
 		e.CUDAGraphMaxBS = 256
 	}
@@ -118,7 +145,11 @@ func NewEngine(m *Model, g *kernels.GPU, p Parallel, c EngineConfig) (*Engine, e
 	}
 	if e.SpecOverhead < 0 {
 		e.SpecOverhead = defaultSpecOverhead
+		if c.SpecV2 && (c.EngineName == "" || c.EngineName == "sglang") {
+			e.SpecOverhead = 0 // the overlap scheduler hides it (fixedcost.go)
+		}
 	}
+	e.SpecV2 = c.SpecV2
 	engine := c.EngineName
 	if engine == "" {
 		engine = "sglang"
@@ -191,7 +222,7 @@ func (e *Engine) layerCost(l int, s shape, w WeightDTypes, moeEff float64) Break
 			b.DenseGEMM = e.mlp(mlpTokens, m.SharedExperts*m.SharedInter/mlpTP, w.Shared)
 		}
 	}
-	b.Norms = 2*c.Norm(ta, m.Hidden).Seconds + e.auxKernels(l, ta, w)
+	b.Norms = float64(2-e.fusedNorms(tAll))*c.Norm(ta, m.Hidden).Seconds + e.auxKernels(l, ta, w)
 	b.Communication = e.layerComm(ta, tAll)
 	return b
 }
@@ -282,7 +313,7 @@ func (e *Engine) linearAttention(ta, seqs int, s shape, dt kernels.DType) float6
 		gb, gq = 1, ta
 	}
 	t += c.GatedDeltaNet(kernels.GDNShape{Batch: gb, QLen: gq, KHeads: kh, VHeads: vh,
-		KDim: m.LinearKDim, VDim: m.LinearVDim, KeepIntermediate: s.verify && s.q > 1}).Seconds
+		KDim: m.LinearKDim, VDim: m.LinearVDim, KeepIntermediate: s.verify && s.q > 1, StateDType: e.SSM}).Seconds
 	t += c.GEMM(dt, ta, m.Hidden, vh*m.LinearVDim).Seconds
 	return t
 }
@@ -343,8 +374,7 @@ func (e *Engine) layerComm(ta, tAll int) float64 {
 		msg := float64(ta*h) * 2
 		return c.Collective("allgather", msg, p.TP).Seconds + c.Collective("reducescatter", msg*float64(p.TP), p.TP).Seconds
 	}
-	msg := float64(tAll*h) * 2
-	return 2 * c.Collective("allreduce", msg, p.TP).Seconds
+	return 2 * e.tpAllReduce(float64(tAll*h)*2)
 }
 
 // deepEP reports whether the expert exchange of a DP-attention instance
@@ -377,13 +407,20 @@ func (e *Engine) forward(s shape) Breakdown {
 		}
 		counts[k]++
 	}
+	perLayer := map[kind]float64{}
 	for k, n := range counts {
 		lb := e.layerCost(first[k], s, e.Target, e.TargetMoEEff)
 		b = b.plus(scale(lb, float64(n)))
+		perLayer[k] = lb.Total()
 	}
 	b.LMHead += e.lmHead(s, m.Vocab)
 	b.Communication += e.pipelineComm(s)
-	b.Overhead += e.launch(m.Layers*14+6, s) + float64(m.Layers)*layerGap
+	b.addOverhead(e.launch(m.Layers*14+6, s), float64(m.Layers)*layerGap, 0)
+	if e.Par.PP > 1 {
+		b.Communication += e.pipelineBubble(func(l int) float64 {
+			return perLayer[kind{m.isFullAttention(l), l < m.DenseLayers || m.Experts == 0}]
+		}, b.LMHead, b.Total())
+	}
 	return b
 }
 
@@ -406,7 +443,8 @@ func (e *Engine) forward(s shape) Breakdown {
 const layerGap = 25e-6
 
 func scale(b Breakdown, f float64) Breakdown {
-	return Breakdown{b.Draft * f, b.Attention * f, b.MoE * f, b.DenseGEMM * f, b.GDN * f, b.LMHead * f, b.Norms * f, b.Communication * f, b.Overhead * f}
+	return Breakdown{b.Draft * f, b.Attention * f, b.MoE * f, b.DenseGEMM * f, b.GDN * f, b.LMHead * f, b.Norms * f, b.Communication * f, b.Overhead * f,
+		b.Launch * f, b.Gap * f, b.Host * f}
 }
 
 func (e *Engine) lmHead(s shape, vocab int) float64 {
@@ -499,7 +537,7 @@ func (e *Engine) DecodeStep(batch, k, ctx int) Breakdown {
 	var b Breakdown
 	if k == 0 {
 		b = e.forward(shape{seqs: batch, q: 1, ctx: ctxQ, logits: batch})
-		b.Overhead += e.SchedOverhead
+		b.addOverhead(0, 0, e.SchedOverhead)
 	} else {
 		b = e.forward(shape{seqs: batch, q: k + 1, ctx: ctxQ, verify: true, logits: batch * (k + 1)})
 		draft := 0.0
@@ -508,7 +546,7 @@ func (e *Engine) DecodeStep(batch, k, ctx int) Breakdown {
 		}
 		draft += e.draftForward(shape{seqs: batch, q: k + 1, ctx: ctxQ, logits: batch * (k + 1)})
 		b.Draft = draft
-		b.Overhead += e.SchedOverhead + e.SpecOverhead
+		b.addOverhead(0, 0, e.SchedOverhead+e.SpecOverhead)
 	}
 	if len(e.memo) > 1<<16 {
 		clear(e.memo)
@@ -576,7 +614,7 @@ func (e *Engine) Prefill(parts []PrefillPart, spec bool) Breakdown {
 	if spec {
 		b.Draft = e.draftForward(s)
 	}
-	b.Overhead += e.SchedOverhead
+	b.addOverhead(0, 0, e.SchedOverhead)
 	return b
 }
 

@@ -50,6 +50,17 @@ type Query struct {
 	Seed           uint64
 	// Server holds the planner and prefix-cache flags (planner.go).
 	Server ServerConfig
+	// MambaSSMDType is SGLang's --mamba-ssm-dtype: the linear-attention
+	// recurrent state's format (bf16 default, what InferenceX recipes set;
+	// fp32 is SGLang's own default).
+	MambaSSMDType string
+	// AllReduceFusion is SGLang's --enable-flashinfer-allreduce-fusion.
+	AllReduceFusion bool
+	// SpecV2 is SGLANG_ENABLE_SPEC_V2=1.
+	SpecV2 bool
+	// MoEBackend and SpecMoEBackend are SGLang's --moe-runner-backend and
+	// --speculative-moe-runner-backend ("" = unset).
+	MoEBackend, SpecMoEBackend string
 }
 
 // Resolved is a Query turned into typed parts, with acceptance resolved per
@@ -124,6 +135,15 @@ func (q Query) Resolve() (*Resolved, error) {
 			return nil, fmt.Errorf("--kv-dtype %q: want fp8 or bf16", q.KVDType)
 		}
 	}
+	var ssm kernels.DType
+	if q.MambaSSMDType != "" {
+		if ssm, err = kernels.ParseDType(q.MambaSSMDType); err != nil {
+			return nil, fmt.Errorf("--mamba-ssm-dtype: %w", err)
+		}
+		if ssm != kernels.FP32 && ssm != kernels.BF16 && ssm != kernels.FP16 {
+			return nil, fmt.Errorf("--mamba-ssm-dtype %q: want bfloat16, float16 or float32", q.MambaSSMDType)
+		}
+	}
 	ms := func(v float64) float64 {
 		if v == -1 {
 			return -1 // the default
@@ -141,7 +161,8 @@ func (q Query) Resolve() (*Resolved, error) {
 	if !(q.MoESkew >= 0 && q.MoESkew <= 4) {
 		return nil, fmt.Errorf("--moe-skew %g: want 0..4", q.MoESkew)
 	}
-	r.Engine = EngineConfig{Precision: r.Precision, DraftDType: draft, KVDType: kv, EngineName: q.Engine,
+	r.Engine = EngineConfig{Precision: r.Precision, DraftDType: draft, KVDType: kv, SSMDType: ssm, AllReduceFusion: q.AllReduceFusion, SpecV2: q.SpecV2, EngineName: q.Engine,
+		MoEBackend: q.MoEBackend, SpecMoEBackend: q.SpecMoEBackend,
 		CUDAGraphMaxBS: q.CUDAGraphMaxBS, SchedOverhead: ms(q.SchedOverhead), SpecOverhead: ms(q.SpecOverhead), MoESkew: q.MoESkew}
 	r.Target.Method = q.Method
 	if r.Target.Method == "" {

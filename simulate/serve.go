@@ -100,6 +100,18 @@ type StepReport struct {
 	Verify        VerifyReport `json:"verify"`
 	Communication float64      `json:"communication"`
 	Overhead      float64      `json:"overhead"`
+	// OverheadSplit is Overhead by cause (included in it, not added again).
+	OverheadSplit OverheadReport `json:"overhead_split"`
+	// Sources says where fixed costs and collectives come from (see
+	// Resolved.CostNotes); filled by callers that report it.
+	Sources []string `json:"sources,omitempty"`
+}
+
+// OverheadReport splits a step's fixed costs, in milliseconds.
+type OverheadReport struct {
+	Launch   float64 `json:"launch"`    // host launches not hidden by a CUDA graph
+	LayerGap float64 `json:"layer_gap"` // inter-kernel gaps, layerGap per layer and forward
+	Host     float64 `json:"host"`      // host scheduling the GPU waits for
 }
 
 // VerifyReport splits the verify (or plain decode) forward by op class.
@@ -117,7 +129,8 @@ func (b Breakdown) Report() StepReport {
 	ms := 1e3
 	return StepReport{Total: b.Total() * ms, Draft: b.Draft * ms, Communication: b.Communication * ms, Overhead: b.Overhead * ms,
 		Verify: VerifyReport{Attention: b.Attention * ms, MoE: b.MoE * ms, DenseGEMM: b.DenseGEMM * ms, GDN: b.GDN * ms,
-			LMHead: b.LMHead * ms, Norms: b.Norms * ms}}
+			LMHead: b.LMHead * ms, Norms: b.Norms * ms},
+		OverheadSplit: OverheadReport{Launch: b.Launch * ms, LayerGap: b.Gap * ms, Host: b.Host * ms}}
 }
 
 // InfeasibleError is a deployment that cannot hold the model and workload.
@@ -401,6 +414,9 @@ func (p *Plan) requestCount() (warmup, measured int) {
 // engine's sampler, closed loop sessions that send their next request when
 // the previous one ends.
 func (p *Plan) Simulate() (*Result, error) {
+	if err := p.checkWork(); err != nil {
+		return nil, err
+	}
 	inst, entry, decodeIdx, err := p.lanes()
 	if err != nil {
 		return nil, err

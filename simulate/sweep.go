@@ -148,6 +148,10 @@ func Sweep(r *Resolved, space SweepSpace, refine bool, progress func(done, total
 	if len(concs) == 0 {
 		concs = DefaultConcs()
 	}
+	steps := max(space.StepsHi-space.StepsLo+1, 1)
+	if err := checkSweepWork(r, len(topos)*steps*len(concs), concs); err != nil {
+		return nil, err
+	}
 	res := &SweepResult{Skipped: []string{}}
 	skipped := map[string]bool{}
 	for ti, t := range topos {

@@ -22,6 +22,14 @@ const (
 	// 0.6 GiB of memory at the cap; an hour of SGLang decode logging on 8
 	// ranks at the default interval of 40 iterations is tens of thousands).
 	MaxSamples = 1_000_000
+	// MaxDraftTokens bounds the draft length a log can imply when neither
+	// the log nor the caller names it: an accept length above
+	// MaxDraftTokens+1 is a data error.
+	MaxDraftTokens = 64
+	// MaxRunning bounds a logged running- or queued-request count.
+	MaxRunning = 1 << 24
+	// MaxThroughput bounds a logged generation throughput, tokens/s.
+	MaxThroughput = 1e9
 )
 
 // Engines that write the lines this package reads.
@@ -56,6 +64,59 @@ type Sample struct {
 	// GenThroughput is this rank's generation throughput in tokens/s.
 	GenThroughput float64
 	HasThroughput bool
+
+	// Drafts is the draft length k where the line names it (vLLM's
+	// per-position list); 0 when it does not.
+	Drafts int
+
+	// invalid says what is wrong with a value the line carries (a count
+	// beyond MaxRunning, a non-finite derived AL); Check reports it.
+	invalid string
+}
+
+// Check reports a value that no engine can log: an accept length outside
+// [1, k+1] (k is the line's own draft length, else steps when > 0, else
+// MaxDraftTokens), a negative or absurd request count or throughput, or a
+// non-finite value.
+func (s Sample) Check(steps int) error {
+	if s.invalid != "" {
+		return errors.New(s.invalid)
+	}
+	if s.HasAccept {
+		k, why := MaxDraftTokens, fmt.Sprintf("no engine drafts more than %d tokens", MaxDraftTokens)
+		switch {
+		case s.Drafts > 0:
+			k, why = s.Drafts, fmt.Sprintf("the line lists %d draft positions", s.Drafts)
+		case steps > 0:
+			k, why = steps, fmt.Sprintf("the run's draft length is %d", steps)
+		}
+		if !(s.AcceptLen >= 1 && s.AcceptLen <= float64(k+1)) {
+			return fmt.Errorf("accept len %g outside [1, %d] (bonus token included; %s)", s.AcceptLen, k+1, why)
+		}
+		if !(s.Weight >= 0 && s.Weight <= math.MaxFloat64) {
+			return fmt.Errorf("accept-length weight %g is not a finite count", s.Weight)
+		}
+	}
+	if s.HasThroughput && !(s.GenThroughput >= 0 && s.GenThroughput <= MaxThroughput) {
+		return fmt.Errorf("generation throughput %g tok/s outside [0, %g]", s.GenThroughput, MaxThroughput)
+	}
+	if s.HasRunning && (s.Running < 0 || s.Running > MaxRunning) {
+		return fmt.Errorf("running requests %d outside [0, %d]", s.Running, MaxRunning)
+	}
+	return nil
+}
+
+// count converts a logged request count, marking the sample invalid when it
+// is negative, fractional or beyond MaxRunning (int of a float that large is
+// undefined).
+func (s *Sample) count(what string, f float64) int {
+	if !(f >= 0 && f <= MaxRunning) || f != math.Trunc(f) {
+		if s.invalid == "" {
+			s.invalid = fmt.Sprintf("%s %g is not a count in [0, %d]", what, f, MaxRunning)
+		}
+		return 0
+	}
+	return int(f)
 }
 
 var (
@@ -75,13 +136,10 @@ func ParseLine(line string) (Sample, bool) {
 	if !ok {
 		return s, false
 	}
-	// Values computed from logged counts can overflow; keep only finite ones.
+	// Values computed from logged counts can overflow: Check reports them.
 	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
-	if !finite(s.AcceptLen) || !finite(s.Weight) {
-		s.AcceptLen, s.Weight, s.HasAccept = 0, 0, false
-	}
-	if !finite(s.GenThroughput) {
-		s.GenThroughput, s.HasThroughput = 0, false
+	if s.invalid == "" && (!finite(s.AcceptLen) || !finite(s.Weight) || !finite(s.GenThroughput)) {
+		s.invalid = "a value derived from the logged counts is not finite"
 	}
 	return s, s.HasAccept || s.HasThroughput || s.HasRunning
 }
@@ -207,11 +265,11 @@ func parseSGLang(line string) (Sample, bool) {
 		switch k {
 		case "#running-req":
 			if f, ok := number(v); ok {
-				s.Running, s.HasRunning, found = int(f), true, true
+				s.Running, s.HasRunning, found = s.count("#running-req", f), true, true
 			}
 		case "#queue-req":
 			if f, ok := number(v); ok {
-				s.Queue = int(f)
+				s.Queue = s.count("#queue-req", f)
 			}
 		case "accept len":
 			if f, ok := number(v); ok {
@@ -265,6 +323,7 @@ func parseVLLMSpec(line string) (Sample, bool) {
 	if s.HasAccept && drafted > 0 && positions > 0 {
 		s.Weight = drafted / float64(positions)
 	}
+	s.Drafts = positions
 	return s, s.HasAccept
 }
 
@@ -290,11 +349,11 @@ func parseVLLMThroughput(line string) (Sample, bool) {
 			}
 		case "Running":
 			if f, ok := number(kv[1]); ok {
-				s.Running, s.HasRunning = int(f), true
+				s.Running, s.HasRunning = s.count("Running", f), true
 			}
 		case "Waiting":
 			if f, ok := number(kv[1]); ok {
-				s.Queue = int(f)
+				s.Queue = s.count("Waiting", f)
 			}
 		}
 	}
@@ -368,7 +427,7 @@ func parseTRTIter(line string) (Sample, bool) {
 		k = strings.TrimSpace(k)
 		if k == "num_scheduled_requests" {
 			if f, ok := number(v); ok {
-				s.Running, s.HasRunning = int(f), true
+				s.Running, s.HasRunning = s.count("num_scheduled_requests", f), true
 			}
 		}
 	}

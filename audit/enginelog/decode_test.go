@@ -106,7 +106,7 @@ func TestParseOtherEngines(t *testing.T) {
 }
 
 func TestSummaryDPRanks(t *testing.T) {
-	col, err := ReadFiles([]string{"testdata/sglang_dp.log"})
+	col, err := ReadFiles([]string{"testdata/sglang_dp.log"}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestSummaryDPRanks(t *testing.T) {
 }
 
 func TestSummaryVLLM(t *testing.T) {
-	col, err := ReadFiles([]string{"testdata/vllm.log"})
+	col, err := ReadFiles([]string{"testdata/vllm.log"}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestAgreement(t *testing.T) {
 	multinomial := func(r *rand.Rand) float64 {
 		return math.Max(1, math.Min(4, math.Round(3.39+r.NormFloat64())))
 	}
-	col, err := ReadFiles([]string{simulatedLog(t, matchExpected, 300)})
+	col, err := ReadFiles([]string{simulatedLog(t, matchExpected, 300)}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestAgreement(t *testing.T) {
 	if a := sum.Agree(3.49); a.Agrees {
 		t.Errorf("3.39 run agrees with target 3.49: %s", a.Verdict)
 	}
-	col, err = ReadFiles([]string{simulatedLog(t, multinomial, 300)})
+	col, err = ReadFiles([]string{simulatedLog(t, multinomial, 300)}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func TestAgreement(t *testing.T) {
 		t.Errorf("multinomial run (mean %.3f) agrees with 3.39: %s", sum.AcceptLen.Mean, a.Verdict)
 	}
 	// too few samples: no verdict either way
-	col, _ = ReadFiles([]string{"testdata/sglang_dp.log"})
+	col, _ = ReadFiles([]string{"testdata/sglang_dp.log"}, 0)
 	if a := Summarize(col, 1).Agree(3.39); a.Agrees || !strings.HasPrefix(a.Verdict, "too few") {
 		t.Errorf("4 samples: %s", a.Verdict)
 	}
@@ -276,9 +276,68 @@ func FuzzParseLine(f *testing.F) {
 	})
 }
 
-func TestNonFiniteDropped(t *testing.T) {
+func TestNonFiniteRejected(t *testing.T) {
 	s, ok := ParseLine(`{"iterLatencyMS": 1e-320, "numActiveRequests": 3, "specDecodingStats": {"numAcceptedTokens": 1e308, "numRequestsWithDraftTokens": 1e308}}`)
-	if !ok || s.HasThroughput || s.HasAccept || s.Running != 3 {
-		t.Errorf("%+v", s)
+	if !ok || s.Running != 3 {
+		t.Fatalf("%+v", s)
+	}
+	if err := s.Check(0); err == nil || !strings.Contains(err.Error(), "not finite") {
+		t.Errorf("Check = %v, want the non-finite value reported", err)
+	}
+}
+
+// Values no engine logs are data errors naming file and line (issue 14,
+// item 1: accept len 1e20 overflowed the histogram's bin count and
+// panicked in makeslice).
+func TestReadFilesRejectsImpossibleValues(t *testing.T) {
+	const ok = "Decode batch, #running-req: 4, accept len: 1.00, gen throughput (token/s): 100.00\n"
+	for _, tc := range []struct {
+		name, line string
+		steps      int
+		want       string
+	}{
+		{"huge accept len", "Decode batch, #running-req: 4, accept len: 1e20, gen throughput (token/s): 100.00", 0, "accept len 1e+20 outside [1, 65]"},
+		{"below one", "Decode batch, #running-req: 4, accept len: 0.5", 0, "accept len 0.5 outside [1, 65]"},
+		{"negative", "Decode batch, #running-req: 4, accept len: -3", 0, "accept len -3 outside"},
+		{"beyond k+1 of --steps", "Decode batch, #running-req: 4, accept len: 4.5", 3, "outside [1, 4] (bonus token included; the run's draft length is 3)"},
+		{"beyond the line's own k", "SpecDecoding metrics: Mean acceptance length: 3.5, Drafted: 20 tokens, Per-position acceptance rate: 0.9, 0.8", 0, "outside [1, 3]"},
+		{"running overflows int", "Decode batch, #running-req: 1e20, accept len: 2", 0, "#running-req 1e+20 is not a count"},
+		{"negative running", "Decode batch, #running-req: -1, accept len: 2", 0, "#running-req -1 is not a count"},
+		{"negative throughput", "Decode batch, #running-req: 1, gen throughput (token/s): -5", 0, "generation throughput -5"},
+		{"absurd throughput", "Decode batch, #running-req: 1, gen throughput (token/s): 1e300", 0, "generation throughput 1e+300"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "decode.log")
+			if err := os.WriteFile(p, []byte(ok+tc.line+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := ReadFiles([]string{p}, tc.steps)
+			if err == nil || !strings.Contains(err.Error(), p+": line 2: ") || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("ReadFiles = %v, want %q at %s: line 2", err, tc.want, p)
+			}
+		})
+	}
+	// in range at the edges: 1 and k+1
+	p := filepath.Join(t.TempDir(), "decode.log")
+	if err := os.WriteFile(p, []byte(ok+"Decode batch, #running-req: 4, accept len: 4.00\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFiles([]string{p}, 3); err != nil {
+		t.Errorf("accept len 1 and 4 at k=3: %v", err)
+	}
+}
+
+// Add takes samples Check has not seen; the histogram must stay bounded.
+func TestDistributionWideSpan(t *testing.T) {
+	d := distribution([]float64{1, 1e20, -1e300}, []float64{1, 1, 1})
+	if len(d.Histogram) != 200 {
+		t.Fatalf("%d bins, want the cap of 200", len(d.Histogram))
+	}
+	n := 0
+	for _, b := range d.Histogram {
+		n += b.Count
+	}
+	if n != 3 {
+		t.Errorf("%d values binned, want 3", n)
 	}
 }

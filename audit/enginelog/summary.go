@@ -2,10 +2,12 @@ package enginelog
 
 import (
 	"fmt"
+	"io"
 	"math"
-	"os"
 	"sort"
 	"time"
+
+	"github.com/specsim/specsim/internal/regular"
 )
 
 // Stream is the samples of one rank of one file, in log order.
@@ -25,11 +27,16 @@ type Collection struct {
 	// lastVLLM is the engine a file's last vLLM throughput line named:
 	// vLLM logs the SpecDecoding line right after it, without the prefix.
 	lastVLLM map[string]string
+	steps    int
 }
 
 // ReadFiles scans every file into one collection, keyed by file and rank.
-func ReadFiles(paths []string) (*Collection, error) {
-	c := &Collection{index: map[[2]string]*Stream{}}
+// steps is the draft length the run used, when the caller knows it (0
+// otherwise): a logged accept length beyond steps+1 is then an error. Every
+// value no engine can log (see Sample.Check) is an error naming the file and
+// line.
+func ReadFiles(paths []string, steps int) (*Collection, error) {
+	c := &Collection{index: map[[2]string]*Stream{}, steps: steps}
 	for _, p := range paths {
 		if err := c.readFile(p); err != nil {
 			return nil, err
@@ -39,17 +46,20 @@ func ReadFiles(paths []string) (*Collection, error) {
 }
 
 func (c *Collection) readFile(path string) error {
-	// A FIFO would block the open and a device could be read without end.
-	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
-		return fmt.Errorf("%s: not a regular file", path)
-	}
-	f, err := os.Open(path)
+	f, _, err := regular.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
+	return c.readFrom(path, f)
+}
+
+func (c *Collection) readFrom(path string, r io.Reader) error {
 	c.Files = append(c.Files, path)
-	st, err := Scan(f, func(s Sample) error {
+	st, err := Scan(r, func(s Sample) error {
+		if err := s.Check(c.steps); err != nil {
+			return err
+		}
 		if c.Stats.Samples >= MaxSamples {
 			return ErrTooManySamples
 		}
@@ -290,17 +300,23 @@ func distribution(x, w []float64) *Distribution {
 	}
 	d.Min, d.Max = sorted[0], sorted[len(sorted)-1]
 	d.P10, d.P50, d.P90 = q(0.1), q(0.5), q(0.9)
-	// 0.1-wide bins on the 0.1 grid cover the span.
+	// 0.1-wide bins on the 0.1 grid cover the span, at most 200 of them
+	// (values past the last bin land in it). The span is bounded before the
+	// conversion to int: Add takes samples that Check has not seen.
 	lo := math.Floor(d.Min*10) / 10
-	nb := int(math.Floor((d.Max-lo)*10+1e-9)) + 1
-	nb = min(nb, 200)
+	nb := 200
+	if span := math.Floor((d.Max-lo)*10 + 1e-9); span < 199 {
+		nb = int(span) + 1
+	}
 	d.Histogram = make([]Bin, nb)
 	for i := range d.Histogram {
 		d.Histogram[i] = Bin{Lo: round6(lo + float64(i)*0.1), Hi: round6(lo + float64(i+1)*0.1)}
 	}
 	for _, xi := range x {
-		i := int(math.Floor((xi-lo)*10 + 1e-9))
-		i = max(0, min(i, nb-1))
+		i := nb - 1
+		if f := math.Floor((xi-lo)*10 + 1e-9); f < float64(nb-1) {
+			i = max(0, int(f))
+		}
 		d.Histogram[i].Count++
 	}
 	return d

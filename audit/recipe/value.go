@@ -4,9 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
+
+	"github.com/specsim/specsim/internal/regular"
 
 	"gopkg.in/yaml.v3"
 )
@@ -190,15 +191,14 @@ func (e *ParseError) Error() string {
 // ReadFile reads at most MaxFileBytes of a file; a longer file is an error
 // rather than a truncated parse.
 func ReadFile(path string) ([]byte, error) {
-	// A FIFO would block the open and a device could be read without end.
-	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
-		return nil, &ParseError{File: path, Msg: "not a regular file"}
-	}
-	f, err := os.Open(path)
+	f, st, err := regular.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if st.Size() > MaxFileBytes {
+		return nil, &ParseError{File: path, Msg: fmt.Sprintf("file is larger than %d bytes; not a recipe", MaxFileBytes)}
+	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
 		return nil, &ParseError{File: path, Msg: err.Error()}

@@ -31,6 +31,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/specsim/specsim/internal/regular"
 )
 
 // MaxHeaderSize is the largest JSON header accepted, in bytes; the
@@ -121,18 +123,13 @@ func ReadHeader(path string) (*Header, error) {
 	return h, nil
 }
 
-// OpenRegular opens path for reading after checking that it is a regular
-// file, so that a FIFO or device planted in a checkpoint directory cannot
-// block the reader.
+// OpenRegular opens path for reading and then checks that the open file is
+// a regular file (see internal/regular), so that a FIFO or device planted in
+// a checkpoint directory, or swapped in after a check, cannot block the
+// reader.
 func OpenRegular(path string) (*os.File, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, &Error{Path: path, Err: errors.New("not a regular file")}
-	}
-	return os.Open(path)
+	f, _, err := regular.Open(path)
+	return f, err
 }
 
 // ParseHeader validates a header given as the first bytes of a file of the

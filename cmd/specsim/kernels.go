@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
+
+	"github.com/specsim/specsim/internal/regular"
 
 	"github.com/specsim/specsim/kernels"
 )
@@ -254,24 +255,7 @@ func readTables(table, collTable string) (*kernels.OpTable, *kernels.CollectiveT
 
 // readBounded reads a table file of at most 32 MiB.
 func readBounded(path string) ([]byte, error) {
-	// A FIFO would block the open and a device could be read without end.
-	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	const limit = 32 << 20
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
-	}
-	if len(data) > limit {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, limit)
-	}
-	return data, nil
+	return regular.ReadFile(path, 32<<20)
 }
 
 func predictOne(c *kernels.Coster, op string, s *shapeFlags) (kernelPrediction, error) {

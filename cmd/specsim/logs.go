@@ -76,6 +76,10 @@ func runLogs(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "specsim logs:", flagError(err))
 			return exitBadInput
 		}
+		if *al > enginelog.MaxDraftTokens+1 {
+			fmt.Fprintf(stderr, "specsim logs: --al %g: want an acceptance length in [1, %d] (the bonus token is included)\n", *al, enginelog.MaxDraftTokens+1)
+			return exitBadInput
+		}
 		target = *al
 	case *model != "" || *steps != 0:
 		if *model == "" || *steps < 1 {
@@ -104,7 +108,7 @@ func runLogs(args []string, stdout, stderr io.Writer) int {
 		}
 		target = p.AL
 	}
-	col, err := enginelog.ReadFiles(files)
+	col, err := enginelog.ReadFiles(files, *steps)
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim logs:", err)
 		return exitBadInput

@@ -4,11 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
+
+	"github.com/specsim/specsim/internal/regular"
 )
 
 // MaxHistogramBytes bounds a histogram file.
@@ -33,18 +33,9 @@ func (h *Histogram) Distribution() []float64 {
 
 // LoadHistogram reads a histogram file (see ParseHistogram).
 func LoadHistogram(name string) (*Histogram, error) {
-	// A FIFO would block the open and a device could be read without end.
-	if st, err := os.Stat(name); err == nil && !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("histogram %s: not a regular file", name)
-	}
-	f, err := os.Open(name)
+	data, err := regular.ReadFile(name, MaxHistogramBytes)
 	if err != nil {
 		return nil, fmt.Errorf("histogram: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxHistogramBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("histogram %s: %w", name, err)
 	}
 	return ParseHistogram(name, data)
 }

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// hostile2 is one reproducer of the second hardening round (issue 14): the
+// files it writes into a fresh directory, the command, and what must come
+// back: the exit code and text stderr must hold (with {dir} replaced by the
+// directory).
+type hostile2 struct {
+	name  string
+	files map[string]string
+	args  []string
+	code  int
+	want  []string
+}
+
+func runHostile2(t *testing.T, cases []hostile2) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, data := range tc.files {
+				p := filepath.Join(dir, name)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			args := make([]string, len(tc.args))
+			for i, a := range tc.args {
+				args[i] = strings.ReplaceAll(a, "{dir}", dir)
+			}
+			type result struct {
+				code        int
+				out, stderr string
+			}
+			done := make(chan result, 1)
+			go func() {
+				code, out, errs := runCLI(args...)
+				done <- result{code, out, errs}
+			}()
+			var r result
+			select {
+			case r = <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatalf("%v: no answer after 20 s", args)
+			}
+			if r.code != tc.code || strings.Contains(r.stderr, "internal error") {
+				t.Errorf("%v: exit %d, stderr %q; want exit %d", args, r.code, r.stderr, tc.code)
+			}
+			for _, w := range tc.want {
+				if w = strings.ReplaceAll(w, "{dir}", dir); !strings.Contains(r.stderr, w) {
+					t.Errorf("%v: stderr %q lacks %q", args, r.stderr, w)
+				}
+			}
+		})
+	}
+}
+
+func TestHostileLogs(t *testing.T) {
+	two := "Decode batch, #running-req: 4, accept len: 1.0\nDecode batch, #running-req: 4, accept len: 1e20\n"
+	runHostile2(t, []hostile2{
+		{"accept len 1e20 (makeslice panic)", map[string]string{"d.log": two}, []string{"logs", "{dir}/d.log"}, exitBadInput,
+			[]string{"{dir}/d.log: line 2: accept len 1e+20 outside [1, 65]"}},
+		{"accept len beyond --steps", map[string]string{"d.log": "Decode batch, #running-req: 4, accept len: 4.5\n"},
+			[]string{"logs", "{dir}/d.log", "--model", "qwen3.5", "--steps", "3"}, exitBadInput, []string{"{dir}/d.log: line 1: accept len 4.5 outside [1, 4]"}},
+		{"running overflows int", map[string]string{"d.log": "Decode batch, #running-req: 1e20, accept len: 2\n"},
+			[]string{"logs", "{dir}/d.log"}, exitBadInput, []string{"{dir}/d.log: line 1: #running-req 1e+20"}},
+	})
+}
+
+func TestHostileWork(t *testing.T) {
+	runHostile2(t, []hostile2{
+		// ran for hours: 1000007 requests of 6717 uncached tokens (agentx:
+		// 64000 x e^(0.9^2/2) = 95949 mean prompt, 7% of it uncached), one
+		// token per forward
+		{"predict --chunk 1 --requests 1000000", nil, []string{"predict", "--chunk", "1", "--requests", "1000000"}, exitBadInput,
+			[]string{"1000007 requests x ceil(6717 uncached prompt tokens / --chunk 1)", "raise --chunk or lower --requests"}},
+		{"fixed lengths, chunk 1", nil, []string{"predict", "--isl", "1000", "--osl", "10", "--range-ratio", "1", "--chunk", "1", "--requests", "1000000", "--conc", "1"}, exitBadInput,
+			[]string{"1000001 requests x ceil(1000 uncached prompt tokens / --chunk 1) = 1000001 x 1000"}},
+		{"sweep --chunk 1", nil, []string{"sweep", "--chunk", "1", "--gpus", "2"}, exitBadInput, []string{"this sweep would price", "--chunk 1"}},
+	})
+}
+
+func TestHostileFlags(t *testing.T) {
+	log := map[string]string{"d.log": "Decode batch, #running-req: 4, accept len: 3.0\n"}
+	runHostile2(t, []hostile2{
+		{"logs --al nan (exited 1)", log, []string{"logs", "{dir}/d.log", "--al", "nan"}, exitBadInput, []string{"--al NaN"}},
+		{"logs --al inf --json (did not encode)", log, []string{"logs", "{dir}/d.log", "--al", "inf", "--json"}, exitBadInput, []string{"--al +Inf"}},
+		{"predict --mem-fraction 0 (became 0.9)", nil, []string{"predict", "--mem-fraction", "0"}, exitBadInput, []string{"--mem-fraction 0: want a share of HBM in (0, 1]"}},
+		{"predict --range-ratio nan with agentx (ignored)", nil, []string{"predict", "--range-ratio", "nan"}, exitBadInput, []string{"--range-ratio NaN"}},
+		{"sweep --mem-fraction 0", nil, []string{"sweep", "--gpus", "2", "--mem-fraction", "0"}, exitBadInput, []string{"--mem-fraction 0"}},
+		{"audit --draft-quantization unknown", nil, []string{"audit", "{dir}", "--draft-quantization", "nvfp4_onlin"}, exitBadInput, []string{`--draft-quantization "nvfp4_onlin": SGLang accepts`, "nvfp4_online"}},
+		{"audit --moe-backend unknown", nil, []string{"audit", "{dir}", "--moe-backend", "trtion"}, exitBadInput, []string{`--moe-backend: engine sglang has no MoE backend "trtion"`, "triton"}},
+		{"audit --draft-quantization with vllm", nil, []string{"audit", "{dir}", "--engine", "vllm", "--draft-quantization", "fp8"}, exitBadInput, []string{"vllm has no such flag"}},
+	})
+}
