@@ -64,6 +64,11 @@ type PoolConfig struct {
 	HiCacheGiB   float64
 }
 
+// AgentXHiCacheRatio is the --hicache-ratio of the InferenceX AgentX SGLang
+// recipes for Qwen3.5 on GB300 (agg and disaggregated prefill workers,
+// write_back policy, page_first_direct layout).
+const AgentXHiCacheRatio = 0.9
+
 // SGLang's planner constants (sources in the comment above).
 const (
 	mambaRatioRadix       = 3   // MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO
@@ -303,10 +308,13 @@ type ServerConfig struct {
 	// applies to aggregated instances and decode workers, as the recipes
 	// set them.
 	PrefillMaxRunning int
-	MambaCache        int     // --max-mamba-cache-size (0 = unset)
-	PageSize          int     // --page-size (0 = 64)
-	HiCacheRatio      float64 // --hicache-ratio (0 = no host tier)
-	HiCacheGiB        float64 // --hicache-size in GB (wins over the ratio)
+	MambaCache        int // --max-mamba-cache-size (0 = unset)
+	PageSize          int // --page-size (0 = 64)
+	// HiCacheRatio is --hicache-ratio (negative = no host tier; 0 = the
+	// workload's default: AgentXHiCacheRatio for AgentX trace replays, as
+	// every SGLang AgentX recipe enables HiCache, none otherwise).
+	HiCacheRatio float64
+	HiCacheGiB   float64 // --hicache-size in GB (wins over the ratio)
 	// AutoMemFraction: a zero mem fraction means the engine's own rule
 	// (SGLangAutoMemFraction) rather than DefaultMemFraction.
 	AutoMemFraction bool
@@ -320,6 +328,12 @@ func (sc *Scenario) poolConfig(r role, conc, chunk int, frac float64) PoolConfig
 	s := sc.Server
 	c := PoolConfig{Role: r, MemFraction: frac, Steps: sc.Spec.Steps, Chunk: chunk, RadixCache: !s.NoPrefixCache && r != roleDecode,
 		MambaCache: s.MambaCache, PageSize: s.PageSize, HiCacheRatio: s.HiCacheRatio, HiCacheGiB: s.HiCacheGiB}
+	switch {
+	case c.HiCacheRatio < 0:
+		c.HiCacheRatio = 0
+	case c.HiCacheRatio == 0 && sc.Workload.Trace != nil:
+		c.HiCacheRatio = AgentXHiCacheRatio
+	}
 	run := sc.MaxRunning
 	if r == rolePrefill {
 		run = s.PrefillMaxRunning
@@ -343,7 +357,7 @@ func (s ServerConfig) validate() error {
 		return fmt.Errorf("--max-mamba-cache-size %d: want 0..%d", s.MambaCache, 1<<20)
 	case s.PageSize < 0 || s.PageSize > 4096:
 		return fmt.Errorf("--page-size %d: want 0..4096 tokens", s.PageSize)
-	case !(s.HiCacheRatio >= 0 && s.HiCacheRatio <= 1000):
+	case !(s.HiCacheRatio >= -1 && s.HiCacheRatio <= 1000):
 		return fmt.Errorf("--hicache-ratio %g: want 0..1000 (host tier as a multiple of the device pool)", s.HiCacheRatio)
 	case !(s.HiCacheGiB >= 0 && s.HiCacheGiB <= 1<<20):
 		return fmt.Errorf("--hicache-size %g: want 0..%d GB", s.HiCacheGiB, 1<<20)

@@ -25,7 +25,10 @@ type Query struct {
 	ISL, OSL   int     // fixed workload
 	Cached     float64 // fixed workload's prefix-cache hit
 	RangeRatio float64 // fixed workload: lengths uniform in [ratio*L, L]
-	AgentX     string  // key=value overrides of the agentic distributions
+	AgentX     string  // key=value overrides of the agentic distributions and the trace replay
+	// AgentXTrace is a kv-cache-tester trace file or directory to replay
+	// (empty = the embedded public corpus).
+	AgentXTrace string
 
 	Spec     string  // "mtp" or "none"
 	Steps    int     // draft length when Spec is mtp
@@ -106,16 +109,34 @@ func (q Query) Resolve() (*Resolved, error) {
 	}
 	r.GPU = GPUSpec{GPU: g, GPUsPerNode: q.GPUsPerNode}
 	switch q.Workload {
-	case "agentx":
+	case "agentx", "agentx-synthetic":
 		a := DefaultAgentX()
 		if err := ParseAgentXOverrides(&a, q.AgentX); err != nil {
 			return nil, err
 		}
 		r.Workload = Workload{Name: "agentx", AgentX: a}
+		if q.Workload == "agentx" {
+			if a.Replay.MaxContext == 0 {
+				a.Replay.MaxContext = r.Model.MaxContext // InferenceX passes --max-context-length $MAX_MODEL_LEN
+			}
+			var tw *TraceWorkload
+			if q.AgentXTrace != "" {
+				tw, err = LoadTraceWorkload(q.AgentXTrace, a.Replay)
+			} else {
+				tw, err = NewTraceWorkload("", nil, a.Replay)
+			}
+			if err != nil {
+				return nil, err
+			}
+			r.Workload.AgentX, r.Workload.Trace = a, tw
+		}
 	case "fixed", "":
 		r.Workload = Workload{Name: "fixed", ISL: q.ISL, OSL: q.OSL, CachedFraction: q.Cached, RangeRatio: q.RangeRatio}
 	default:
-		return nil, fmt.Errorf("--workload %q: want agentx (or --isl/--osl for fixed lengths)", q.Workload)
+		return nil, fmt.Errorf("--workload %q: want agentx or agentx-synthetic (or --isl/--osl for fixed lengths)", q.Workload)
+	}
+	if q.AgentXTrace != "" && q.Workload != "agentx" {
+		return nil, fmt.Errorf("--agentx-trace replays the agentx workload; it does not apply to --workload %q", q.Workload)
 	}
 	if err := r.Workload.Validate(); err != nil {
 		return nil, err

@@ -44,9 +44,6 @@ type Scenario struct {
 	Requests    int     // measured requests (0 = default)
 	Seed        uint64
 	Server      ServerConfig // the engine knobs of planner.go and the prefix cache
-	// Trace replays recorded AgentX sessions (package agentx) instead of
-	// sampling Workload closed-loop; nil = the closed loop.
-	Trace *TraceRun
 
 	engines map[Parallel]*Engine // shared across a sweep's scenarios (memoized step times)
 }
@@ -89,8 +86,8 @@ type Result struct {
 	// rank's batch times the ranks over the batch (1 = even; DP
 	// attention only, else 0).
 	RankImbalance float64 `json:"dp_rank_imbalance,omitempty"`
-	// AgentX is the InferenceX metric set of a trace replay.
-	AgentX *agentx.Metrics `json:"agentx,omitempty"`
+	// AgentX is the trace replay's client side (agentx_workload.go).
+	AgentX *AgentXReport `json:"agentx,omitempty"`
 }
 
 // StepReport is the mean decode iteration, in milliseconds, by part.
@@ -422,12 +419,11 @@ func (p *Plan) Simulate() (*Result, error) {
 		return nil, err
 	}
 	srv := p.newServer(inst, entry)
-	var rp *agentx.Replay
-	if p.sc.Trace != nil {
-		if rp, err = agentx.NewReplay(p.sc.Trace.Traces, p.sc.Trace.Config); err != nil {
-			return nil, err
-		}
+	rp, err := p.newReplay()
+	if err != nil {
+		return nil, err
 	}
+	var cachedTok, inputTok float64
 	rng := rand.New(rand.NewPCG(p.sc.Seed, 0x5eed))
 	warmup, measuredN := p.requestCount()
 	var (
@@ -517,6 +513,10 @@ func (p *Plan) Simulate() (*Result, error) {
 			r.done = r.Cached
 		} else if r.shared >= 0 {
 			r.Cached, r.done = 0, 0
+		}
+		if r.measured && r.shared >= 0 {
+			cachedTok += float64(r.Cached)
+			inputTok += float64(r.ISL)
 		}
 		if !r.cached && in.role != rolePrefill {
 			if busy && in.rankTok[rk]+need > in.capTok/in.ranks {
@@ -810,12 +810,10 @@ func (p *Plan) Simulate() (*Result, error) {
 	}
 	var res *Result
 	if rp != nil {
-		t0, t1, _ := rp.Window()
-		m := agentx.Measure(rp.Records(), t0, t1)
-		if m.Requests == 0 {
-			return nil, fmt.Errorf("simulation finished no profiled request")
+		if len(rp.Records()) == 0 {
+			return nil, fmt.Errorf("agentx replay profiled no request")
 		}
-		res = p.fromMetrics(m)
+		res = p.agentxResult(rp, cachedTok, inputTok)
 	} else {
 		if len(finished) == 0 {
 			return nil, fmt.Errorf("simulation finished no request")
