@@ -64,10 +64,30 @@ type PoolConfig struct {
 	HiCacheGiB   float64
 }
 
-// AgentXHiCacheRatio is the --hicache-ratio of the InferenceX AgentX SGLang
-// recipes for Qwen3.5 on GB300 (agg and disaggregated prefill workers,
-// write_back policy, page_first_direct layout).
-const AgentXHiCacheRatio = 0.9
+// AgentXDRAMUtilization is the dram-utilization of the InferenceX AgentX
+// master configs (qwen3.5-fp4-gb300-dynamo-sglang-agentic): the share of
+// host DRAM the launcher gives HiCache, as --hicache-size GB per rank
+// (InferenceX benchmarks: HICACHE_SIZE = TOTAL_CPU_DRAM_GB / TP, the node
+// budget generate_sweep_configs derives from dram-utilization). The
+// recipes' own --hicache-ratio 0.9 cannot be what ran: SGLang's
+// HostKVCache asserts a host pool larger than the device pool, and a size
+// wins over the ratio.
+const AgentXDRAMUtilization = 0.90
+
+// hostDRAMPerGPU is host memory per GPU in bytes: GB200/GB300 trays pair two
+// Grace CPUs (up to 480 GB LPDDR5X each) with four GPUs; DGX H100/H200 and
+// B300 carry 2 TB for 8 GPUs, DGX B200 4 TB.
+func hostDRAMPerGPU(gpu string) float64 {
+	switch gpu {
+	case "gb200", "gb300":
+		return 240e9
+	case "b200":
+		return 512e9
+	case "h100", "h200", "b300":
+		return 256e9
+	}
+	return 0
+}
 
 // SGLang's planner constants (sources in the comment above).
 const (
@@ -310,11 +330,17 @@ type ServerConfig struct {
 	PrefillMaxRunning int
 	MambaCache        int // --max-mamba-cache-size (0 = unset)
 	PageSize          int // --page-size (0 = 64)
-	// HiCacheRatio is --hicache-ratio (negative = no host tier; 0 = the
-	// workload's default: AgentXHiCacheRatio for AgentX trace replays, as
-	// every SGLang AgentX recipe enables HiCache, none otherwise).
+	// HiCacheRatio is --hicache-ratio (negative = no host tier; 0 with no
+	// HiCacheGiB = the workload's default: for AgentX trace replays, which
+	// every SGLang AgentX recipe runs with HiCache, AgentXDRAMUtilization of
+	// the GPU's host DRAM; none otherwise).
 	HiCacheRatio float64
 	HiCacheGiB   float64 // --hicache-size in GB (wins over the ratio)
+	// PrefillDraft loads the draft on disaggregated prefill workers too.
+	// Off by default: the AgentX disaggregated base recipe passes no
+	// speculative flags to its prefill role (only the TP2 override does),
+	// so the prefill worker holds neither draft weights nor draft KV.
+	PrefillDraft bool
 	// AutoMemFraction: a zero mem fraction means the engine's own rule
 	// (SGLangAutoMemFraction) rather than DefaultMemFraction.
 	AutoMemFraction bool
@@ -324,15 +350,19 @@ type ServerConfig struct {
 }
 
 // poolConfig is the planner input for one role seeing conc sessions.
-func (sc *Scenario) poolConfig(r role, conc, chunk int, frac float64) PoolConfig {
+func (sc *Scenario) poolConfig(r role, conc, chunk int, frac float64, gpu string) PoolConfig {
 	s := sc.Server
-	c := PoolConfig{Role: r, MemFraction: frac, Steps: sc.Spec.Steps, Chunk: chunk, RadixCache: !s.NoPrefixCache && r != roleDecode,
+	steps := sc.Spec.Steps
+	if r == rolePrefill && !s.PrefillDraft {
+		steps = 0
+	}
+	c := PoolConfig{Role: r, MemFraction: frac, Steps: steps, Chunk: chunk, RadixCache: !s.NoPrefixCache && r != roleDecode,
 		MambaCache: s.MambaCache, PageSize: s.PageSize, HiCacheRatio: s.HiCacheRatio, HiCacheGiB: s.HiCacheGiB}
 	switch {
 	case c.HiCacheRatio < 0:
 		c.HiCacheRatio = 0
-	case c.HiCacheRatio == 0 && sc.Workload.Trace != nil:
-		c.HiCacheRatio = AgentXHiCacheRatio
+	case c.HiCacheRatio == 0 && c.HiCacheGiB == 0 && sc.Workload.Trace != nil:
+		c.HiCacheGiB = hostDRAMPerGPU(gpu) * AgentXDRAMUtilization / 1e9
 	}
 	run := sc.MaxRunning
 	if r == rolePrefill {

@@ -278,7 +278,7 @@ func NewPlan(sc Scenario, gpu GPUSpec) (*Plan, error) {
 				sc.engines[par] = e
 			}
 		}
-		mem := e.PlanMemory(&sc.Workload, sc.poolConfig(r, conc, p.chunk, p.memFrac))
+		mem := e.PlanMemory(&sc.Workload, sc.poolConfig(r, conc, p.chunk, p.memFrac, gpu.GPU.Name))
 		if !mem.Feasible {
 			return nil, mem, &InfeasibleError{Where: fmt.Sprintf("%s (%s on %s, %s)", what, par, gpu.GPU.Name, sc.Model.Name), Mem: mem}
 		}
@@ -638,7 +638,7 @@ func (p *Plan) Simulate() (*Result, error) {
 		srv.noteLoad(hostLoad)
 		mixed := in.role == roleAgg && in.eng.MixesContext() && len(in.running) > 0
 		if len(parts) > 0 && !mixed {
-			b := in.eng.Prefill(parts, p.sc.Spec.Steps > 0)
+			b := in.eng.Prefill(parts, p.sc.Spec.Steps > 0 && (in.role != rolePrefill || p.sc.Server.PrefillDraft))
 			in.busy = true
 			push(&event{t: now + srv.prefillWithLoad(b.Total(), hostLoad), inst: i, fin: func(t float64) {
 				in.busy = false

@@ -55,7 +55,7 @@ func TestReplayPrefixCache(t *testing.T) {
 // draws its own acceptance, and the imbalance is reported (>= 1); without
 // DP attention there is none.
 func TestDPRanks(t *testing.T) {
-	q := Query{Workload: "agentx", GPU: "gb300", Requests: 80}
+	q := Query{Workload: "agentx", GPU: "gb300", AgentX: "duration=300"}
 	dep, err := Predict(resolved(t, q), topo(t, "agg:dep4"), 32, 6)
 	if err != nil {
 		t.Fatal(err)
