@@ -182,7 +182,6 @@ type instance struct {
 	busy    bool
 	capRun  int
 	capTok  int // KV tokens the lane can hold
-	usedTok int
 	sampler acceptance.Sampler
 	draws   []int
 	ctxSum  int
