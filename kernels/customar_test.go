@@ -9,7 +9,7 @@ import (
 // price is the published figure at the published points, and in between it
 // lies between its neighbours.
 func TestCustomAllReduceFigures(t *testing.T) {
-	g, err := LookupGPU("h200") // NVLink 4, 450 GB/s: the figures apply unscaled
+	g, err := lookupGPU("h200") // NVLink 4, 450 GB/s: the figures apply unscaled
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestCustomAllReduceFigures(t *testing.T) {
 // TestCustomAllReduceScalesWithNVLink: on NVLink 5 (900 GB/s) the part of
 // the time above the smallest message's latency halves.
 func TestCustomAllReduceScalesWithNVLink(t *testing.T) {
-	g, err := LookupGPU("b200")
+	g, err := lookupGPU("b200")
 	if err != nil {
 		t.Fatal(err)
 	}

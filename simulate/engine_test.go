@@ -6,12 +6,26 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/specsim/specsim/golden"
 	"github.com/specsim/specsim/kernels"
 )
 
+// testCatalog is the embedded GPU catalog, its calibrations fitted once for
+// the package's tests.
+var testCatalog = kernels.DefaultCatalog()
+
+// testCurves are the embedded golden curves.
+var testCurves = func() *golden.Set {
+	s, err := golden.Default()
+	if err != nil {
+		panic(err)
+	}
+	return s
+}()
+
 func gpu(t testing.TB, name string) *kernels.GPU {
 	t.Helper()
-	g, err := kernels.LookupGPU(name)
+	g, err := testCatalog.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}

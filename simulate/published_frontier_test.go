@@ -36,7 +36,7 @@ func sweepFrontier(r publishedRow) ([]Point, error) {
 		}
 		for _, c := range d.Concs {
 			q := Query{Model: r.Model, Precision: r.Precision, GPU: r.GPU, Topology: d.Topology, GPUsPerNode: r.GPUsPerNode,
-				Conc: c, Workload: "fixed", ISL: r.ISL, OSL: r.OSL, RangeRatio: positiveOr(r.RangeRatio, 1), Spec: "none",
+				Workload: "fixed", ISL: r.ISL, OSL: r.OSL, RangeRatio: positiveOr(r.RangeRatio, 1), Spec: "none",
 				MaxRunning: r.MaxRunning, CUDAGraphMaxBS: c, Chunk: r.Chunk, MemFraction: r.MemFraction,
 				KVDType: r.KVDType, Engine: r.Engine, SchedOverhead: -1, SpecOverhead: -1,
 				Requests: max(2*c, 16), Seed: 1, MambaSSMDType: r.MambaSSMDType,
@@ -47,7 +47,7 @@ func sweepFrontier(r publishedRow) ([]Point, error) {
 			if r.Steps > 0 {
 				q.Spec, q.AL = "mtp", r.AL
 			}
-			res, err := q.Resolve()
+			res, err := q.Resolve(testCurves, testCatalog)
 			if err != nil {
 				return nil, err
 			}

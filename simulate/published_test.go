@@ -98,7 +98,7 @@ func predictPublishedUncached(r publishedRow) (float64, error) {
 		return predictFrontierRow(r)
 	}
 	q := Query{Model: r.Model, Precision: r.Precision, GPU: r.GPU, Topology: r.Topology, GPUsPerNode: r.GPUsPerNode,
-		Conc: r.Conc, Workload: "fixed", ISL: r.ISL, OSL: r.OSL, RangeRatio: 1, Spec: "none",
+		Workload: "fixed", ISL: r.ISL, OSL: r.OSL, RangeRatio: 1, Spec: "none",
 		MaxRunning: r.MaxRunning, CUDAGraphMaxBS: r.CUDAGraphMaxBS, Chunk: r.Chunk, MemFraction: r.MemFraction,
 		KVDType: r.KVDType, Engine: r.Engine, SchedOverhead: -1, SpecOverhead: -1, Requests: r.Requests, Seed: 1}
 	if r.Steps > 0 {
@@ -110,7 +110,7 @@ func predictPublishedUncached(r publishedRow) (float64, error) {
 	if q.Requests == 0 {
 		q.Requests = max(2*r.Conc, 16)
 	}
-	res, err := q.Resolve()
+	res, err := q.Resolve(testCurves, testCatalog)
 	if err != nil {
 		return 0, err
 	}

@@ -270,7 +270,7 @@ func NewPlan(sc Scenario, gpu GPUSpec) (*Plan, error) {
 		e := sc.engines[par]
 		if e == nil {
 			var err error
-			if e, err = NewEngine(sc.Model, gpu.withDomain(par.GPUs()), par, sc.Engine); err != nil {
+			if e, err = NewEngine(sc.Model, gpu.withDomain(), par, sc.Engine); err != nil {
 				return nil, Memory{}, fmt.Errorf("%s: %w", what, err)
 			}
 			if sc.engines != nil {

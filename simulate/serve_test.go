@@ -18,7 +18,7 @@ func resolved(t testing.TB, q Query) *Resolved {
 		q.Workload, q.ISL, q.OSL, q.RangeRatio = "fixed", 1024, 1024, 0.8
 	}
 	q.SchedOverhead, q.SpecOverhead, q.Seed = -1, -1, 1
-	r, err := q.Resolve()
+	r, err := q.Resolve(testCurves, testCatalog)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,6 +45,8 @@ type queryFlags struct {
 	schedMS  float64
 	specMS   float64
 	hicache  float64
+	catalog  *gpuCatalogFlag
+	golden   *goldenFlags
 }
 
 func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
@@ -95,6 +97,8 @@ func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
 	fs.Float64Var(&q.MoESkew, "moe-skew", 0, "Zipf exponent of expert popularity (0 = uniform routing)")
 	fs.IntVar(&q.Requests, "requests", 0, "requests measured after a warm-up of --conc requests (0 = max(4*conc, 200))")
 	fs.Uint64Var(&q.Seed, "seed", 1, "random seed (the run is deterministic given it)")
+	f.catalog = addGPUCatalogFlag(fs)
+	f.golden = addGoldenFlags(fs)
 	return f
 }
 
@@ -140,7 +144,15 @@ func (f *queryFlags) resolve() (*simulate.Resolved, error) {
 	if q.Cached != 0 && q.Workload != "fixed" {
 		return nil, errors.New("--cached applies to --isl/--osl workloads; use --agentx cache-hit=... for agentx")
 	}
-	return q.Resolve()
+	curves, err := f.golden.load()
+	if err != nil {
+		return nil, err
+	}
+	catalog, err := f.catalog.load()
+	if err != nil {
+		return nil, err
+	}
+	return q.Resolve(curves, catalog)
 }
 
 // stepRange parses --steps: "" (def), "K" or "A-B".
