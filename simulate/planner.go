@@ -368,7 +368,10 @@ func (sc *Scenario) poolConfig(r role, conc, chunk int, frac float64, gpu string
 	if r == rolePrefill {
 		run = s.PrefillMaxRunning
 	}
-	if run <= 0 {
+	if run <= 0 && sc.Workload.Trace == nil {
+		// Closed loop: never more in flight than the sessions. A trace
+		// replay's trees run parallel subagents, so there the engine's
+		// own limits decide.
 		run = conc
 	}
 	c.MaxRunning = run

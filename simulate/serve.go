@@ -281,7 +281,11 @@ func NewPlan(sc Scenario, gpu GPUSpec) (*Plan, error) {
 		if !mem.Feasible {
 			return nil, mem, &InfeasibleError{Where: fmt.Sprintf("%s (%s on %s, %s)", what, par, gpu.GPU.Name, sc.Model.Name), Mem: mem}
 		}
-		p.caps = append(p.caps, runningCap(r, e, mem, conc, sc.Workload.MeanContext()))
+		seen := conc
+		if sc.Workload.Trace != nil {
+			seen = 1 << 30 // trees are not a cap on requests (subagents run in parallel)
+		}
+		p.caps = append(p.caps, runningCap(r, e, mem, seen, sc.Workload.MeanContext()))
 		return e, mem, nil
 	}
 	t := sc.Topology
@@ -349,7 +353,10 @@ func (p *Plan) lanes() ([]*instance, []int, []int, error) {
 	add := func(r role, e *Engine, mem Memory, n int, concPerInst int) error {
 		for range n {
 			pp := e.Par.PP
-			capRun := min(concPerInst, max(mem.MaxRunning, 1))
+			capRun := max(mem.MaxRunning, 1)
+			if p.sc.Workload.Trace == nil {
+				capRun = min(concPerInst, capRun)
+			}
 			tokFit := mem.TokensFit * e.Par.AttentionDP()
 			dp := e.Par.AttentionDP()
 			for range pp {
