@@ -72,20 +72,16 @@ func TestProvenanceChecks(t *testing.T) {
 }
 
 // TestUnknownEngine: "engine: sglng" used to skip every check and exit 0.
+// It is now refused when the recipe is read (bad input, exit 2 in the CLI),
+// naming the file's line, before any check could be skipped.
 func TestUnknownEngine(t *testing.T) {
 	y := "schema: 2\nname: typo\nengine: sglng\nmodel: {path: qwen3.5-fp4}\nroles:\n  agg:\n    args:\n      speculative-algorithm: NEXTN\n      speculative-num-steps: 3\n"
 	path := filepath.Join(t.TempDir(), "typo.yaml")
 	if err := os.WriteFile(path, []byte(y), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep := checkFile(t, path, Options{})
-	var found bool
-	for _, f := range rep.Variants[0].Findings {
-		if f.Code == CodeEngineUnknown && f.Severity == SeverityError && strings.Contains(f.Message, `"sglng"`) {
-			found = true
-		}
-	}
-	if !found || rep.Errors() == 0 {
-		t.Errorf("unknown engine not an error: %+v", rep.Variants[0].Findings)
+	_, err := Load(path)
+	if err == nil || !strings.Contains(err.Error(), `line 3: engine "sglng"`) {
+		t.Errorf("unknown engine: err %v, want a line-3 error naming \"sglng\"", err)
 	}
 }
