@@ -18,7 +18,8 @@ type prefillKey struct {
 
 // prefillTime is one request's prefill alone on engine e, chunk by chunk.
 func (p *Plan) prefillTime(e *Engine, r Request) float64 {
-	key := prefillKey{(r.ISL - r.Cached) >> 6, r.Cached >> 8, p.sc.Spec.Steps > 0, p.chunk}
+	spec := p.sc.Spec.Steps > 0 && (!p.sc.Topology.Disagg || p.sc.Server.PrefillDraft)
+	key := prefillKey{(r.ISL - r.Cached) >> 6, r.Cached >> 8, spec, p.chunk}
 	if e.prefillMemo == nil {
 		e.prefillMemo = map[prefillKey]float64{}
 	}
@@ -29,7 +30,7 @@ func (p *Plan) prefillTime(e *Engine, r Request) float64 {
 	done := r.Cached
 	for done < r.ISL {
 		n := min(r.ISL-done, p.chunk)
-		t += e.Prefill([]PrefillPart{{New: n, Before: done, Last: done+n >= r.ISL}}, p.sc.Spec.Steps > 0).Total()
+		t += e.Prefill([]PrefillPart{{New: n, Before: done, Last: done+n >= r.ISL}}, spec).Total()
 		done += n
 	}
 	if len(e.prefillMemo) > 1<<16 {

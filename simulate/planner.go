@@ -64,6 +64,31 @@ type PoolConfig struct {
 	HiCacheGiB   float64
 }
 
+// AgentXDRAMUtilization is the dram-utilization of the InferenceX AgentX
+// master configs (qwen3.5-fp4-gb300-dynamo-sglang-agentic): the share of
+// host DRAM the launcher gives HiCache, as --hicache-size GB per rank
+// (InferenceX benchmarks: HICACHE_SIZE = TOTAL_CPU_DRAM_GB / TP, the node
+// budget generate_sweep_configs derives from dram-utilization). The
+// recipes' own --hicache-ratio 0.9 cannot be what ran: SGLang's
+// HostKVCache asserts a host pool larger than the device pool, and a size
+// wins over the ratio.
+const AgentXDRAMUtilization = 0.90
+
+// hostDRAMPerGPU is host memory per GPU in bytes: GB200/GB300 trays pair two
+// Grace CPUs (up to 480 GB LPDDR5X each) with four GPUs; DGX H100/H200 and
+// B300 carry 2 TB for 8 GPUs, DGX B200 4 TB.
+func hostDRAMPerGPU(gpu string) float64 {
+	switch gpu {
+	case "gb200", "gb300":
+		return 240e9
+	case "b200":
+		return 512e9
+	case "h100", "h200", "b300":
+		return 256e9
+	}
+	return 0
+}
+
 // SGLang's planner constants (sources in the comment above).
 const (
 	mambaRatioRadix       = 3   // MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO
@@ -303,10 +328,19 @@ type ServerConfig struct {
 	// applies to aggregated instances and decode workers, as the recipes
 	// set them.
 	PrefillMaxRunning int
-	MambaCache        int     // --max-mamba-cache-size (0 = unset)
-	PageSize          int     // --page-size (0 = 64)
-	HiCacheRatio      float64 // --hicache-ratio (0 = no host tier)
-	HiCacheGiB        float64 // --hicache-size in GB (wins over the ratio)
+	MambaCache        int // --max-mamba-cache-size (0 = unset)
+	PageSize          int // --page-size (0 = 64)
+	// HiCacheRatio is --hicache-ratio (negative = no host tier; 0 with no
+	// HiCacheGiB = the workload's default: for AgentX trace replays, which
+	// every SGLang AgentX recipe runs with HiCache, AgentXDRAMUtilization of
+	// the GPU's host DRAM; none otherwise).
+	HiCacheRatio float64
+	HiCacheGiB   float64 // --hicache-size in GB (wins over the ratio)
+	// PrefillDraft loads the draft on disaggregated prefill workers too.
+	// Off by default: the AgentX disaggregated base recipe passes no
+	// speculative flags to its prefill role (only the TP2 override does),
+	// so the prefill worker holds neither draft weights nor draft KV.
+	PrefillDraft bool
 	// AutoMemFraction: a zero mem fraction means the engine's own rule
 	// (SGLangAutoMemFraction) rather than DefaultMemFraction.
 	AutoMemFraction bool
@@ -316,15 +350,28 @@ type ServerConfig struct {
 }
 
 // poolConfig is the planner input for one role seeing conc sessions.
-func (sc *Scenario) poolConfig(r role, conc, chunk int, frac float64) PoolConfig {
+func (sc *Scenario) poolConfig(r role, conc, chunk int, frac float64, gpu string) PoolConfig {
 	s := sc.Server
-	c := PoolConfig{Role: r, MemFraction: frac, Steps: sc.Spec.Steps, Chunk: chunk, RadixCache: !s.NoPrefixCache && r != roleDecode,
+	steps := sc.Spec.Steps
+	if r == rolePrefill && !s.PrefillDraft {
+		steps = 0
+	}
+	c := PoolConfig{Role: r, MemFraction: frac, Steps: steps, Chunk: chunk, RadixCache: !s.NoPrefixCache && r != roleDecode,
 		MambaCache: s.MambaCache, PageSize: s.PageSize, HiCacheRatio: s.HiCacheRatio, HiCacheGiB: s.HiCacheGiB}
+	switch {
+	case c.HiCacheRatio < 0:
+		c.HiCacheRatio = 0
+	case c.HiCacheRatio == 0 && c.HiCacheGiB == 0 && sc.Workload.Trace != nil:
+		c.HiCacheGiB = hostDRAMPerGPU(gpu) * AgentXDRAMUtilization / 1e9
+	}
 	run := sc.MaxRunning
 	if r == rolePrefill {
 		run = s.PrefillMaxRunning
 	}
-	if run <= 0 {
+	if run <= 0 && sc.Workload.Trace == nil {
+		// Closed loop: never more in flight than the sessions. A trace
+		// replay's trees run parallel subagents, so there the engine's
+		// own limits decide.
 		run = conc
 	}
 	c.MaxRunning = run
@@ -343,7 +390,7 @@ func (s ServerConfig) validate() error {
 		return fmt.Errorf("--max-mamba-cache-size %d: want 0..%d", s.MambaCache, 1<<20)
 	case s.PageSize < 0 || s.PageSize > 4096:
 		return fmt.Errorf("--page-size %d: want 0..4096 tokens", s.PageSize)
-	case !(s.HiCacheRatio >= 0 && s.HiCacheRatio <= 1000):
+	case !(s.HiCacheRatio >= -1 && s.HiCacheRatio <= 1000):
 		return fmt.Errorf("--hicache-ratio %g: want 0..1000 (host tier as a multiple of the device pool)", s.HiCacheRatio)
 	case !(s.HiCacheGiB >= 0 && s.HiCacheGiB <= 1<<20):
 		return fmt.Errorf("--hicache-size %g: want 0..%d GB", s.HiCacheGiB, 1<<20)

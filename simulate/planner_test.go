@@ -96,7 +96,7 @@ func TestSGLangPools(t *testing.T) {
 // (Qwen3.5-397B NVFP4, TP1 prefill, TP2 decode capped at 6) is planned, not
 // refused, and says what capped each role.
 func TestPlannerNeverRefusesWhatRan(t *testing.T) {
-	q := Query{Workload: "agentx", GPU: "gb300", MaxRunning: 6, CUDAGraphMaxBS: 6, Requests: 40}
+	q := Query{Workload: "agentx", GPU: "gb300", MaxRunning: 6, CUDAGraphMaxBS: 6, AgentX: "duration=300"}
 	res, err := Predict(resolved(t, q), topo(t, "disagg:1xtp1+1xtp2"), 38, 6)
 	if err != nil {
 		t.Fatalf("refused: %v", err)

@@ -140,3 +140,27 @@ func TestRouterAffinity(t *testing.T) {
 		t.Errorf("session 1 idle past its TTL went to %d, want the less loaded 1", got)
 	}
 }
+
+// BenchmarkPrefixCache: one admit and release of a 100k-token turn among
+// 2048 sessions competing for a pool of 50 of them, with a host tier;
+// the cost is per request, not per block.
+func BenchmarkPrefixCache(b *testing.B) {
+	c := newPrefixCache(64, 50*100_000, 100*100_000)
+	ctx := make([]int, 2048)
+	b.ReportAllocs()
+	for i := range b.N {
+		s := i % len(ctx)
+		shared := ctx[s]
+		prompt := min(shared+2000, 200_000)
+		if prompt == 200_000 {
+			shared = 0
+			prompt = 2000
+		}
+		now := float64(i)
+		if _, ok := c.acquire(s, shared, prompt, prompt+500, now); !ok {
+			b.Fatal("no room")
+		}
+		c.release(s, prompt+500, now+0.5)
+		ctx[s] = prompt
+	}
+}

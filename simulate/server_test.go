@@ -1,25 +1,20 @@
 package simulate
 
-import (
-	"testing"
-
-	"github.com/specsim/specsim/simulate/agentx"
-)
+import "testing"
 
 func replayPlan(t *testing.T, q Query, topology string, conc int, dur float64) *Plan {
 	t.Helper()
-	tr, err := agentx.DefaultTraces()
-	if err != nil {
-		t.Fatal(err)
-	}
 	r := resolved(t, q)
+	if r.Workload.Trace == nil {
+		t.Fatal("agentx workload without traces")
+	}
+	tw := *r.Workload.Trace
+	tw.Replay.Duration = dur
+	r.Workload.Trace = &tw
 	sc, err := r.Scenario(topo(t, topology), conc, 6)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := agentx.DefaultConfig(conc)
-	cfg.Duration = dur
-	sc.Trace = &TraceRun{Traces: tr, Config: cfg}
 	p, err := NewPlan(sc, r.GPU)
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +34,7 @@ func TestReplayPrefixCache(t *testing.T) {
 	if on.Cache == nil || on.AgentX == nil {
 		t.Fatal("no cache or AgentX report")
 	}
-	bound := float64(on.AgentX.SharedTokens) / float64(on.AgentX.InputTokens)
+	bound := on.AgentX.SharedFraction
 	if h := on.Cache.HitRate; h < 0.9*bound || h > 1 {
 		t.Errorf("hit rate %.3f with room to spare; the client re-sent %.3f of its prompt tokens", h, bound)
 	}
@@ -60,7 +55,7 @@ func TestReplayPrefixCache(t *testing.T) {
 // draws its own acceptance, and the imbalance is reported (>= 1); without
 // DP attention there is none.
 func TestDPRanks(t *testing.T) {
-	q := Query{Workload: "agentx", GPU: "gb300", Requests: 80}
+	q := Query{Workload: "agentx", GPU: "gb300", AgentX: "duration=300"}
 	dep, err := Predict(resolved(t, q), topo(t, "agg:dep4"), 32, 6)
 	if err != nil {
 		t.Fatal(err)

@@ -44,6 +44,7 @@ type queryFlags struct {
 	steps    string
 	schedMS  float64
 	specMS   float64
+	hicache  float64
 	catalog  *gpuCatalogFlag
 	golden   *goldenFlags
 }
@@ -73,14 +74,16 @@ func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
 	fs.StringVar(&q.Histogram, "histogram", "", "CSV `FILE` of measured accepted lengths (length,count) for --method empirical")
 	fs.IntVar(&q.MaxRunning, "max-running", 0, "max running requests per instance (0 = concurrency and KV pool decide)")
 	fs.IntVar(&q.Server.PrefillMaxRunning, "prefill-max-running", 0, "max running requests per disaggregated prefill worker (--max-running applies to agg instances and decode workers; 0 = concurrency)")
+	fs.BoolVar(&q.Server.AutoMemFraction, "mem-fraction-auto", false, "SGLang's automatic --mem-fraction-static (reserve for activations and CUDA graphs) instead of --mem-fraction")
+	fs.BoolVar(&q.Server.PrefillDraft, "prefill-draft", false, "disaggregated prefill workers load the draft too (the AgentX base recipe's prefill role does not)")
 	fs.IntVar(&q.Server.MambaCache, "max-mamba-cache-size", 0, "SGLang --max-mamba-cache-size: linear-attention state slots per instance (0 = the engine sizes them)")
 	fs.IntVar(&q.Server.PageSize, "page-size", 0, "KV page size in tokens (0 = 64, the recipes' --page-size)")
-	fs.Float64Var(&q.Server.HiCacheRatio, "hicache-ratio", 0, "HiCache host KV tier as a multiple of the device pool (SGLang --hicache-ratio; 0 = no host tier)")
+	fs.Float64Var(&f.hicache, "hicache-ratio", -1, "HiCache host KV tier as a multiple of the device pool (SGLang --hicache-ratio; 0 = no host tier; -1 = for --workload agentx 90% of the GPU's host DRAM as InferenceX's dram-utilization sets it, else none)")
 	fs.Float64Var(&q.Server.HiCacheGiB, "hicache-size", 0, "HiCache host KV tier in GB per rank (SGLang --hicache-size; wins over --hicache-ratio)")
 	fs.BoolVar(&q.Server.NoPrefixCache, "no-prefix-cache", false, "turn the radix prefix cache off (decode workers never have one)")
 	fs.IntVar(&q.CUDAGraphMaxBS, "cuda-graph-max-bs", 0, "largest decode batch per rank replayed as a CUDA graph (0 = 256)")
 	fs.IntVar(&q.Chunk, "chunk", 0, "chunked-prefill tokens per prefill forward (0 = 16384)")
-	fs.Float64Var(&q.MemFraction, "mem-fraction", simulate.DefaultMemFraction, "share of HBM for weights and caches (SGLang --mem-fraction-static; 0 = SGLang's automatic rule); with --engine trtllm, the KV cache's share of the memory the weights leave free (free_gpu_memory_fraction)")
+	fs.Float64Var(&q.MemFraction, "mem-fraction", simulate.DefaultMemFraction, "share of HBM for weights and caches (SGLang --mem-fraction-static); with --engine trtllm, the KV cache's share of the memory the weights leave free (free_gpu_memory_fraction)")
 	fs.StringVar(&q.DraftDType, "draft-dtype", "", "override the draft's effective weight dtype (bf16, fp8, nvfp4); default: as shipped/served")
 	fs.StringVar(&q.KVDType, "kv-dtype", "", "KV cache dtype: fp8 (default, what InferenceX recipes set) | bf16")
 	fs.StringVar(&q.MambaSSMDType, "mamba-ssm-dtype", "bfloat16", "linear-attention (Gated DeltaNet) state dtype, SGLang --mamba-ssm-dtype: bfloat16 (what InferenceX recipes set) | float32 (SGLang's default) | float16; sizes the state and its speculative copies and prices the state traffic")
@@ -103,7 +106,17 @@ func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
 func (f *queryFlags) resolve() (*simulate.Resolved, error) {
 	q := f.q
 	q.SchedOverhead, q.SpecOverhead = f.schedMS, f.specMS
-	q.Server.AutoMemFraction = q.MemFraction == 0
+	if q.Server.AutoMemFraction {
+		q.MemFraction = 0
+	}
+	switch {
+	case f.hicache == 0:
+		q.Server.HiCacheRatio = -1 // off
+	case f.hicache > 0:
+		q.Server.HiCacheRatio = f.hicache
+	case f.hicache != -1:
+		return nil, fmt.Errorf("--hicache-ratio %g: want 0 (off), a positive ratio, or -1 for the workload's default", f.hicache)
+	}
 	switch {
 	case f.isl != 0 || f.osl != 0:
 		if f.workload == "agentx" || f.workload == "agentx-synthetic" {
@@ -121,7 +134,7 @@ func (f *queryFlags) resolve() (*simulate.Resolved, error) {
 		return nil, fmt.Errorf("--workload %q: want agentx or agentx-synthetic (or --isl/--osl)", f.workload)
 	}
 	// 0 is the library's "default" but never what a user who types it means.
-	if !(q.MemFraction > 0 && q.MemFraction <= 1) {
+	if !(q.MemFraction > 0 && q.MemFraction <= 1) && !q.Server.AutoMemFraction {
 		return nil, fmt.Errorf("--mem-fraction %g: want a share of HBM in (0, 1]", q.MemFraction)
 	}
 	// checked whatever the workload, so that a bad value is never ignored
