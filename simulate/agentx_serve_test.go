@@ -9,7 +9,7 @@ func TestAgentXSteady704(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1.5 s replay")
 	}
-	r := resolved(t, Query{GPU: "gb300", Workload: "agentx"})
+	r := resolved(t, agentx704Query())
 	res, err := Predict(r, topo(t, "disagg:3xtp1pp4+1xdep8"), 704, 6)
 	if err != nil {
 		t.Fatal(err)
