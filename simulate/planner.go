@@ -300,6 +300,13 @@ func runningCap(r role, e *Engine, mem Memory, conc int, meanCtx float64) Runnin
 	if r != rolePrefill && ceilDiv(rc.Running, dp) > e.CUDAGraphMaxBS {
 		rc.Note = fmt.Sprintf("decode batches above cuda-graph-max-bs %d per rank run without CUDA graphs", e.CUDAGraphMaxBS)
 	}
+	if mem.HostTokens > 0 && mem.HostTokens <= mem.TokensFit {
+		n := fmt.Sprintf("a %d-token host tier is not larger than the %d-token device pool, which SGLang's HostKVCache refuses at start-up (give --hicache-size)", mem.HostTokens, mem.TokensFit)
+		if rc.Note != "" {
+			n = rc.Note + "; " + n
+		}
+		rc.Note = n
+	}
 	if !mem.LongestFits && mem.MaxRequest > 0 {
 		n := fmt.Sprintf("the longest request (%d tokens) exceeds the %d-token pool; the engine rejects such requests", mem.MaxRequest, mem.TokensFit)
 		if rc.Note != "" {
@@ -356,19 +363,25 @@ func (sc *Scenario) poolConfig(r role, conc, chunk int, frac float64, gpu string
 	if r == rolePrefill && !s.PrefillDraft {
 		steps = 0
 	}
-	c := PoolConfig{Role: r, MemFraction: frac, Steps: steps, Chunk: chunk, RadixCache: !s.NoPrefixCache && r != roleDecode,
+	// The radix cache is on where requests can share a prefix: trace
+	// replays and fixed workloads with --cached. A fixed random-token
+	// workload has nothing to share and is planned with it off (modelling
+	// choice: with it on, SGLang's 3 mamba slots a request would cap the
+	// running requests; --max-mamba-cache-size sizes that pool).
+	radix := !s.NoPrefixCache && r != roleDecode && (sc.Trace != nil || sc.Workload.Name != "fixed" || sc.Workload.CachedFraction > 0)
+	c := PoolConfig{Role: r, MemFraction: frac, Steps: steps, Chunk: chunk, RadixCache: radix,
 		MambaCache: s.MambaCache, PageSize: s.PageSize, HiCacheRatio: s.HiCacheRatio, HiCacheGiB: s.HiCacheGiB}
 	switch {
 	case c.HiCacheRatio < 0:
 		c.HiCacheRatio = 0
-	case c.HiCacheRatio == 0 && c.HiCacheGiB == 0 && sc.Workload.Trace != nil:
+	case c.HiCacheRatio == 0 && c.HiCacheGiB == 0 && sc.Trace != nil:
 		c.HiCacheGiB = hostDRAMPerGPU(gpu) * AgentXDRAMUtilization / 1e9
 	}
 	run := sc.MaxRunning
 	if r == rolePrefill {
 		run = s.PrefillMaxRunning
 	}
-	if run <= 0 && sc.Workload.Trace == nil {
+	if run <= 0 && sc.Trace == nil {
 		// Closed loop: never more in flight than the sessions. A trace
 		// replay's trees run parallel subagents, so there the engine's
 		// own limits decide.
