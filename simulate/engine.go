@@ -107,6 +107,9 @@ type EngineConfig struct {
 	// SpecV2 is SGLANG_ENABLE_SPEC_V2=1 (SGLang's speculative decoding on
 	// the overlap scheduler): the default SpecOverhead becomes 0.
 	SpecV2 bool
+	// KernelTables (--kernel-table): measured kernels of this GPU from
+	// AIConfigurator's databases; nil prices with the embedded tables.
+	KernelTables *kernels.AICImport
 }
 
 // Host overheads per iteration. SGLang's overlap scheduler hides most host
@@ -131,6 +134,9 @@ func NewEngine(m *Model, g *kernels.GPU, p Parallel, c EngineConfig) (*Engine, e
 		KV: c.KVDType, CUDAGraphMaxBS: c.CUDAGraphMaxBS, MoESkew: c.MoESkew,
 		SchedOverhead: c.SchedOverhead, SpecOverhead: c.SpecOverhead,
 		memo: map[stepKey]Breakdown{}}
+	if c.KernelTables != nil {
+		e.Coster = kernels.CosterFromAIC(g, c.KernelTables)
+	}
 	if e.KV == "" {
 		e.KV = "fp8"
 	}

@@ -61,6 +61,9 @@ type Query struct {
 	// MoEBackend and SpecMoEBackend are SGLang's --moe-runner-backend and
 	// --speculative-moe-runner-backend ("" = unset).
 	MoEBackend, SpecMoEBackend string
+	// KernelTables are AIConfigurator kernel database files measured on the
+	// GPU (kernels.ReadAICFiles): their rows price the matching ops.
+	KernelTables []string
 }
 
 // Resolved is a Query turned into typed parts, with acceptance resolved per
@@ -184,7 +187,16 @@ func (q Query) Resolve(curves *golden.Set, catalog *kernels.Catalog) (*Resolved,
 	if !(q.MoESkew >= 0 && q.MoESkew <= 4) {
 		return nil, &Error{Field: "MoESkew", Value: fmt.Sprint(q.MoESkew), Reason: "want 0..4"}
 	}
-	r.Engine = EngineConfig{Precision: r.Precision, DraftDType: draft, KVDType: kv, SSMDType: ssm, AllReduceFusion: q.AllReduceFusion, SpecV2: q.SpecV2, EngineName: q.Engine,
+	var tables *kernels.AICImport
+	if len(q.KernelTables) > 0 {
+		if tables, err = kernels.ReadAICFiles(q.KernelTables); err == nil {
+			err = tables.CheckDevice(g.Name)
+		}
+		if err != nil {
+			return nil, &Error{Field: "KernelTables", Value: strings.Join(q.KernelTables, ","), Reason: err.Error(), Err: err}
+		}
+	}
+	r.Engine = EngineConfig{Precision: r.Precision, DraftDType: draft, KVDType: kv, SSMDType: ssm, AllReduceFusion: q.AllReduceFusion, SpecV2: q.SpecV2, EngineName: q.Engine, KernelTables: tables,
 		MoEBackend: q.MoEBackend, SpecMoEBackend: q.SpecMoEBackend,
 		CUDAGraphMaxBS: q.CUDAGraphMaxBS, SchedOverhead: ms(q.SchedOverhead), SpecOverhead: ms(q.SpecOverhead), MoESkew: q.MoESkew}
 	r.Target.Method = q.Method

@@ -97,6 +97,7 @@ func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
 	fs.Float64Var(&q.MoESkew, "moe-skew", 0, "Zipf exponent of expert popularity (0 = uniform routing)")
 	fs.IntVar(&q.Requests, "requests", 0, "requests measured after a warm-up of --conc requests (0 = max(4*conc, 200))")
 	fs.Uint64Var(&q.Seed, "seed", 1, "random seed (the run is deterministic given it)")
+	fs.Var((*pathList)(&q.KernelTables), "kernel-table", "AIConfigurator kernel database `FILE` measured on --gpu (gemm_perf.txt, moe_perf.txt, generation_attention_perf.txt, gdn_perf.txt, custom_allreduce_perf.txt; repeatable): its rows price the matching ops")
 	f.catalog = addGPUCatalogFlag(fs)
 	f.golden = addGoldenFlags(fs)
 	return f
