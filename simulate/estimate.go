@@ -70,6 +70,7 @@ func (p *Plan) Estimate() (*Result, error) {
 		al = s.ExpectedMean()
 	}
 	conc := float64(p.sc.Conc)
+	think := p.sc.Workload.ThinkTime()
 	t := p.sc.Topology
 	pre, dec := p.agg, p.agg
 	preLanes, decLanes := float64(t.Agg.PP), float64(t.Agg.PP)
@@ -159,8 +160,9 @@ func (p *Plan) Estimate() (*Result, error) {
 			wq = rho / (2 * (1 - rho)) * meanTp
 			ttft = meanTp + wq + transfer
 		}
-		// Little's law over the closed loop: sessions = rate x cycle.
-		cycle := ttft + steps*td/(1-rhoP)
+		// Little's law over the closed loop: sessions = rate x cycle,
+		// think time included.
+		cycle := ttft + steps*td/(1-rhoP) + think
 		want := conc / cycle // the rate the sessions would drive
 		if want < lambda {
 			lambda = want
@@ -174,7 +176,7 @@ func (p *Plan) Estimate() (*Result, error) {
 	}
 	cycle := conc / lambda
 	// Requests beyond the running cap wait before their prefill.
-	queueWait := math.Max(0, cycle-(ttft+steps*td/(1-rhoP)))
+	queueWait := math.Max(0, cycle-(ttft+steps*td/(1-rhoP)+think))
 	ttfts := make([]float64, len(reqs))
 	tpots := make([]float64, 0, len(reqs))
 	e2els := make([]float64, len(reqs))

@@ -141,7 +141,7 @@ func (q Query) Resolve(curves *golden.Set, catalog *kernels.Catalog) (*Resolved,
 		return nil, &Error{Field: "Workload", Value: q.Workload, Reason: "want agentx, agentx-synthetic or fixed (fixed lengths)"}
 	}
 	if q.AgentXTrace != "" && q.Workload != "agentx" {
-		return nil, fmt.Errorf("--agentx-trace replays the agentx workload; it does not apply to --workload %q", q.Workload)
+		return nil, &Error{Field: "AgentXTrace", Value: q.AgentXTrace, Reason: fmt.Sprintf("replays the agentx workload; it does not apply to workload %q", q.Workload)}
 	}
 	if err := r.Workload.Validate(); err != nil {
 		return nil, err
@@ -301,10 +301,5 @@ func (r *Resolved) Scenario(t Topology, conc, k int) (Scenario, error) {
 	sc := Scenario{Model: r.Model, Topology: t, Engine: r.Engine, Workload: r.Workload, Conc: conc, Spec: spec,
 		MaxRunning: r.Q.MaxRunning, Chunk: r.Q.Chunk, MemFraction: r.Q.MemFraction, Requests: r.Q.Requests, Seed: r.Q.Seed,
 		Server: r.Q.Server, engines: r.engines}
-	if tw := r.Workload.Trace; tw != nil {
-		cfg := tw.Replay
-		cfg.Conc = conc
-		sc.Trace = &TraceRun{Traces: tw.Traces, Config: cfg, Source: tw.Source}
-	}
 	return sc, nil
 }

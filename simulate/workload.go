@@ -138,6 +138,15 @@ func (w *Workload) MeanContext() float64 {
 	return f * (float64(w.ISL) + float64(w.OSL)/2)
 }
 
+// ThinkTime is the mean time a session waits between a response and its
+// next request (the trace replay's recorded gaps; 0 for closed loops).
+func (w *Workload) ThinkTime() float64 {
+	if w.Trace != nil {
+		return w.Trace.think
+	}
+	return 0
+}
+
 // Sample draws one request.
 func (w *Workload) Sample(r *rand.Rand) Request {
 	if w.Trace != nil {
