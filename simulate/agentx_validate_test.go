@@ -62,7 +62,7 @@ func TestAgentXPublished(t *testing.T) {
 			t.Fatalf("%s c%d: %v", pt.topology, pt.conc, err)
 		}
 		a := res.AgentX
-		errs := [3]float64{res.TputPerGPU/pt.tput - 1, (a.TTFT.Mean*1e3)/pt.ttftMs - 1, (a.TPOT.Mean*1e3)/pt.tpotMs - 1}
+		errs := [3]float64{res.TputPerGPU/pt.tput - 1, a.TTFTMeanMs/pt.ttftMs - 1, a.TPOTMeanMs/pt.tpotMs - 1}
 		set := &in
 		if pt.heldOut {
 			set = &out
@@ -71,7 +71,7 @@ func TestAgentXPublished(t *testing.T) {
 			set[k] = append(set[k], math.Abs(errs[k]))
 		}
 		t.Logf("%-16s %-11s c%-3d held-out=%-5v tok/s/GPU %8.0f vs %8.0f (%+5.0f%%)  TTFT mean %6.0f vs %6.0f ms (%+5.0f%%)  TPOT mean %5.2f vs %5.2f ms (%+5.0f%%)  p90 E2EL %.2f s",
-			pt.source, pt.topology, pt.conc, pt.heldOut, res.TputPerGPU, pt.tput, 100*errs[0], (a.TTFT.Mean * 1e3), pt.ttftMs, 100*errs[1], (a.TPOT.Mean * 1e3), pt.tpotMs, 100*errs[2], res.E2EL.P90)
+			pt.source, pt.topology, pt.conc, pt.heldOut, res.TputPerGPU, pt.tput, 100*errs[0], a.TTFTMeanMs, pt.ttftMs, 100*errs[1], a.TPOTMeanMs, pt.tpotMs, 100*errs[2], res.E2EL.P90)
 	}
 	med := func(xs []float64) float64 {
 		s := append([]float64(nil), xs...)

@@ -145,44 +145,77 @@ func parseReplayKey(c *agentx.Config, k, v string) (bool, error) {
 	return true, err
 }
 
-// AgentXReport is the InferenceX metric set of a trace replay
-// (agentx.Metrics) and what the AgentX client did.
+// AgentXReport is what the AgentX client saw, beside the serving metrics.
 type AgentXReport struct {
-	agentx.Metrics
 	Corpus string `json:"corpus"`
 	agentx.Stats
-	WindowS float64 `json:"window_s"`
-	// SharedFraction is the prompt share the client re-sends from the
-	// session's previous prompt; CachedFraction is what the server's
-	// prefix cache served (0 without one).
-	SharedFraction float64 `json:"client_shared_fraction"`
-	CachedFraction float64 `json:"server_cached_fraction"`
+	WindowS        float64    `json:"window_s"`
+	ProfiledS      float64    `json:"profiled_s"` // last end - first start
+	TotalTPS       float64    `json:"total_tokens_per_s"`
+	SharedFraction float64    `json:"client_shared_fraction"`
+	CachedFraction float64    `json:"server_cached_fraction"`
+	E2ELp75        float64    `json:"e2el_p75_s"`
+	E2ELMean       float64    `json:"e2el_mean_s"`
+	TTFTMeanMs     float64    `json:"ttft_mean_ms"`
+	TPOTMeanMs     float64    `json:"tpot_mean_ms"`
+	ISLMean        float64    `json:"isl_mean"`
+	OSLMean        float64    `json:"osl_mean"`
+	QuarterTPS     [4]float64 `json:"quarter_tokens_per_s"`
 	// Steady is true when total tokens/s in the two halves of the window
 	// agree within 10%.
 	Steady bool `json:"steady_state"`
 }
 
-// fillAgentXReport adds the client's side to a replay's result.
-func (p *Plan) fillAgentXReport(res *Result, rp *agentx.Replay) {
-	a := res.AgentX
-	if a == nil {
-		a = &AgentXReport{}
-		res.AgentX = a
-	}
+// agentxResult turns the replay's profiled records into the reported
+// metrics, as InferenceX's request_metrics.py computes them.
+func (p *Plan) agentxResult(rp *agentx.Replay, cachedTok, inputTok float64) *Result {
 	t0, t1, _ := rp.Window()
-	a.Stats = rp.Stats()
-	a.WindowS = t1 - t0
-	if p.sc.Trace != nil {
-		a.Corpus = p.sc.Trace.Source
+	recs := rp.Records()
+	m := agentx.Measure(recs, t0, t1)
+	res := &Result{Topology: p.sc.Topology.String(), Conc: p.sc.Conc, Steps: p.sc.Spec.Steps, GPUs: p.gpus,
+		Requests: m.Requests, Limits: p.caps}
+	res.TTFTms, res.TTFTp90ms = m.TTFT.P50*1e3, m.TTFT.P90*1e3
+	res.TPOTms, res.TPOTp90ms = m.TPOT.P50*1e3, m.TPOT.P90*1e3
+	if res.TPOTms > 0 {
+		res.Interactivity = 1e3 / res.TPOTms
 	}
-	if a.InputTokens > 0 {
-		a.SharedFraction = float64(a.SharedTokens) / float64(a.InputTokens)
+	res.NormalizedInteractivity = m.E2ENormInteractivity
+	res.E2EL = Percentiles{P50: m.E2EL.P50, P90: m.E2EL.P90}
+	res.TputPerGPU = m.TotalTPS / float64(p.gpus)
+	res.OutputPerGPU = m.OutputTPS / float64(p.gpus)
+	res.AL = 1
+	if p.sc.Spec.Steps > 0 {
+		res.AL = p.sc.Spec.AL
+		res.Method = p.sc.Spec.Method
+		if res.Method == "" {
+			res.Method = DefaultMethod
+		}
 	}
-	if res.Cache != nil {
-		a.CachedFraction = res.Cache.HitRate
+	mem := p.memory()
+	res.MemoryGiB = mem.Report(min(mem.KVPerToken*p.sc.Workload.MeanContext()*float64(max(mem.MaxRunning, 1)), max(mem.KVCapacity, 0)))
+	rep := &AgentXReport{Corpus: p.sc.Workload.Trace.Source, Stats: rp.Stats(), WindowS: t1 - t0, ProfiledS: m.DurationS,
+		TotalTPS: m.TotalTPS, E2ELp75: m.E2EL.P75, E2ELMean: m.E2EL.Mean, TTFTMeanMs: m.TTFT.Mean * 1e3, TPOTMeanMs: m.TPOT.Mean * 1e3, ISLMean: m.ISL.Mean, OSLMean: m.OSL.Mean, QuarterTPS: m.QuarterTPS}
+	if m.InputTokens > 0 {
+		rep.SharedFraction = float64(m.SharedTokens) / float64(m.InputTokens)
 	}
-	q := a.QuarterTPS
-	a.Steady = q[0]+q[1] > 0 && math.Abs((q[2]+q[3])/(q[0]+q[1])-1) <= 0.1
+	if inputTok > 0 {
+		rep.CachedFraction = cachedTok / inputTok
+	}
+	q := m.QuarterTPS
+	rep.Steady = q[0]+q[1] > 0 && math.Abs((q[2]+q[3])/(q[0]+q[1])-1) <= 0.1
+	res.AgentX = rep
+	return res
+}
+
+// newReplay starts the AgentX client of a trace workload (nil otherwise).
+func (p *Plan) newReplay() (*agentx.Replay, error) {
+	tw := p.sc.Workload.Trace
+	if tw == nil {
+		return nil, nil
+	}
+	cfg := tw.Replay
+	cfg.Conc = p.sc.Conc
+	return agentx.NewReplay(tw.Traces, cfg)
 }
 
 // SweepAgentXWindow is the profiled window, in seconds, of the event

@@ -368,20 +368,20 @@ func (sc *Scenario) poolConfig(r role, conc, chunk int, frac float64, gpu string
 	// workload has nothing to share and is planned with it off (modelling
 	// choice: with it on, SGLang's 3 mamba slots a request would cap the
 	// running requests; --max-mamba-cache-size sizes that pool).
-	radix := !s.NoPrefixCache && r != roleDecode && (sc.Trace != nil || sc.Workload.Name != "fixed" || sc.Workload.CachedFraction > 0)
+	radix := !s.NoPrefixCache && r != roleDecode && (sc.Workload.Trace != nil || sc.Workload.Name != "fixed" || sc.Workload.CachedFraction > 0)
 	c := PoolConfig{Role: r, MemFraction: frac, Steps: steps, Chunk: chunk, RadixCache: radix,
 		MambaCache: s.MambaCache, PageSize: s.PageSize, HiCacheRatio: s.HiCacheRatio, HiCacheGiB: s.HiCacheGiB}
 	switch {
 	case c.HiCacheRatio < 0:
 		c.HiCacheRatio = 0
-	case c.HiCacheRatio == 0 && c.HiCacheGiB == 0 && sc.Trace != nil:
+	case c.HiCacheRatio == 0 && c.HiCacheGiB == 0 && sc.Workload.Trace != nil:
 		c.HiCacheGiB = hostDRAMPerGPU(gpu) * AgentXDRAMUtilization / 1e9
 	}
 	run := sc.MaxRunning
 	if r == rolePrefill {
 		run = s.PrefillMaxRunning
 	}
-	if run <= 0 && sc.Trace == nil {
+	if run <= 0 && sc.Workload.Trace == nil {
 		// Closed loop: never more in flight than the sessions. A trace
 		// replay's trees run parallel subagents, so there the engine's
 		// own limits decide.

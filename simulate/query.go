@@ -314,10 +314,5 @@ func (r *Resolved) Scenario(t Topology, conc, k int) (Scenario, error) {
 	sc := Scenario{Model: r.Model, Topology: t, Engine: r.Engine, Workload: r.Workload, Conc: conc, Spec: spec,
 		MaxRunning: r.Q.MaxRunning, Chunk: r.Q.Chunk, MemFraction: r.Q.MemFraction, Requests: r.Q.Requests, Seed: r.Q.Seed,
 		Server: r.Q.Server, engines: r.engines}
-	if tw := r.Workload.Trace; tw != nil {
-		cfg := tw.Replay
-		cfg.Conc = conc
-		sc.Trace = &TraceRun{Traces: tw.Traces, Config: cfg, Source: tw.Source}
-	}
 	return sc, nil
 }

@@ -44,9 +44,6 @@ type Scenario struct {
 	Requests    int     // measured requests (0 = default)
 	Seed        uint64
 	Server      ServerConfig // the engine knobs of planner.go and the prefix cache
-	// Trace replays recorded AgentX sessions (package agentx) instead of
-	// sampling Workload closed-loop; nil = the closed loop.
-	Trace *TraceRun
 
 	engines map[Parallel]*Engine // shared across a sweep's scenarios (memoized step times)
 }
@@ -89,8 +86,7 @@ type Result struct {
 	// rank's batch times the ranks over the batch (1 = even; DP
 	// attention only, else 0).
 	RankImbalance float64 `json:"dp_rank_imbalance,omitempty"`
-	// AgentX is the InferenceX metric set of a trace replay and what the
-	// client did (agentx_workload.go).
+	// AgentX is the trace replay's client side (agentx_workload.go).
 	AgentX *AgentXReport `json:"agentx,omitempty"`
 }
 
@@ -286,7 +282,7 @@ func NewPlan(sc Scenario, gpu GPUSpec) (*Plan, error) {
 			return nil, mem, &InfeasibleError{Where: fmt.Sprintf("%s (%s on %s, %s)", what, par, gpu.GPU.Name, sc.Model.Name), Mem: mem}
 		}
 		seen := conc
-		if sc.Trace != nil {
+		if sc.Workload.Trace != nil {
 			seen = 1 << 30 // trees are not a cap on requests (subagents run in parallel)
 		}
 		p.caps = append(p.caps, runningCap(r, e, mem, seen, sc.Workload.MeanContext()))
@@ -358,7 +354,7 @@ func (p *Plan) lanes() ([]*instance, []int, []int, error) {
 		for range n {
 			pp := e.Par.PP
 			capRun := max(mem.MaxRunning, 1)
-			if p.sc.Trace == nil {
+			if p.sc.Workload.Trace == nil {
 				capRun = min(concPerInst, capRun)
 			}
 			tokFit := mem.TokensFit * e.Par.AttentionDP()
@@ -429,12 +425,11 @@ func (p *Plan) Simulate() (*Result, error) {
 		return nil, err
 	}
 	srv := p.newServer(inst, entry)
-	var rp *agentx.Replay
-	if p.sc.Trace != nil {
-		if rp, err = agentx.NewReplay(p.sc.Trace.Traces, p.sc.Trace.Config); err != nil {
-			return nil, err
-		}
+	rp, err := p.newReplay()
+	if err != nil {
+		return nil, err
 	}
+	var cachedTok, inputTok float64
 	rng := rand.New(rand.NewPCG(p.sc.Seed, 0x5eed))
 	warmup, measuredN := p.requestCount()
 	var (
@@ -524,6 +519,10 @@ func (p *Plan) Simulate() (*Result, error) {
 			r.done = r.Cached
 		} else if r.shared >= 0 {
 			r.Cached, r.done = 0, 0
+		}
+		if r.measured && r.shared >= 0 {
+			cachedTok += float64(r.Cached)
+			inputTok += float64(r.ISL)
 		}
 		if !r.cached && in.role != rolePrefill {
 			if busy && in.rankTok[rk]+need > in.capTok/in.ranks {
@@ -817,12 +816,10 @@ func (p *Plan) Simulate() (*Result, error) {
 	}
 	var res *Result
 	if rp != nil {
-		t0, t1, _ := rp.Window()
-		m := agentx.Measure(rp.Records(), t0, t1)
-		if m.Requests == 0 {
+		if len(rp.Records()) == 0 {
 			return nil, fmt.Errorf("agentx replay profiled no request")
 		}
-		res = p.fromMetrics(m)
+		res = p.agentxResult(rp, cachedTok, inputTok)
 	} else {
 		if len(finished) == 0 {
 			return nil, fmt.Errorf("simulation finished no request")
@@ -840,9 +837,6 @@ func (p *Plan) Simulate() (*Result, error) {
 		res.RankImbalance = imbSum / float64(imbSteps)
 	}
 	res.Cache = srv.report()
-	if rp != nil {
-		p.fillAgentXReport(res, rp)
-	}
 	res.Sim = "event"
 	return res, nil
 }

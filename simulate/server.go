@@ -1,10 +1,6 @@
 package simulate
 
-import (
-	"fmt"
-
-	"github.com/specsim/specsim/simulate/agentx"
-)
+import "fmt"
 
 // hostLinkBandwidth is the host-to-device bandwidth one GPU has for HiCache
 // loads, bytes/s in one direction, and where the figure comes from.
@@ -85,17 +81,10 @@ func (s *server) String() string {
 	return fmt.Sprintf("server: %d targets, host link %s", len(s.targetInst), s.hostSrc)
 }
 
-// TraceRun is an AgentX trace replay: the client's sessions and its rules.
-type TraceRun struct {
-	Traces []*agentx.Trace
-	Config agentx.Config
-	Source string // names the corpus in reports
-}
-
 // cacheOn: the prefix cache decides hits only where requests say what
 // they share with their session (trace replays); the closed-loop workload
 // states its cached prefix itself.
-func (p *Plan) cacheOn() bool { return p.sc.Trace != nil && !p.sc.Server.NoPrefixCache }
+func (p *Plan) cacheOn() bool { return p.sc.Workload.Trace != nil && !p.sc.Server.NoPrefixCache }
 
 // newServer sets up routing over the entry instances' DP ranks.
 func (p *Plan) newServer(inst []*instance, entry []int) *server {
@@ -127,20 +116,4 @@ func (s *server) noteLoad(tokens int) {
 		s.hostLoadTok += int64(tokens)
 		s.hostLoadS += s.loadTime(tokens)
 	}
-}
-
-// fromMetrics fills a Result from the InferenceX metrics of a replay.
-func (p *Plan) fromMetrics(m agentx.Metrics) *Result {
-	g := float64(p.gpus)
-	res := p.result(nil, nil, nil, nil, 0, 0, 0, m.Requests)
-	res.TTFTms, res.TTFTp90ms = m.TTFT.P50*1e3, m.TTFT.P90*1e3
-	res.TPOTms, res.TPOTp90ms = m.TPOT.P50*1e3, m.TPOT.P90*1e3
-	if res.TPOTms > 0 {
-		res.Interactivity = 1e3 / res.TPOTms
-	}
-	res.E2EL = Percentiles{P50: m.E2EL.P50, P90: m.E2EL.P90}
-	res.TputPerGPU, res.OutputPerGPU = m.TotalTPS/g, m.OutputTPS/g
-	res.NormalizedInteractivity = m.E2ENormInteractivity
-	res.AgentX = &AgentXReport{Metrics: m}
-	return res
 }

@@ -44,11 +44,8 @@ type queryFlags struct {
 	steps    string
 	schedMS  float64
 	specMS   float64
-<<<<<<< HEAD
 	hicache  float64
-=======
 	calPath  string
->>>>>>> main
 	catalog  *gpuCatalogFlag
 	golden   *goldenFlags
 }
@@ -112,7 +109,6 @@ func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
 func (f *queryFlags) resolve() (*simulate.Resolved, error) {
 	q := f.q
 	q.SchedOverhead, q.SpecOverhead = f.schedMS, f.specMS
-<<<<<<< HEAD
 	if q.Server.AutoMemFraction {
 		q.MemFraction = 0
 	}
@@ -123,14 +119,13 @@ func (f *queryFlags) resolve() (*simulate.Resolved, error) {
 		q.Server.HiCacheRatio = f.hicache
 	case f.hicache != -1:
 		return nil, fmt.Errorf("--hicache-ratio %g: want 0 (off), a positive ratio, or -1 for the workload's default", f.hicache)
-=======
+	}
 	if f.calPath != "" {
 		cal, err := simulate.LoadCalibration(f.calPath)
 		if err != nil {
 			return nil, err
 		}
 		q.Calibration = cal
->>>>>>> main
 	}
 	switch {
 	case f.isl != 0 || f.osl != 0:
@@ -312,16 +307,6 @@ func printPrediction(w io.Writer, r *simulate.Resolved, p *simulate.Result, form
 	t := &table{header: []string{"metric", ">value", ">band", "unit"}}
 	f1 := func(v float64) string { return fmt.Sprintf("%.1f", v) }
 	f2 := func(v float64) string { return fmt.Sprintf("%.2f", v) }
-<<<<<<< HEAD
-	t.add("total throughput per GPU", f1(p.TputPerGPU), "tok/s/GPU (cached input counted)")
-	t.add("output throughput per GPU", f1(p.OutputPerGPU), "tok/s/GPU")
-	t.add("interactivity (1/TPOT p50)", f1(p.Interactivity), "tok/s/user")
-	t.add("TPOT p50 / p90", f2(p.TPOTms)+" / "+f2(p.TPOTp90ms), "ms")
-	t.add("TTFT p50 / p90", f1(p.TTFTms)+" / "+f1(p.TTFTp90ms), "ms")
-	t.add("E2EL p50 / p90", f2(p.E2EL.P50)+" / "+f2(p.E2EL.P90), "s")
-	t.add("E2E normalized interactivity", f1(p.NormalizedInteractivity), "tok/s/user (1 / p90 of E2EL/OSL)")
-	t.add("mean decode batch", f1(p.DecodeBatch), "requests")
-=======
 	b1 := func(g simulate.Range) string { return f1(g.Lo) + "-" + f1(g.Hi) }
 	b2 := func(g simulate.Range) string { return f2(g.Lo) + "-" + f2(g.Hi) }
 	t.add("total throughput per GPU", f1(p.TputPerGPU), b1(band.TputPerGPU), "tok/s/GPU (cached input counted)")
@@ -330,8 +315,8 @@ func printPrediction(w io.Writer, r *simulate.Resolved, p *simulate.Result, form
 	t.add("TPOT p50 / p90", f2(p.TPOTms)+" / "+f2(p.TPOTp90ms), b2(band.TPOTms)+" (p50)", "ms")
 	t.add("TTFT p50 / p90", f1(p.TTFTms)+" / "+f1(p.TTFTp90ms), b1(band.TTFTms)+" (p50)", "ms")
 	t.add("E2EL p50 / p90", f2(p.E2EL.P50)+" / "+f2(p.E2EL.P90), b2(band.E2ELp90)+" (p90)", "s")
+	t.add("E2E normalized interactivity", f1(p.NormalizedInteractivity), "", "tok/s/user (1 / p90 of E2EL/OSL)")
 	t.add("mean decode batch", f1(p.DecodeBatch), "", "requests")
->>>>>>> main
 	writeTable(w, t, format)
 	fmt.Fprintf(w, "band: ±%.0f%% throughput, ±%.0f%% latency; %s\n\n", 100*band.Relative.Throughput, 100*band.Relative.Latency, band.Source)
 	s := p.StepMS
@@ -369,9 +354,9 @@ func printPrediction(w io.Writer, r *simulate.Resolved, p *simulate.Result, form
 	mt.add("KV cache in use", f1(m.KV))
 	mt.add("total / available", f1(m.Total)+" / "+f1(m.Capacity))
 	writeTable(w, mt, format)
-<<<<<<< HEAD
 	printLimits(w, p, format)
 	printAgentX(w, p, format)
+	return nil
 }
 
 // printLimits says what capped each role's running requests.
@@ -392,9 +377,6 @@ func printLimits(w io.Writer, p *simulate.Result, format format) {
 	for _, n := range notes {
 		fmt.Fprintln(w, "note:", n)
 	}
-=======
-	return nil
->>>>>>> main
 }
 
 func writeTable(w io.Writer, t *table, format format) {
