@@ -50,6 +50,9 @@ type Query struct {
 	Seed           uint64
 	// Server holds the planner and prefix-cache flags (planner.go).
 	Server ServerConfig
+	// Calibration, when set, applies its entry for this GPU and engine
+	// (specsim calibrate); Resolve fails when it has none.
+	Calibration *CalibrationFile
 	// MambaSSMDType is SGLang's --mamba-ssm-dtype: the linear-attention
 	// recurrent state's format (bf16 default, what InferenceX recipes set;
 	// fp32 is SGLang's own default).
@@ -78,6 +81,8 @@ type Resolved struct {
 	// or histogram it aims at (no curve when --al or --histogram is given).
 	Target acceptance.Target
 	Q      Query
+	// Calibration is the entry of Q.Calibration applied (nil: none).
+	Calibration *CalEntry
 
 	engines map[Parallel]*Engine
 }
@@ -199,6 +204,14 @@ func (q Query) Resolve(curves *golden.Set, catalog *kernels.Catalog) (*Resolved,
 	r.Engine = EngineConfig{Precision: r.Precision, DraftDType: draft, KVDType: kv, SSMDType: ssm, AllReduceFusion: q.AllReduceFusion, SpecV2: q.SpecV2, EngineName: q.Engine, KernelTables: tables,
 		MoEBackend: q.MoEBackend, SpecMoEBackend: q.SpecMoEBackend,
 		CUDAGraphMaxBS: q.CUDAGraphMaxBS, SchedOverhead: ms(q.SchedOverhead), SpecOverhead: ms(q.SpecOverhead), MoESkew: q.MoESkew}
+	if q.Calibration != nil {
+		e, err := q.Calibration.For(g.Name, q.Engine)
+		if err != nil {
+			return nil, err
+		}
+		p := e.Params
+		r.Calibration, r.Engine.Calibration = e, &p
+	}
 	r.Target.Method = q.Method
 	if r.Target.Method == "" {
 		r.Target.Method = DefaultMethod
