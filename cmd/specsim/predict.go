@@ -307,14 +307,6 @@ func printPrediction(w io.Writer, r *simulate.Resolved, p *simulate.Result, form
 	t := &table{header: []string{"metric", ">value", ">band", "unit"}}
 	f1 := func(v float64) string { return fmt.Sprintf("%.1f", v) }
 	f2 := func(v float64) string { return fmt.Sprintf("%.2f", v) }
-	t.add("total throughput per GPU", f1(p.TputPerGPU), "tok/s/GPU (cached input counted)")
-	t.add("output throughput per GPU", f1(p.OutputPerGPU), "tok/s/GPU")
-	t.add("interactivity (1/TPOT p50)", f1(p.Interactivity), "tok/s/user")
-	t.add("TPOT p50 / p90", f2(p.TPOTms)+" / "+f2(p.TPOTp90ms), "ms")
-	t.add("TTFT p50 / p90", f1(p.TTFTms)+" / "+f1(p.TTFTp90ms), "ms")
-	t.add("E2EL p50 / p90", f2(p.E2EL.P50)+" / "+f2(p.E2EL.P90), "s")
-	t.add("E2E normalized interactivity", f1(p.NormalizedInteractivity), "tok/s/user (1 / p90 of E2EL/OSL)")
-	t.add("mean decode batch", f1(p.DecodeBatch), "requests")
 	b1 := func(g simulate.Range) string { return f1(g.Lo) + "-" + f1(g.Hi) }
 	b2 := func(g simulate.Range) string { return f2(g.Lo) + "-" + f2(g.Hi) }
 	t.add("total throughput per GPU", f1(p.TputPerGPU), b1(band.TputPerGPU), "tok/s/GPU (cached input counted)")
@@ -323,6 +315,7 @@ func printPrediction(w io.Writer, r *simulate.Resolved, p *simulate.Result, form
 	t.add("TPOT p50 / p90", f2(p.TPOTms)+" / "+f2(p.TPOTp90ms), b2(band.TPOTms)+" (p50)", "ms")
 	t.add("TTFT p50 / p90", f1(p.TTFTms)+" / "+f1(p.TTFTp90ms), b1(band.TTFTms)+" (p50)", "ms")
 	t.add("E2EL p50 / p90", f2(p.E2EL.P50)+" / "+f2(p.E2EL.P90), b2(band.E2ELp90)+" (p90)", "s")
+	t.add("E2E normalized interactivity", f1(p.NormalizedInteractivity), "", "tok/s/user (1 / p90 of E2EL/OSL)")
 	t.add("mean decode batch", f1(p.DecodeBatch), "", "requests")
 	writeTable(w, t, format)
 	fmt.Fprintf(w, "band: ±%.0f%% throughput, ±%.0f%% latency; %s\n\n", 100*band.Relative.Throughput, 100*band.Relative.Latency, band.Source)
