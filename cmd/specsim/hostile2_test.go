@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
@@ -149,4 +150,12 @@ func TestHostileEscapes(t *testing.T) {
 			t.Errorf("%s: the escaped name is not shown", format)
 		}
 	}
+}
+
+func TestHostileHeaderTotal(t *testing.T) {
+	big := string(binary.LittleEndian.AppendUint64(nil, 50_000_000)) + `{"a"`
+	runHostile2(t, []hostile2{
+		{"three 50 MB headers", map[string]string{"a.safetensors": big, "b.safetensors": big, "c.safetensors": big},
+			[]string{"audit", "{dir}"}, exitBadInput, []string{"{dir}: shard headers add up to more than 134217728 bytes"}},
+	})
 }
