@@ -65,7 +65,13 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 		return nil, &CorruptError{Path: dir, Err: errors.New("not a directory")}
 	}
 	cp := &Checkpoint{Dir: dir}
-	cfg, err := LoadModelConfig(dir)
+	links := newLinkGuard(dir)
+	var cfg *ModelConfig
+	if links.allow(cp, "config.json") && links.allow(cp, "hf_quant_config.json") {
+		cfg, err = LoadModelConfig(dir)
+	} else {
+		err = fs.ErrNotExist
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist): // config.json; a missing hf_quant_config.json is no error
 		cp.Config = &ModelConfig{Dir: dir}
@@ -90,12 +96,19 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 		onDisk[i] = filepath.Base(onDisk[i])
 	}
 	slices.Sort(onDisk)
+	onDisk = links.filter(cp, onDisk)
 
 	indexPath := filepath.Join(dir, safetensors.IndexFile)
 	_, statErr := os.Stat(indexPath)
-	hasIndex := statErr == nil
+	hasIndex := statErr == nil && links.allow(cp, safetensors.IndexFile)
 	if !hasIndex && len(onDisk) == 0 {
-		return nil, &CorruptError{Path: dir, Err: errors.New("no *.safetensors files and no " + safetensors.IndexFile)}
+		msg := "no *.safetensors files and no " + safetensors.IndexFile
+		for _, f := range cp.Findings {
+			if f.Code == "symlink-outside-dir" {
+				msg += "; " + f.Message
+			}
+		}
+		return nil, &CorruptError{Path: dir, Err: errors.New(msg)}
 	}
 	if len(onDisk) > MaxShards {
 		return nil, &CorruptError{Path: dir, Err: fmt.Errorf("holds %d shard files, more than %d", len(onDisk), MaxShards)}
@@ -155,6 +168,7 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 			rest = append(rest, s)
 		}
 	}
+	rest = links.filter(cp, rest)
 	if err := checkHeaderBytes(dir, append(append([]string(nil), onDisk...), rest...)); err != nil {
 		return nil, &CorruptError{Path: dir, Err: err}
 	}
