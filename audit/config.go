@@ -17,7 +17,7 @@ import (
 
 // MaxConfigSize bounds config.json and hf_quant_config.json. Real files are
 // at most a few megabytes (MiniMax-M3 lists thousands of modules).
-const MaxConfigSize = 64 << 20
+const MaxConfigSize = 16 << 20
 
 // ModelConfig is config.json, with a nested text_config flattened in (its
 // values win), plus the quantization settings from hf_quant_config.json and
@@ -172,6 +172,9 @@ func (mc *ModelConfig) resolveQuant() {
 // ParseModelConfig parses the bytes of a config.json (without reading
 // hf_quant_config.json).
 func ParseModelConfig(data []byte) (*ModelConfig, error) {
+	if err := checkJSONShape(data); err != nil {
+		return nil, err
+	}
 	var top map[string]any
 	if err := json.Unmarshal(data, &top); err != nil {
 		return nil, fmt.Errorf("not a JSON object: %w", err)
@@ -243,6 +246,9 @@ func ParseModelConfig(data []byte) (*ModelConfig, error) {
 // {"producer", "quantization": {...}} form) or, if there is no
 // "quantization" object, a flat quantization_config block.
 func ParseQuantConfig(data []byte) (*QuantConfig, error) {
+	if err := checkJSONShape(data); err != nil {
+		return nil, err
+	}
 	var top map[string]any
 	if err := json.Unmarshal(data, &top); err != nil {
 		return nil, fmt.Errorf("not a JSON object: %w", err)

@@ -159,3 +159,30 @@ func TestHostileHeaderTotal(t *testing.T) {
 			[]string{"audit", "{dir}"}, exitBadInput, []string{"{dir}: shard headers add up to more than 134217728 bytes"}},
 	})
 }
+
+func TestHostileHeavy(t *testing.T) {
+	runHostile2(t, []hostile2{
+		{"config.json of empty objects", map[string]string{"m/config.json": `{"a":[` + strings.Repeat("{},", 200_000) + `{}]}`, "m/model.safetensors": "x"},
+			[]string{"audit", "{dir}/m"}, exitBadInput, []string{"{dir}/m/config.json: more than 100000 JSON objects and arrays"}},
+		{"duplicate kernel-table rows", map[string]string{"t.csv": "op,dtype,m,n,k,latency_us\ngemm,bf16,1,4096,7168,10\ngemm,bf16,1,4096,7168,12\n"},
+			[]string{"kernels", "validate", "--table", "{dir}/t.csv"}, exitBadInput, []string{"{dir}/t.csv:3: same op, dtype and shape as line 2"}},
+		{"latency 1e300 us", map[string]string{"t.csv": "op,dtype,m,n,k,latency_us\ngemm,bf16,1,4096,7168,1e300\n"},
+			[]string{"kernels", "validate", "--table", "{dir}/t.csv"}, exitBadInput, []string{"{dir}/t.csv:2: column latency_us"}},
+	})
+}
+
+func TestHostileSymlink(t *testing.T) {
+	dir := t.TempDir()
+	outside := filepath.Join(dir, "secret")
+	if err := os.WriteFile(outside, []byte("0123456789abcdef"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ck := qwenFixture(t)
+	if err := os.Symlink(outside, filepath.Join(ck, "zz.safetensors")); err != nil {
+		t.Skip(err)
+	}
+	code, out, errs := runCLI("audit", ck)
+	if code != exitFindings || !strings.Contains(out, "symlink-outside-dir") || strings.Contains(out+errs, "header length") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and the symlink finding", code, out, errs)
+	}
+}
