@@ -18,29 +18,35 @@ type Config struct {
 
 // MTPReport is the "mtp" object of the JSON report.
 type MTPReport struct {
-	Present          bool   `json:"present"`
-	TensorCount      int    `json:"tensor_count"`
-	ParamCount       int64  `json:"param_count"`
-	Bytes            int64  `json:"bytes"`
-	ShippedDType     string `json:"shipped_dtype"`
+	Present      bool   `json:"present"`
+	TensorCount  int    `json:"tensor_count"`
+	ParamCount   int64  `json:"param_count"`
+	Bytes        int64  `json:"bytes"`
+	ShippedDType string `json:"shipped_dtype"`
+	// ShippedInferred is set when no shard header was read (an index-only
+	// checkpoint): ShippedDType is inferred from names and configs.
+	ShippedInferred  bool   `json:"shipped_inferred"`
 	ScaleTensorCount int    `json:"scale_tensor_count"`
 	EffectiveDType   string `json:"effective_dtype"`
 }
 
 // MemoryRow is one "memory" entry for the most loaded rank. MTPBytes are
 // the draft's parameter bytes, including the embedding and lm_head copies
-// the engine allocates for it; MTPGiB is the device memory those
-// parameters take as the engine reports it (CUDA caching-allocator
-// segments, in GiB = 2^30 bytes, which SGLang prints as "GB"). ModelGiB is
-// the parameter bytes of target plus draft, in GiB.
+// the engine allocates for it: the floor the engine must hold (MTPFloorGiB
+// in GiB). MTPGiB is the allocator footprint of those parameters (CUDA
+// caching-allocator segments, in GiB = 2^30 bytes, which SGLang prints as
+// "GB"): an upper estimate of what a load log shows, since the allocator
+// may place draft tensors in free blocks of the target's segments. ModelGiB
+// is the parameter bytes of target plus draft, in GiB.
 type MemoryRow struct {
-	Engine   string  `json:"engine"`
-	TP       int     `json:"tp"`
-	EP       int     `json:"ep"`
-	DP       int     `json:"dp"`
-	MTPGiB   float64 `json:"mtp_gib"`
-	MTPBytes int64   `json:"mtp_bytes"`
-	ModelGiB float64 `json:"model_gib"`
+	Engine      string  `json:"engine"`
+	TP          int     `json:"tp"`
+	EP          int     `json:"ep"`
+	DP          int     `json:"dp"`
+	MTPGiB      float64 `json:"mtp_gib"`
+	MTPFloorGiB float64 `json:"mtp_floor_gib"`
+	MTPBytes    int64   `json:"mtp_bytes"`
+	ModelGiB    float64 `json:"model_gib"`
 }
 
 // Counterfactual is the draft's per-rank size, as the engine would report
@@ -53,6 +59,10 @@ type Counterfactual struct {
 	BF16GiB  float64 `json:"bf16_gib"`
 	FP8GiB   float64 `json:"fp8_gib"`
 	NVFP4GiB float64 `json:"nvfp4_gib"`
+	// Floors: the parameter bytes alone, in GiB.
+	BF16FloorGiB  float64 `json:"bf16_floor_gib"`
+	FP8FloorGiB   float64 `json:"fp8_floor_gib"`
+	NVFP4FloorGiB float64 `json:"nvfp4_floor_gib"`
 }
 
 // LogMatch compares one logged load figure with the model.
@@ -62,9 +72,14 @@ type LogMatch struct {
 	What       string  `json:"what"` // "draft", "target" or "model"
 	LoggedGiB  float64 `json:"logged_gib"`
 	TP         int     `json:"tp"`
-	Precision  string  `json:"precision"` // draft precision the figure supports
-	ModeledGiB float64 `json:"modeled_gib"`
+	Precision  string  `json:"precision"`   // draft precision the figure supports
+	ModeledGiB float64 `json:"modeled_gib"` // the allocator footprint (upper estimate)
+	FloorGiB   float64 `json:"floor_gib"`   // the parameter bytes (what the engine must hold)
+	// RelError is how far the logged figure sits outside the accepted band
+	// [floor*(1-LogBelowFloor), footprint*(1+LogAboveFootprint)], relative
+	// to the footprint; 0 inside it.
 	RelError   float64 `json:"rel_error"`
+	Consistent bool    `json:"consistent"` // inside the band
 }
 
 // Report is the result of an audit.
@@ -77,6 +92,7 @@ type Report struct {
 	Shards         int              `json:"shard_count"`
 	DataBytes      int64            `json:"data_bytes"`
 	BytesRead      int64            `json:"bytes_read"` // configs, index and shard headers
+	IndexOnly      bool             `json:"index_only"`
 	MTP            MTPReport        `json:"mtp"`
 	Findings       []Finding        `json:"findings"`
 	Memory         []MemoryRow      `json:"memory"`
@@ -98,6 +114,9 @@ func Run(dir string, c Config) (*Report, error) {
 	if c.Engine != EngineSGLang && c.Engine != EngineVLLM {
 		return nil, fmt.Errorf("engine %q: want sglang or vllm", c.Engine)
 	}
+	if err := c.Options.Check(); err != nil {
+		return nil, err
+	}
 	c.EP, c.DP = max(c.EP, 1), max(c.DP, 1)
 	if len(c.TP) == 0 {
 		c.TP = []int{1, 2, 4, 8}
@@ -107,7 +126,8 @@ func Run(dir string, c Config) (*Report, error) {
 		return nil, err
 	}
 	r := &Report{Dir: dir, Engine: c.Engine, Checkpoint: cp, Findings: cp.Findings,
-		Family: familyOf(cp.Config), Tensors: len(cp.Tensors), Shards: len(cp.Shards), BytesRead: cp.BytesRead}
+		Family: familyOf(cp.Config), Tensors: len(cp.Tensors), Shards: len(cp.Shards), BytesRead: cp.BytesRead,
+		IndexOnly: cp.IndexOnly}
 	if cp.Config.Quant != nil {
 		r.QuantAlgo = cp.Config.Quant.Algo
 	}
@@ -124,13 +144,13 @@ func Run(dir string, c Config) (*Report, error) {
 	r.MTP = MTPReport{
 		Present: mtp.Present(), TensorCount: mtp.Summary.Tensors, ParamCount: mtp.Summary.Params,
 		Bytes: mtp.Summary.Bytes, ShippedDType: mtp.Summary.DType, ScaleTensorCount: mtp.Summary.Scales,
-		EffectiveDType: r.Effective.DType,
+		EffectiveDType: r.Effective.DType, ShippedInferred: cp.IndexOnly,
 	}
 	if !mtp.Present() {
 		r.MTP.ShippedDType, r.MTP.EffectiveDType = PrecNone, PrecNone
 	}
 	r.Findings = append(r.Findings, coverageFindings(c, cp.Config, mtp, modules)...)
-	r.Findings = append(r.Findings, precisionFindings(c, mtp, r.Effective)...)
+	r.Findings = append(r.Findings, precisionFindings(c, cp.Config, mtp, r.Effective)...)
 
 	inDraft := map[*Module]bool{}
 	for _, m := range mtp.Modules {
@@ -150,13 +170,14 @@ func Run(dir string, c Config) (*Report, error) {
 		draft, reserved := sizer.draft(l, "")
 		target := sizer.target(l)
 		r.Memory = append(r.Memory, MemoryRow{Engine: c.Engine, TP: tp, EP: c.EP, DP: c.DP,
-			MTPGiB: round4(reserved / GiB), MTPBytes: int64(math.Round(draft)), ModelGiB: round4((draft + target) / GiB)})
+			MTPGiB: round4(reserved / GiB), MTPFloorGiB: round4(draft / GiB), MTPBytes: int64(math.Round(draft)), ModelGiB: round4((draft + target) / GiB)})
 		if mtp.Present() {
-			_, bf16 := sizer.draft(l, PrecBF16)
-			_, fp8 := sizer.draft(l, PrecFP8)
-			_, nvfp4 := sizer.draft(l, PrecNVFP4)
+			bf16F, bf16 := sizer.draft(l, PrecBF16)
+			fp8F, fp8 := sizer.draft(l, PrecFP8)
+			nvfp4F, nvfp4 := sizer.draft(l, PrecNVFP4)
 			r.Counterfactual = append(r.Counterfactual, Counterfactual{TP: tp, EP: c.EP, DP: c.DP,
-				BF16GiB: round4(bf16 / GiB), FP8GiB: round4(fp8 / GiB), NVFP4GiB: round4(nvfp4 / GiB)})
+				BF16GiB: round4(bf16 / GiB), FP8GiB: round4(fp8 / GiB), NVFP4GiB: round4(nvfp4 / GiB),
+				BF16FloorGiB: round4(bf16F / GiB), FP8FloorGiB: round4(fp8F / GiB), NVFP4FloorGiB: round4(nvfp4F / GiB)})
 		}
 	}
 	if c.LogPath != "" {

@@ -34,6 +34,9 @@ type Checkpoint struct {
 	Tensors   []Tensor // sorted by name
 	BytesRead int64    // bytes read: configs, index and shard headers
 	Findings  []Finding
+	// IndexOnly is set when no shard the index names is present: Tensors
+	// then come from the weight map with inferred dtypes and shapes.
+	IndexOnly bool
 }
 
 // CorruptError is an unreadable or corrupt input: the audit cannot go on
@@ -145,6 +148,10 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 			<-fromDisk
 			return nil, &CorruptError{Path: indexPath, Err: fmt.Errorf("names %d shard files, more than %d", len(shardNames), MaxShards)}
 		}
+		if len(onDisk) == 0 && len(shardNames) > 0 && noneExist(dir, shardNames) {
+			<-fromDisk
+			return cp.fromIndexOnly(len(shardNames)), nil
+		}
 		indexed := map[string]bool{}
 		for _, s := range shardNames {
 			indexed[s] = true
@@ -181,6 +188,26 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 }
 
 func (cp *Checkpoint) add(f Finding) { cp.Findings = append(cp.Findings, f) }
+
+// noneExist reports whether no shard file of the list is present.
+func noneExist(dir string, names []string) bool {
+	for _, n := range names {
+		if _, err := os.Lstat(filepath.Join(dir, n)); err == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// fromIndexOnly fills the checkpoint from its index alone.
+func (cp *Checkpoint) fromIndexOnly(shards int) *Checkpoint {
+	cp.IndexOnly = true
+	ts, unsized := inferredTensors(cp.Index, cp.Config)
+	slices.SortStableFunc(ts, func(a, b Tensor) int { return strings.Compare(a.Name, b.Name) })
+	cp.Tensors = ts
+	cp.add(indexOnlyFinding(cp.Index, shards, unsized))
+	return cp
+}
 
 // shard is one shard file's header and its tensors sorted by name.
 type shard struct {

@@ -203,12 +203,7 @@ func Excluded(engine string, q *QuantConfig, module string) bool {
 	if q.Algo == "MIXED_PRECISION" {
 		key.prefix = module // quantized_layers may name single experts
 	}
-	if v, ok := q.excluded.Load(key); ok {
-		return v.(bool)
-	}
-	ex := excluded(engine, q, module, prefix)
-	q.excluded.Store(key, ex)
-	return ex
+	return q.Memo(key, func() bool { return excluded(engine, q, module, prefix) })
 }
 
 type excludeKey struct{ engine, prefix string }
@@ -233,16 +228,5 @@ func excluded(engine string, q *QuantConfig, module, prefix string) bool {
 // inQuantizedLayers reports whether prefix is a quantized_layers key or a
 // dotted prefix of one (vLLM's lookup: direct, then any key under it).
 func inQuantizedLayers(q *QuantConfig, prefix string) bool {
-	q.layerPrefixesOnce.Do(func() {
-		q.layerPrefixes = map[string]bool{}
-		for k := range q.QuantizedLayers {
-			q.layerPrefixes[k] = true
-			for i := range len(k) {
-				if k[i] == '.' {
-					q.layerPrefixes[k[:i]] = true
-				}
-			}
-		}
-	})
-	return q.layerPrefixes[prefix]
+	return q.LayerPrefixes()[prefix]
 }

@@ -172,7 +172,7 @@ func suggestPattern(names []string) string {
 	return n
 }
 
-func precisionFindings(c Config, mtp *MTP, e Effective) []Finding {
+func precisionFindings(c Config, cfg *ModelConfig, mtp *MTP, e Effective) []Finding {
 	if !mtp.Present() {
 		return nil
 	}
@@ -187,9 +187,15 @@ func precisionFindings(c Config, mtp *MTP, e Effective) []Finding {
 		out = append(out, Finding{Code: "draft-precision-lowered", Severity: SeverityError,
 			Message: fmt.Sprintf("%s serves %d draft modules below their shipped %s precision (%s, effective %s). AgentX requires the draft at its shipped precision: remove the setting, including where a base recipe sets it", c.Engine, lowered, mtp.Summary.DType, e.Reason, e.DType)})
 	}
-	if c.Engine == EngineSGLang && c.Options.envOn(EnvFP8NextNMoE) && c.EP <= 1 && (mtp.Family == FamilyDeepSeek || mtp.Family == FamilyGLM) {
-		out = append(out, Finding{Code: "fp8-nextn-moe-needs-ep", Severity: SeverityError,
-			Message: EnvFP8NextNMoE + "=1 selects the deep_gemm runner with the DeepEP all-to-all for the NextN MoE, which SGLang refuses with ep_size 1"})
+	if c.Engine == EngineSGLang && c.Options.envOn(EnvFP8NextNMoE) {
+		switch {
+		case fp8NextNApplies(cfg, mtp, c.Options) && c.Options.MoEBackend == "" && c.EP <= 1:
+			out = append(out, Finding{Code: "fp8-nextn-moe-needs-ep", Severity: SeverityError,
+				Message: EnvFP8NextNMoE + "=1 selects the deep_gemm runner with the DeepEP all-to-all for the NextN MoE, which SGLang refuses with ep_size 1"})
+		case !fp8NextNApplies(cfg, mtp, c.Options):
+			out = append(out, Finding{Code: "fp8-nextn-moe-ignored", Severity: SeverityInfo,
+				Message: EnvFP8NextNMoE + "=1 changes nothing here: SGLang casts the NextN MoE to FP8 only for a DeepSeek-family NextN layer of a modelopt_fp4 checkpoint whose draft MoE runner is deep_gemm (enable_nextn_moe_bf16_cast_to_fp8). It is still prohibited in AgentX recipes"})
+		}
 	}
 	if e.FellBack {
 		out = append(out, Finding{Code: "draft-moe-backend-fallback", Severity: SeverityInfo,

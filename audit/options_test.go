@@ -18,7 +18,7 @@ func TestOptionsValidate(t *testing.T) {
 		{Options{Engine: EngineSGLang, DraftQuantization: "fp3"}, `--draft-quantization "fp3"`},
 		{Options{Engine: EngineVLLM, DraftQuantization: "fp8"}, "no such flag"},
 		// marlin is a vLLM backend in the table, not an SGLang one there
-		{Options{Engine: EngineSGLang, MoEBackend: "marlin"}, `--moe-backend "marlin"`},
+		{Options{Engine: EngineSGLang, MoEBackend: "marlin"}, `no MoE backend "marlin"`},
 	} {
 		err := tc.o.Validate()
 		if (tc.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.want) {

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -30,8 +31,96 @@ type Options struct {
 	DraftQuantization string
 	// Env holds engine environment variables (EnvFP8NextNMoE).
 	Env map[string]string
-	// MoEBackend is the MoE runner backend the draft asks for ("" = auto).
+	// MoEBackend is SGLang's --speculative-moe-runner-backend, the MoE
+	// runner the draft asks for ("" = unset: the draft inherits
+	// TargetMoEBackend).
 	MoEBackend string
+	// TargetMoEBackend is --moe-runner-backend ("" = unset: the engine's
+	// default, "auto" in SGLang).
+	TargetMoEBackend string
+}
+
+// sglangQuantizationChoices is SGLang's QUANTIZATION_CHOICES
+// (sgl-project/sglang python/sglang/srt/server_args.py), the values
+// --speculative-draft-model-quantization accepts; "unquant" forces an
+// unquantized draft.
+var sglangQuantizationChoices = []string{
+	"awq", "fp8", "mxfp8", "gptq", "marlin", "gptq_marlin", "awq_marlin", "bitsandbytes", "gguf",
+	"modelopt", "modelopt_fp8", "modelopt_fp4", "nvfp4_online", "modelopt_mixed", "petit_nvfp4",
+	"w8a8_int8", "w8a8_fp8", "moe_wna16", "w4afp8", "mxfp4", "auto-round", "auto-round-int8",
+	"compressed-tensors", "modelslim", "mxfp_w4a8", "quark", "quark_int4fp8_moe", "quark_mxfp4",
+	"mlx_q4", "mlx_q8", "unquant", "humming",
+}
+
+// Check reports settings the engine would refuse: an unknown
+// --speculative-draft-model-quantization (argparse choices) or MoE runner
+// backend.
+func (o Options) Check() error {
+	if dq := strings.ToLower(strings.TrimSpace(o.DraftQuantization)); dq != "" {
+		if o.Engine != EngineSGLang && o.Engine != "" {
+			return fmt.Errorf("--draft-quantization is SGLang's --speculative-draft-model-quantization; %s has no such flag", o.Engine)
+		}
+		if !slices.Contains(sglangQuantizationChoices, dq) {
+			return fmt.Errorf("--draft-quantization %q: SGLang accepts %s", o.DraftQuantization, strings.Join(sglangQuantizationChoices, ", "))
+		}
+	}
+	engine := o.Engine
+	if engine == "" {
+		engine = EngineSGLang
+	}
+	for flag, v := range map[string]string{"--moe-backend": o.MoEBackend, "--moe-runner-backend": o.TargetMoEBackend} {
+		if v == "" {
+			continue
+		}
+		if err := kernels.CheckBackendName(engine, v); err != nil {
+			return fmt.Errorf("%s: %w", flag, err)
+		}
+	}
+	return nil
+}
+
+// deepseekFP4NextN is the case SGLang treats specially: a DeepSeek-family
+// (DeepSeek, Kimi, GLM-5) NVFP4 checkpoint with an inline NextN layer.
+func deepseekFP4NextN(cfg *ModelConfig, mtp *MTP) bool {
+	return mtp.Kind == MTPInline && (mtp.Family == FamilyDeepSeek || mtp.Family == FamilyGLM) && engineQuantName(cfg.Quant) == "modelopt_fp4"
+}
+
+// draftMoELaunch is the SGLang launch the draft's MoE layers see. With
+// --speculative-moe-runner-backend unset, server_args' DeepSeek branch
+// (_handle_model_specific_adjustments in server_args.py; in newer trees
+// arg_groups/overrides.py _deepseek_spec_moe_resolution, which applies it
+// on ROCm only) picks deep_gemm when SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1 and
+// triton otherwise for a DeepSeek-family modelopt_fp4 checkpoint; every
+// other draft inherits the target's resolved backend
+// (_speculative_moe_runner_default).
+func draftMoELaunch(cfg *ModelConfig, mtp *MTP, o Options) (l kernels.MoELaunch, rule string) {
+	l = kernels.MoELaunch{Engine: o.Engine, Backend: o.TargetMoEBackend, SpecBackend: o.MoEBackend,
+		Quantization: engineQuantName(cfg.Quant)}
+	if len(cfg.Architectures) > 0 {
+		l.Architecture = cfg.Architectures[0]
+	}
+	if o.Engine == EngineSGLang && l.SpecBackend == "" && deepseekFP4NextN(cfg, mtp) {
+		l.SpecBackend = "triton"
+		rule = "server_args: triton for the BF16 NextN layer of a DeepSeek-family fp4 checkpoint"
+		if o.envOn(EnvFP8NextNMoE) {
+			l.SpecBackend = "deep_gemm"
+			rule = "server_args: " + EnvFP8NextNMoE + "=1 selects deep_gemm (with the DeepEP all-to-all) for the NextN layer"
+		}
+	}
+	return l, rule
+}
+
+// fp8NextNApplies is SGLang's enable_nextn_moe_bf16_cast_to_fp8 (DeepSeek
+// common utilities and models/deepseek_v4.py): the env set, a modelopt_fp4
+// quant config, and the draft's MoE runner backend deep_gemm. The env is
+// read by the DeepSeek-family NextN code only.
+func fp8NextNApplies(cfg *ModelConfig, mtp *MTP, o Options) bool {
+	if o.Engine != EngineSGLang || !o.envOn(EnvFP8NextNMoE) || !deepseekFP4NextN(cfg, mtp) {
+		return false
+	}
+	l, _ := draftMoELaunch(cfg, mtp, o)
+	c, err := kernels.ResolveDraftMoE(l, kernels.BF16)
+	return err == nil && c.Requested == "deep_gemm"
 }
 
 func (o Options) envOn(k string) bool {
@@ -112,7 +201,8 @@ func verdict(engine string, cfg *ModelConfig, mtp *MTP, inDraft bool, m *Module,
 		case dq == "unquant":
 			return unquantizedBuild("--speculative-draft-model-quantization unquant")
 		case dq != "":
-			if !shippedQuant && m.Linear() && !isRouter(m.Name) {
+			// fc / eh_proj are plain nn.Linear layers no quant config reaches.
+			if !shippedQuant && m.Linear() && !isRouter(m.Name) && !isPlainLinear(engine, mtp, inDraft, m.Name) {
 				v.Rule, v.Effective, v.Lowered = "--speculative-draft-model-quantization "+dq, draftQuantPrecision(dq), true
 				return v
 			}
@@ -125,7 +215,7 @@ func verdict(engine string, cfg *ModelConfig, mtp *MTP, inDraft bool, m *Module,
 			return unquantizedBuild("SGLang qwen3_next_mtp.py drops the modelopt_fp4 quant config for the MTP module")
 		}
 		if mtp.Kind == MTPInline && (mtp.Family == FamilyDeepSeek || mtp.Family == FamilyGLM) && qname == "modelopt_fp4" {
-			if o.envOn(EnvFP8NextNMoE) && strings.Contains(m.Name, ".experts.") && !shippedQuant {
+			if fp8NextNApplies(cfg, mtp, o) && strings.Contains(m.Name, ".experts") && !shippedQuant {
 				v.Rule, v.Effective, v.Lowered = EnvFP8NextNMoE+"=1 casts the NextN MoE to FP8 (deep_gemm)", PrecFP8, true
 				return v
 			}
@@ -345,34 +435,22 @@ func (e *Effective) resolveBackend(cfg *ModelConfig, mtp *MTP, o Options) {
 		e.BackendNote = "no MoE backend table entry for " + e.Experts
 		return
 	}
-	want := o.MoEBackend
-	if want == "" && o.Engine == EngineSGLang && engineQuantName(cfg.Quant) == "modelopt_fp4" && mtp.Kind == MTPInline {
-		// server_args: DeepSeek-family fp4 checkpoints with EAGLE pick a
-		// speculative MoE runner for the BF16 NextN layer.
-		want = "triton"
-		if o.envOn(EnvFP8NextNMoE) {
-			want = "deep_gemm"
-		}
-	}
-	if want == "" && o.Engine == EngineSGLang && (dt == kernels.BF16 || dt == kernels.FP16) {
-		// UnquantizedFusedMoEMethod.create_moe_runner: Triton unless a
-		// FlashInfer backend was asked for.
-		want = "triton"
-	}
-	b, fell, err := kernels.BackendFor(o.Engine, want, dt)
+	l, rule := draftMoELaunch(cfg, mtp, o)
+	c, err := kernels.ResolveDraftMoE(l, dt)
 	if err != nil {
 		e.BackendNote = err.Error()
 		return
 	}
-	e.Backend, e.FellBack = b.Name, fell
+	b := c.Backend
+	e.Backend, e.FellBack = b.Name, c.FellBack
+	origin := c.Origin
+	if rule != "" && o.MoEBackend == "" {
+		origin = rule
+	}
 	switch {
-	case fell:
-		e.BackendNote = fmt.Sprintf("%s does not run %s experts; the engine falls back to %s (relative efficiency %.2f)", want, e.Experts, b.Name, b.Efficiency)
-	case want == "" || want == "auto":
-		e.BackendNote = fmt.Sprintf("engine's choice for %s experts (relative efficiency %.2f)", e.Experts, b.Efficiency)
-	case o.MoEBackend == "":
-		e.BackendNote = fmt.Sprintf("%s's default for %s draft experts (relative efficiency %.2f); pass --moe-backend to check another", o.Engine, e.Experts, b.Efficiency)
+	case c.FellBack:
+		e.BackendNote = fmt.Sprintf("%q (%s) does not run %s experts; the engine falls back to %s (relative efficiency %.2f)", c.Requested, origin, e.Experts, b.Name, b.Efficiency)
 	default:
-		e.BackendNote = fmt.Sprintf("requested backend accepts %s experts (relative efficiency %.2f)", e.Experts, b.Efficiency)
+		e.BackendNote = fmt.Sprintf("%s experts on %q (%s); relative efficiency %.2f", e.Experts, c.Requested, origin, b.Efficiency)
 	}
 }

@@ -22,11 +22,19 @@ type calibration struct {
 	coll   *collectiveModel
 }
 
-var (
-	calMu    sync.Mutex
-	calCache = map[string]*calibration{}
-	calErr   = map[string]error{}
-)
+// Calibrations fits the measured tables embedded for the GPUs of one
+// [Catalog], each once, when a [Coster] for it is first made. It is safe for
+// concurrent use.
+type Calibrations struct {
+	cat  *Catalog
+	mu   sync.Mutex
+	fits map[string]*calibration
+	errs map[string]error
+}
+
+func newCalibrations(cat *Catalog) *Calibrations {
+	return &Calibrations{cat: cat, fits: map[string]*calibration{}, errs: map[string]error{}}
+}
 
 // MeasuredTables returns the op table, the held-out op table and the
 // collective table embedded for a GPU (canonical catalog name); each is nil
@@ -64,35 +72,35 @@ func MeasuredTables(gpu string) (ops, heldout *OpTable, colls *CollectiveTable, 
 	return ops, heldout, colls, nil
 }
 
-// calibrationFor loads and fits the embedded tables of a GPU once; nil when
-// the project measured nothing on it.
-func calibrationFor(gpu string) *calibration {
-	calMu.Lock()
-	defer calMu.Unlock()
-	if c, ok := calCache[gpu]; ok {
+// fit loads and fits the embedded tables of a GPU of the catalog once; nil
+// when the project measured nothing on it.
+func (cs *Calibrations) fit(gpu string) *calibration {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if c, ok := cs.fits[gpu]; ok {
 		return c
 	}
-	cal, err := loadCalibration(gpu)
-	calCache[gpu] = cal
-	calErr[gpu] = err
+	cal, err := cs.load(gpu)
+	cs.fits[gpu] = cal
+	cs.errs[gpu] = err
 	return cal
 }
 
-// CalibrationError reports why a GPU's embedded tables could not be used
-// (nil when they loaded or do not exist).
-func CalibrationError(gpu string) error {
-	calibrationFor(gpu)
-	calMu.Lock()
-	defer calMu.Unlock()
-	return calErr[gpu]
+// Err reports why a GPU's embedded tables could not be used (nil when they
+// loaded or do not exist).
+func (cs *Calibrations) Err(gpu string) error {
+	cs.fit(gpu)
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.errs[gpu]
 }
 
-func loadCalibration(name string) (*calibration, error) {
+func (cs *Calibrations) load(name string) (*calibration, error) {
 	ops, _, colls, err := MeasuredTables(name)
 	if err != nil || (ops == nil && colls == nil) {
 		return nil, err
 	}
-	g, err := LookupGPU(name)
+	g, err := cs.cat.Lookup(name)
 	if err != nil {
 		return nil, err
 	}

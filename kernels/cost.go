@@ -17,6 +17,9 @@ const (
 	SourceMeasured  = "measured-interpolated" // interpolated in a table measured on this GPU
 	SourceRoofline  = "roofline"              // roofline with efficiencies fitted on this GPU (or defaults where none were measured)
 	SourceCarryOver = "roofline-carried-over" // roofline with another GPU's fitted efficiencies, scaled by datasheet figures
+	// SourceExtrapolated: an engine-kernel table of this GPU outside its
+	// measured range (held at the smallest size, proportional beyond the largest).
+	SourceExtrapolated = "measured-extrapolated"
 )
 
 // Add returns the sum of two costs; the source and bound of the larger one
@@ -45,6 +48,7 @@ type Coster struct {
 	note                                     string
 	kind                                     string
 	fitted                                   [numClasses][numSlots]int
+	engine                                   *engineIndex // engine-kernel tables (enginetables.go); nil where none
 }
 
 // Calibration says where the Coster's efficiencies come from, for output:
@@ -64,19 +68,27 @@ func (c *Coster) CalibrationKind() string { return c.kind }
 // GPU returns the figures the Coster prices with.
 func (c *Coster) GPU() *GPU { return c.gpu.clone() }
 
-// NewCoster prices ops on g: interpolating g's measured tables where the
-// project has them, otherwise with efficiencies fitted to the H200's tables
-// and carried over (Source "roofline-carried-over").
+// NewCoster prices ops on g with the calibrations of the catalog g came
+// from: interpolating g's measured tables where the project has them,
+// otherwise with efficiencies fitted to the H200's tables and carried over
+// (Source "roofline-carried-over"). A GPU not from a catalog is priced with
+// default efficiencies.
 func NewCoster(g *GPU) *Coster {
-	cal := calibrationFor(g.Name)
+	var cal, h *calibration
+	if g.cal != nil {
+		cal = g.cal.fit(g.Name)
+		if cal == nil {
+			h = g.cal.fit("h200")
+		}
+	}
 	if cal == nil {
 		// No table for this GPU: carry the H200's efficiencies over.
-		if h := calibrationFor("h200"); h != nil {
+		if h != nil {
 			coll := *h.coll
 			coll.table = nil // measured lines belong to the H200's fabric
 			carried := &calibration{eff: h.eff, coll: &coll}
 			note := "efficiencies fitted on the H200's measured tables, carried over to " + g.Name + " by its datasheet bandwidth and peak rates; NVLink collectives scaled by link bandwidth"
-			if sameSilicon(g, "h200") && h.tables != nil {
+			if sameSilicon(g, g.cal.cat, "h200") && h.tables != nil {
 				// Same die, same kernels: the H200's kernel-by-kernel
 				// departures from the roofline hold too, only the memory
 				// system differs, and the roofline carries that.
@@ -102,8 +114,8 @@ func NewCoster(g *GPU) *Coster {
 // sameSilicon reports whether g has the compute die of the named catalog
 // GPU (same architecture and dense rates; H100 SXM and H200 share GH100 and
 // differ in HBM only).
-func sameSilicon(g *GPU, name string) bool {
-	o, err := LookupGPU(name)
+func sameSilicon(g *GPU, cat *Catalog, name string) bool {
+	o, err := cat.Lookup(name)
 	if err != nil || g.Arch == "" || g.Arch != o.Arch || len(g.Peak) != len(o.Peak) {
 		return false
 	}
@@ -133,6 +145,7 @@ func newCoster(g *GPU, cal *calibration, offTable string) *Coster {
 	if c.coll == nil {
 		c.coll = defaultCollectiveModel()
 	}
+	c.engine = embeddedEngineIndex(g.Name)
 	return c
 }
 
@@ -279,6 +292,10 @@ const (
 	// to, and interpolated in, the measured MoE table; "kernels validate"
 	// scores this path.
 	MoETorchGrouped MoEKernel = "torch-grouped"
+	// MoETriton is SGLang's Triton fused MoE (fused_moe_triton), priced from
+	// the GPU's measured moe_triton table where it covers the layer, else as
+	// MoEFused.
+	MoETriton MoEKernel = "triton"
 )
 
 // fusedMoEKernels is how many kernels a fused MoE layer launches.
@@ -304,6 +321,9 @@ const (
 func (c *Coster) MoE(s MoEShape) Cost {
 	if s.Tokens <= 0 || s.Experts <= 0 || s.TopK <= 0 || s.Hidden <= 0 || s.Inter <= 0 {
 		return Cost{Source: c.offTable}
+	}
+	if cost, ok := c.engineMoE(s); ok {
+		return cost
 	}
 	topk := min(s.TopK, s.Experts)
 	dt := s.DType
@@ -475,6 +495,18 @@ type GDNShape struct {
 // 8*KDim*VDim FLOPs (decay, k^T S, the rank-1 correction and q^T S) on CUDA
 // cores.
 func (c *Coster) GatedDeltaNet(s GDNShape) Cost {
+	if m, ok := gdnModeOf(s); ok {
+		if g, ok := c.engineGDN(s, m); ok {
+			return g.Cost
+		}
+	}
+	return c.gdnReference(s)
+}
+
+// gdnReference prices GatedDeltaNet as the reference recurrent kernel of
+// ops.csv does (the roofline, interpolated in that table where it covers
+// the shape): what PredictRow's gdn rows are.
+func (c *Coster) gdnReference(s GDNShape) Cost {
 	if s.Batch <= 0 || s.QLen <= 0 || s.VHeads <= 0 || s.KDim <= 0 || s.VDim <= 0 {
 		return Cost{Source: c.offTable}
 	}

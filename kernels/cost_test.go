@@ -10,7 +10,7 @@ import (
 // fixed time, a hard max, no tables.
 func idealCoster(t testing.TB, gpu string) *Coster {
 	t.Helper()
-	g, err := LookupGPU(gpu)
+	g, err := lookupGPU(gpu)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestZeroShapesCostNothing(t *testing.T) {
 
 func mustGPU(t testing.TB, name string) *GPU {
 	t.Helper()
-	g, err := LookupGPU(name)
+	g, err := lookupGPU(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +273,7 @@ func TestMLADecodeOnBlackwell(t *testing.T) {
 // H200 FP8 GEMM's time, the cost is no longer the measured per-tensor
 // interpolation and must not claim to be.
 func TestBlockScaledFP8Source(t *testing.T) {
-	g, err := LookupGPU("h200")
+	g, err := lookupGPU("h200")
 	if err != nil {
 		t.Fatal(err)
 	}

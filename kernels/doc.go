@@ -21,8 +21,11 @@
 // path the H200 collector measures and "specsim kernels validate" scores.
 //
 // The GPU catalog and the MoE runner backend table are embedded data files
-// with a source for every figure, and the catalog can be overridden from a
-// file (LoadCatalogFile) so that a new GPU needs no code change.
+// with a source for every figure. A [Catalog] is a value ([DefaultCatalog],
+// or [LoadCatalogFile] for the embedded one merged with a file, so that a new
+// GPU needs no code change); it carries the [Calibrations] its GPUs are
+// priced with, fitted from the embedded measured tables when first used. The
+// package keeps no mutable state of its own.
 //
 // The package imports nothing from the rest of the project.
 package kernels

@@ -9,7 +9,6 @@ import (
 	"math"
 	"sort"
 	"strings"
-	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -26,6 +25,10 @@ type GPU struct {
 	NVLinkDomain     int               // GPUs reachable over NVLink (8 HGX, 72 NVL72)
 	NetworkBandwidth float64           // bytes/s per GPU beyond the NVLink domain
 	Sources          []string          // "field: source" for every figure
+
+	// cal is the calibration set of the catalog the GPU came from (nil for
+	// a GPU built by hand: default efficiencies).
+	cal *Calibrations
 }
 
 // ComputeRate is the dense FLOP/s a GEMM with weights of type dt runs at, and
@@ -63,10 +66,14 @@ func (g *GPU) activationDType(dt DType) DType {
 //go:embed data/gpus.yaml
 var embeddedCatalog []byte
 
-// Catalog is a set of GPUs by lower-case name and alias.
+// Catalog is a set of GPUs by lower-case name and alias, with the
+// [Calibrations] their costs are fitted with: the GPUs [Catalog.Lookup]
+// returns carry them to [NewCoster]. A catalog is a value: nothing of it is
+// shared with another catalog.
 type Catalog struct {
 	gpus    map[string]*GPU
 	aliases map[string]string
+	cal     *Calibrations
 }
 
 type catalogFile struct {
@@ -110,7 +117,7 @@ func ParseCatalog(filename string, data []byte) (*Catalog, error) {
 	if len(f.GPUs) > maxCatalogGPUs {
 		return nil, fmt.Errorf("%s: %d GPUs, limit %d", filename, len(f.GPUs), maxCatalogGPUs)
 	}
-	c := &Catalog{gpus: map[string]*GPU{}, aliases: map[string]string{}}
+	c := newCatalog()
 	for i, e := range f.GPUs {
 		g, err := e.gpu()
 		if err != nil {
@@ -179,8 +186,14 @@ func (e catalogEntry) gpu() (*GPU, error) {
 	return g, nil
 }
 
+func newCatalog() *Catalog {
+	c := &Catalog{gpus: map[string]*GPU{}, aliases: map[string]string{}}
+	c.cal = newCalibrations(c)
+	return c
+}
+
 // Lookup finds a GPU by name or alias, case-insensitively. The result is a
-// copy the caller may change.
+// copy the caller may change; it is priced with the catalog's calibrations.
 func (c *Catalog) Lookup(name string) (*GPU, error) {
 	key := strings.ToLower(strings.TrimSpace(name))
 	if canon, ok := c.aliases[key]; ok {
@@ -190,8 +203,13 @@ func (c *Catalog) Lookup(name string) (*GPU, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown GPU %q: known GPUs are %s", name, strings.Join(c.Names(), ", "))
 	}
-	return g.clone(), nil
+	g = g.clone()
+	g.cal = c.cal
+	return g, nil
 }
+
+// Calibrations is the catalog's calibration set.
+func (c *Catalog) Calibrations() *Calibrations { return c.cal }
 
 // Names lists the catalog's GPUs, sorted.
 func (c *Catalog) Names() []string {
@@ -203,14 +221,20 @@ func (c *Catalog) Names() []string {
 	return names
 }
 
-// Merge adds o's GPUs to c; an entry with the same name replaces c's.
-func (c *Catalog) Merge(o *Catalog) {
-	for n, g := range o.gpus {
-		c.gpus[n] = g
+// Merged is a new catalog with c's GPUs and o's; an entry of o replaces
+// c's of the same name. Its calibrations are fitted afresh (a GPU's figures
+// may have changed).
+func (c *Catalog) Merged(o *Catalog) *Catalog {
+	m := newCatalog()
+	for _, from := range []*Catalog{c, o} {
+		for n, g := range from.gpus {
+			m.gpus[n] = g
+		}
+		for a, n := range from.aliases {
+			m.aliases[a] = n
+		}
 	}
-	for a, n := range o.aliases {
-		c.aliases[a] = n
-	}
+	return m
 }
 
 func (g *GPU) clone() *GPU {
@@ -223,50 +247,26 @@ func (g *GPU) clone() *GPU {
 	return &c
 }
 
-var (
-	catalogMu sync.RWMutex
-	catalog   *Catalog
-)
-
-func init() {
+// DefaultCatalog is the embedded catalog, data/gpus.yaml, as a new value
+// (with calibrations of its own, fitted when first used).
+func DefaultCatalog() *Catalog {
 	c, err := ParseCatalog("kernels/data/gpus.yaml", embeddedCatalog)
 	if err != nil {
 		panic("kernels: embedded GPU catalog: " + err.Error())
 	}
-	catalog = c
+	return c
 }
 
-// LookupGPU finds a GPU in the package catalog (the embedded one plus any
-// file loaded with LoadCatalogFile).
-func LookupGPU(name string) (*GPU, error) {
-	catalogMu.RLock()
-	defer catalogMu.RUnlock()
-	return catalog.Lookup(name)
-}
-
-// GPUNames lists the package catalog's GPUs, sorted.
-func GPUNames() []string {
-	catalogMu.RLock()
-	defer catalogMu.RUnlock()
-	return catalog.Names()
-}
-
-// LoadCatalogFile merges a catalog file into the package catalog: its
+// LoadCatalogFile is the embedded catalog merged with a catalog file: its
 // entries replace embedded GPUs of the same name and add new ones.
-func LoadCatalogFile(path string) error {
+func LoadCatalogFile(path string) (*Catalog, error) {
 	data, err := readRegular(path, maxCatalogBytes)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	c, err := ParseCatalog(path, data)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	catalogMu.Lock()
-	defer catalogMu.Unlock()
-	merged := &Catalog{gpus: map[string]*GPU{}, aliases: map[string]string{}}
-	merged.Merge(catalog)
-	merged.Merge(c)
-	catalog = merged
-	return nil
+	return DefaultCatalog().Merged(c), nil
 }

@@ -24,7 +24,7 @@ func TestCatalogFigures(t *testing.T) {
 		{"gb300", 288e9, 8e12, 2500e12, 15000e12, 900e9, 72, NVFP4, 6},
 	}
 	for _, tc := range tests {
-		g, err := LookupGPU(tc.name)
+		g, err := lookupGPU(tc.name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,19 +39,24 @@ func TestCatalogFigures(t *testing.T) {
 			t.Errorf("%s has %d sources, want one per figure", tc.name, len(g.Sources))
 		}
 	}
-	if g, err := LookupGPU("H200-SXM"); err != nil || g.Name != "h200" {
+	if g, err := lookupGPU("H200-SXM"); err != nil || g.Name != "h200" {
 		t.Errorf("alias lookup: %v %v", g, err)
 	}
-	if _, err := LookupGPU("a100"); err == nil || !strings.Contains(err.Error(), "gb300") {
+	if _, err := lookupGPU("a100"); err == nil || !strings.Contains(err.Error(), "gb300") {
 		t.Errorf("unknown GPU error should list the catalog: %v", err)
 	}
 	// Callers get copies.
-	g, _ := LookupGPU("h200")
+	g, _ := lookupGPU("h200")
 	g.Peak[BF16] = 1
-	if g2, _ := LookupGPU("h200"); g2.Peak[BF16] != 989e12 {
+	if g2, _ := lookupGPU("h200"); g2.Peak[BF16] != 989e12 {
 		t.Error("LookupGPU returned shared state")
 	}
 }
+
+// testCatalog is the embedded catalog, fitted once for the package's tests.
+var testCatalog = DefaultCatalog()
+
+func lookupGPU(name string) (*GPU, error) { return testCatalog.Lookup(name) }
 
 func TestLoadCatalogFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "gpus.yaml")
@@ -76,19 +81,30 @@ func TestLoadCatalogFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	saved := catalog
-	t.Cleanup(func() { catalog = saved })
-	if err := LoadCatalogFile(path); err != nil {
+	cat, err := LoadCatalogFile(path)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if g, err := LookupGPU("rubin"); err != nil || g.NVLinkDomain != 72 || g.Peak[NVFP4] != 35000e12 {
+	if g, err := cat.Lookup("rubin"); err != nil || g.NVLinkDomain != 72 || g.Peak[NVFP4] != 35000e12 {
 		t.Errorf("added GPU: %+v %v", g, err)
 	}
-	if g, _ := LookupGPU("h200"); g.HBMBandwidth != 4.3e12 {
+	if g, _ := cat.Lookup("h200"); g.HBMBandwidth != 4.3e12 {
 		t.Errorf("override did not replace h200: %v", g.HBMBandwidth)
 	}
-	if g, err := LookupGPU("gb300"); err != nil || g.Peak[NVFP4] != 15000e12 {
+	if g, err := cat.Lookup("gb300"); err != nil || g.Peak[NVFP4] != 15000e12 {
 		t.Errorf("embedded GPUs must stay: %v", err)
+	}
+	// The catalog is a value: loading a file changes no other catalog.
+	if g, _ := lookupGPU("h200"); g.HBMBandwidth != 4.8e12 {
+		t.Errorf("the file changed the default catalog: h200 at %v B/s", g.HBMBandwidth)
+	}
+	if _, err := lookupGPU("rubin"); err == nil {
+		t.Error("the file's GPU leaked into the default catalog")
+	}
+	// The file's h200 is fitted with its own figures, apart from the
+	// default catalog's.
+	if cat.Calibrations() == testCatalog.Calibrations() {
+		t.Error("two catalogs share calibrations")
 	}
 }
 

@@ -19,11 +19,13 @@ type Engine struct {
 	Target WeightDTypes
 	Draft  WeightDTypes
 	KV     kernels.DType
+	SSM    kernels.DType // linear-attention state format
 	// TargetMoEEff and DraftMoEEff divide MoE time: the runner backend's
 	// efficiency relative to the best kernel for that dtype (a BF16 draft
 	// falls back to a slower backend than the NVFP4 target's).
 	TargetMoEEff, DraftMoEEff float64
 	DraftBackend              string
+	TargetBackend             string
 	DraftFellBack             bool
 	// EngineName is the serving engine ("sglang", "vllm", "trtllm").
 	EngineName string
@@ -36,6 +38,11 @@ type Engine struct {
 	// cannot hide).
 	SchedOverhead, SpecOverhead float64
 	MoESkew                     float64
+	// AllReduceFusion: SGLang --enable-flashinfer-allreduce-fusion.
+	AllReduceFusion bool
+	// SpecV2: SGLANG_ENABLE_SPEC_V2=1, the overlap scheduler for
+	// speculative decoding.
+	SpecV2 bool
 
 	memo        map[stepKey]Breakdown
 	prefillMemo map[prefillKey]float64
@@ -56,6 +63,10 @@ type Breakdown struct {
 	Norms         float64 // target: RMSNorms and elementwise
 	Communication float64 // target: collectives and pipeline hand-offs
 	Overhead      float64 // launches, inter-kernel gaps (layerGap) and host scheduling
+	// The split of Overhead (not added again by Total): host launches not
+	// hidden by a CUDA graph, the per-layer inter-kernel gaps, and host
+	// scheduling the GPU waits for.
+	Launch, Gap, Host float64
 }
 
 // Total is the iteration time in seconds.
@@ -65,7 +76,8 @@ func (b Breakdown) Total() float64 {
 
 func (b Breakdown) plus(o Breakdown) Breakdown {
 	return Breakdown{b.Draft + o.Draft, b.Attention + o.Attention, b.MoE + o.MoE, b.DenseGEMM + o.DenseGEMM,
-		b.GDN + o.GDN, b.LMHead + o.LMHead, b.Norms + o.Norms, b.Communication + o.Communication, b.Overhead + o.Overhead}
+		b.GDN + o.GDN, b.LMHead + o.LMHead, b.Norms + o.Norms, b.Communication + o.Communication, b.Overhead + o.Overhead,
+		b.Launch + o.Launch, b.Gap + o.Gap, b.Host + o.Host}
 }
 
 // EngineConfig chooses an Engine's precision and engine knobs.
@@ -83,6 +95,18 @@ type EngineConfig struct {
 	SchedOverhead              float64 // seconds; <0 = default
 	SpecOverhead               float64 // seconds; <0 = default
 	MoESkew                    float64
+	// SSMDType is the linear-attention recurrent state's format (SGLang
+	// --mamba-ssm-dtype): "" = bf16, what every InferenceX Qwen3.5 recipe
+	// sets (SGLang's own default, and config.json's mamba_ssm_dtype, is
+	// float32). It sizes the state pool and its speculative copies and
+	// prices the bytes the state update moves.
+	SSMDType kernels.DType
+	// AllReduceFusion is SGLang's --enable-flashinfer-allreduce-fusion:
+	// the RMSNorms after each TP all-reduce run inside it.
+	AllReduceFusion bool
+	// SpecV2 is SGLANG_ENABLE_SPEC_V2=1 (SGLang's speculative decoding on
+	// the overlap scheduler): the default SpecOverhead becomes 0.
+	SpecV2 bool
 }
 
 // Host overheads per iteration. SGLang's overlap scheduler hides most host
@@ -110,6 +134,10 @@ func NewEngine(m *Model, g *kernels.GPU, p Parallel, c EngineConfig) (*Engine, e
 	if e.KV == "" {
 		e.KV = "fp8"
 	}
+	e.SSM, e.AllReduceFusion = c.SSMDType, c.AllReduceFusion
+	if e.SSM == "" {
+		e.SSM = kernels.BF16
+	}
 	if e.CUDAGraphMaxBS <= 0 {
 		e.CUDAGraphMaxBS = 256
 	}
@@ -118,7 +146,11 @@ func NewEngine(m *Model, g *kernels.GPU, p Parallel, c EngineConfig) (*Engine, e
 	}
 	if e.SpecOverhead < 0 {
 		e.SpecOverhead = defaultSpecOverhead
+		if c.SpecV2 && (c.EngineName == "" || c.EngineName == "sglang") {
+			e.SpecOverhead = 0 // the overlap scheduler hides it (fixedcost.go)
+		}
 	}
+	e.SpecV2 = c.SpecV2
 	engine := c.EngineName
 	if engine == "" {
 		engine = "sglang"
@@ -126,7 +158,7 @@ func NewEngine(m *Model, g *kernels.GPU, p Parallel, c EngineConfig) (*Engine, e
 	if c.Precision == FP4 && g.Peak["nvfp4"] == 0 {
 		return nil, fmt.Errorf("%s has no FP4 tensor cores: NVFP4 weights need Blackwell (B200, B300, GB200, GB300); use --precision fp8", g.Name)
 	}
-	launch := kernels.MoELaunch{Engine: engine, Backend: c.MoEBackend, SpecBackend: c.SpecMoEBackend}
+	launch := kernels.MoELaunch{Engine: engine, Backend: c.MoEBackend, SpecBackend: c.SpecMoEBackend, GPUArch: g.Arch}
 	tc, err := kernels.ResolveTargetMoE(launch, e.Target.Experts)
 	if err != nil {
 		return nil, fmt.Errorf("target MoE backend: %w", err)
@@ -141,6 +173,7 @@ func NewEngine(m *Model, g *kernels.GPU, p Parallel, c EngineConfig) (*Engine, e
 	tb, db, fell := tc.Backend, dc.Backend, dc.FellBack
 	e.TargetMoEEff, e.DraftMoEEff = positiveOr(tb.Efficiency, 1), positiveOr(db.Efficiency, 1)
 	e.DraftBackend, e.DraftFellBack = db.Name, fell
+	e.TargetBackend = tb.Name
 	e.EngineName = engine
 	return e, nil
 }
@@ -186,12 +219,12 @@ func (e *Engine) layerCost(l int, s shape, w WeightDTypes, moeEff float64) Break
 		inter := m.DenseInter
 		b.DenseGEMM = e.mlp(mlpTokens, inter/mlpTP, w.Dense)
 	default:
-		b.MoE = e.moe(ta, tAll, w.Experts, moeEff)
+		b.MoE = e.moe(ta, tAll, w.Experts, moeEff, false)
 		if m.SharedExperts > 0 {
 			b.DenseGEMM = e.mlp(mlpTokens, m.SharedExperts*m.SharedInter/mlpTP, w.Shared)
 		}
 	}
-	b.Norms = 2*c.Norm(ta, m.Hidden).Seconds + e.auxKernels(l, ta, w)
+	b.Norms = float64(2-e.fusedNorms(tAll))*c.Norm(ta, m.Hidden).Seconds + e.auxKernels(l, ta, w)
 	b.Communication = e.layerComm(ta, tAll)
 	return b
 }
@@ -280,9 +313,12 @@ func (e *Engine) linearAttention(ta, seqs int, s shape, dt kernels.DType) float6
 	gb, gq := seqs, s.q
 	if s.prefill {
 		gb, gq = 1, ta
+		if g, _, ok := e.gdnPrefill(ta); ok {
+			return t + g + c.GEMM(dt, ta, m.Hidden, vh*m.LinearVDim).Seconds
+		}
 	}
 	t += c.GatedDeltaNet(kernels.GDNShape{Batch: gb, QLen: gq, KHeads: kh, VHeads: vh,
-		KDim: m.LinearKDim, VDim: m.LinearVDim, KeepIntermediate: s.verify && s.q > 1}).Seconds
+		KDim: m.LinearKDim, VDim: m.LinearVDim, KeepIntermediate: s.verify && s.q > 1, StateDType: e.SSM}).Seconds
 	t += c.GEMM(dt, ta, m.Hidden, vh*m.LinearVDim).Seconds
 	return t
 }
@@ -296,10 +332,14 @@ func (e *Engine) mlp(tokens, inter int, dt kernels.DType) float64 {
 	return c.GEMM(dt, tokens, 2*inter, h).Seconds + c.GEMM(dt, tokens, h, inter).Seconds
 }
 
-// moe prices the router and the routed experts one GPU holds.
-func (e *Engine) moe(ta, tAll int, dt kernels.DType, eff float64) float64 {
+// moe prices the router and the routed experts one GPU holds (the
+// draft's when draft is set).
+func (e *Engine) moe(ta, tAll int, dt kernels.DType, eff float64, draft bool) float64 {
 	m, p, c := e.Model, e.Par, e.Coster
 	router := c.GEMM("bf16", ta, m.Experts, m.Hidden).Seconds
+	if t, ok := e.measuredMoE(tAll, dt, draft); ok {
+		return router + t
+	}
 	tokens, topk := localRouting(tAll, m.TopK, p.EP)
 	x := c.MoE(kernels.MoEShape{Tokens: tokens, Experts: m.Experts / p.EP, TopK: topk,
 		Hidden: m.Hidden, Inter: m.MoEInter / p.MoETP(), DType: dt, Skew: e.MoESkew})
@@ -343,8 +383,7 @@ func (e *Engine) layerComm(ta, tAll int) float64 {
 		msg := float64(ta*h) * 2
 		return c.Collective("allgather", msg, p.TP).Seconds + c.Collective("reducescatter", msg*float64(p.TP), p.TP).Seconds
 	}
-	msg := float64(tAll*h) * 2
-	return 2 * c.Collective("allreduce", msg, p.TP).Seconds
+	return 2 * e.tpAllReduce(float64(tAll*h)*2)
 }
 
 // deepEP reports whether the expert exchange of a DP-attention instance
@@ -377,13 +416,20 @@ func (e *Engine) forward(s shape) Breakdown {
 		}
 		counts[k]++
 	}
+	perLayer := map[kind]float64{}
 	for k, n := range counts {
 		lb := e.layerCost(first[k], s, e.Target, e.TargetMoEEff)
 		b = b.plus(scale(lb, float64(n)))
+		perLayer[k] = lb.Total()
 	}
 	b.LMHead += e.lmHead(s, m.Vocab)
 	b.Communication += e.pipelineComm(s)
-	b.Overhead += e.launch(m.Layers*14+6, s) + float64(m.Layers)*layerGap
+	b.addOverhead(e.launch(m.Layers*14+6, s), float64(m.Layers)*layerGap, 0)
+	if e.Par.PP > 1 {
+		b.Communication += e.pipelineBubble(func(l int) float64 {
+			return perLayer[kind{m.isFullAttention(l), l < m.DenseLayers || m.Experts == 0}]
+		}, b.LMHead, b.Total())
+	}
 	return b
 }
 
@@ -406,7 +452,8 @@ func (e *Engine) forward(s shape) Breakdown {
 const layerGap = 25e-6
 
 func scale(b Breakdown, f float64) Breakdown {
-	return Breakdown{b.Draft * f, b.Attention * f, b.MoE * f, b.DenseGEMM * f, b.GDN * f, b.LMHead * f, b.Norms * f, b.Communication * f, b.Overhead * f}
+	return Breakdown{b.Draft * f, b.Attention * f, b.MoE * f, b.DenseGEMM * f, b.GDN * f, b.LMHead * f, b.Norms * f, b.Communication * f, b.Overhead * f,
+		b.Launch * f, b.Gap * f, b.Host * f}
 }
 
 func (e *Engine) lmHead(s shape, vocab int) float64 {
@@ -454,7 +501,7 @@ func (e *Engine) draftForward(s shape) float64 {
 	for range max(d.Layers, 1) {
 		t += e.attention(ta, seqsRank, shape{seqs: s.seqs, q: s.q, ctx: s.ctx, prefill: s.prefill}, e.Draft.Attention)
 		if d.MoE && m.Experts > 0 {
-			t += e.moe(ta, tAll, e.Draft.Experts, e.DraftMoEEff)
+			t += e.moe(ta, tAll, e.Draft.Experts, e.DraftMoEEff, true)
 			if m.SharedExperts > 0 {
 				mt, mtp := tAll, e.Par.TP
 				if e.Par.DPAttention {
@@ -499,7 +546,7 @@ func (e *Engine) DecodeStep(batch, k, ctx int) Breakdown {
 	var b Breakdown
 	if k == 0 {
 		b = e.forward(shape{seqs: batch, q: 1, ctx: ctxQ, logits: batch})
-		b.Overhead += e.SchedOverhead
+		b.addOverhead(0, 0, e.SchedOverhead)
 	} else {
 		b = e.forward(shape{seqs: batch, q: k + 1, ctx: ctxQ, verify: true, logits: batch * (k + 1)})
 		draft := 0.0
@@ -508,7 +555,7 @@ func (e *Engine) DecodeStep(batch, k, ctx int) Breakdown {
 		}
 		draft += e.draftForward(shape{seqs: batch, q: k + 1, ctx: ctxQ, logits: batch * (k + 1)})
 		b.Draft = draft
-		b.Overhead += e.SchedOverhead + e.SpecOverhead
+		b.addOverhead(0, 0, e.SchedOverhead+e.SpecOverhead)
 	}
 	if len(e.memo) > 1<<16 {
 		clear(e.memo)
@@ -573,10 +620,11 @@ func (e *Engine) Prefill(parts []PrefillPart, spec bool) Breakdown {
 	}
 	b.Attention = math.Max(b.Attention, longest.Attention)
 	b.GDN = math.Max(b.GDN, longest.GDN)
+	b.GDN = math.Max(b.GDN, float64(lin)*e.gdnEagerFloor(ceilDiv(total, dp)))
 	if spec {
 		b.Draft = e.draftForward(s)
 	}
-	b.Overhead += e.SchedOverhead
+	b.addOverhead(0, 0, e.SchedOverhead)
 	return b
 }
 
@@ -646,7 +694,7 @@ func (e *Engine) MixedExtra(batch, q int, parts []PrefillPart, spec bool) float6
 		t += float64(dense) * (e.mlp(mlpBase+mlpAdd, m.DenseInter/mlpTP, w.Dense) - e.mlp(mlpBase, m.DenseInter/mlpTP, w.Dense))
 	}
 	if moeLayers > 0 {
-		d := e.moe(ta+nb, tAll+total, w.Experts, e.TargetMoEEff) - e.moe(ta, tAll, w.Experts, e.TargetMoEEff)
+		d := e.moe(ta+nb, tAll+total, w.Experts, e.TargetMoEEff, false) - e.moe(ta, tAll, w.Experts, e.TargetMoEEff, false)
 		if m.SharedExperts > 0 {
 			inter := m.SharedExperts * m.SharedInter / mlpTP
 			d += e.mlp(mlpBase+mlpAdd, inter, w.Shared) - e.mlp(mlpBase, inter, w.Shared)

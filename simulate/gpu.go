@@ -21,7 +21,7 @@ func (g GPUSpec) domain() int {
 // withDomain returns a copy of the GPU whose NVLink domain is the
 // deployment's, so that collectives over more GPUs than a domain holds go
 // over the network.
-func (g GPUSpec) withDomain(int) *kernels.GPU {
+func (g GPUSpec) withDomain() *kernels.GPU {
 	c := *g.GPU
 	c.NVLinkDomain = g.domain()
 	return &c

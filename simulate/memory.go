@@ -154,16 +154,24 @@ func (e *Engine) kvPerToken(spec bool) float64 {
 }
 
 // stateBytes is the linear-attention cache of one request on one GPU: the
-// recurrent state of the stage's Gated DeltaNet layers, plus k intermediate
-// states kept for rollback after verification when speculating.
+// recurrent state of the stage's Gated DeltaNet layers in the engine's SSM
+// format, plus, when speculating, one intermediate state and convolution
+// window per draft token (k+1 with topk 1) kept for rollback after
+// verification: SGLang's MambaPool allocates intermediate_ssm_state_cache
+// [layers, slots, speculative_num_draft_tokens, heads, k_dim, v_dim] in the
+// SSM dtype and intermediate_conv_window_cache likewise in the conv dtype
+// (sgl-project/sglang python/sglang/srt/mem_cache/memory_pool.py, MambaPool).
 func (e *Engine) stateBytes(k int) float64 {
 	m, p := e.Model, e.Par
 	lin := m.Layers - m.FullAttentionLayers()
 	if lin == 0 {
 		return 0
 	}
-	per := m.LinearStateBytes() / float64(p.AttentionTP()) * float64(lin) / float64(p.PP)
-	return per * float64(1+k)
+	per := m.LinearStateBytes(e.SSM) / float64(p.AttentionTP()) * float64(lin) / float64(p.PP)
+	if k == 0 {
+		return per
+	}
+	return per * float64(2+k)
 }
 
 // Memory sizes one GPU of the instance for maxRunning requests of workload

@@ -213,9 +213,13 @@ func (m *Model) KVBytesPerToken(kv kernels.DType) float64 {
 }
 
 // LinearStateBytes is one sequence's recurrent state in one Gated DeltaNet
-// layer (FP32 SSM state plus the BF16 convolution window), whole model.
-func (m *Model) LinearStateBytes() float64 {
-	ssm := float64(m.LinearVHeads*m.LinearKDim*m.LinearVDim) * 4
+// layer (the SSM state in format ssm, "" = FP32, plus the BF16 convolution
+// window), whole model.
+func (m *Model) LinearStateBytes(ssmDType kernels.DType) float64 {
+	if ssmDType == "" {
+		ssmDType = kernels.FP32
+	}
+	ssm := float64(m.LinearVHeads*m.LinearKDim*m.LinearVDim) * ssmDType.Bytes()
 	convCh := 2*m.LinearKHeads*m.LinearKDim + m.LinearVHeads*m.LinearVDim
 	conv := float64(convCh*max(m.ConvKernel-1, 0)) * 2
 	return ssm + conv

@@ -2,7 +2,6 @@ package simulate
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"strings"
 
@@ -19,7 +18,6 @@ type Query struct {
 	GPU         string
 	Topology    string
 	GPUsPerNode int
-	Conc        int
 
 	Workload   string  // "fixed" or "agentx"
 	ISL, OSL   int     // fixed workload
@@ -28,7 +26,6 @@ type Query struct {
 	AgentX     string  // key=value overrides of the agentic distributions
 
 	Spec     string  // "mtp" or "none"
-	Steps    int     // draft length when Spec is mtp
 	Thinking string  // golden curve mode, "on" or "off"
 	AL       float64 // explicit acceptance length (overrides the golden curve)
 	Method   string  // acceptance sampler
@@ -48,6 +45,17 @@ type Query struct {
 	MoESkew        float64
 	Requests       int
 	Seed           uint64
+	// MambaSSMDType is SGLang's --mamba-ssm-dtype: the linear-attention
+	// recurrent state's format (bf16 default, what InferenceX recipes set;
+	// fp32 is SGLang's own default).
+	MambaSSMDType string
+	// AllReduceFusion is SGLang's --enable-flashinfer-allreduce-fusion.
+	AllReduceFusion bool
+	// SpecV2 is SGLANG_ENABLE_SPEC_V2=1.
+	SpecV2 bool
+	// MoEBackend and SpecMoEBackend are SGLang's --moe-runner-backend and
+	// --speculative-moe-runner-backend ("" = unset).
+	MoEBackend, SpecMoEBackend string
 }
 
 // Resolved is a Query turned into typed parts, with acceptance resolved per
@@ -74,8 +82,10 @@ func ResolveModel(name string) (*Model, error) {
 	return LookupPreset(name)
 }
 
-// Resolve checks and types every field of q.
-func (q Query) Resolve() (*Resolved, error) {
+// Resolve checks and types every field of q, finding the model's golden
+// curve in curves and the GPU in catalog. curves may be nil when q sets the
+// acceptance without one (--al, --histogram, --spec none).
+func (q Query) Resolve(curves *golden.Set, catalog *kernels.Catalog) (*Resolved, error) {
 	r := &Resolved{Q: q}
 	var err error
 	if r.Model, err = ResolveModel(q.Model); err != nil {
@@ -84,12 +94,15 @@ func (q Query) Resolve() (*Resolved, error) {
 	if r.Precision, err = ParsePrecision(q.Precision); err != nil {
 		return nil, err
 	}
-	g, err := kernels.LookupGPU(strings.ToLower(q.GPU))
+	if catalog == nil {
+		return nil, &Error{Field: "GPU", Value: q.GPU, Reason: "no GPU catalog given"}
+	}
+	g, err := catalog.Lookup(q.GPU)
 	if err != nil {
-		return nil, err
+		return nil, &Error{Field: "GPU", Value: q.GPU, Reason: err.Error(), Err: err}
 	}
 	if q.GPUsPerNode < 0 || q.GPUsPerNode > maxGPUs {
-		return nil, fmt.Errorf("--gpus-per-node %d: want 1..%d", q.GPUsPerNode, maxGPUs)
+		return nil, &Error{Field: "GPUsPerNode", Value: fmt.Sprint(q.GPUsPerNode), Reason: fmt.Sprintf("want 1..%d", maxGPUs)}
 	}
 	r.GPU = GPUSpec{GPU: g, GPUsPerNode: q.GPUsPerNode}
 	switch q.Workload {
@@ -102,7 +115,7 @@ func (q Query) Resolve() (*Resolved, error) {
 	case "fixed", "":
 		r.Workload = Workload{Name: "fixed", ISL: q.ISL, OSL: q.OSL, CachedFraction: q.Cached, RangeRatio: q.RangeRatio}
 	default:
-		return nil, fmt.Errorf("--workload %q: want agentx (or --isl/--osl for fixed lengths)", q.Workload)
+		return nil, &Error{Field: "Workload", Value: q.Workload, Reason: "want agentx or fixed (fixed lengths)"}
 	}
 	if err := r.Workload.Validate(); err != nil {
 		return nil, err
@@ -110,16 +123,25 @@ func (q Query) Resolve() (*Resolved, error) {
 	var draft kernels.DType
 	if q.DraftDType != "" {
 		if draft, err = kernels.ParseDType(q.DraftDType); err != nil {
-			return nil, fmt.Errorf("--draft-dtype: %w", err)
+			return nil, &Error{Field: "DraftDType", Value: q.DraftDType, Reason: err.Error(), Err: err}
 		}
 	}
 	var kv kernels.DType
 	if q.KVDType != "" {
 		if kv, err = kernels.ParseDType(q.KVDType); err != nil {
-			return nil, fmt.Errorf("--kv-dtype: %w", err)
+			return nil, &Error{Field: "KVDType", Value: q.KVDType, Reason: err.Error(), Err: err}
 		}
 		if kv != "fp8" && kv != "bf16" && kv != "fp16" {
-			return nil, fmt.Errorf("--kv-dtype %q: want fp8 or bf16", q.KVDType)
+			return nil, &Error{Field: "KVDType", Value: q.KVDType, Reason: "want fp8 or bf16"}
+		}
+	}
+	var ssm kernels.DType
+	if q.MambaSSMDType != "" {
+		if ssm, err = kernels.ParseDType(q.MambaSSMDType); err != nil {
+			return nil, &Error{Field: "MambaSSMDType", Value: q.MambaSSMDType, Reason: err.Error(), Err: err}
+		}
+		if ssm != kernels.FP32 && ssm != kernels.BF16 && ssm != kernels.FP16 {
+			return nil, &Error{Field: "MambaSSMDType", Value: q.MambaSSMDType, Reason: "want bfloat16, float16 or float32"}
 		}
 	}
 	ms := func(v float64) float64 {
@@ -129,52 +151,46 @@ func (q Query) Resolve() (*Resolved, error) {
 		return v / 1e3
 	}
 	for _, o := range []struct {
-		flag string
-		v    float64
-	}{{"--sched-overhead-ms", q.SchedOverhead}, {"--spec-overhead-ms", q.SpecOverhead}} {
+		field string
+		v     float64
+	}{{"SchedOverhead", q.SchedOverhead}, {"SpecOverhead", q.SpecOverhead}} {
 		if o.v != -1 && !(o.v >= 0 && o.v <= 1000) {
-			return nil, fmt.Errorf("%s %g: want 0..1000 ms, or -1 for the default", o.flag, o.v)
+			return nil, &Error{Field: o.field, Value: fmt.Sprint(o.v), Reason: "want 0..1000 ms, or -1 for the default"}
 		}
 	}
 	if !(q.MoESkew >= 0 && q.MoESkew <= 4) {
-		return nil, fmt.Errorf("--moe-skew %g: want 0..4", q.MoESkew)
+		return nil, &Error{Field: "MoESkew", Value: fmt.Sprint(q.MoESkew), Reason: "want 0..4"}
 	}
-	r.Engine = EngineConfig{Precision: r.Precision, DraftDType: draft, KVDType: kv, EngineName: q.Engine,
+	r.Engine = EngineConfig{Precision: r.Precision, DraftDType: draft, KVDType: kv, SSMDType: ssm, AllReduceFusion: q.AllReduceFusion, SpecV2: q.SpecV2, EngineName: q.Engine,
+		MoEBackend: q.MoEBackend, SpecMoEBackend: q.SpecMoEBackend,
 		CUDAGraphMaxBS: q.CUDAGraphMaxBS, SchedOverhead: ms(q.SchedOverhead), SpecOverhead: ms(q.SpecOverhead), MoESkew: q.MoESkew}
 	r.Target.Method = q.Method
 	if r.Target.Method == "" {
 		r.Target.Method = DefaultMethod
 	}
-	if !validMethod(r.Target.Method) {
-		return nil, fmt.Errorf("--method %q: want one of %s", r.Target.Method, strings.Join(acceptance.Methods(), ", "))
+	if q.Histogram != "" && q.AL != 0 {
+		return nil, &Error{Field: "Histogram", Value: q.Histogram, Reason: "a histogram and a fixed AL both set the acceptance: give one"}
 	}
-	switch {
-	case r.Target.Method == acceptance.Empirical && q.Histogram == "":
-		return nil, fmt.Errorf("--method empirical needs --histogram FILE (CSV length,count)")
-	case r.Target.Method != acceptance.Empirical && q.Histogram != "":
-		return nil, fmt.Errorf("--histogram applies to --method empirical only")
-	case q.Histogram != "" && q.AL != 0:
-		return nil, fmt.Errorf("--histogram and --al both set the acceptance: give one")
-	case q.Histogram != "":
+	if r.Target.Method == acceptance.Empirical && q.Histogram != "" {
 		if r.Target.Hist, err = acceptance.LoadHistogram(q.Histogram); err != nil {
 			return nil, err
 		}
+	} else if q.Histogram != "" {
+		// Target.Check says why (a histogram applies to empirical only).
+		r.Target.Hist = &acceptance.Histogram{Name: q.Histogram}
 	}
 	switch q.Spec {
 	case "mtp", "":
 	case "none":
 	default:
-		return nil, fmt.Errorf("--spec %q: want mtp or none", q.Spec)
+		return nil, &Error{Field: "Spec", Value: q.Spec, Reason: "want mtp or none"}
 	}
 	if q.AL != 0 {
-		if math.IsNaN(q.AL) || q.AL < 1 {
-			return nil, fmt.Errorf("--al %g: the acceptance length counts the bonus token, so it is at least 1", q.AL)
-		}
 		r.Target.AL = q.AL
 	} else if q.Spec != "none" && r.Target.Hist == nil {
-		set, err := golden.Default()
-		if err != nil {
-			return nil, err
+		set := curves
+		if set == nil {
+			return nil, &Error{Field: "AL", Reason: fmt.Sprintf("no golden curves given for %s", r.Model.Name)}
 		}
 		th, err := golden.ParseThinking(orDefault(q.Thinking, "on"))
 		if err != nil {
@@ -188,22 +204,29 @@ func (q Query) Resolve() (*Resolved, error) {
 			}
 		}
 		if key == "" {
-			return nil, fmt.Errorf("no golden AL curve for %s (curves exist for %s); pass --al", r.Model.Name, strings.Join(set.Models(), ", "))
+			return nil, &Error{Field: "AL", Reason: fmt.Sprintf("no golden AL curve for %s (curves exist for %s)", r.Model.Name, strings.Join(set.Models(), ", "))}
 		}
 		if r.Target.Curve, err = set.Curve(key, th); err != nil {
 			return nil, err
 		}
 	}
-	if q.Spec != "none" {
+	// Without speculation a chain needs no curve; every other setting is
+	// checked all the same.
+	if q.Spec != "none" || r.Target.Method != acceptance.Chain {
 		if err := r.Target.Check(); err != nil {
 			return nil, err
 		}
 	}
 	if q.Requests < 0 || q.Requests > 1_000_000 {
-		return nil, fmt.Errorf("--requests %d: want 0..1000000", q.Requests)
+		return nil, &Error{Field: "Requests", Value: fmt.Sprint(q.Requests), Reason: "want 0..1000000"}
 	}
-	if q.MaxRunning < 0 || q.CUDAGraphMaxBS < 0 || q.Chunk < 0 {
-		return nil, fmt.Errorf("--max-running, --cuda-graph-max-bs and --chunk must not be negative")
+	for _, o := range []struct {
+		field string
+		v     int
+	}{{"MaxRunning", q.MaxRunning}, {"CUDAGraphMaxBS", q.CUDAGraphMaxBS}, {"Chunk", q.Chunk}} {
+		if o.v < 0 {
+			return nil, &Error{Field: o.field, Value: fmt.Sprint(o.v), Reason: "must not be negative"}
+		}
 	}
 	return r, nil
 }
@@ -213,15 +236,6 @@ func orDefault(s, d string) string {
 		return d
 	}
 	return s
-}
-
-func validMethod(m string) bool {
-	for _, x := range acceptance.Methods() {
-		if x == m {
-			return true
-		}
-	}
-	return false
 }
 
 // SpecFor is the speculative setting at draft length k: the target of

@@ -85,6 +85,18 @@ type StepReport struct {
 	Verify        VerifyReport `json:"verify"`
 	Communication float64      `json:"communication"`
 	Overhead      float64      `json:"overhead"`
+	// OverheadSplit is Overhead by cause (included in it, not added again).
+	OverheadSplit OverheadReport `json:"overhead_split"`
+	// Sources says where fixed costs and collectives come from (see
+	// Resolved.CostNotes); filled by callers that report it.
+	Sources []string `json:"sources,omitempty"`
+}
+
+// OverheadReport splits a step's fixed costs, in milliseconds.
+type OverheadReport struct {
+	Launch   float64 `json:"launch"`    // host launches not hidden by a CUDA graph
+	LayerGap float64 `json:"layer_gap"` // inter-kernel gaps, layerGap per layer and forward
+	Host     float64 `json:"host"`      // host scheduling the GPU waits for
 }
 
 // VerifyReport splits the verify (or plain decode) forward by op class.
@@ -102,7 +114,8 @@ func (b Breakdown) Report() StepReport {
 	ms := 1e3
 	return StepReport{Total: b.Total() * ms, Draft: b.Draft * ms, Communication: b.Communication * ms, Overhead: b.Overhead * ms,
 		Verify: VerifyReport{Attention: b.Attention * ms, MoE: b.MoE * ms, DenseGEMM: b.DenseGEMM * ms, GDN: b.GDN * ms,
-			LMHead: b.LMHead * ms, Norms: b.Norms * ms}}
+			LMHead: b.LMHead * ms, Norms: b.Norms * ms},
+		OverheadSplit: OverheadReport{Launch: b.Launch * ms, LayerGap: b.Gap * ms, Host: b.Host * ms}}
 }
 
 // InfeasibleError is a deployment that cannot hold the model and workload.
@@ -227,7 +240,7 @@ func NewPlan(sc Scenario, gpu GPUSpec) (*Plan, error) {
 		e := sc.engines[par]
 		if e == nil {
 			var err error
-			if e, err = NewEngine(sc.Model, gpu.withDomain(par.GPUs()), par, sc.Engine); err != nil {
+			if e, err = NewEngine(sc.Model, gpu.withDomain(), par, sc.Engine); err != nil {
 				return nil, Memory{}, fmt.Errorf("%s: %w", what, err)
 			}
 			if sc.engines != nil {

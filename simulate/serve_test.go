@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"math"
+	"reflect"
 	"testing"
 )
 
@@ -17,7 +18,7 @@ func resolved(t testing.TB, q Query) *Resolved {
 		q.Workload, q.ISL, q.OSL, q.RangeRatio = "fixed", 1024, 1024, 0.8
 	}
 	q.SchedOverhead, q.SpecOverhead, q.Seed = -1, -1, 1
-	r, err := q.Resolve()
+	r, err := q.Resolve(testCurves, testCatalog)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +140,7 @@ func TestDeterministic(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := Predict(resolved(t, q), topo(t, "agg:tp2"), 7, 6)
-	if *a != *b {
+	if !reflect.DeepEqual(a, b) {
 		t.Errorf("same seed, different results:\n%+v\n%+v", a, b)
 	}
 	q.Seed = 2

@@ -191,3 +191,18 @@ func Names(ts []Tensor) []string {
 	sort.Strings(out)
 	return out
 }
+
+// RemoveShards deletes the shard files of a checkpoint written by
+// WriteCheckpoint, leaving configs and index: what a reviewer downloads.
+func RemoveShards(dir string) error {
+	shards, err := filepath.Glob(filepath.Join(dir, "*.safetensors"))
+	if err != nil {
+		return err
+	}
+	for _, s := range shards {
+		if err := os.Remove(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}

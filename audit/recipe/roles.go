@@ -66,6 +66,12 @@ type Spec struct {
 	RejectionSampleMethod string
 	SyntheticAL           *float64
 	AlgorithmConflict     string // second, disagreeing algorithm spelling
+	// TwoModel names why a TensorRT-LLM role runs the two-model
+	// speculative path ("" = one-model).
+	TwoModel string
+	// NextNOnly is TensorRT-LLM's num_nextn_predict_layers when it is set
+	// without max_draft_len.
+	NextNOnly string
 }
 
 // Role is one worker role of a variant after inheritance.
@@ -439,11 +445,15 @@ func resolveEngineArgs(r *Role) error {
 			return nil
 		}
 		s := &Spec{Algorithm: sc.Get("decoding_type").String(), DraftModel: sc.Get("speculative_model").String(), TopK: 1}
-		if sc.Get("max_draft_len") != nil {
-			setDraftLength(s, sc.Get("max_draft_len"), "speculative_config.max_draft_len")
-		} else {
-			setDraftLength(s, sc.Get("num_nextn_predict_layers"), "speculative_config.num_nextn_predict_layers")
+		// The draft length is max_draft_len (NVIDIA/TensorRT-LLM
+		// tensorrt_llm/llmapi/llm_args.py DecodingBaseConfig); the current
+		// MTPDecodingConfig no longer copies num_nextn_predict_layers into
+		// it, and InferenceX reads max_draft_len.
+		setDraftLength(s, sc.Get("max_draft_len"), "speculative_config.max_draft_len")
+		if n := sc.Get("num_nextn_predict_layers"); s.DraftLength == 0 && s.DraftLengthBad == "" && n != nil {
+			s.NextNOnly = n.Str
 		}
+		s.TwoModel = trtTwoModel(sc)
 		s.MoERunner = r.MoERunner
 		r.Spec = s
 	case EngineATOM:
@@ -469,6 +479,28 @@ func resolveEngineArgs(r *Role) error {
 		r.Spec = s
 	}
 	return nil
+}
+
+// trtTwoModel says why a TensorRT-LLM speculative_config runs the
+// two-model path (a separate draft model driven by TorchSampler), "" for
+// the one-model path (SpecWorkerBase): MTPDecodingConfig.mtp_eagle_one_model
+// and Eagle3DecodingConfig.eagle3_one_model default to true; Draft_Target
+// is always two-model (tensorrt_llm/llmapi/llm_args.py).
+func trtTwoModel(sc *Value) string {
+	dt := strings.ToLower(sc.Get("decoding_type").String())
+	off := func(k string) bool {
+		v := sc.Get(k)
+		return v != nil && v.Kind == Scalar && strings.EqualFold(strings.TrimSpace(v.Str), "false")
+	}
+	switch {
+	case dt == "mtp" && off("mtp_eagle_one_model") && !sc.Get("use_mtp_vanilla").Bool():
+		return "speculative_config.mtp_eagle_one_model: false"
+	case strings.HasPrefix(dt, "eagle") && off("eagle3_one_model"):
+		return "speculative_config.eagle3_one_model: false"
+	case dt == "draft_target" || dt == "drafttarget":
+		return "decoding_type " + sc.Get("decoding_type").String()
+	}
+	return ""
 }
 
 // algoSet reports an EAGLE-family algorithm (NEXTN is EAGLE), for which

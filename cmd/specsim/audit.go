@@ -83,7 +83,8 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	dpLMHead := fs.Bool("dp-lm-head", false, "SGLang --enable-dp-lm-head: lm_head split over the attention TP group")
 	logPath := fs.String("log", "", "engine log whose weight-load lines to compare with the model")
 	draftQuant := fs.String("draft-quantization", "", "SGLang --speculative-draft-model-quantization (unquant, fp8, nvfp4_online, ...)")
-	moeBackend := fs.String("moe-backend", "", "MoE runner backend the draft asks for (default: the engine's choice)")
+	moeBackend := fs.String("moe-backend", "", "the draft's MoE runner backend, SGLang --speculative-moe-runner-backend (default: inherits --moe-runner-backend)")
+	targetMoE := fs.String("moe-runner-backend", "", "the target's MoE runner backend, SGLang --moe-runner-backend (default: the engine's, \"auto\"); the draft inherits it")
 	env := envFlag{}
 	fs.Var(env, "env", "engine environment variable NAME=VALUE (repeatable), e.g. SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1")
 	ff := addFormatFlags(fs, true)
@@ -116,7 +117,7 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		return exitBadInput
 	}
 	cfg := audit.Config{
-		Options: audit.Options{Engine: e, DraftQuantization: *draftQuant, Env: env, MoEBackend: *moeBackend},
+		Options: audit.Options{Engine: e, DraftQuantization: *draftQuant, Env: env, MoEBackend: *moeBackend, TargetMoEBackend: *targetMoE},
 		TP:      tps, EP: *ep, DP: *dp, DPLMHead: *dpLMHead, LogPath: *logPath,
 	}
 	if err := cfg.Options.Validate(); err != nil {
@@ -202,7 +203,11 @@ func humanParams(n int64) string {
 func writeAuditText(w io.Writer, r *audit.Report) {
 	cp := r.Checkpoint
 	fmt.Fprintf(w, "checkpoint  %s\n", r.Dir)
-	fmt.Fprintf(w, "tensors     %d in %d shard files, %s of data; %d bytes read (configs, index, shard headers)\n", r.Tensors, r.Shards, gib(r.DataBytes), r.BytesRead)
+	if r.IndexOnly {
+		fmt.Fprintf(w, "tensors     %d in the weight map, no shard file present; %s of data (inferred); %d bytes read (configs, index)\n", r.Tensors, gib(r.DataBytes), r.BytesRead)
+	} else {
+		fmt.Fprintf(w, "tensors     %d in %d shard files, %s of data; %d bytes read (configs, index, shard headers)\n", r.Tensors, r.Shards, gib(r.DataBytes), r.BytesRead)
+	}
 	q := "none"
 	if cp.Config.Quant != nil {
 		q = fmt.Sprintf("%s (%s, exclude list %d patterns)", cp.Config.Quant.Algo, cp.Config.Quant.Method, len(cp.Config.Quant.Exclude))
@@ -218,7 +223,7 @@ func writeAuditText(w io.Writer, r *audit.Report) {
 		fmt.Fprintf(w, "  tensors   %d (%d scale tensors)\n", m.TensorCount, m.ScaleTensorCount)
 		fmt.Fprintf(w, "  params    %s (%d)\n", humanParams(m.ParamCount), m.ParamCount)
 		fmt.Fprintf(w, "  bytes     %d (%s)\n", m.Bytes, gib(m.Bytes))
-		fmt.Fprintf(w, "  shipped   %s\n", m.ShippedDType)
+		fmt.Fprintf(w, "  shipped   %s\n", shippedLabel(m))
 		fmt.Fprintf(w, "  effective %s under %s: %s\n", m.EffectiveDType, r.Engine, r.Effective.Reason)
 		if r.Effective.Backend != "" || r.Effective.BackendNote != "" {
 			fmt.Fprintf(w, "  MoE       %s: %s\n", r.Effective.Backend, r.Effective.BackendNote)
@@ -245,25 +250,41 @@ func writeAuditText(w io.Writer, r *audit.Report) {
 	}
 }
 
+func yesNoWord(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// shippedLabel is the shipped precision, marked when it was inferred from
+// names and configs rather than read from shard headers.
+func shippedLabel(m audit.MTPReport) string {
+	if m.ShippedInferred {
+		return m.ShippedDType + " (inferred from the weight map and configs: no shard header read)"
+	}
+	return m.ShippedDType
+}
+
 func memoryTable(r *audit.Report) *table {
-	t := &table{header: []string{">tp", ">ep", ">dp", ">draft GiB", ">draft bytes", ">model GiB", ">draft if BF16 GiB", ">if FP8 GiB", ">if NVFP4 GiB"}}
+	t := &table{header: []string{">tp", ">ep", ">dp", ">draft floor GiB", ">draft footprint GiB", ">draft bytes", ">model GiB", ">draft if BF16 GiB", ">if FP8 GiB", ">if NVFP4 GiB"}}
 	cf := map[int]audit.Counterfactual{}
 	for _, c := range r.Counterfactual {
 		cf[c.TP] = c
 	}
 	for _, m := range r.Memory {
 		c := cf[m.TP]
-		t.add(strconv.Itoa(m.TP), strconv.Itoa(m.EP), strconv.Itoa(m.DP), fmt.Sprintf("%.3f", m.MTPGiB), strconv.FormatInt(m.MTPBytes, 10),
+		t.add(strconv.Itoa(m.TP), strconv.Itoa(m.EP), strconv.Itoa(m.DP), fmt.Sprintf("%.3f", m.MTPFloorGiB), fmt.Sprintf("%.3f", m.MTPGiB), strconv.FormatInt(m.MTPBytes, 10),
 			fmt.Sprintf("%.2f", m.ModelGiB), fmt.Sprintf("%.3f", c.BF16GiB), fmt.Sprintf("%.3f", c.FP8GiB), fmt.Sprintf("%.3f", c.NVFP4GiB))
 	}
 	return t
 }
 
 func logTable(r *audit.Report) *table {
-	t := &table{header: []string{">line", "engine", "what", ">logged GiB", ">tp", "supports", ">modeled GiB", ">off %"}}
+	t := &table{header: []string{">line", "engine", "what", ">logged GiB", ">tp", "supports", ">floor GiB", ">footprint GiB", "consistent", ">outside %"}}
 	for _, l := range r.Log {
 		t.add(strconv.Itoa(l.Line), l.Engine, l.What, fmt.Sprintf("%.2f", l.LoggedGiB), strconv.Itoa(l.TP), l.Precision,
-			fmt.Sprintf("%.2f", l.ModeledGiB), fmt.Sprintf("%.2f", 100*l.RelError))
+			fmt.Sprintf("%.2f", l.FloorGiB), fmt.Sprintf("%.2f", l.ModeledGiB), yesNoWord(l.Consistent), fmt.Sprintf("%.2f", 100*l.RelError))
 	}
 	return t
 }
@@ -278,7 +299,7 @@ func writeAuditMarkdown(w io.Writer, r *audit.Report) {
 	} else {
 		fmt.Fprintln(w, "| MTP head | none in the weight map |")
 	}
-	fmt.Fprintf(w, "| shipped draft precision | %s |\n", m.ShippedDType)
+	fmt.Fprintf(w, "| shipped draft precision | %s |\n", shippedLabel(m))
 	fmt.Fprintf(w, "| effective draft precision (%s) | %s — %s |\n", r.Engine, m.EffectiveDType, strings.ReplaceAll(r.Effective.Reason, "|", `\|`))
 	fmt.Fprintf(w, "| MTP tensors | %d |\n", m.TensorCount)
 	fmt.Fprintf(w, "| MTP scale tensors | %d |\n", m.ScaleTensorCount)

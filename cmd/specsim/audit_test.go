@@ -22,6 +22,28 @@ func qwenFixture(t *testing.T) string {
 	return dir
 }
 
+// TestAuditIndexOnly: configs and index alone (what a reviewer
+// downloads) audit without shard errors, the shipped precision marked
+// inferred.
+func TestAuditIndexOnly(t *testing.T) {
+	dir := qwenFixture(t)
+	if err := checkpointtest.RemoveShards(dir); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI("audit", dir, "--tp", "1,2,4")
+	if code != exitOK && code != exitFindings {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"tensors   1553 (0 scale tensors)", "shipped   BF16 (inferred", "mtp.fc", "info    index-only:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "shard-missing") || strings.Contains(out, "tensor-missing") {
+		t.Errorf("shard errors in an index-only audit:\n%s", out)
+	}
+}
+
 func TestAuditJSONKeys(t *testing.T) {
 	dir := qwenFixture(t)
 	code, out, errs := runCLI("audit", dir, "--json", "--tp", "1,2,4")
@@ -33,7 +55,7 @@ func TestAuditJSONKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	mtp, _ := doc["mtp"].(map[string]any)
-	wantMTP := []string{"bytes", "effective_dtype", "param_count", "present", "scale_tensor_count", "shipped_dtype", "tensor_count"}
+	wantMTP := []string{"bytes", "effective_dtype", "param_count", "present", "scale_tensor_count", "shipped_dtype", "shipped_inferred", "tensor_count"}
 	if !slices.Equal(keysOf(mtp), wantMTP) {
 		t.Errorf("mtp keys %v, want %v", keysOf(mtp), wantMTP)
 	}
@@ -45,7 +67,7 @@ func TestAuditJSONKeys(t *testing.T) {
 		t.Fatalf("memory %v", doc["memory"])
 	}
 	row, _ := mem[0].(map[string]any)
-	wantMem := []string{"dp", "engine", "ep", "model_gib", "mtp_bytes", "mtp_gib", "tp"}
+	wantMem := []string{"dp", "engine", "ep", "model_gib", "mtp_bytes", "mtp_floor_gib", "mtp_gib", "tp"}
 	if !slices.Equal(keysOf(row), wantMem) {
 		t.Errorf("memory keys %v, want %v", keysOf(row), wantMem)
 	}
@@ -68,7 +90,7 @@ func TestAuditJSONKeys(t *testing.T) {
 func TestAuditTextAndMarkdown(t *testing.T) {
 	dir := qwenFixture(t)
 	code, out, _ := runCLI("audit", dir, "--tp", "4")
-	if code != exitOK || !strings.Contains(out, "shipped   BF16") || !strings.Contains(out, "draft GiB") {
+	if code != exitOK || !strings.Contains(out, "shipped   BF16") || !strings.Contains(out, "draft floor GiB") || !strings.Contains(out, "draft footprint GiB") {
 		t.Errorf("exit %d, text:\n%s", code, out)
 	}
 	code, out, _ = runCLI("audit", dir, "--format", "markdown", "--tp", "1,2", "--engine", "vllm")

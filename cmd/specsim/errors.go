@@ -4,18 +4,47 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/specsim/specsim/simulate"
 	"github.com/specsim/specsim/simulate/acceptance"
 )
 
+// queryFlagNames maps the fields of simulate.Query to the flags that set
+// them (addQueryFlags).
+var queryFlagNames = map[string]string{
+	"Model": "--model", "Precision": "--precision", "GPU": "--gpu", "Topology": "--topology",
+	"GPUsPerNode": "--gpus-per-node", "Workload": "--workload", "ISL": "--isl", "OSL": "--osl",
+	"Cached": "--cached", "RangeRatio": "--range-ratio", "AgentX": "--agentx", "Spec": "--spec",
+	"Thinking": "--thinking", "AL": "--al", "Method": "--method", "Histogram": "--histogram",
+	"MaxRunning": "--max-running", "CUDAGraphMaxBS": "--cuda-graph-max-bs", "Chunk": "--chunk",
+	"MemFraction": "--mem-fraction", "DraftDType": "--draft-dtype", "KVDType": "--kv-dtype",
+	"Engine": "--engine", "SchedOverhead": "--sched-overhead-ms", "SpecOverhead": "--spec-overhead-ms",
+	"MoESkew": "--moe-skew", "Requests": "--requests", "Seed": "--seed",
+	"MambaSSMDType": "--mamba-ssm-dtype", "AllReduceFusion": "--enable-flashinfer-allreduce-fusion",
+	"SpecV2": "--spec-v2", "MoEBackend": "--moe-runner-backend", "SpecMoEBackend": "--speculative-moe-runner-backend",
+}
+
 // flagError restates a library error about a setting in terms of the flag
-// that sets it.
+// that sets it: acceptance.Error fields are the flag names without "--",
+// simulate.Error fields are Query field names. An error without a value is
+// about a missing setting, and says to pass the flag.
 func flagError(err error) error {
+	var field, value, reason string
 	var ae *acceptance.Error
-	if errors.As(err, &ae) {
-		if ae.Value == "" {
-			return fmt.Errorf("--%s: %s", ae.Field, ae.Reason)
+	var se *simulate.Error
+	switch {
+	case errors.As(err, &ae):
+		field, value, reason = "--"+ae.Field, ae.Value, ae.Reason
+	case errors.As(err, &se):
+		field, value, reason = se.Field, se.Value, se.Reason
+		if f, ok := queryFlagNames[se.Field]; ok {
+			field = f
 		}
-		return fmt.Errorf("--%s %s: %s", ae.Field, ae.Value, ae.Reason)
+	default:
+		return err
 	}
-	return err
+	if value == "" {
+		// A setting that is needed and missing.
+		return fmt.Errorf("%s: %s; pass %s", field, reason, field)
+	}
+	return fmt.Errorf("%s %s: %s", field, value, reason)
 }

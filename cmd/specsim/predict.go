@@ -44,6 +44,8 @@ type queryFlags struct {
 	steps    string
 	schedMS  float64
 	specMS   float64
+	catalog  *gpuCatalogFlag
+	golden   *goldenFlags
 }
 
 func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
@@ -74,12 +76,19 @@ func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
 	fs.Float64Var(&q.MemFraction, "mem-fraction", simulate.DefaultMemFraction, "share of HBM for weights and caches (SGLang --mem-fraction-static); with --engine trtllm, the KV cache's share of the memory the weights leave free (free_gpu_memory_fraction)")
 	fs.StringVar(&q.DraftDType, "draft-dtype", "", "override the draft's effective weight dtype (bf16, fp8, nvfp4); default: as shipped/served")
 	fs.StringVar(&q.KVDType, "kv-dtype", "", "KV cache dtype: fp8 (default, what InferenceX recipes set) | bf16")
+	fs.StringVar(&q.MambaSSMDType, "mamba-ssm-dtype", "bfloat16", "linear-attention (Gated DeltaNet) state dtype, SGLang --mamba-ssm-dtype: bfloat16 (what InferenceX recipes set) | float32 (SGLang's default) | float16; sizes the state and its speculative copies and prices the state traffic")
+	fs.BoolVar(&q.AllReduceFusion, "enable-flashinfer-allreduce-fusion", false, "SGLang: fuse the RMSNorm after each TP all-reduce into FlashInfer's all-reduce kernel (forwards of up to 2048 tokens)")
+	fs.BoolVar(&q.SpecV2, "spec-v2", false, "SGLang: SGLANG_ENABLE_SPEC_V2=1, speculative decoding on the overlap scheduler (hides the extra host time per speculative iteration: --spec-overhead-ms defaults to 0)")
+	fs.StringVar(&q.MoEBackend, "moe-runner-backend", "", "SGLang --moe-runner-backend of the target (e.g. flashinfer_trtllm, triton; empty = the engine's default)")
+	fs.StringVar(&q.SpecMoEBackend, "speculative-moe-runner-backend", "", "SGLang --speculative-moe-runner-backend of the draft (empty = inherits --moe-runner-backend)")
 	fs.StringVar(&q.Engine, "engine", "sglang", "serving engine whose MoE backends price the draft: sglang | vllm | trtllm")
 	fs.Float64Var(&f.schedMS, "sched-overhead-ms", -1, "host scheduling time per iteration in ms (-1 = 0.15)")
 	fs.Float64Var(&f.specMS, "spec-overhead-ms", -1, "extra host time per speculative iteration in ms (-1 = 0.35)")
 	fs.Float64Var(&q.MoESkew, "moe-skew", 0, "Zipf exponent of expert popularity (0 = uniform routing)")
 	fs.IntVar(&q.Requests, "requests", 0, "requests measured after a warm-up of --conc requests (0 = max(4*conc, 200))")
 	fs.Uint64Var(&q.Seed, "seed", 1, "random seed (the run is deterministic given it)")
+	f.catalog = addGPUCatalogFlag(fs)
+	f.golden = addGoldenFlags(fs)
 	return f
 }
 
@@ -112,7 +121,15 @@ func (f *queryFlags) resolve() (*simulate.Resolved, error) {
 	if q.Cached != 0 && q.Workload != "fixed" {
 		return nil, errors.New("--cached applies to --isl/--osl workloads; use --agentx cache-hit=... for agentx")
 	}
-	return q.Resolve()
+	curves, err := f.golden.load()
+	if err != nil {
+		return nil, err
+	}
+	catalog, err := f.catalog.load()
+	if err != nil {
+		return nil, err
+	}
+	return q.Resolve(curves, catalog)
 }
 
 // stepRange parses --steps: "" (def), "K" or "A-B".
@@ -192,6 +209,7 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specsim predict:", flagError(err))
 		return exitBadInput
 	}
+	out.StepMS.Sources = res.CostNotes(topo)
 	switch format {
 	case formatJSON:
 		if err := writeJSON(stdout, out); err != nil {
@@ -246,8 +264,14 @@ func printPrediction(w io.Writer, r *simulate.Resolved, p *simulate.Result, form
 	row("verify: norms", s.Verify.Norms)
 	row("communication", s.Communication)
 	row("overhead (launch + host)", s.Overhead)
+	row("  of which launches", s.OverheadSplit.Launch)
+	row("  of which layer gaps", s.OverheadSplit.LayerGap)
+	row("  of which host", s.OverheadSplit.Host)
 	row("total", s.Total)
 	writeTable(w, st, format)
+	for _, n := range s.Sources {
+		fmt.Fprintln(w, "  source:", n)
+	}
 	fmt.Fprintln(w)
 	m := p.MemoryGiB
 	mt := &table{header: []string{"memory per GPU", ">GiB"}}

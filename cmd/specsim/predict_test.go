@@ -124,3 +124,45 @@ func TestPredictEmpiricalHistogram(t *testing.T) {
 		t.Errorf("4 lengths at k=2: exit %d, %s", code, stderr)
 	}
 }
+
+// TestPredictCatalogAndCurves: predict prices on a GPU from --gpu-catalog and
+// takes its acceptance from --golden-file.
+func TestPredictCatalogAndCurves(t *testing.T) {
+	dir := t.TempDir()
+	cat := filepath.Join(dir, "gpus.yaml")
+	// A GPU the embedded catalog lacks.
+	os.WriteFile(cat, []byte(`gpus:
+  - name: myb200
+    arch: blackwell
+    hbm_gb: 180
+    hbm_tb_per_s: 8
+    tflops: {bf16: 2250, fp8: 4500, nvfp4: 9000}
+    nvlink_gb_per_s: 900
+    nvlink_domain: 8
+    network_gb_per_s: 50
+`), 0o644)
+	curve := filepath.Join(dir, "mine_mtp.yaml")
+	os.WriteFile(curve, []byte("qwen3.5-397b-a17b-nvfp4:\n  thinking_on:\n    1: 1.5\n    2: 1.9\n    3: 2.1\n"), 0o644)
+	base := []string{"predict", "--topology", "agg:tp4", "--isl", "1024", "--osl", "1024", "--steps", "3", "--conc", "4", "--requests", "16", "--json"}
+	var out, errb bytes.Buffer
+	if code := run(append(base, "--gpu-catalog", cat, "--gpu", "myb200", "--golden-file", curve), &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m["al"].(float64) != 2.1 {
+		t.Errorf("al = %v, want 2.1 from --golden-file", m["al"])
+	}
+	errb.Reset()
+	if code := run(append(base, "--gpu", "myb200"), &out, &errb); code != exitBadInput || !strings.Contains(errb.String(), "unknown GPU") {
+		t.Errorf("without --gpu-catalog: exit %d, %s", code, errb.String())
+	}
+	for _, cmd := range []string{"sweep", "bestk"} {
+		errb.Reset()
+		if code := run([]string{cmd, "--gpu-catalog", filepath.Join(dir, "missing.yaml")}, &out, &errb); code != exitBadInput || !strings.Contains(errb.String(), "missing.yaml") {
+			t.Errorf("%s --gpu-catalog missing: exit %d, %s", cmd, code, errb.String())
+		}
+	}
+}

@@ -1,4 +1,4 @@
-package audit
+package model
 
 import (
 	"strings"
@@ -10,11 +10,11 @@ import (
 // the containers are counted before decoding.
 func TestConfigShapeBounded(t *testing.T) {
 	many := `{"a":[` + strings.Repeat("{},", maxJSONContainers) + `{}]}`
-	if _, err := ParseModelConfig([]byte(many)); err == nil || !strings.Contains(err.Error(), "more than 100000 JSON objects and arrays") {
-		t.Errorf("ParseModelConfig: %v", err)
+	if _, err := Parse([]byte(many)); err == nil || !strings.Contains(err.Error(), "more than 100000 JSON objects and arrays") {
+		t.Errorf("Parse: %v", err)
 	}
-	if _, err := ParseQuantConfig([]byte(many)); err == nil || !strings.Contains(err.Error(), "more than 100000") {
-		t.Errorf("ParseQuantConfig: %v", err)
+	if _, err := ParseQuant([]byte(many)); err == nil || !strings.Contains(err.Error(), "more than 100000") {
+		t.Errorf("ParseQuant: %v", err)
 	}
 	// braces inside strings are text, not containers
 	text := `{"model_type":"llama","note":"` + strings.Repeat("{[", maxJSONContainers) + `"}`

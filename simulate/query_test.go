@@ -1,0 +1,52 @@
+package simulate
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/specsim/specsim/simulate/acceptance"
+)
+
+// TestResolveErrors: each bad setting is a typed error naming its Query
+// field, so that a command can name its own flag.
+func TestResolveErrors(t *testing.T) {
+	base := Query{Model: "Qwen3.5-397B-A17B", Precision: "fp4", GPU: "b200", Workload: "fixed", ISL: 1024, OSL: 1024,
+		SchedOverhead: -1, SpecOverhead: -1}
+	for _, tt := range []struct {
+		field string
+		edit  func(*Query)
+	}{
+		{"GPU", func(q *Query) { q.GPU = "a100" }},
+		{"GPUsPerNode", func(q *Query) { q.GPUsPerNode = -1 }},
+		{"Workload", func(q *Query) { q.Workload = "chat" }},
+		{"KVDType", func(q *Query) { q.KVDType = "nvfp4" }},
+		{"SchedOverhead", func(q *Query) { q.SchedOverhead = 5000 }},
+		{"MoESkew", func(q *Query) { q.MoESkew = 9 }},
+		{"Spec", func(q *Query) { q.Spec = "eagle" }},
+		{"Requests", func(q *Query) { q.Requests = -1 }},
+		{"Chunk", func(q *Query) { q.Chunk = -1 }},
+		{"Histogram", func(q *Query) { q.Histogram, q.AL, q.Method = "h.csv", 2, acceptance.Empirical }},
+		{"AL", func(q *Query) { q.Model = "DeepSeek-V3" }},
+	} {
+		q := base
+		tt.edit(&q)
+		_, err := q.Resolve(testCurves, testCatalog)
+		var e *Error
+		if !errors.As(err, &e) || e.Field != tt.field {
+			t.Errorf("%s: error %v, want a *simulate.Error on %s", tt.field, err, tt.field)
+		}
+	}
+	// Acceptance settings are acceptance.Errors.
+	q := base
+	q.AL = 0.5
+	var ae *acceptance.Error
+	if _, err := q.Resolve(testCurves, testCatalog); !errors.As(err, &ae) || ae.Field != acceptance.FieldAL {
+		t.Errorf("--al 0.5: %v", err)
+	}
+	if _, err := base.Resolve(nil, testCatalog); err == nil {
+		t.Error("no curves and no fixed AL accepted")
+	}
+	if _, err := base.Resolve(testCurves, nil); err == nil {
+		t.Error("no catalog accepted")
+	}
+}
