@@ -237,6 +237,9 @@ func Parse(data []byte) (*Config, error) {
 	if err := c.checkCounts(); err != nil {
 		return nil, err
 	}
+	if err := c.checkBounds(); err != nil {
+		return nil, err
+	}
 	mc.Architectures = strs(top["architectures"])
 	mc.ModelType, _ = top["model_type"].(string)
 	for _, k := range []string{"torch_dtype", "dtype"} {
@@ -283,6 +286,9 @@ func Parse(data []byte) (*Config, error) {
 	}
 	if q, ok := top["quantization_config"].(map[string]any); ok {
 		mc.ConfigQuant = quantFromMap(q)
+	}
+	if err := mc.checkSize(); err != nil {
+		return nil, err
 	}
 	return mc, nil
 }

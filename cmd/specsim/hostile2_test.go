@@ -186,3 +186,17 @@ func TestHostileSymlink(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and the symlink finding", code, out, errs)
 	}
 }
+
+func TestHostileModelDims(t *testing.T) {
+	cfg := func(extra string) map[string]string {
+		return map[string]string{"m/config.json": `{"architectures": ["Qwen3_5MoeForConditionalGeneration"], "model_type": "qwen3_5_moe", "text_config": {"hidden_size": 4096, "num_hidden_layers": 60, "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "vocab_size": 151936, "num_experts": 512, "moe_intermediate_size": 1024, "num_experts_per_tok": 10, ` + extra + `}}`}
+	}
+	runHostile2(t, []hostile2{
+		{"mtp_num_hidden_layers 2^52 (predict looped for ever)", cfg(`"mtp_num_hidden_layers": 4503599627370496`),
+			[]string{"predict", "--model", "{dir}/m", "--al", "3", "--steps", "3"}, exitBadInput,
+			[]string{"{dir}/m/config.json", "mtp_num_hidden_layers: 4503599627370496 is beyond any real model"}},
+		{"shared experts product wrapped", cfg(`"n_shared_experts": 512, "shared_expert_intermediate_size": 17592186044417`),
+			[]string{"predict", "--model", "{dir}/m", "--al", "3", "--steps", "3"}, exitBadInput,
+			[]string{"{dir}/m/config.json", "shared_expert_intermediate_size: 17592186044417"}},
+	})
+}
