@@ -200,3 +200,11 @@ func TestHostileModelDims(t *testing.T) {
 			[]string{"{dir}/m/config.json", "shared_expert_intermediate_size: 17592186044417"}},
 	})
 }
+
+// --golden-dir errors named "." or the bare file name (issue 14, item 11).
+func TestHostileGoldenDirPath(t *testing.T) {
+	runHostile2(t, []hostile2{
+		{"bad file in --golden-dir", map[string]string{"g/bad_mtp.yaml": "m:\n  thinking_on:\n    1: [\n"},
+			[]string{"golden", "list", "--golden-dir", "{dir}/g"}, exitBadInput, []string{"golden file {dir}/g/bad_mtp.yaml"}},
+	})
+}
