@@ -45,6 +45,9 @@ type Query struct {
 	MoESkew        float64
 	Requests       int
 	Seed           uint64
+	// Calibration, when set, applies its entry for this GPU and engine
+	// (specsim calibrate); Resolve fails when it has none.
+	Calibration *CalibrationFile
 	// MambaSSMDType is SGLang's --mamba-ssm-dtype: the linear-attention
 	// recurrent state's format (bf16 default, what InferenceX recipes set;
 	// fp32 is SGLang's own default).
@@ -56,6 +59,9 @@ type Query struct {
 	// MoEBackend and SpecMoEBackend are SGLang's --moe-runner-backend and
 	// --speculative-moe-runner-backend ("" = unset).
 	MoEBackend, SpecMoEBackend string
+	// KernelTables are AIConfigurator kernel database files measured on the
+	// GPU (kernels.ReadAICFiles): their rows price the matching ops.
+	KernelTables []string
 }
 
 // Resolved is a Query turned into typed parts, with acceptance resolved per
@@ -70,6 +76,8 @@ type Resolved struct {
 	// or histogram it aims at (no curve when --al or --histogram is given).
 	Target acceptance.Target
 	Q      Query
+	// Calibration is the entry of Q.Calibration applied (nil: none).
+	Calibration *CalEntry
 
 	engines map[Parallel]*Engine
 }
@@ -89,7 +97,7 @@ func (q Query) Resolve(curves *golden.Set, catalog *kernels.Catalog) (*Resolved,
 	r := &Resolved{Q: q}
 	var err error
 	if r.Model, err = ResolveModel(q.Model); err != nil {
-		return nil, err
+		return nil, presetHint(q, curves, err)
 	}
 	if r.Precision, err = ParsePrecision(q.Precision); err != nil {
 		return nil, err
@@ -161,9 +169,26 @@ func (q Query) Resolve(curves *golden.Set, catalog *kernels.Catalog) (*Resolved,
 	if !(q.MoESkew >= 0 && q.MoESkew <= 4) {
 		return nil, &Error{Field: "MoESkew", Value: fmt.Sprint(q.MoESkew), Reason: "want 0..4"}
 	}
-	r.Engine = EngineConfig{Precision: r.Precision, DraftDType: draft, KVDType: kv, SSMDType: ssm, AllReduceFusion: q.AllReduceFusion, SpecV2: q.SpecV2, EngineName: q.Engine,
+	var tables *kernels.AICImport
+	if len(q.KernelTables) > 0 {
+		if tables, err = kernels.ReadAICFiles(q.KernelTables); err == nil {
+			err = tables.CheckDevice(g.Name)
+		}
+		if err != nil {
+			return nil, &Error{Field: "KernelTables", Value: strings.Join(q.KernelTables, ","), Reason: err.Error(), Err: err}
+		}
+	}
+	r.Engine = EngineConfig{Precision: r.Precision, DraftDType: draft, KVDType: kv, SSMDType: ssm, AllReduceFusion: q.AllReduceFusion, SpecV2: q.SpecV2, EngineName: q.Engine, KernelTables: tables,
 		MoEBackend: q.MoEBackend, SpecMoEBackend: q.SpecMoEBackend,
 		CUDAGraphMaxBS: q.CUDAGraphMaxBS, SchedOverhead: ms(q.SchedOverhead), SpecOverhead: ms(q.SpecOverhead), MoESkew: q.MoESkew}
+	if q.Calibration != nil {
+		e, err := q.Calibration.For(g.Name, q.Engine)
+		if err != nil {
+			return nil, err
+		}
+		p := e.Params
+		r.Calibration, r.Engine.Calibration = e, &p
+	}
 	r.Target.Method = q.Method
 	if r.Target.Method == "" {
 		r.Target.Method = DefaultMethod

@@ -44,6 +44,7 @@ type queryFlags struct {
 	steps    string
 	schedMS  float64
 	specMS   float64
+	calPath  string
 	catalog  *gpuCatalogFlag
 	golden   *goldenFlags
 }
@@ -87,6 +88,8 @@ func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
 	fs.Float64Var(&q.MoESkew, "moe-skew", 0, "Zipf exponent of expert popularity (0 = uniform routing)")
 	fs.IntVar(&q.Requests, "requests", 0, "requests measured after a warm-up of --conc requests (0 = max(4*conc, 200))")
 	fs.Uint64Var(&q.Seed, "seed", 1, "random seed (the run is deterministic given it)")
+	fs.StringVar(&f.calPath, "calibration", "", "apply the entry for this GPU and engine of a `FILE` written by specsim calibrate")
+	fs.Var((*pathList)(&q.KernelTables), "kernel-table", "AIConfigurator kernel database `FILE` measured on --gpu (gemm_perf.txt, moe_perf.txt, generation_attention_perf.txt, gdn_perf.txt, custom_allreduce_perf.txt; repeatable): its rows price the matching ops")
 	f.catalog = addGPUCatalogFlag(fs)
 	f.golden = addGoldenFlags(fs)
 	return f
@@ -96,6 +99,13 @@ func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
 func (f *queryFlags) resolve() (*simulate.Resolved, error) {
 	q := f.q
 	q.SchedOverhead, q.SpecOverhead = f.schedMS, f.specMS
+	if f.calPath != "" {
+		cal, err := simulate.LoadCalibration(f.calPath)
+		if err != nil {
+			return nil, err
+		}
+		q.Calibration = cal
+	}
 	switch {
 	case f.isl != 0 || f.osl != 0:
 		if f.workload == "agentx" {
@@ -212,17 +222,46 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 	out.StepMS.Sources = res.CostNotes(topo)
 	switch format {
 	case formatJSON:
-		if err := writeJSON(stdout, out); err != nil {
+		band, err := simulate.BandFor(res, out)
+		if err != nil {
+			fmt.Fprintln(stderr, "specsim predict:", err)
+			return exitBadInput
+		}
+		if err := writeJSON(stdout, predictionJSON{Result: out, Band: band, Calibration: calibrationNote(res)}); err != nil {
 			fmt.Fprintln(stderr, "specsim predict:", flagError(err))
 			return exitBadInput
 		}
 		return exitOK
 	}
-	printPrediction(stdout, res, out, format)
+	if err := printPrediction(stdout, res, out, format); err != nil {
+		fmt.Fprintln(stderr, "specsim predict:", err)
+		return exitBadInput
+	}
 	return exitOK
 }
 
-func printPrediction(w io.Writer, r *simulate.Resolved, p *simulate.Result, format format) {
+// predictionJSON is predict's JSON: the result's keys, its band and the
+// calibration applied.
+type predictionJSON struct {
+	*simulate.Result
+	Band        simulate.Band `json:"band"`
+	Calibration string        `json:"calibration,omitempty"`
+}
+
+// calibrationNote says which calibration a resolved query applies ("" if
+// none).
+func calibrationNote(r *simulate.Resolved) string {
+	if r.Calibration == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s entry %s/%s (%s)", r.Q.Calibration.Path, r.Calibration.GPU, r.Calibration.Engine, r.Calibration.Params)
+}
+
+func printPrediction(w io.Writer, r *simulate.Resolved, p *simulate.Result, format format) error {
+	band, err := simulate.BandFor(r, p)
+	if err != nil {
+		return err
+	}
 	wl := fmt.Sprintf("%d/%d tokens", r.Workload.ISL, r.Workload.OSL)
 	if r.Workload.Name == "agentx" {
 		a := r.Workload.AgentX
@@ -234,18 +273,23 @@ func printPrediction(w io.Writer, r *simulate.Resolved, p *simulate.Result, form
 	}
 	fmt.Fprintf(w, "%s %s on %d x %s, %s, %d sessions, %s\nspeculation: %s; %d requests simulated (%s)\n\n",
 		r.Model.Name, strings.ToUpper(string(r.Precision)), p.GPUs, strings.ToUpper(r.GPU.GPU.Name), p.Topology, p.Conc, wl, spec, p.Requests, p.Sim)
-	t := &table{header: []string{"metric", ">value", "unit"}}
+	if note := calibrationNote(r); note != "" {
+		fmt.Fprintf(w, "calibration applied: %s\n\n", note)
+	}
+	t := &table{header: []string{"metric", ">value", ">band", "unit"}}
 	f1 := func(v float64) string { return fmt.Sprintf("%.1f", v) }
 	f2 := func(v float64) string { return fmt.Sprintf("%.2f", v) }
-	t.add("total throughput per GPU", f1(p.TputPerGPU), "tok/s/GPU (cached input counted)")
-	t.add("output throughput per GPU", f1(p.OutputPerGPU), "tok/s/GPU")
-	t.add("interactivity (1/TPOT p50)", f1(p.Interactivity), "tok/s/user")
-	t.add("TPOT p50 / p90", f2(p.TPOTms)+" / "+f2(p.TPOTp90ms), "ms")
-	t.add("TTFT p50 / p90", f1(p.TTFTms)+" / "+f1(p.TTFTp90ms), "ms")
-	t.add("E2EL p50 / p90", f2(p.E2EL.P50)+" / "+f2(p.E2EL.P90), "s")
-	t.add("mean decode batch", f1(p.DecodeBatch), "requests")
+	b1 := func(g simulate.Range) string { return f1(g.Lo) + "-" + f1(g.Hi) }
+	b2 := func(g simulate.Range) string { return f2(g.Lo) + "-" + f2(g.Hi) }
+	t.add("total throughput per GPU", f1(p.TputPerGPU), b1(band.TputPerGPU), "tok/s/GPU (cached input counted)")
+	t.add("output throughput per GPU", f1(p.OutputPerGPU), b1(band.OutputPerGPU), "tok/s/GPU")
+	t.add("interactivity (1/TPOT p50)", f1(p.Interactivity), b1(band.Interactivity), "tok/s/user")
+	t.add("TPOT p50 / p90", f2(p.TPOTms)+" / "+f2(p.TPOTp90ms), b2(band.TPOTms)+" (p50)", "ms")
+	t.add("TTFT p50 / p90", f1(p.TTFTms)+" / "+f1(p.TTFTp90ms), b1(band.TTFTms)+" (p50)", "ms")
+	t.add("E2EL p50 / p90", f2(p.E2EL.P50)+" / "+f2(p.E2EL.P90), b2(band.E2ELp90)+" (p90)", "s")
+	t.add("mean decode batch", f1(p.DecodeBatch), "", "requests")
 	writeTable(w, t, format)
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "band: ±%.0f%% throughput, ±%.0f%% latency; %s\n\n", 100*band.Relative.Throughput, 100*band.Relative.Latency, band.Source)
 	s := p.StepMS
 	st := &table{header: []string{"decode iteration", ">ms", ">share"}}
 	share := func(v float64) string {
@@ -281,6 +325,7 @@ func printPrediction(w io.Writer, r *simulate.Resolved, p *simulate.Result, form
 	mt.add("KV cache in use", f1(m.KV))
 	mt.add("total / available", f1(m.Total)+" / "+f1(m.Capacity))
 	writeTable(w, mt, format)
+	return nil
 }
 
 func writeTable(w io.Writer, t *table, format format) {
