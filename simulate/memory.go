@@ -69,7 +69,7 @@ func (e *Engine) weightBytes() float64 {
 			total += 3 * float64(m.Hidden*inter) / float64(mlpTP) * w.Dense.Bytes()
 		default:
 			total += float64(m.Experts/p.EP) * 3 * float64(m.Hidden) * float64(m.MoEInter/p.MoETP()) * w.Experts.Bytes()
-			total += 3 * float64(m.Hidden*m.SharedExperts*m.SharedInter) / float64(mlpTP) * w.Shared.Bytes()
+			total += 3 * float64(m.Hidden) * float64(m.SharedExperts) * float64(m.SharedInter) / float64(mlpTP) * w.Shared.Bytes()
 			total += float64(m.Hidden*m.Experts) * 2 // router, BF16
 		}
 	}
@@ -127,7 +127,7 @@ func (e *Engine) draftBytes() float64 {
 		total += e.attentionParams() / float64(at) * w.Attention.Bytes()
 		if d.MoE && m.Experts > 0 {
 			total += float64(m.Experts/p.EP) * 3 * float64(m.Hidden) * float64(m.MoEInter/p.MoETP()) * w.Experts.Bytes()
-			total += 3 * float64(m.Hidden*m.SharedExperts*m.SharedInter) / float64(mlpTP) * w.Shared.Bytes()
+			total += 3 * float64(m.Hidden) * float64(m.SharedExperts) * float64(m.SharedInter) / float64(mlpTP) * w.Shared.Bytes()
 		} else {
 			inter := d.DenseInter
 			if inter == 0 {
