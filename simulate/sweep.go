@@ -349,6 +349,16 @@ func Sweep(r *Resolved, space SweepSpace, progress Progress) (*SweepResult, erro
 	}
 	sort.Strings(res.Skipped)
 	agentic := r.Workload.Name == "agentx"
+	rr := r
+	if tw := r.Workload.Trace; tw != nil && tw.Replay.Duration > SweepAgentXWindow {
+		// Frontier points replay the traces over AIPerf's shortest valid
+		// window rather than the full benchmark duration.
+		c := *r
+		t2 := *tw
+		t2.Replay.Duration = SweepAgentXWindow
+		c.Workload.Trace = &t2
+		rr = &c
+	}
 	for {
 		need := res.finish(space.SLA, space.Top, agentic)
 		if len(need) == 0 {
@@ -373,7 +383,7 @@ func Sweep(r *Resolved, space SweepSpace, progress Progress) (*SweepResult, erro
 			res.Refined++
 			progress("refining", res.Refined, base+len(need)+1)
 			mu.Unlock()
-		}, r)
+		}, rr)
 		if err := errors.Join(errs...); err != nil {
 			return nil, err
 		}
