@@ -137,8 +137,11 @@ func ReadSweepOutput(name string, r io.Reader) (*SweepOutput, error) {
 	if out.Inputs.SpecsimVersion == "" || out.Inputs.Model == "" {
 		return nil, fmt.Errorf("%s: no inputs section; write it with `specsim sweep --json`", name)
 	}
-	if out.Inputs.SLA.Validate() != nil || out.Inputs.Top < 0 {
+	if out.Inputs.SLA.Validate() != nil || out.Inputs.Top < 0 || out.Inputs.Top > 1000 {
 		return nil, fmt.Errorf("%s: inputs.sla or inputs.top out of range", name)
+	}
+	if sh := out.Inputs.Shard; sh != nil && (sh.Count < 1 || sh.Count > 4096 || sh.Index < 0 || sh.Index >= sh.Count) {
+		return nil, fmt.Errorf("%s: inputs.shard %d/%d: want 0 <= I < N <= 4096", name, sh.Index, sh.Count)
 	}
 	return out, nil
 }
