@@ -291,6 +291,7 @@ func Sweep(r *Resolved, space SweepSpace, progress Progress) (*SweepResult, erro
 	domain := r.GPU.domain()
 	done := 0
 	var mu sync.Mutex
+	progress("pricing", 0, len(mine))
 	parallel(workers, len(mine), func(rw *Resolved, j int) {
 		ti := mine[j]
 		t := topos[ti]
