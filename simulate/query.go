@@ -23,7 +23,10 @@ type Query struct {
 	ISL, OSL   int     // fixed workload
 	Cached     float64 // fixed workload's prefix-cache hit
 	RangeRatio float64 // fixed workload: lengths uniform in [ratio*L, L]
-	AgentX     string  // key=value overrides of the agentic distributions
+	AgentX     string  // key=value overrides of the agentic distributions and the trace replay
+	// AgentXTrace is a kv-cache-tester trace file or directory to replay
+	// (empty = the embedded public corpus).
+	AgentXTrace string
 
 	Spec     string  // "mtp" or "none"
 	Thinking string  // golden curve mode, "on" or "off"
@@ -45,6 +48,8 @@ type Query struct {
 	MoESkew        float64
 	Requests       int
 	Seed           uint64
+	// Server holds the planner and prefix-cache flags (planner.go).
+	Server ServerConfig
 	// Calibration, when set, applies its entry for this GPU and engine
 	// (specsim calibrate); Resolve fails when it has none.
 	Calibration *CalibrationFile
@@ -114,16 +119,34 @@ func (q Query) Resolve(curves *golden.Set, catalog *kernels.Catalog) (*Resolved,
 	}
 	r.GPU = GPUSpec{GPU: g, GPUsPerNode: q.GPUsPerNode}
 	switch q.Workload {
-	case "agentx":
+	case "agentx", "agentx-synthetic":
 		a := DefaultAgentX()
 		if err := ParseAgentXOverrides(&a, q.AgentX); err != nil {
 			return nil, err
 		}
 		r.Workload = Workload{Name: "agentx", AgentX: a}
+		if q.Workload == "agentx" {
+			if a.Replay.MaxContext == 0 {
+				a.Replay.MaxContext = r.Model.MaxContext // InferenceX passes --max-context-length $MAX_MODEL_LEN
+			}
+			var tw *TraceWorkload
+			if q.AgentXTrace != "" {
+				tw, err = LoadTraceWorkload(q.AgentXTrace, a.Replay)
+			} else {
+				tw, err = NewTraceWorkload("", nil, a.Replay)
+			}
+			if err != nil {
+				return nil, err
+			}
+			r.Workload.AgentX, r.Workload.Trace = a, tw
+		}
 	case "fixed", "":
 		r.Workload = Workload{Name: "fixed", ISL: q.ISL, OSL: q.OSL, CachedFraction: q.Cached, RangeRatio: q.RangeRatio}
 	default:
-		return nil, &Error{Field: "Workload", Value: q.Workload, Reason: "want agentx or fixed (fixed lengths)"}
+		return nil, &Error{Field: "Workload", Value: q.Workload, Reason: "want agentx, agentx-synthetic or fixed (fixed lengths)"}
+	}
+	if q.AgentXTrace != "" && q.Workload != "agentx" {
+		return nil, &Error{Field: "AgentXTrace", Value: q.AgentXTrace, Reason: fmt.Sprintf("replays the agentx workload; it does not apply to workload %q", q.Workload)}
 	}
 	if err := r.Workload.Validate(); err != nil {
 		return nil, err
@@ -253,6 +276,9 @@ func (q Query) Resolve(curves *golden.Set, catalog *kernels.Catalog) (*Resolved,
 			return nil, &Error{Field: o.field, Value: fmt.Sprint(o.v), Reason: "must not be negative"}
 		}
 	}
+	if err := q.Server.validate(); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -285,7 +311,8 @@ func (r *Resolved) Scenario(t Topology, conc, k int) (Scenario, error) {
 	if r.engines == nil {
 		r.engines = map[Parallel]*Engine{}
 	}
-	return Scenario{Model: r.Model, Topology: t, Engine: r.Engine, Workload: r.Workload, Conc: conc, Spec: spec,
+	sc := Scenario{Model: r.Model, Topology: t, Engine: r.Engine, Workload: r.Workload, Conc: conc, Spec: spec,
 		MaxRunning: r.Q.MaxRunning, Chunk: r.Q.Chunk, MemFraction: r.Q.MemFraction, Requests: r.Q.Requests, Seed: r.Q.Seed,
-		engines: r.engines}, nil
+		Server: r.Q.Server, engines: r.engines}
+	return sc, nil
 }

@@ -314,9 +314,9 @@ func readTables(table, collTable string) (*kernels.OpTable, *kernels.CollectiveT
 	return ops, colls, nil
 }
 
-// readBounded reads a table file of at most 32 MiB.
+// readBounded reads a table file of at most kernels.MaxTableBytes.
 func readBounded(path string) ([]byte, error) {
-	return regular.ReadFile(path, 32<<20)
+	return regular.ReadFile(path, kernels.MaxTableBytes)
 }
 
 func predictOne(c *kernels.Coster, op string, s *shapeFlags) (kernelPrediction, error) {
