@@ -201,7 +201,7 @@ func emitFrontierRecipes(dir string, so *simulate.SweepOutput, r *simulate.Resol
 		note := fmt.Sprintf("interactivity frontier point %d: predicted %s tok/s/GPU at %s tok/s/user (p90 TTFT %s ms), event-simulated", i+1, sig3(p.TputPerGPU), sig3(p.Interactivity), sig3(p.TTFTp90ms))
 		text, err := emitRecipe(r, t, p.Conc, p.Steps, note)
 		if err != nil {
-			note = "skipped: " + err.Error()
+			out = append(out, fmt.Sprintf("(none for frontier point %d: %v)", i+1, err))
 			continue
 		}
 		name := filepath.Join(dir, fmt.Sprintf("%02d-%s-c%d-k%d.yaml", i+1, strings.NewReplacer(":", "-", "+", "-").Replace(p.Topology), p.Conc, p.Steps))

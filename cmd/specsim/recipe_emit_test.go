@@ -105,3 +105,23 @@ func TestPredictRecipeTestdata(t *testing.T) {
 		}
 	}
 }
+
+// sweep --emit writes a recipe per interactivity frontier point and each
+// passes recipe check.
+func TestSweepEmit(t *testing.T) {
+	dir := t.TempDir()
+	code, out, stderr := runCLI("sweep", "--gpu", "b200", "--gpus", "2", "--isl", "1024", "--osl", "1024", "--steps", "0-1", "--conc", "4,32",
+		"--requests", "48", "--scope", "agg", "--emit", dir)
+	if code != exitOK {
+		t.Fatalf("sweep --emit: exit %d, %s", code, stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if len(files) == 0 || strings.Count(out, "recipe written to") != len(files) {
+		t.Fatalf("%d recipes written, output:\n%s", len(files), out)
+	}
+	for _, f := range files {
+		if code, out, stderr := runCLI("recipe", "check", f); code != exitOK {
+			t.Errorf("recipe check %s: exit %d\n%s%s", f, code, out, stderr)
+		}
+	}
+}
