@@ -144,7 +144,7 @@ func h200Carry(g *kernels.GPU) (*kernels.Coster, float64) {
 // forward over tokens tokens per rank costs at least: the chunked kernel's
 // eager call (gdnPrefill). Zero where no measurement covers the shape.
 func (e *Engine) gdnEagerFloor(tokens int) float64 {
-	_, eager, ok := e.gdnPrefill(tokens)
+	_, eager, ok := e.gdnPrefillMemo(tokens)
 	if !ok {
 		return 0
 	}
