@@ -17,6 +17,9 @@ const (
 	SourceMeasured  = "measured-interpolated" // interpolated in a table measured on this GPU
 	SourceRoofline  = "roofline"              // roofline with efficiencies fitted on this GPU (or defaults where none were measured)
 	SourceCarryOver = "roofline-carried-over" // roofline with another GPU's fitted efficiencies, scaled by datasheet figures
+	// SourceExtrapolated: an engine-kernel table of this GPU outside its
+	// measured range (held at the smallest size, proportional beyond the largest).
+	SourceExtrapolated = "measured-extrapolated"
 )
 
 // Add returns the sum of two costs; the source and bound of the larger one
@@ -45,6 +48,7 @@ type Coster struct {
 	note                                     string
 	kind                                     string
 	fitted                                   [numClasses][numSlots]int
+	engine                                   *engineIndex // engine-kernel tables (enginetables.go); nil where none
 }
 
 // Calibration says where the Coster's efficiencies come from, for output:
@@ -141,6 +145,7 @@ func newCoster(g *GPU, cal *calibration, offTable string) *Coster {
 	if c.coll == nil {
 		c.coll = defaultCollectiveModel()
 	}
+	c.engine = embeddedEngineIndex(g.Name)
 	return c
 }
 
@@ -287,6 +292,10 @@ const (
 	// to, and interpolated in, the measured MoE table; "kernels validate"
 	// scores this path.
 	MoETorchGrouped MoEKernel = "torch-grouped"
+	// MoETriton is SGLang's Triton fused MoE (fused_moe_triton), priced from
+	// the GPU's measured moe_triton table where it covers the layer, else as
+	// MoEFused.
+	MoETriton MoEKernel = "triton"
 )
 
 // fusedMoEKernels is how many kernels a fused MoE layer launches.
@@ -312,6 +321,9 @@ const (
 func (c *Coster) MoE(s MoEShape) Cost {
 	if s.Tokens <= 0 || s.Experts <= 0 || s.TopK <= 0 || s.Hidden <= 0 || s.Inter <= 0 {
 		return Cost{Source: c.offTable}
+	}
+	if cost, ok := c.engineMoE(s); ok {
+		return cost
 	}
 	topk := min(s.TopK, s.Experts)
 	dt := s.DType
@@ -483,6 +495,18 @@ type GDNShape struct {
 // 8*KDim*VDim FLOPs (decay, k^T S, the rank-1 correction and q^T S) on CUDA
 // cores.
 func (c *Coster) GatedDeltaNet(s GDNShape) Cost {
+	if m, ok := gdnModeOf(s); ok {
+		if g, ok := c.engineGDN(s, m); ok {
+			return g.Cost
+		}
+	}
+	return c.gdnReference(s)
+}
+
+// gdnReference prices GatedDeltaNet as the reference recurrent kernel of
+// ops.csv does (the roofline, interpolated in that table where it covers
+// the shape): what PredictRow's gdn rows are.
+func (c *Coster) gdnReference(s GDNShape) Cost {
 	if s.Batch <= 0 || s.QLen <= 0 || s.VHeads <= 0 || s.KDim <= 0 || s.VDim <= 0 {
 		return Cost{Source: c.offTable}
 	}

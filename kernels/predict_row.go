@@ -54,7 +54,7 @@ func (c *Coster) PredictRow(r OpRow) (Cost, error) {
 		if err := need("batch", "q_len", "heads", "head_dim"); err != nil {
 			return Cost{}, err
 		}
-		return c.GatedDeltaNet(GDNShape{Batch: r.Batch, QLen: r.QLen, KHeads: max(r.KVHeads, 1), VHeads: r.Heads,
+		return c.gdnReference(GDNShape{Batch: r.Batch, QLen: r.QLen, KHeads: max(r.KVHeads, 1), VHeads: r.Heads,
 			KDim: r.HeadDim, VDim: r.HeadDim, KeepIntermediate: r.QLen > 1}), nil
 	case "rmsnorm", "norm":
 		if err := need("tokens", "hidden"); err != nil {

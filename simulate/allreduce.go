@@ -1,5 +1,12 @@
 package simulate
 
+import (
+	"math"
+	"sync"
+
+	"github.com/specsim/specsim/kernels"
+)
+
 // tpAllReduce prices one tensor-parallel all-reduce of msg bytes per GPU.
 // SGLang runs its custom one-shot/two-shot all-reduce inside an NVLink
 // domain (sgl-project/sglang python/sglang/srt/distributed/
@@ -36,3 +43,110 @@ func (e *Engine) fusedNorms(tokens int) int {
 
 // fusionMaxTokens is the FlashInfer fusion workspace's max_token_num.
 const fusionMaxTokens = 2048
+
+// measuredMoE prices the routed experts from a measurement of the kernel
+// the resolved backend runs, where one exists: SGLang's Triton fused MoE
+// (the path of a BF16 draft that falls back, and of block-FP8 experts on
+// Hopper) from the H200 table (kernels/data/h200/moe_triton.csv, through
+// kernels' MoETriton). The table times a TP shard of all experts (inter/TP
+// each); an EP rank of the same TP group holds 1/EP of the experts at
+// inter/MoETP, the same weight bytes per rank and the same routed rows per
+// expert, so it is priced on the shard of inter/TP. On other GPUs the H200
+// figure is carried over (h200Carry). ok is false when the backend is
+// another or the shape is not in the table (the roofline and the backend's
+// efficiency then apply).
+func (e *Engine) measuredMoE(tAll int, dt kernels.DType, draft bool) (float64, bool) {
+	backend := e.TargetBackend
+	if draft {
+		backend = e.DraftBackend
+	}
+	if e.EngineName != "sglang" || backend != "triton" || tAll <= 0 {
+		return 0, false
+	}
+	m := e.Model
+	s := kernels.MoEShape{Tokens: tAll, Experts: m.Experts, TopK: m.TopK, Hidden: m.Hidden, Inter: m.MoEInter / e.Par.TP,
+		DType: dt, Skew: e.MoESkew, Kernel: kernels.MoETriton}
+	measured := func(c kernels.Cost) bool {
+		return c.Source == kernels.SourceMeasured || c.Source == kernels.SourceExtrapolated
+	}
+	if c := e.Coster.MoE(s); measured(c) {
+		return c.Seconds, true
+	}
+	hc, speed := h200Carry(e.GPU)
+	if hc == nil {
+		return 0, false
+	}
+	if c := hc.MoE(s); measured(c) {
+		return c.Seconds / speed, true
+	}
+	return 0, false
+}
+
+// gdnPrefill prices the chunked Gated DeltaNet prefill kernel over tokens
+// packed tokens on one rank: the measured kernel (SGLang's
+// chunk_gated_delta_rule, kernels/data/h200/gdn_chunk.csv) under a CUDA
+// graph, and its eager call (SGLang runs prefill eagerly; the host floor
+// of that call was 0.45-0.9 ms on the measuring machine's CPU). Where the
+// GPU has no table the H200 figure is carried over: the kernel time scaled
+// by h200Carry, the host part kept. The reference model that would price
+// it otherwise extrapolates the token-by-token recurrence to the whole
+// chunk, more than an order of magnitude slower (issue 12).
+func (e *Engine) gdnPrefill(tokens int) (gpu, eager float64, ok bool) {
+	m, at := e.Model, e.Par.AttentionTP()
+	if tokens <= 0 || m.LinearKDim != m.LinearVDim {
+		return 0, 0, false
+	}
+	s := kernels.GDNShape{Batch: 1, QLen: tokens, KHeads: max(m.LinearKHeads/at, 1), VHeads: m.LinearVHeads / at,
+		KDim: m.LinearKDim, VDim: m.LinearVDim, StateDType: e.SSM}
+	if g, err := e.Coster.GDN(s, kernels.GDNPrefill); err == nil && g.Kernel != "" {
+		return g.Seconds, math.Max(g.EagerSeconds, g.Seconds), true
+	}
+	hc, speed := h200Carry(e.GPU)
+	if hc == nil {
+		return 0, 0, false
+	}
+	g, err := hc.GDN(s, kernels.GDNPrefill)
+	if err != nil || g.Kernel == "" {
+		return 0, 0, false
+	}
+	gpu = g.Seconds / speed
+	return gpu, math.Max(g.EagerSeconds-g.Seconds, 0) + gpu, true
+}
+
+var h200Ref struct {
+	once sync.Once
+	c    *kernels.Coster
+	g    *kernels.GPU
+}
+
+// h200Carry is the H200 Coster whose engine-kernel tables another GPU
+// borrows, and how much faster than the H200 g runs a kernel limited by
+// both memory and tensor cores: the smaller of the HBM bandwidth and dense
+// BF16 ratios. nil on the H200 itself (its own tables apply) or when the
+// catalog lacks it.
+func h200Carry(g *kernels.GPU) (*kernels.Coster, float64) {
+	if g == nil || g.Name == "h200" {
+		return nil, 1
+	}
+	h200Ref.once.Do(func() {
+		if h, err := kernels.DefaultCatalog().Lookup("h200"); err == nil {
+			h200Ref.g, h200Ref.c = h, kernels.NewCoster(h)
+		}
+	})
+	h := h200Ref.g
+	if h == nil || h.HBMBandwidth <= 0 || h.Peak[kernels.BF16] <= 0 || g.HBMBandwidth <= 0 || g.Peak[kernels.BF16] <= 0 {
+		return nil, 1
+	}
+	return h200Ref.c, math.Min(g.HBMBandwidth/h.HBMBandwidth, g.Peak[kernels.BF16]/h.Peak[kernels.BF16])
+}
+
+// gdnEagerFloor is what one Gated DeltaNet layer of an eager prefill
+// forward over tokens tokens per rank costs at least: the chunked kernel's
+// eager call (gdnPrefill). Zero where no measurement covers the shape.
+func (e *Engine) gdnEagerFloor(tokens int) float64 {
+	_, eager, ok := e.gdnPrefill(tokens)
+	if !ok {
+		return 0
+	}
+	return eager
+}

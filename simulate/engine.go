@@ -25,6 +25,7 @@ type Engine struct {
 	// falls back to a slower backend than the NVFP4 target's).
 	TargetMoEEff, DraftMoEEff float64
 	DraftBackend              string
+	TargetBackend             string
 	DraftFellBack             bool
 	// EngineName is the serving engine ("sglang", "vllm", "trtllm").
 	EngineName string
@@ -157,7 +158,7 @@ func NewEngine(m *Model, g *kernels.GPU, p Parallel, c EngineConfig) (*Engine, e
 	if c.Precision == FP4 && g.Peak["nvfp4"] == 0 {
 		return nil, fmt.Errorf("%s has no FP4 tensor cores: NVFP4 weights need Blackwell (B200, B300, GB200, GB300); use --precision fp8", g.Name)
 	}
-	launch := kernels.MoELaunch{Engine: engine, Backend: c.MoEBackend, SpecBackend: c.SpecMoEBackend}
+	launch := kernels.MoELaunch{Engine: engine, Backend: c.MoEBackend, SpecBackend: c.SpecMoEBackend, GPUArch: g.Arch}
 	tc, err := kernels.ResolveTargetMoE(launch, e.Target.Experts)
 	if err != nil {
 		return nil, fmt.Errorf("target MoE backend: %w", err)
@@ -172,6 +173,7 @@ func NewEngine(m *Model, g *kernels.GPU, p Parallel, c EngineConfig) (*Engine, e
 	tb, db, fell := tc.Backend, dc.Backend, dc.FellBack
 	e.TargetMoEEff, e.DraftMoEEff = positiveOr(tb.Efficiency, 1), positiveOr(db.Efficiency, 1)
 	e.DraftBackend, e.DraftFellBack = db.Name, fell
+	e.TargetBackend = tb.Name
 	e.EngineName = engine
 	return e, nil
 }
@@ -217,7 +219,7 @@ func (e *Engine) layerCost(l int, s shape, w WeightDTypes, moeEff float64) Break
 		inter := m.DenseInter
 		b.DenseGEMM = e.mlp(mlpTokens, inter/mlpTP, w.Dense)
 	default:
-		b.MoE = e.moe(ta, tAll, w.Experts, moeEff)
+		b.MoE = e.moe(ta, tAll, w.Experts, moeEff, false)
 		if m.SharedExperts > 0 {
 			b.DenseGEMM = e.mlp(mlpTokens, m.SharedExperts*m.SharedInter/mlpTP, w.Shared)
 		}
@@ -311,6 +313,9 @@ func (e *Engine) linearAttention(ta, seqs int, s shape, dt kernels.DType) float6
 	gb, gq := seqs, s.q
 	if s.prefill {
 		gb, gq = 1, ta
+		if g, _, ok := e.gdnPrefill(ta); ok {
+			return t + g + c.GEMM(dt, ta, m.Hidden, vh*m.LinearVDim).Seconds
+		}
 	}
 	t += c.GatedDeltaNet(kernels.GDNShape{Batch: gb, QLen: gq, KHeads: kh, VHeads: vh,
 		KDim: m.LinearKDim, VDim: m.LinearVDim, KeepIntermediate: s.verify && s.q > 1, StateDType: e.SSM}).Seconds
@@ -327,10 +332,14 @@ func (e *Engine) mlp(tokens, inter int, dt kernels.DType) float64 {
 	return c.GEMM(dt, tokens, 2*inter, h).Seconds + c.GEMM(dt, tokens, h, inter).Seconds
 }
 
-// moe prices the router and the routed experts one GPU holds.
-func (e *Engine) moe(ta, tAll int, dt kernels.DType, eff float64) float64 {
+// moe prices the router and the routed experts one GPU holds (the
+// draft's when draft is set).
+func (e *Engine) moe(ta, tAll int, dt kernels.DType, eff float64, draft bool) float64 {
 	m, p, c := e.Model, e.Par, e.Coster
 	router := c.GEMM("bf16", ta, m.Experts, m.Hidden).Seconds
+	if t, ok := e.measuredMoE(tAll, dt, draft); ok {
+		return router + t
+	}
 	tokens, topk := localRouting(tAll, m.TopK, p.EP)
 	x := c.MoE(kernels.MoEShape{Tokens: tokens, Experts: m.Experts / p.EP, TopK: topk,
 		Hidden: m.Hidden, Inter: m.MoEInter / p.MoETP(), DType: dt, Skew: e.MoESkew})
@@ -492,7 +501,7 @@ func (e *Engine) draftForward(s shape) float64 {
 	for range max(d.Layers, 1) {
 		t += e.attention(ta, seqsRank, shape{seqs: s.seqs, q: s.q, ctx: s.ctx, prefill: s.prefill}, e.Draft.Attention)
 		if d.MoE && m.Experts > 0 {
-			t += e.moe(ta, tAll, e.Draft.Experts, e.DraftMoEEff)
+			t += e.moe(ta, tAll, e.Draft.Experts, e.DraftMoEEff, true)
 			if m.SharedExperts > 0 {
 				mt, mtp := tAll, e.Par.TP
 				if e.Par.DPAttention {
@@ -611,6 +620,7 @@ func (e *Engine) Prefill(parts []PrefillPart, spec bool) Breakdown {
 	}
 	b.Attention = math.Max(b.Attention, longest.Attention)
 	b.GDN = math.Max(b.GDN, longest.GDN)
+	b.GDN = math.Max(b.GDN, float64(lin)*e.gdnEagerFloor(ceilDiv(total, dp)))
 	if spec {
 		b.Draft = e.draftForward(s)
 	}
@@ -684,7 +694,7 @@ func (e *Engine) MixedExtra(batch, q int, parts []PrefillPart, spec bool) float6
 		t += float64(dense) * (e.mlp(mlpBase+mlpAdd, m.DenseInter/mlpTP, w.Dense) - e.mlp(mlpBase, m.DenseInter/mlpTP, w.Dense))
 	}
 	if moeLayers > 0 {
-		d := e.moe(ta+nb, tAll+total, w.Experts, e.TargetMoEEff) - e.moe(ta, tAll, w.Experts, e.TargetMoEEff)
+		d := e.moe(ta+nb, tAll+total, w.Experts, e.TargetMoEEff, false) - e.moe(ta, tAll, w.Experts, e.TargetMoEEff, false)
 		if m.SharedExperts > 0 {
 			inter := m.SharedExperts * m.SharedInter / mlpTP
 			d += e.mlp(mlpBase+mlpAdd, inter, w.Shared) - e.mlp(mlpBase, inter, w.Shared)

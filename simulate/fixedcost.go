@@ -65,6 +65,29 @@ func (r *Resolved) CostNotes(t Topology) []string {
 			notes = append(notes, "norms: the RMSNorm after each all-reduce runs inside FlashInfer's fused all-reduce (forwards of up to 2048 tokens)")
 		}
 	}
+	if e, err := NewEngine(r.Model, &g, p, r.Engine); err == nil && e.EngineName == "sglang" {
+		where := "measured on the H200"
+		if g.Name != "h200" {
+			where = "measured on the H200, carried over by bandwidth/BF16 ratio"
+		}
+		for _, c := range []struct {
+			who, backend string
+			on           bool
+		}{{"target", e.TargetBackend, true}, {"draft", e.DraftBackend, r.Q.Spec == "mtp"}} {
+			if c.on && c.backend == "triton" {
+				dt := e.Target.Experts
+				if c.who == "draft" {
+					dt = e.Draft.Experts
+				}
+				if _, ok := e.measuredMoE(1, dt, c.who == "draft"); ok {
+					notes = append(notes, fmt.Sprintf("moe (%s): SGLang Triton fused MoE, %s", c.who, where))
+				}
+			}
+		}
+		if r.Model.LinearVHeads > 0 {
+			notes = append(notes, "gdn: SGLang chunked prefill (eager) and decode kernels "+where+"; verify on the roofline")
+		}
+	}
 	notes = append(notes, fmt.Sprintf("layer gaps: %.0f us per layer and forward, fitted on DeepSeek TensorRT-LLM B200 rows and carried over to %s/%s", layerGap*1e6, g.Name, engine))
 	if r.Engine.SpecV2 && engine == "sglang" {
 		notes = append(notes, "host: SGLANG_ENABLE_SPEC_V2=1, speculative iterations on the overlap scheduler (no extra host time by default)")

@@ -107,3 +107,59 @@ func modelFamily(model string) string {
 	}
 	return m
 }
+
+// tputAt reads the throughput per GPU a frontier reaches at interactivity
+// x (linear in log throughput against interactivity, as interactivityAt),
+// extrapolated from the end segment.
+func tputAt(f []Point, x float64) float64 {
+	pts := append([]Point(nil), f...)
+	sort.Slice(pts, func(a, b int) bool { return pts[a].Interactivity < pts[b].Interactivity })
+	if len(pts) == 1 {
+		return pts[0].TputPerGPU
+	}
+	i := sort.Search(len(pts), func(i int) bool { return pts[i].Interactivity >= x })
+	i = min(max(i, 1), len(pts)-1)
+	a, b := pts[i-1], pts[i]
+	u := (x - a.Interactivity) / (b.Interactivity - a.Interactivity)
+	return math.Exp(math.Log(a.TputPerGPU) + u*(math.Log(b.TputPerGPU)-math.Log(a.TputPerGPU)))
+}
+
+// frontierGain pairs each MTP frontier row with the no-speculation row of
+// the same page at the same interactivity and returns the published and
+// predicted throughput gain of MTP there (the model's side read off both
+// predicted frontiers), keyed by the MTP row's id.
+type frontierGainRow struct {
+	id, set   string
+	want, got float64
+}
+
+func frontierGains(rows []publishedRow) ([]frontierGainRow, error) {
+	off := map[string]publishedRow{}
+	key := func(r publishedRow) string { return fmt.Sprint(r.URL, r.Measured) }
+	for _, r := range rows {
+		if r.Metric == "interactivity_at_tput" && r.Steps == 0 {
+			off[key(r)] = r
+		}
+	}
+	var out []frontierGainRow
+	for _, r := range rows {
+		o, ok := off[key(r)]
+		if r.Metric != "interactivity_at_tput" || r.Steps == 0 || !ok {
+			continue
+		}
+		fm, err := sweepFrontier(r)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", r.ID, err)
+		}
+		fo, err := sweepFrontier(o)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", o.ID, err)
+		}
+		set := "tune"
+		if r.HeldOut {
+			set = "held"
+		}
+		out = append(out, frontierGainRow{r.ID, set, r.TputPerGPU / o.TputPerGPU, tputAt(fm, r.Measured) / tputAt(fo, r.Measured)})
+	}
+	return out, nil
+}

@@ -67,9 +67,9 @@ func Header(tensors []Tensor, metadata map[string]string) ([]byte, int64) {
 		if i > 0 || metadata != nil {
 			buf = append(buf, ',')
 		}
-		buf = strconv.AppendQuote(buf, t.Name)
+		buf = appendJSONString(buf, t.Name)
 		buf = append(buf, `:{"dtype":`...)
-		buf = strconv.AppendQuote(buf, t.DType)
+		buf = appendJSONString(buf, t.DType)
 		buf = append(buf, `,"shape":[`...)
 		for j, d := range t.Shape {
 			if j > 0 {
@@ -87,6 +87,13 @@ func Header(tensors []Tensor, metadata map[string]string) ([]byte, int64) {
 	}
 	buf = append(buf, '}')
 	return buf, off
+}
+
+// appendJSONString appends s as a JSON string (strconv.Quote writes \x
+// escapes, which JSON does not have, for control characters).
+func appendJSONString(buf []byte, s string) []byte {
+	b, _ := json.Marshal(s)
+	return append(buf, b...)
 }
 
 // WriteRaw writes an 8-byte little-endian length, the header bytes as

@@ -45,6 +45,8 @@ const (
 	CodeGenerationNotSpec    = "generation-role-not-speculative"
 	CodeNotAgentic           = "not-agentic"
 	CodeDuplicateKey         = "duplicate-key"
+	CodeSimAccMissing        = "sim-acc-missing"
+	CodeTRTFractionalForced  = "trt-fractional-two-model"
 	alTolerance              = 0.005 // golden values carry two decimals
 	sglangLen                = "SGLANG_SIMULATE_ACC_LEN"
 	sglangMethod             = "SGLANG_SIMULATE_ACC_METHOD"
@@ -100,8 +102,11 @@ type RoleReport struct {
 	ExpectedAL  *float64 `json:"expected_al"`
 	// Env is the injection the role gets: environment variables for
 	// SGLang, TensorRT-LLM and TileRT; for vLLM and ATOM, which take it as
-	// arguments, keys are "args.<flag>[.<field>]".
-	Env map[string]string `json:"env"`
+	// arguments, keys are "args.<flag>[.<field>]". Schema-1 recipes get no
+	// injection: Env is then the values the recipe sets by hand, which is
+	// what runs, and Injected is false.
+	Env      map[string]string `json:"env"`
+	Injected bool              `json:"injected"`
 
 	role *Role
 }
@@ -163,7 +168,7 @@ func Check(r *Recipe, opt Options) *Report {
 			Message: fmt.Sprintf("line %d: key %q is given twice in one mapping; srt-slurm (PyYAML) keeps the last value silently: remove one", d.Line, d.Key)})
 	}
 	for _, v := range r.Variants {
-		rep.Variants = append(rep.Variants, checkVariant(v, opt))
+		rep.Variants = append(rep.Variants, checkVariant(v, opt, r.Schema))
 	}
 	return rep
 }
@@ -172,6 +177,9 @@ type checker struct {
 	v        *Variant
 	opt      Options
 	findings []Finding
+	// noInjection: schema-1 recipes run as written; InferenceX's
+	// synthetic-acceptance step injects into schema-2 roles only.
+	noInjection bool
 }
 
 func (c *checker) add(code string, sev Severity, format string, a ...any) {
@@ -187,8 +195,8 @@ func thinkingMode(opt Options) string {
 	return "on"
 }
 
-func checkVariant(v *Variant, opt Options) VariantReport {
-	c := &checker{v: v, opt: opt}
+func checkVariant(v *Variant, opt Options, schema int) VariantReport {
+	c := &checker{v: v, opt: opt, noInjection: schema == 1}
 	vr := VariantReport{Name: v.Name, variant: v}
 	thinking := thinkingMode(opt)
 
@@ -238,7 +246,11 @@ func checkVariant(v *Variant, opt Options) VariantReport {
 			if target != nil {
 				al := *target
 				rr.ExpectedAL = &al
-				rr.Env = injection(r, al)
+				if c.noInjection {
+					rr.Env = handSet(r)
+				} else {
+					rr.Env, rr.Injected = injection(r, al), true
+				}
 			}
 		}
 		vr.Roles = append(vr.Roles, rr)
@@ -247,6 +259,7 @@ func checkVariant(v *Variant, opt Options) VariantReport {
 	c.checkDraftLengthsAgree()
 	c.checkRecipeWide()
 	c.checkFP8NextN()
+	c.checkProvenance()
 	vr.Findings = c.findings
 	if vr.Findings == nil {
 		vr.Findings = []Finding{}
@@ -370,7 +383,10 @@ func (c *checker) draftLengthAL(r *Role, curve *GoldenCurve) *float64 {
 	s := r.Spec
 	at := r.ArgsAt + "." + s.DraftLengthKey
 	if s.DraftLength == 0 {
-		if s.DraftLengthBad != "" {
+		if s.NextNOnly != "" {
+			c.add(CodeDraftLengthMissing, SeverityError,
+				"roles.%s sets speculative_config.num_nextn_predict_layers (%s) but not max_draft_len; TensorRT-LLM takes the draft length from max_draft_len only (llmapi/llm_args.py) and AgentX tooling reads it there: set max_draft_len", r.Name, s.NextNOnly)
+		} else if s.DraftLengthBad != "" {
 			c.add(CodeDraftLengthMissing, SeverityError, "%s is %q, not a positive integer draft length: set it to the draft length you benchmark", at, s.DraftLengthBad)
 		} else {
 			c.add(CodeDraftLengthMissing, SeverityError,
@@ -435,8 +451,13 @@ func (c *checker) checkRole(r *Role, target *float64, curve *GoldenCurve) {
 	if s == nil {
 		for _, k := range simKeys {
 			if _, ok := r.Env[k]; ok && r.EnvFrom[k] != "environment" {
-				c.add(CodeSimAccNonSpecRole, SeverityInfo,
-					"%s is set, but roles.%s runs no speculative decoding; synthetic acceptance unsets it there: drop it", c.where(r, k), r.Name)
+				if c.noInjection {
+					c.add(CodeSimAccNonSpecRole, SeverityInfo,
+						"%s is set, but roles.%s runs no speculative decoding, so it has no effect there (schema-1 recipes run as written; no injection step unsets it): drop it", c.where(r, k), r.Name)
+				} else {
+					c.add(CodeSimAccNonSpecRole, SeverityInfo,
+						"%s is set, but roles.%s runs no speculative decoding; synthetic acceptance unsets it there: drop it", c.where(r, k), r.Name)
+				}
 			}
 		}
 		c.checkCUDAGraph(r)
@@ -472,6 +493,7 @@ func (c *checker) checkRole(r *Role, target *float64, curve *GoldenCurve) {
 		}
 	case EngineTRTLLM:
 		c.checkForced(r, trtForced, target, -1, label)
+		c.checkTRTTwoModel(r, target)
 	case EngineTileRT:
 		c.checkForced(r, tilertLen, target, 0, label)
 		if m, ok := r.Env[tilertMethod]; ok && m != agentxMethod {
@@ -498,7 +520,69 @@ func (c *checker) checkRole(r *Role, target *float64, curve *GoldenCurve) {
 				FormatAL(*s.SyntheticAL), label, FormatAL(*target), FormatAL(*target))
 		}
 	}
+	if c.noInjection && target != nil && r == c.v.Generation() && c.v.Agentic {
+		c.checkHandSet(r, *target)
+	}
 	c.checkCUDAGraph(r)
+}
+
+// handSet is what a schema-1 role runs with: the simulation variables of
+// its engine as the recipe sets them.
+func handSet(r *Role) map[string]string {
+	out := map[string]string{}
+	for _, k := range engineKeys[r.Engine] {
+		if v, ok := r.Env[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// checkHandSet: a schema-1 generation role that sets no simulation
+// variable of its engine runs with real acceptance (the prefill role's
+// acceptance does not reach the measured decode).
+func (c *checker) checkHandSet(r *Role, target float64) {
+	keys := engineKeys[r.Engine]
+	if len(keys) == 0 || len(handSet(r)) > 0 {
+		return
+	}
+	want := injection(r, target)
+	parts := make([]string, 0, len(want))
+	for _, k := range keys {
+		if v, ok := want[k]; ok {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	c.add(CodeSimAccMissing, SeverityError,
+		"roles.%s is speculative but sets no %s; schema-1 recipes get no synthetic-acceptance injection, so it runs with real acceptance: set %s",
+		r.Name, strings.Join(keys, " / "), strings.Join(parts, " "))
+}
+
+// checkTRTTwoModel: TensorRT-LLM's one-model path takes a fractional
+// TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS (integer part accepted every
+// iteration, fraction the probability of one more:
+// tensorrt_llm/_torch/speculative/interface.py
+// SpecWorkerBase._apply_force_accepted_tokens); the two-model path reads
+// it as an integer (get_force_num_accepted_tokens in the TorchSampler
+// path), so a fractional value turns the override off there.
+func (c *checker) checkTRTTwoModel(r *Role, target *float64) {
+	s := r.Spec
+	if s.TwoModel == "" {
+		return
+	}
+	val, where := "", ""
+	if v, ok := r.Env[trtForced]; ok {
+		val, where = v, c.where(r, trtForced)
+	} else if target != nil && !c.noInjection {
+		val, where = FormatAL(*target-1), "the injected "+trtForced
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
+	if val == "" || err != nil || f == math.Trunc(f) {
+		return
+	}
+	c.add(CodeTRTFractionalForced, SeverityWarning,
+		"%s is %s, but roles.%s runs TensorRT-LLM's two-model speculative path (%s), which parses it as an integer: the fractional value turns forced acceptance off and the run measures real acceptance. Use the one-model path (the default) or accept an integer count",
+		where, val, r.Name, s.TwoModel)
 }
 
 // engineKeys are the simulation variables each engine reads.

@@ -115,7 +115,10 @@ func TestSharedRecipes(t *testing.T) {
 			// decode TP4 without DP attention: 128 graphs >= 128 requests.
 			file: "schema1_sglang_deepseek-v4_agentic_disagg-2p1d-dep8-tp4-c80-mtp.yaml",
 			want: []variantWant{{name: "disagg-gb300-2p1d-dep8-tp4-c80-mtp-kvoffload",
-				roles: []roleWant{{RolePrefill, 3, 2.49, sglangEnv("2.49")}, {RoleDecode, 3, 2.49, sglangEnv("2.49")}}}},
+				// Schema 1 gets no injection: the env is what the recipe sets
+				// by hand (decode only; the prefill role's acceptance does not
+				// reach the measured decode).
+				roles: []roleWant{{RolePrefill, 3, 2.49, map[string]string{}}, {RoleDecode, 3, 2.49, sglangEnv("2.49")}}}},
 		},
 		{
 			// Schema 1, TensorRT-LLM: decode MTP max_draft_len 6 -> AL(6) = 4.80, forced
@@ -124,7 +127,7 @@ func TestSharedRecipes(t *testing.T) {
 			// max_batch_size 32 per attention-DP rank.
 			file: "schema1_trtllm_qwen3.5_gb300-fp4_agentx_disagg-3p2d-dep4-dep4-c704-mtp.yaml",
 			want: []variantWant{{name: "disagg-gb300-3p2d-dep4-dep4-c704-b32-mtp-kvoffload",
-				roles:    []roleWant{{RolePrefill, 0, 0, map[string]string{}}, {RoleDecode, 6, 4.8, map[string]string{trtForced: "3.8"}}},
+				roles:    []roleWant{{RolePrefill, 0, 0, map[string]string{}}, {RoleDecode, 6, 4.8, map[string]string{trtForced: "3.80"}}},
 				findings: []string{"info " + CodeSimAccNonSpecRole}}},
 		},
 	}
@@ -247,7 +250,7 @@ func TestPlantedViolations(t *testing.T) {
 	// FP8 NEXTN env acts on this family.
 	rep := checkFile(t, "testdata/planted_deepseek_fp8.yaml", Options{})
 	compareReport(t, rep, []variantWant{{name: "planted-dsv4",
-		roles:    []roleWant{{RolePrefill, 0, 0, nil}, {RoleDecode, 3, 2.49, sglangEnv("2.49")}},
+		roles:    []roleWant{{RolePrefill, 0, 0, nil}, {RoleDecode, 3, 2.49, sglangEnv("2.54")}},
 		findings: []string{"error " + CodeFP8NextNMoE, "error " + CodeSimAccLenMismatch}}})
 	for _, f := range rep.Variants[0].Findings {
 		if f.Code == CodeFP8NextNMoE && (strings.Contains(f.Message, "ignores") || !strings.Contains(f.Message, "FP8")) {
@@ -265,7 +268,7 @@ func TestPlantedViolations(t *testing.T) {
 	// TensorRT-LLM: 6 drafts -> AL 4.80, forced must be 3.8, recipe has 4.80;
 	// graphs to 16 < 32 per rank. The -V2 hub name still finds the curve.
 	compareReport(t, checkFile(t, "testdata/planted_trtllm.yaml", Options{}), []variantWant{{name: "planted-trt",
-		roles:    []roleWant{{RolePrefill, 0, 0, nil}, {RoleDecode, 6, 4.8, map[string]string{trtForced: "3.8"}}},
+		roles:    []roleWant{{RolePrefill, 0, 0, nil}, {RoleDecode, 6, 4.8, map[string]string{trtForced: "4.80"}}},
 		findings: []string{"error " + CodeSimAccLenMismatch, "warning " + CodeCUDAGraphBelowCap, "warning " + CodeSimAccWrongEngine}}})
 
 	// zip: steps [2,3,4] -> AL 2.73, 3.39, 3.97.
@@ -277,7 +280,9 @@ func TestPlantedViolations(t *testing.T) {
 
 	// Duplicate key: the last value (6 steps) wins as in PyYAML -> AL(6) = 4.8.
 	rep = checkFile(t, "testdata/duplicate_key.yaml", Options{})
-	compareReport(t, rep, []variantWant{{name: "dup", roles: []roleWant{{RoleAgg, 6, 4.8, sglangEnv("4.8")}}}})
+	// Schema 1 without simulation env: no injection, so real acceptance.
+	compareReport(t, rep, []variantWant{{name: "dup", roles: []roleWant{{RoleAgg, 6, 4.8, map[string]string{}}},
+		findings: []string{"error " + CodeSimAccMissing}}})
 	if got := findingKeys(rep.Findings); !reflect.DeepEqual(got, []string{"warning " + CodeDuplicateKey}) {
 		t.Errorf("duplicate findings %v", got)
 	}
@@ -286,14 +291,14 @@ func TestPlantedViolations(t *testing.T) {
 		roles: []roleWant{{RoleAgg, 3, 0, map[string]string{}}}, findings: []string{"error " + CodeModelUnknown}}})
 	// --model rescues it.
 	compareReport(t, checkFile(t, "testdata/unknown_model.yaml", Options{Model: "qwen3.5"}), []variantWant{{name: "unknown-model",
-		roles: []roleWant{{RoleAgg, 3, 3.39, sglangEnv("3.39")}}}})
+		roles: []roleWant{{RoleAgg, 3, 3.39, map[string]string{}}}, findings: []string{"error " + CodeSimAccMissing}}})
 
 	// Not agentic: info, thinking on assumed (2 steps -> 2.73); --thinking off
 	// silences it and gives thinking_off[2] = 2.70.
 	compareReport(t, checkFile(t, "testdata/fixed_seq_len.yaml", Options{}), []variantWant{{name: "fixed-seq",
 		roles: []roleWant{{RoleAgg, 2, 2.73, nil}}, findings: []string{"info " + CodeNotAgentic}}})
 	compareReport(t, checkFile(t, "testdata/fixed_seq_len.yaml", Options{Thinking: "off"}), []variantWant{{name: "fixed-seq",
-		roles: []roleWant{{RoleAgg, 2, 2.7, sglangEnv("2.7")}}}})
+		roles: []roleWant{{RoleAgg, 2, 2.7, map[string]string{}}}}})
 }
 
 func TestFormatAL(t *testing.T) {

@@ -66,6 +66,12 @@ type Spec struct {
 	RejectionSampleMethod string
 	SyntheticAL           *float64
 	AlgorithmConflict     string // second, disagreeing algorithm spelling
+	// TwoModel names why a TensorRT-LLM role runs the two-model
+	// speculative path ("" = one-model).
+	TwoModel string
+	// NextNOnly is TensorRT-LLM's num_nextn_predict_layers when it is set
+	// without max_draft_len.
+	NextNOnly string
 }
 
 // Role is one worker role of a variant after inheritance.
@@ -137,19 +143,38 @@ func (v *Variant) Generation() *Role {
 	return v.Role(RoleAgg)
 }
 
-func engineOf(tree *Value) string {
+func engineOf(tree *Value) (string, error) {
 	if e := tree.Get("engine"); e != nil {
 		if e.Kind == Scalar {
-			return normaliseEngine(e.Str)
+			return knownEngine("engine", e)
 		}
 		if t := e.Get("type"); t != nil {
-			return normaliseEngine(t.Str)
+			return knownEngine("engine.type", t)
 		}
+		return "", fmt.Errorf("line %d: engine is a %s, not an engine name or a mapping with a type", e.Line, e.Kind)
 	}
-	if t := tree.Get("backend", "type"); t != nil && t.Kind == Scalar {
-		return normaliseEngine(t.Str)
+	if t := tree.Get("backend", "type"); t != nil {
+		return knownEngine("backend.type", t)
 	}
-	return EngineSGLang // srt-slurm's default backend type
+	return EngineSGLang, nil // srt-slurm's default backend type
+}
+
+// knownEngine resolves an engine name. A name no engine has (a typo such as
+// "sglng") or a value with a YAML tag PyYAML would not load as a string
+// is an error: the checks for an unknown engine would all be skipped, and
+// srt-slurm would not run the recipe either.
+func knownEngine(at string, v *Value) (string, error) {
+	if v.Kind != Scalar {
+		return "", fmt.Errorf("line %d: %s is a %s, not an engine name", v.Line, at, v.Kind)
+	}
+	if v.Tag != "" && v.Tag != "!!str" {
+		return "", fmt.Errorf("line %d: %s %q carries the YAML tag %s; want a plain string", v.Line, at, v.Str, v.Tag)
+	}
+	e := normaliseEngine(v.Str)
+	if _, ok := engineConfigKey[e]; !ok {
+		return "", fmt.Errorf("line %d: %s %q is not an engine specsim knows: want sglang, vllm, trtllm, atom or tilert (or their srt-slurm and dynamo aliases)", v.Line, at, v.Str)
+	}
+	return e, nil
 }
 
 var engineConfigKey = map[string]string{
@@ -215,7 +240,11 @@ func resolveVariant(name string, tree, section *Value) (*Variant, error) {
 	if tree.Kind != Map {
 		return nil, fmt.Errorf("variant %s is not a mapping", name)
 	}
-	v := &Variant{Name: name, JobName: tree.Get("name").String(), Engine: engineOf(tree), tree: tree, section: section}
+	engine, err := engineOf(tree)
+	if err != nil {
+		return nil, err
+	}
+	v := &Variant{Name: name, JobName: tree.Get("name").String(), Engine: engine, tree: tree, section: section}
 	v.RecipeEnv = scalarMap(tree.Get("environment"))
 	cfgKey := engineConfigKey[v.Engine]
 
@@ -229,9 +258,13 @@ func resolveVariant(name string, tree, section *Value) (*Variant, error) {
 				present = true
 				env, args = spec.Get("env"), spec.Get("args")
 				envAt, argsAt = "roles."+rn+".env", "roles."+rn+".args"
-				if e := spec.Get("engine"); e != nil && e.Kind == Scalar {
+				if e := spec.Get("engine"); e != nil {
+					pe, err := knownEngine("roles."+rn+".engine", e)
+					if err != nil {
+						return nil, err
+					}
 					// a per-role engine must agree with the recipe's; srt-slurm rejects a mix
-					if pe := normaliseEngine(e.Str); pe != v.Engine && tree.Get("engine") != nil {
+					if pe != v.Engine && tree.Get("engine") != nil {
 						return nil, fmt.Errorf("line %d: roles.%s.engine %q conflicts with engine %q", e.Line, rn, e.Str, v.Engine)
 					}
 				}
@@ -412,11 +445,15 @@ func resolveEngineArgs(r *Role) error {
 			return nil
 		}
 		s := &Spec{Algorithm: sc.Get("decoding_type").String(), DraftModel: sc.Get("speculative_model").String(), TopK: 1}
-		if sc.Get("max_draft_len") != nil {
-			setDraftLength(s, sc.Get("max_draft_len"), "speculative_config.max_draft_len")
-		} else {
-			setDraftLength(s, sc.Get("num_nextn_predict_layers"), "speculative_config.num_nextn_predict_layers")
+		// The draft length is max_draft_len (NVIDIA/TensorRT-LLM
+		// tensorrt_llm/llmapi/llm_args.py DecodingBaseConfig); the current
+		// MTPDecodingConfig no longer copies num_nextn_predict_layers into
+		// it, and InferenceX reads max_draft_len.
+		setDraftLength(s, sc.Get("max_draft_len"), "speculative_config.max_draft_len")
+		if n := sc.Get("num_nextn_predict_layers"); s.DraftLength == 0 && s.DraftLengthBad == "" && n != nil {
+			s.NextNOnly = n.Str
 		}
+		s.TwoModel = trtTwoModel(sc)
 		s.MoERunner = r.MoERunner
 		r.Spec = s
 	case EngineATOM:
@@ -442,6 +479,28 @@ func resolveEngineArgs(r *Role) error {
 		r.Spec = s
 	}
 	return nil
+}
+
+// trtTwoModel says why a TensorRT-LLM speculative_config runs the
+// two-model path (a separate draft model driven by TorchSampler), "" for
+// the one-model path (SpecWorkerBase): MTPDecodingConfig.mtp_eagle_one_model
+// and Eagle3DecodingConfig.eagle3_one_model default to true; Draft_Target
+// is always two-model (tensorrt_llm/llmapi/llm_args.py).
+func trtTwoModel(sc *Value) string {
+	dt := strings.ToLower(sc.Get("decoding_type").String())
+	off := func(k string) bool {
+		v := sc.Get(k)
+		return v != nil && v.Kind == Scalar && strings.EqualFold(strings.TrimSpace(v.Str), "false")
+	}
+	switch {
+	case dt == "mtp" && off("mtp_eagle_one_model") && !sc.Get("use_mtp_vanilla").Bool():
+		return "speculative_config.mtp_eagle_one_model: false"
+	case strings.HasPrefix(dt, "eagle") && off("eagle3_one_model"):
+		return "speculative_config.eagle3_one_model: false"
+	case dt == "draft_target" || dt == "drafttarget":
+		return "decoding_type " + sc.Get("decoding_type").String()
+	}
+	return ""
 }
 
 // algoSet reports an EAGLE-family algorithm (NEXTN is EAGLE), for which

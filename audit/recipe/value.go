@@ -357,3 +357,17 @@ func (c *converter) mergeKey(dst *Value, src *yaml.Node, merged map[string]bool,
 	}
 	return nil
 }
+
+func (k Kind) String() string {
+	switch k {
+	case Null:
+		return "null"
+	case Scalar:
+		return "scalar"
+	case Map:
+		return "mapping"
+	case List:
+		return "list"
+	}
+	return "node"
+}

@@ -31,6 +31,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/specsim/specsim/internal/regular"
 )
@@ -92,7 +93,7 @@ type Error struct {
 
 func (e *Error) Error() string {
 	if e.Tensor != "" {
-		return fmt.Sprintf("%s: tensor %q: %v", e.Path, e.Tensor, e.Err)
+		return fmt.Sprintf("%s: tensor %q: %v", e.Path, truncName(e.Tensor), e.Err)
 	}
 	return fmt.Sprintf("%s: %v", e.Path, e.Err)
 }
@@ -158,7 +159,7 @@ type tensorErr struct {
 	err  error
 }
 
-func (e *tensorErr) Error() string { return fmt.Sprintf("tensor %q: %v", e.name, e.err) }
+func (e *tensorErr) Error() string { return fmt.Sprintf("tensor %q: %v", truncName(e.name), e.err) }
 
 func tensorOf(err error) string {
 	var te *tensorErr
@@ -213,7 +214,26 @@ func readHeader(r io.Reader, size int64) (*Header, error) {
 	return h, nil
 }
 
+// parse reads the header JSON by the reference implementation's rules
+// (huggingface/safetensors safetensors/src/tensor.rs, read_metadata and
+// HashMetadata): the header must be UTF-8 (core::str::from_utf8), strings
+// may not hold an unpaired surrogate escape (serde_json), a tensor entry
+// names each of dtype, shape and data_offsets once (serde's derived
+// TensorInfo refuses a duplicate field), and __metadata__ is null or maps
+// strings to strings (Option<HashMap<String, String>>). The reference keeps
+// the last of two tensors with one name; this parser refuses them.
 func (h *Header) parse(buf []byte) error {
+	if !utf8.Valid(buf) {
+		i := 0
+		for i < len(buf) {
+			r, n := utf8.DecodeRune(buf[i:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			i += n
+		}
+		return fmt.Errorf("header is not valid UTF-8 (byte 0x%02x at offset %d)", buf[i], i)
+	}
 	s := &scanner{b: buf}
 	if s.peek() != '{' {
 		return errors.New("header does not begin with '{'")
@@ -274,9 +294,8 @@ func stringMap(s *scanner) (map[string]string, error) {
 	}
 	m := map[string]string{}
 	err := s.object(func(k string) error {
-		if s.peek() == 'n' && s.literal("null") {
-			m[k] = ""
-			return nil
+		if s.peek() != '"' {
+			return fmt.Errorf("the value of %q is not a string", truncName(k))
 		}
 		v, err := s.str()
 		if err != nil {
@@ -295,7 +314,21 @@ func parseTensor(s *scanner, name string) (Tensor, error) {
 	if s.peek() == 'n' && s.literal("null") {
 		return Tensor{}, errors.New(`missing "dtype"`)
 	}
+	seen := 0
 	err := s.object(func(k string) error {
+		bit := 0
+		switch k {
+		case "dtype":
+			bit = 1
+		case "shape":
+			bit = 2
+		case "data_offsets":
+			bit = 4
+		}
+		if seen&bit != 0 {
+			return fmt.Errorf("duplicate field %q", k)
+		}
+		seen |= bit
 		if s.peek() == 'n' && s.literal("null") {
 			switch k {
 			case "dtype":
@@ -408,4 +441,21 @@ func (h *Header) validate() error {
 		return fmt.Errorf("tensors cover %d bytes of data but the file holds %d after the header", pos, dataLen)
 	}
 	return nil
+}
+
+// maxNameInError is the most bytes of a tensor name or key an error quotes:
+// a header may hold a name of many megabytes, and an error line should stay
+// a line.
+const maxNameInError = 160
+
+// truncName shortens a name for an error message, saying how long it was.
+func truncName(s string) string {
+	if len(s) <= maxNameInError {
+		return s
+	}
+	cut := maxNameInError
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", s[:cut], len(s))
 }

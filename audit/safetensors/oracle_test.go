@@ -8,14 +8,23 @@ import (
 	"reflect"
 	"sort"
 	"testing"
+	"unicode/utf8"
 )
 
 var errSyntax = errors.New("invalid JSON")
 
 // oracleHeader parses a header with encoding/json, the straightforward way,
 // to check the hand-written scanner against: same tensors, or both reject.
+// Where encoding/json is laxer than the reference implementation
+// (huggingface/safetensors tensor.rs: from_utf8, then serde_json into
+// HashMetadata), the oracle applies the reference's rule first: invalid
+// UTF-8 (encoding/json substitutes U+FFFD), unpaired surrogate escapes (the
+// same), and null metadata values (encoding/json leaves "").
 func oracleHeader(buf []byte, size int64) (*Header, error) {
 	if len(buf) == 0 || buf[0] != '{' {
+		return nil, errSyntax
+	}
+	if !utf8.Valid(buf) || loneSurrogate(buf) {
 		return nil, errSyntax
 	}
 	var entries map[string]json.RawMessage
@@ -31,11 +40,10 @@ func oracleHeader(buf []byte, size int64) (*Header, error) {
 			}
 			h.Metadata = map[string]string{}
 			for k, v := range md {
-				if v != nil {
-					h.Metadata[k] = *v
-				} else {
-					h.Metadata[k] = ""
+				if v == nil {
+					return nil, errSyntax
 				}
+				h.Metadata[k] = *v
 			}
 			continue
 		}
@@ -72,6 +80,58 @@ func oracleHeader(buf []byte, size int64) (*Header, error) {
 		return nil, err
 	}
 	return h, nil
+}
+
+// loneSurrogate reports a \uD800-\uDFFF escape inside a JSON string that
+// is not a high surrogate followed at once by a low one.
+func loneSurrogate(b []byte) bool {
+	hex := func(i int) (rune, bool) {
+		if i+6 > len(b) || b[i] != '\\' || b[i+1] != 'u' {
+			return 0, false
+		}
+		var r rune
+		for _, c := range b[i+2 : i+6] {
+			switch {
+			case c >= '0' && c <= '9':
+				r = r<<4 | rune(c-'0')
+			case c >= 'a' && c <= 'f':
+				r = r<<4 | rune(c-'a'+10)
+			case c >= 'A' && c <= 'F':
+				r = r<<4 | rune(c-'A'+10)
+			default:
+				return 0, false
+			}
+		}
+		return r, true
+	}
+	in := false
+	for i := 0; i < len(b); i++ {
+		switch {
+		case !in:
+			in = b[i] == '"'
+		case b[i] == '"':
+			in = false
+		case b[i] == '\\':
+			r, ok := hex(i)
+			if !ok {
+				i++ // skip the escaped character
+				continue
+			}
+			switch {
+			case r >= 0xDC00 && r <= 0xDFFF:
+				return true
+			case r >= 0xD800 && r <= 0xDBFF:
+				r2, ok := hex(i + 6)
+				if !ok || r2 < 0xDC00 || r2 > 0xDFFF {
+					return true
+				}
+				i += 11
+			default:
+				i += 5
+			}
+		}
+	}
+	return false
 }
 
 func unmarshalIf(raw json.RawMessage, v any) error {

@@ -173,7 +173,9 @@ func (s *scanner) slowStr(start int) (string, error) {
 					}
 					s.i = save
 				}
-				r = utf8.RuneError
+				// serde_json, which the reference implementation parses
+				// headers with, refuses an unpaired surrogate in a string.
+				return "", s.errorf("lone UTF-16 surrogate \\u%04X in a string", r)
 			}
 			out = utf8.AppendRune(out, r)
 		default:

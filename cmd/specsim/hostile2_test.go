@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/specsim/specsim/audit/checkpointtest"
 )
 
 // hostile2 is one reproducer of the second hardening round (issue 14): the
@@ -102,4 +104,49 @@ func TestHostileFlags(t *testing.T) {
 		{"audit --moe-backend unknown", nil, []string{"audit", "{dir}", "--moe-backend", "trtion"}, exitBadInput, []string{`--moe-backend: engine sglang has no MoE backend "trtion"`, "triton"}},
 		{"audit --draft-quantization with vllm", nil, []string{"audit", "{dir}", "--engine", "vllm", "--draft-quantization", "fp8"}, exitBadInput, []string{"vllm has no such flag"}},
 	})
+}
+
+func TestHostileRecipeEngine(t *testing.T) {
+	base, err := os.ReadFile("../../audit/recipe/testdata/planted_sglang.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	typo := strings.Replace(string(base), "  engine: sglang\n", "  engine: sglng\n", 1)
+	runHostile2(t, []hostile2{
+		{"engine: sglng (skipped every check, exit 0)", map[string]string{"r.yaml": typo}, []string{"recipe", "check", "{dir}/r.yaml"}, exitBadInput,
+			[]string{"{dir}/r.yaml", `line 8: engine "sglng" is not an engine specsim knows`}},
+	})
+}
+
+// Tensor names and dtypes with terminal controls reached the terminal raw in
+// text and markdown (issue 14, item 7).
+func TestHostileEscapes(t *testing.T) {
+	dir := t.TempDir()
+	const cfg = "../../testdata/configs/nvidia--Qwen3.5-397B-A17B-NVFP4"
+	main, mtp, err := checkpointtest.Qwen35MoE(cfg+"_config.json", checkpointtest.Options{MainLayers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mtp = append(mtp,
+		checkpointtest.Tensor{Name: "mtp.layers.0.\x1b]0;owned\x07evil\x1b[2J.weight", DType: "BF16", Shape: []int64{8, 8}},
+		checkpointtest.Tensor{Name: "mtp.layers.0.odd.weight", DType: "X\x1b[31m\u202e", Shape: []int64{8}})
+	c, _ := os.ReadFile(cfg + "_config.json")
+	q, _ := os.ReadFile(cfg + "_hf_quant_config.json")
+	if err := checkpointtest.WriteCheckpoint(dir, append(main, mtp...), 2, c, q); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"text", "markdown", "json"} {
+		code, out, errs := runCLI("audit", dir, "--format", format)
+		if code == exitBadInput {
+			t.Fatalf("%s: exit 2: %s", format, errs)
+		}
+		for _, s := range []string{out, errs} {
+			if strings.ContainsAny(s, "\x1b\x07\u202e") {
+				t.Errorf("%s: raw control characters reached the terminal: %q", format, s)
+			}
+		}
+		if !strings.Contains(out+errs, `\u001b`) {
+			t.Errorf("%s: the escaped name is not shown", format)
+		}
+	}
 }

@@ -82,6 +82,7 @@ type shapeFlags struct {
 	moeKernel                string
 	skew                     float64
 	prefill, mla, noIntermed bool
+	gdnMode, stateDType      string
 }
 
 func addShapeFlags(fs *flag.FlagSet) *shapeFlags {
@@ -107,10 +108,12 @@ func addShapeFlags(fs *flag.FlagSet) *shapeFlags {
 	fs.Float64Var(&s.bytes, "bytes", 0, "collective: per-GPU message in bytes")
 	fs.StringVar(&s.collective, "collective", "allreduce", "collective: allreduce|allgather|reducescatter|alltoall")
 	fs.Float64Var(&s.skew, "skew", 0, "MoE: Zipf exponent of expert popularity (0 uniform)")
-	fs.StringVar(&s.moeKernel, "moe-kernel", string(kernels.MoETorchGrouped), "MoE: torch-grouped (the measured H200 reference path) or fused (an engine's fused kernels, what simulate prices)")
+	fs.StringVar(&s.moeKernel, "moe-kernel", string(kernels.MoETorchGrouped), "MoE: torch-grouped (the measured H200 reference path), fused (an engine's fused kernels, what simulate prices) or triton (SGLang's Triton fused MoE, from moe_triton.csv where measured)")
 	fs.BoolVar(&s.prefill, "prefill", false, "attention: causal prefill over q-len new tokens")
 	fs.BoolVar(&s.mla, "mla", false, "attention: MLA latent KV (head-dim = kv_lora_rank + rope dim)")
-	fs.BoolVar(&s.noIntermed, "no-intermediate", false, "gdn: do not keep per-token states for rollback (default: kept when q-len > 1)")
+	fs.BoolVar(&s.noIntermed, "no-intermediate", false, "gdn: the reference recurrent kernel without per-token states (the pre-mode pricing of a prefill chunk)")
+	fs.StringVar(&s.gdnMode, "mode", "", "gdn: prefill|verify|decode (default from --q-len: 1 decode, 2-16 verify, longer prefill)")
+	fs.StringVar(&s.stateDType, "state-dtype", "fp32", "gdn: recurrent state dtype, fp32|bf16 (SGLang --mamba-ssm-dtype)")
 	return s
 }
 
@@ -125,6 +128,11 @@ type kernelPrediction struct {
 	Bytes     float64 `json:"bytes"`
 	FLOPs     float64 `json:"flops"`
 	Note      string  `json:"note,omitempty"`
+	// gdn: the mode, the engine kernel measured, its state dtype and eager wall time
+	Mode       string  `json:"mode,omitempty"`
+	Kernel     string  `json:"kernel,omitempty"`
+	StateDType string  `json:"state_dtype,omitempty"`
+	EagerUS    float64 `json:"eager_us,omitempty"`
 }
 
 type rowPrediction struct {
@@ -196,7 +204,7 @@ func runKernelsPredict(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specsim kernels predict:", err)
 		return exitBadInput
 	}
-	if p.Source != kernels.SourceMeasured {
+	if p.Source != kernels.SourceMeasured && p.Source != kernels.SourceExtrapolated && p.Note == "" {
 		p.Note = coster.Calibration()
 	}
 	if format == formatJSON {
@@ -210,8 +218,21 @@ func runKernelsPredict(args []string, stdout, stderr io.Writer) int {
 	if p.MoEKernel != "" {
 		opName += " (" + p.MoEKernel + ")"
 	}
-	t.add(p.GPU, opName, p.DType, fmt.Sprintf("%.2f", p.LatencyUS), p.Source, p.Bound,
-		fmt.Sprintf("%.3f", p.Bytes/1e6), fmt.Sprintf("%.3f", p.FLOPs/1e9))
+	if p.Mode != "" {
+		t = &table{header: []string{"gpu", "op", "mode", "state", ">gpu_us (graph)", ">eager_us", "source", "kernel", ">bytes_MB"}}
+		eager := "-"
+		if p.EagerUS > 0 {
+			eager = fmt.Sprintf("%.2f", p.EagerUS)
+		}
+		kern := p.Kernel
+		if kern == "" {
+			kern = "reference model"
+		}
+		t.add(p.GPU, opName, p.Mode, p.StateDType, fmt.Sprintf("%.2f", p.LatencyUS), eager, p.Source, kern, fmt.Sprintf("%.3f", p.Bytes/1e6))
+	} else {
+		t.add(p.GPU, opName, p.DType, fmt.Sprintf("%.2f", p.LatencyUS), p.Source, p.Bound,
+			fmt.Sprintf("%.3f", p.Bytes/1e6), fmt.Sprintf("%.3f", p.FLOPs/1e9))
+	}
 	t.writeText(stdout)
 	if p.Note != "" {
 		fmt.Fprintln(stdout, "\nnote:", p.Note)
@@ -301,8 +322,8 @@ func predictOne(c *kernels.Coster, op string, s *shapeFlags) (kernelPrediction, 
 			return p, fmt.Errorf("--skew %g: want 0..4", s.skew)
 		}
 		k := kernels.MoEKernel(s.moeKernel)
-		if k != kernels.MoEFused && k != kernels.MoETorchGrouped {
-			return p, fmt.Errorf("--moe-kernel %q: want %s or %s", s.moeKernel, kernels.MoETorchGrouped, kernels.MoEFused)
+		if k != kernels.MoEFused && k != kernels.MoETorchGrouped && k != kernels.MoETriton {
+			return p, fmt.Errorf("--moe-kernel %q: want %s, %s or %s", s.moeKernel, kernels.MoETorchGrouped, kernels.MoEFused, kernels.MoETriton)
 		}
 		cost = c.MoE(kernels.MoEShape{Tokens: r.Tokens, Experts: r.Experts, TopK: r.TopK, Hidden: r.Hidden, Inter: r.Inter, DType: dt, Skew: s.skew, Kernel: k})
 		p.MoEKernel = string(k)
@@ -319,15 +340,36 @@ func predictOne(c *kernels.Coster, op string, s *shapeFlags) (kernelPrediction, 
 			return p, err
 		}
 	case "gdn":
+		if r.Batch <= 0 || r.QLen <= 0 || r.Heads <= 0 || r.HeadDim <= 0 {
+			return p, errors.New("gdn needs positive --batch --q-len --heads --head-dim")
+		}
+		sd, err := kernels.ParseDType(s.stateDType)
+		if err != nil || (sd != kernels.FP32 && sd != kernels.BF16) {
+			return p, fmt.Errorf("--state-dtype %q: want fp32 or bf16", s.stateDType)
+		}
+		shape := kernels.GDNShape{Batch: r.Batch, QLen: r.QLen, KHeads: max(r.KVHeads, 1), VHeads: r.Heads, KDim: r.HeadDim, VDim: r.HeadDim, StateDType: sd}
 		if s.noIntermed {
-			if r.Batch <= 0 || r.QLen <= 0 || r.Heads <= 0 || r.HeadDim <= 0 {
-				return p, errors.New("gdn needs positive --batch --q-len --heads --head-dim")
+			if s.gdnMode != "" {
+				return p, errors.New("--no-intermediate and --mode exclude each other")
 			}
-			cost = c.GatedDeltaNet(kernels.GDNShape{Batch: r.Batch, QLen: r.QLen, KHeads: max(r.KVHeads, 1), VHeads: r.Heads, KDim: r.HeadDim, VDim: r.HeadDim})
+			cost = c.GatedDeltaNetReference(shape)
+			p.Mode, p.StateDType = "reference", string(sd)
 			break
 		}
-		if cost, err = c.PredictRow(r); err != nil {
+		mode := kernels.DefaultGDNMode(r.QLen)
+		if s.gdnMode != "" {
+			if mode, err = kernels.ParseGDNMode(s.gdnMode); err != nil {
+				return p, fmt.Errorf("--mode: %v", err)
+			}
+		}
+		g, err := c.GDN(shape, mode)
+		if err != nil {
 			return p, err
+		}
+		cost = g.Cost
+		p.Mode, p.Kernel, p.StateDType, p.EagerUS = string(g.Mode), g.Kernel, string(g.StateDType), g.EagerSeconds*1e6
+		if g.StateSubstituted {
+			p.Note = fmt.Sprintf("no %s-state rows for this head layout: priced from the %s-state rows (prefill reads and writes the state once per sequence)", sd, g.StateDType)
 		}
 	default:
 		if cost, err = c.PredictRow(r); err != nil {

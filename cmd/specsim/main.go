@@ -46,6 +46,10 @@ func main() {
 // run dispatches to a subcommand. It never lets a panic escape: an
 // internal failure is reported as exit 2 with the panic value.
 func run(args []string, stdout, stderr io.Writer) (code int) {
+	out, errs := newEscaper(stdout), newEscaper(stderr)
+	defer out.Flush()
+	defer errs.Flush()
+	stdout, stderr = out, errs
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(stderr, "specsim: internal error: %v\n", r)

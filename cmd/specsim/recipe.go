@@ -178,7 +178,11 @@ func roleTable(v *recipe.VariantReport) *table {
 		if rr.ExpectedAL != nil {
 			al = recipe.FormatAL(*rr.ExpectedAL)
 		}
-		t.add(rr.Role, rr.Engine, algo, k, topk, ndt, quant, moe, al, injectionCell(rr.Env))
+		inj := injectionCell(rr.Env)
+		if !rr.Injected && rr.ExpectedAL != nil {
+			inj = "none (schema 1); runs with " + inj
+		}
+		t.add(rr.Role, rr.Engine, algo, k, topk, ndt, quant, moe, al, inj)
 	}
 	return t
 }

@@ -1,0 +1,16 @@
+#!/bin/bash
+# Device command for the Qwen3.5 kernel tables (gdn_chunk, gdn_recurrent, moe_triton; see NOTES.md).
+# Usage: run_qwen.sh smoke|full  with SGL_PY (sglang python/ tree: fla + fused_moe_triton files and stubs)
+# and FLA_UP (upstream flash-linear-attention checkout) set; neither is part of this repository.
+set -o pipefail
+export PYTHONUNBUFFERED=1 PYTHONPATH="$SGL_PY:$FLA_UP:$PYTHONPATH"
+cd "$(dirname "$0")"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.limit --format=csv | tee -a $OUT/log.txt
+python3 -c "import torch,triton;print(torch.__version__,torch.version.cuda,triton.__version__)" | tee -a $OUT/log.txt
+if [ "$1" = smoke ]; then
+  timeout 200 python3 collect_gdn.py --out $OUT/gdn --budget 90 --stride 9 --heldout 9 --upstream 2:4096 2>&1 | tee -a $OUT/log.txt
+  timeout 150 python3 collect_moe_triton.py --out $OUT/moe --budget 60 --stride 4 --tps 1,8 2>&1 | tee -a $OUT/log.txt
+else
+  timeout 360 python3 collect_gdn.py --out $OUT/gdn --budget ${GDN_BUDGET:-300} 2>&1 | tee -a $OUT/log.txt
+  timeout 200 python3 collect_moe_triton.py --out $OUT/moe --budget ${MOE_BUDGET:-170} 2>&1 | tee -a $OUT/log.txt
+fi

@@ -1,0 +1,236 @@
+package kernels
+
+import (
+	"fmt"
+	"sync"
+)
+
+// GDNCost is a Gated DeltaNet layer priced by mode. Cost.Seconds is GPU
+// time (CUDA-graph replay of the measured kernel); EagerSeconds is the wall
+// time of one eager call issued back to back, which is what an engine that
+// runs the kernel without graphs (SGLang prefill) pays when the host is the
+// bottleneck, 0 where the table has no eager figure.
+type GDNCost struct {
+	Cost
+	Mode         GDNMode
+	Kernel       string // the engine kernel the table measured; "" when priced by the reference model
+	StateDType   DType  // state dtype of the rows used
+	EagerSeconds float64
+	// StateSubstituted: no row of the asked state dtype covers the head
+	// layout, so the other dtype's rows priced it (prefill only, where the
+	// state is read and written once per sequence).
+	StateSubstituted bool
+}
+
+// gdnModeOf is the engine kernel a GDNShape stands for: decode for one
+// token, verify when intermediate states are kept, prefill for long
+// chunks; false for short chunks without intermediate states (no engine
+// kernel is measured for them).
+func gdnModeOf(s GDNShape) (GDNMode, bool) {
+	switch {
+	case s.QLen == 1:
+		return GDNDecode, true
+	case s.KeepIntermediate:
+		return GDNVerify, true
+	case s.QLen >= gdnPrefillMinQLen:
+		return GDNPrefill, true
+	}
+	return "", false
+}
+
+// GDN prices a Gated DeltaNet layer in a given mode from the engine-kernel
+// tables of the GPU where they cover its head layout (SGLang's kernels on
+// the H200), else by the reference model of GatedDeltaNet (the roofline
+// calibrated on the reference recurrent kernel, which for prefill
+// extrapolates a per-token recurrence to the whole chunk).
+func (c *Coster) GDN(s GDNShape, mode GDNMode) (GDNCost, error) {
+	if s.Batch <= 0 || s.QLen <= 0 || s.VHeads <= 0 || s.KDim <= 0 || s.VDim <= 0 {
+		return GDNCost{}, fmt.Errorf("gdn needs positive batch, q_len, heads and head_dim")
+	}
+	switch mode {
+	case GDNDecode:
+		if s.QLen != 1 {
+			return GDNCost{}, fmt.Errorf("gdn decode is one token per sequence, got q_len %d (use verify or prefill)", s.QLen)
+		}
+		s.KeepIntermediate = false
+	case GDNVerify:
+		s.KeepIntermediate = true
+	case GDNPrefill:
+		s.KeepIntermediate = false
+	default:
+		return GDNCost{}, fmt.Errorf("unknown GDN mode %q: want prefill, verify or decode", mode)
+	}
+	if g, ok := c.engineGDN(s, mode); ok {
+		return g, nil
+	}
+	sd := s.StateDType
+	if sd == "" {
+		sd = FP32
+	}
+	return GDNCost{Cost: c.gdnReference(s), Mode: mode, StateDType: sd}, nil
+}
+
+func (c *Coster) engineGDN(s GDNShape, mode GDNMode) (GDNCost, bool) {
+	if c.engine == nil || c.engine.gdn == nil || s.KDim != s.VDim || s.Batch <= 0 || s.QLen <= 0 {
+		return GDNCost{}, false
+	}
+	sd := s.StateDType
+	if sd == "" {
+		sd = FP32
+	}
+	key := gdnKey{mode, sd, s.VHeads, max(s.KHeads, 1), s.KDim}
+	fam, ok := c.engine.gdn.graph[key]
+	substituted := false
+	if !ok && mode == GDNPrefill {
+		other := FP32
+		if sd == FP32 {
+			other = BF16
+		}
+		key.state = other
+		fam, ok = c.engine.gdn.graph[key]
+		substituted = ok
+	}
+	if !ok {
+		return GDNCost{}, false
+	}
+	idx, x := float64(s.Batch), float64(s.Batch*s.QLen)
+	if mode != GDNPrefill {
+		idx, x = float64(s.QLen), float64(s.Batch)
+	}
+	us, inside := fam.at(idx, x)
+	src := SourceMeasured
+	if !inside {
+		src = SourceExtrapolated
+	}
+	out := GDNCost{Mode: mode, Kernel: c.engine.gdn.kernel[key], StateDType: key.state, StateSubstituted: substituted,
+		Cost: Cost{Seconds: us * 1e-6, Source: src, Bound: "measured"}}
+	if e, ok := c.engine.gdn.eager[key]; ok {
+		eu, _ := e.at(idx, x)
+		out.EagerSeconds = eu * 1e-6
+	}
+	ref := c.gdnReference(s)
+	out.Bytes, out.FLOPs = ref.Bytes, ref.FLOPs
+	return out, true
+}
+
+// engineMoE prices a Triton fused MoE from the GPU's moe_triton table, or
+// a fused MoE from a user's measured engine table (--kernel-table), where
+// one covers the layer. With skewed routing the uniform measurement is
+// scaled by the roofline's skewed-to-uniform ratio.
+func (c *Coster) engineMoE(s MoEShape) (Cost, bool) {
+	if c.engine == nil {
+		return Cost{}, false
+	}
+	m := c.engine.moe
+	if s.Kernel != MoETriton {
+		if s.Kernel != "" && s.Kernel != MoEFused {
+			return Cost{}, false
+		}
+		m = c.engine.fused
+	}
+	dt := s.DType
+	if dt == "" {
+		dt = BF16
+	}
+	cv, ok := m[moeKey{dt, s.Experts, min(s.TopK, s.Experts), s.Hidden, s.Inter}]
+	if !ok {
+		return Cost{}, false
+	}
+	us, inside := cv.at(float64(s.Tokens))
+	src := SourceMeasured
+	if !inside {
+		src = SourceExtrapolated
+	}
+	plain := s
+	plain.Kernel = MoEFused
+	plain.Skew = 0
+	c2 := *c
+	c2.engine = nil
+	base := c2.MoE(plain)
+	cost := Cost{Seconds: us * 1e-6, Bytes: base.Bytes, FLOPs: base.FLOPs, Source: src, Bound: "measured"}
+	if s.Skew > 0 {
+		skewed := plain
+		skewed.Skew = s.Skew
+		if sk := c2.MoE(skewed); base.Seconds > 0 {
+			cost.Seconds *= sk.Seconds / base.Seconds
+			cost.Bytes = sk.Bytes
+		}
+	}
+	return cost, true
+}
+
+// WithEngineTables returns a copy of c that prices engine kernels from t
+// first: t's lines replace the embedded ones of the same shape, the others
+// stay.
+func (c *Coster) WithEngineTables(t *EngineTables) *Coster {
+	out := *c
+	if t.empty() {
+		return &out
+	}
+	merged := &EngineTables{Source: t.Source, FusedMoE: t.FusedMoE}
+	if own, err := EmbeddedEngineTables(c.gpu.Name); err == nil && own != nil {
+		merged.Source = t.Source + " (then " + own.Source + ")"
+		merged.FusedMoE = append(merged.FusedMoE, own.FusedMoE...)
+		gdnKeys := map[gdnKey]bool{}
+		for _, r := range t.GDN {
+			gdnKeys[gdnKey{r.Mode, r.StateDType, r.Heads, r.KVHeads, r.HeadDim}] = true
+		}
+		merged.GDN = append(merged.GDN, t.GDN...)
+		for _, r := range own.GDN {
+			if !gdnKeys[gdnKey{r.Mode, r.StateDType, r.Heads, r.KVHeads, r.HeadDim}] {
+				merged.GDN = append(merged.GDN, r)
+			}
+		}
+		moeKeys := map[moeKey]bool{}
+		for _, r := range t.MoE {
+			moeKeys[moeKey{r.DType, r.Experts, r.TopK, r.Hidden, r.Inter}] = true
+		}
+		merged.MoE = append(merged.MoE, t.MoE...)
+		for _, r := range own.MoE {
+			if !moeKeys[moeKey{r.DType, r.Experts, r.TopK, r.Hidden, r.Inter}] {
+				merged.MoE = append(merged.MoE, r)
+			}
+		}
+	} else {
+		merged.GDN, merged.MoE = t.GDN, t.MoE
+	}
+	out.engine = newEngineIndex(merged)
+	return &out
+}
+
+// EngineSource says where the Coster's engine-kernel tables come from (""
+// when it has none).
+func (c *Coster) EngineSource() string {
+	if c.engine == nil {
+		return ""
+	}
+	return c.engine.source
+}
+
+var (
+	engineIdxMu    sync.Mutex
+	engineIdxCache = map[string]*engineIndex{}
+)
+
+// embeddedEngineIndex is the fitted index of a GPU's embedded engine
+// tables, built once; nil where there are none or they do not parse (the
+// test of the embedded data reports that).
+func embeddedEngineIndex(gpu string) *engineIndex {
+	engineIdxMu.Lock()
+	defer engineIdxMu.Unlock()
+	if ix, ok := engineIdxCache[gpu]; ok {
+		return ix
+	}
+	t, err := EmbeddedEngineTables(gpu)
+	var ix *engineIndex
+	if err == nil {
+		ix = newEngineIndex(t)
+	}
+	engineIdxCache[gpu] = ix
+	return ix
+}
+
+// GatedDeltaNetReference prices s with the reference model alone (the
+// recurrent kernel of ops.csv and its roofline), whatever engine tables the
+// GPU has: the pricing GDN replaces, kept for comparison.
+func (c *Coster) GatedDeltaNetReference(s GDNShape) Cost { return c.gdnReference(s) }
