@@ -26,14 +26,28 @@ type calibration struct {
 // [Catalog], each once, when a [Coster] for it is first made. It is safe for
 // concurrent use.
 type Calibrations struct {
-	cat  *Catalog
-	mu   sync.Mutex
-	fits map[string]*calibration
-	errs map[string]error
+	cat     *Catalog
+	mu      sync.Mutex
+	fits    map[string]*calibration
+	errs    map[string]error
+	engines map[string]*engineIndex
 }
 
 func newCalibrations(cat *Catalog) *Calibrations {
-	return &Calibrations{cat: cat, fits: map[string]*calibration{}, errs: map[string]error{}}
+	return &Calibrations{cat: cat, fits: map[string]*calibration{}, errs: map[string]error{}, engines: map[string]*engineIndex{}}
+}
+
+// engineIndex is the fitted index of a GPU's embedded engine-kernel
+// tables, built once.
+func (cs *Calibrations) engineIndex(gpu string) *engineIndex {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if ix, ok := cs.engines[gpu]; ok {
+		return ix
+	}
+	ix := buildEngineIndex(gpu)
+	cs.engines[gpu] = ix
+	return ix
 }
 
 // MeasuredTables returns the op table, the held-out op table and the
