@@ -30,6 +30,7 @@ type Calibrations struct {
 	mu      sync.Mutex
 	fits    map[string]*calibration
 	errs    map[string]error
+	engMu   sync.Mutex // apart from mu: fitting makes Costers, which ask for the index
 	engines map[string]*engineIndex
 }
 
@@ -40,8 +41,8 @@ func newCalibrations(cat *Catalog) *Calibrations {
 // engineIndex is the fitted index of a GPU's embedded engine-kernel
 // tables, built once.
 func (cs *Calibrations) engineIndex(gpu string) *engineIndex {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
+	cs.engMu.Lock()
+	defer cs.engMu.Unlock()
 	if ix, ok := cs.engines[gpu]; ok {
 		return ix
 	}
