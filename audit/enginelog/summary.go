@@ -165,7 +165,16 @@ type Agreement struct {
 	StdErr    float64 `json:"stderr"`
 	Tolerance float64 `json:"tolerance"`
 	Agrees    bool    `json:"agrees"`
-	Verdict   string  `json:"verdict"`
+	// Judged is false when the logs hold too few accept-length samples to
+	// judge: then Agrees is false and means nothing.
+	Judged  bool   `json:"judged"`
+	Verdict string `json:"verdict"`
+}
+
+// Disagrees reports whether a target was compared with enough samples and
+// the measured mean does not fit it (what makes "specsim logs" exit 1).
+func (s *Summary) Disagrees() bool {
+	return s.Target != nil && s.Target.Judged && !s.Target.Agrees
 }
 
 // Summary is what a set of logs says about a run.
@@ -433,6 +442,7 @@ func (s *Summary) Agree(target float64) *Agreement {
 		a.Verdict = fmt.Sprintf("too few samples (%d < %d) to judge", d.Samples, minAgreeSample)
 		return a
 	}
+	a.Judged = true
 	a.Agrees = math.Abs(a.Diff) <= a.Tolerance
 	if a.Agrees {
 		a.Verdict = fmt.Sprintf("agrees: |%.3f - %.3f| = %.3f <= %.3f (3 x stderr %.4f + %.2f)", d.Mean, target, math.Abs(a.Diff), a.Tolerance, d.StdErr, agreeAllowance)
