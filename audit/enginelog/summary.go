@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/specsim/specsim/internal/quantile"
 	"github.com/specsim/specsim/internal/regular"
 )
 
@@ -301,12 +302,7 @@ func distribution(x, w []float64) *Distribution {
 	}
 	sorted := append([]float64(nil), x...)
 	sort.Float64s(sorted)
-	q := func(p float64) float64 {
-		pos := p * float64(len(sorted)-1)
-		lo := int(math.Floor(pos))
-		hi := min(lo+1, len(sorted)-1)
-		return sorted[lo] + (pos-float64(lo))*(sorted[hi]-sorted[lo])
-	}
+	q := func(p float64) float64 { return quantile.Sorted(sorted, p) }
 	d.Min, d.Max = sorted[0], sorted[len(sorted)-1]
 	d.P10, d.P50, d.P90 = q(0.1), q(0.5), q(0.9)
 	// 0.1-wide bins on the 0.1 grid cover the span, at most 200 of them
