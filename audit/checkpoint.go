@@ -68,7 +68,13 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 		return nil, &CorruptError{Path: dir, Err: errors.New("not a directory")}
 	}
 	cp := &Checkpoint{Dir: dir}
-	cfg, err := LoadModelConfig(dir)
+	links := newLinkGuard(dir)
+	var cfg *ModelConfig
+	if links.allow(cp, "config.json") && links.allow(cp, "hf_quant_config.json") {
+		cfg, err = LoadModelConfig(dir)
+	} else {
+		err = fs.ErrNotExist
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist): // config.json; a missing hf_quant_config.json is no error
 		cp.Config = &ModelConfig{Dir: dir}
@@ -93,12 +99,19 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 		onDisk[i] = filepath.Base(onDisk[i])
 	}
 	slices.Sort(onDisk)
+	onDisk = links.filter(cp, onDisk)
 
 	indexPath := filepath.Join(dir, safetensors.IndexFile)
 	_, statErr := os.Stat(indexPath)
-	hasIndex := statErr == nil
+	hasIndex := statErr == nil && links.allow(cp, safetensors.IndexFile)
 	if !hasIndex && len(onDisk) == 0 {
-		return nil, &CorruptError{Path: dir, Err: errors.New("no *.safetensors files and no " + safetensors.IndexFile)}
+		msg := "no *.safetensors files and no " + safetensors.IndexFile
+		for _, f := range cp.Findings {
+			if f.Code == "symlink-outside-dir" {
+				msg += "; " + f.Message
+			}
+		}
+		return nil, &CorruptError{Path: dir, Err: errors.New(msg)}
 	}
 	if len(onDisk) > MaxShards {
 		return nil, &CorruptError{Path: dir, Err: fmt.Errorf("holds %d shard files, more than %d", len(onDisk), MaxShards)}
@@ -106,6 +119,9 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 	// The index of a large MoE checkpoint is tens of megabytes of JSON, as
 	// much work as all shard headers together: read the headers of the
 	// files on disk while it is parsed.
+	if err := checkHeaderBytes(dir, onDisk); err != nil {
+		return nil, &CorruptError{Path: dir, Err: err}
+	}
 	fromDisk := make(chan []shard, 1)
 	go func() { fromDisk <- readShards(dir, onDisk) }()
 	shardNames := onDisk
@@ -158,6 +174,10 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 		if !read[s] {
 			rest = append(rest, s)
 		}
+	}
+	rest = links.filter(cp, rest)
+	if err := checkHeaderBytes(dir, append(append([]string(nil), onDisk...), rest...)); err != nil {
+		return nil, &CorruptError{Path: dir, Err: err}
 	}
 	shards = append(shards, readShards(dir, rest)...)
 	if err := cp.collect(shards); err != nil {
@@ -293,70 +313,72 @@ func (h *mergeHeap) Pop() any {
 // dtypes and duplicated names. Tensors are sorted by name, so duplicates are
 // adjacent and every index lookup is a single map probe.
 func (cp *Checkpoint) crossCheck() {
-	var dup, unknown []string
+	var dup, unknown examples
 	unknownDTypes := map[string]bool{}
 	var dataBytes int64
 	for i, t := range cp.Tensors {
 		dataBytes += t.Bytes()
 		if i > 0 && cp.Tensors[i-1].Name == t.Name {
-			dup = append(dup, fmt.Sprintf("%s (%s and %s)", t.Name, cp.Tensors[i-1].Shard, t.Shard))
+			dup.add("%s (%s and %s)", t.Name, cp.Tensors[i-1].Shard, t.Shard)
 		}
 		if !t.KnownDType() {
-			unknown = append(unknown, t.Name)
-			unknownDTypes[t.DType] = true
+			unknown.add("%s", t.Name)
+			if len(unknownDTypes) < 16 {
+				unknownDTypes[t.DType] = true
+			}
 		}
 	}
-	if len(dup) > 0 {
+	if dup.n > 0 {
 		cp.add(Finding{Code: "tensor-duplicate", Severity: SeverityError,
-			Message: fmt.Sprintf("%d tensors appear more than once across shard headers; which copy loads depends on file order: %s", len(dup), abbreviate(dup, 3))})
+			Message: fmt.Sprintf("%d tensors appear more than once across shard headers; which copy loads depends on file order: %s", dup.n, &dup)})
 	}
-	if len(unknown) > 0 {
+	if unknown.n > 0 {
 		ds := make([]string, 0, len(unknownDTypes))
 		for d := range unknownDTypes {
 			ds = append(ds, d)
 		}
 		slices.Sort(ds)
 		cp.add(Finding{Code: "dtype-unknown", Severity: SeverityWarning,
-			Message: fmt.Sprintf("%d tensors use dtypes the safetensors format does not define (%s), so their sizes cannot be checked: %s", len(unknown), strings.Join(ds, ", "), abbreviate(unknown, 3))})
+			Message: fmt.Sprintf("%d tensors use dtypes the safetensors format does not define (%s), so their sizes cannot be checked: %s", unknown.n, strings.Join(ds, ", "), &unknown)})
 	}
 	if cp.Index == nil {
 		return
 	}
 	// Both lists are sorted by name: walk them together.
-	var wrong, extra, missing []string
+	var wrong, extra, missing examples
 	entries := cp.Index.Entries
 	j := 0
 	for i, t := range cp.Tensors {
 		for j < len(entries) && entries[j].Name < t.Name {
-			missing = append(missing, fmt.Sprintf("%s (index: %s)", entries[j].Name, entries[j].Shard))
+			missing.add("%s (index: %s)", entries[j].Name, entries[j].Shard)
 			j++
 		}
 		switch {
 		case j < len(entries) && entries[j].Name == t.Name:
 			if shard := entries[j].Shard; shard != t.Shard && filepath.Clean(shard) != t.Shard {
-				wrong = append(wrong, fmt.Sprintf("%s (index: %s, header: %s)", t.Name, shard, t.Shard))
+				wrong.add("%s (index: %s, header: %s)", t.Name, shard, t.Shard)
 			}
 			if i+1 == len(cp.Tensors) || cp.Tensors[i+1].Name != t.Name {
 				j++
 			}
 		default:
-			extra = append(extra, fmt.Sprintf("%s (%s)", t.Name, t.Shard))
+			extra.add("%s (%s)", t.Name, t.Shard)
 		}
 	}
 	for ; j < len(entries); j++ {
-		missing = append(missing, fmt.Sprintf("%s (index: %s)", entries[j].Name, entries[j].Shard))
+		missing.add("%s (index: %s)", entries[j].Name, entries[j].Shard)
 	}
-	if len(missing) > 0 {
+	if missing.n > 0 {
 		cp.add(Finding{Code: "tensor-missing", Severity: SeverityError,
-			Message: fmt.Sprintf("%d tensors listed in %s are in no readable shard header: %s", len(missing), safetensors.IndexFile, abbreviate(missing, 3))})
+			Message: fmt.Sprintf("%d tensors listed in %s are in no readable shard header: %s", missing.n, safetensors.IndexFile, &missing)})
 	}
-	if len(wrong) > 0 {
+	if wrong.n > 0 {
 		cp.add(Finding{Code: "tensor-wrong-shard", Severity: SeverityError,
-			Message: fmt.Sprintf("%d tensors sit in a different shard than %s says; loaders that trust the index will not find them: %s", len(wrong), safetensors.IndexFile, abbreviate(wrong, 3))})
+			Message: fmt.Sprintf("%d tensors sit in a different shard than %s says; loaders that trust the index will not find them: %s", wrong.n, safetensors.IndexFile, &wrong)})
 	}
-	if len(extra) > 0 {
+	if extra.n > 0 {
 		cp.add(Finding{Code: "tensor-unindexed", Severity: SeverityWarning,
-			Message: fmt.Sprintf("%d tensors are in shard headers but not in %s's weight_map: %s", len(extra), safetensors.IndexFile, abbreviate(extra, 3))})
+			Message: fmt.Sprintf("%d tensors are in shard headers but not in %s's weight_map: %s", extra.n, safetensors.IndexFile, &extra)})
 	}
 	if cp.Index.HasTotalSize && cp.Index.TotalSize != dataBytes {
 		cp.add(Finding{Code: "total-size-mismatch", Severity: SeverityWarning,

@@ -494,12 +494,15 @@ type GDNShape struct {
 	StateDType                              DType // recurrent state format; "" means FP32
 }
 
-// GatedDeltaNet prices the recurrent state update of QLen tokens per
-// sequence: each value head's [KDim x VDim] state is read once and written
-// once, or QLen times when the intermediate states are kept so that a
-// rejected draft can roll back. Per token and head the update costs about
-// 8*KDim*VDim FLOPs (decay, k^T S, the rank-1 correction and q^T S) on CUDA
-// cores.
+// GatedDeltaNet prices the Gated DeltaNet kernel of QLen tokens per
+// sequence. Where the GPU has engine-kernel tables for the head layout it
+// is the engine's measured kernel of the mode the shape implies (one token
+// decode, KeepIntermediate verify, 17 or more tokens the chunked prefill
+// kernel; GPU time, see GDN); otherwise the reference model: each value
+// head's [KDim x VDim] state is read once and written once, or QLen times
+// when the intermediate states are kept so that a rejected draft can roll
+// back, and per token and head the update costs about 8*KDim*VDim FLOPs
+// (decay, k^T S, the rank-1 correction and q^T S) on CUDA cores.
 func (c *Coster) GatedDeltaNet(s GDNShape) Cost {
 	if m, ok := gdnModeOf(s); ok {
 		if g, ok := c.engineGDN(s, m); ok {
@@ -509,9 +512,9 @@ func (c *Coster) GatedDeltaNet(s GDNShape) Cost {
 	return c.gdnReference(s)
 }
 
-// gdnReference prices GatedDeltaNet as the reference recurrent kernel of
-// ops.csv does (the roofline, interpolated in that table where it covers
-// the shape): what PredictRow's gdn rows are.
+// gdnReference is GatedDeltaNet's reference model (the roofline,
+// interpolated in ops.csv's reference-kernel rows where they cover the
+// shape): what PredictRow's gdn rows are.
 func (c *Coster) gdnReference(s GDNShape) Cost {
 	if s.Batch <= 0 || s.QLen <= 0 || s.VHeads <= 0 || s.KDim <= 0 || s.VDim <= 0 {
 		return Cost{Source: c.offTable}

@@ -40,10 +40,16 @@ type OpTable struct {
 
 // Limits that bound what a table file may cost.
 const (
-	maxTableBytes = 32 << 20
-	maxTableRows  = 500_000
+	maxTableBytes = 8 << 20 // the measured H200 op table is under 1 MiB
+	maxTableRows  = 100_000 // it has 16,572 rows; validate fits every row
 	maxDim        = 1 << 40
+	// maxLatencyUS bounds a measured latency: 100 s for one kernel or
+	// collective is no measurement.
+	maxLatencyUS = 1e8
 )
+
+// MaxTableBytes is the largest table file the readers accept.
+const MaxTableBytes = maxTableBytes
 
 // ParseOpTable reads an op CSV: optional "# key: value" metadata lines, a
 // header naming at least "op" (other OpColumns optional, extra columns
@@ -62,6 +68,7 @@ func ParseOpTable(name string, data []byte, needLatency bool) (*OpTable, error) 
 		return nil, fmt.Errorf("%s:%d: header has no \"latency_us\" column", name, rows.headerLine)
 	}
 	t := &OpTable{Name: name, Meta: meta}
+	seen := map[OpRow]int{}
 	ints := []struct {
 		name string
 		dst  func(*OpRow) *int
@@ -99,12 +106,22 @@ func ParseOpTable(name string, data []byte, needLatency bool) (*OpTable, error) 
 		}
 		if lat := cell("latency_us"); lat != "" {
 			v, err := strconv.ParseFloat(lat, 64)
-			if err != nil || !positiveFinite(v) {
-				return nil, fmt.Errorf("%s:%d: column latency_us: want a positive number, got %q", name, line, lat)
+			if err != nil || !positiveFinite(v) || v > maxLatencyUS {
+				return nil, fmt.Errorf("%s:%d: column latency_us: want a positive number of microseconds up to %g, got %q", name, line, float64(maxLatencyUS), lat)
 			}
 			row.LatencyUS = v
 		} else if needLatency {
 			return nil, fmt.Errorf("%s:%d: column latency_us is empty", name, line)
+		}
+		if hasLat {
+			// Two measurements of one shape were averaged without a word
+			// by the interpolation grid; a table keeps one per shape.
+			key := row
+			key.LatencyUS, key.Line = 0, 0
+			if first, dup := seen[key]; dup {
+				return nil, fmt.Errorf("%s:%d: same op, dtype and shape as line %d; keep one measurement per shape (the median of repeats)", name, line, first)
+			}
+			seen[key] = line
 		}
 		t.Rows = append(t.Rows, row)
 	}
@@ -280,6 +297,13 @@ func ParseCollectiveTable(name string, data []byte) (*CollectiveTable, error) {
 		}
 	}
 	t := &CollectiveTable{Name: name, Meta: meta}
+	type collKey struct {
+		op    CollectiveOp
+		dt    DType
+		gpus  int
+		bytes float64
+	}
+	seen := map[collKey]int{}
 	for {
 		ok, err := rows.next()
 		if err != nil {
@@ -305,10 +329,15 @@ func ParseCollectiveTable(name string, data []byte) (*CollectiveTable, error) {
 		}
 		row.Bytes = float64(b)
 		v, err := strconv.ParseFloat(cell("latency_us"), 64)
-		if err != nil || !positiveFinite(v) {
-			return nil, fmt.Errorf("%s:%d: column latency_us: want a positive number, got %q", name, line, cell("latency_us"))
+		if err != nil || !positiveFinite(v) || v > maxLatencyUS {
+			return nil, fmt.Errorf("%s:%d: column latency_us: want a positive number of microseconds up to %g, got %q", name, line, float64(maxLatencyUS), cell("latency_us"))
 		}
 		row.LatencyUS = v
+		key := collKey{row.Op, row.DType, row.GPUs, row.Bytes}
+		if first, dup := seen[key]; dup {
+			return nil, fmt.Errorf("%s:%d: same op, dtype, gpus and bytes as line %d; keep one measurement per size", name, line, first)
+		}
+		seen[key] = line
 		t.Rows = append(t.Rows, row)
 	}
 	return t, nil

@@ -56,6 +56,9 @@ type Validation struct {
 	// moe and attention present, and on the independent file (if any) a
 	// median of at most 10% with no op class above 20% (issue 6).
 	MeetsBar bool `json:"meets_bar"`
+	// EngineKernels: the engine-kernel tables of the GPU (SGLang's GDN and
+	// Triton MoE on the H200; ValidateEngineTables), not part of MeetsBar.
+	EngineKernels []EngineError `json:"engine_kernels,omitempty"`
 }
 
 // Accuracy bars the project holds the cost model to (fractions).

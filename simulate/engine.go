@@ -12,6 +12,8 @@ import (
 // Parallel layout on one GPU type, with its target and draft precisions.
 // Step times are memoized, so an Engine is not safe for concurrent use.
 type Engine struct {
+	h200 *h200Ref // the catalog's H200, for carried-over kernel figures (allreduce.go)
+
 	Model  *Model
 	GPU    *kernels.GPU
 	Coster *kernels.Coster
@@ -38,6 +40,9 @@ type Engine struct {
 	// cannot hide).
 	SchedOverhead, SpecOverhead float64
 	MoESkew                     float64
+	// LayerGap is the fixed time per decoder layer and forward (layerGap,
+	// moved by a calibration's layer_fixed_us).
+	LayerGap float64
 	// AllReduceFusion: SGLang --enable-flashinfer-allreduce-fusion.
 	AllReduceFusion bool
 	// SpecV2: SGLANG_ENABLE_SPEC_V2=1, the overlap scheduler for
@@ -95,6 +100,9 @@ type EngineConfig struct {
 	SchedOverhead              float64 // seconds; <0 = default
 	SpecOverhead               float64 // seconds; <0 = default
 	MoESkew                    float64
+	// Calibration, when set, shifts fixed costs and scales kernel
+	// rates on top of the cost model (see CalParams.apply).
+	Calibration *CalParams
 	// SSMDType is the linear-attention recurrent state's format (SGLang
 	// --mamba-ssm-dtype): "" = bf16, what every InferenceX Qwen3.5 recipe
 	// sets (SGLang's own default, and config.json's mamba_ssm_dtype, is
@@ -107,6 +115,9 @@ type EngineConfig struct {
 	// SpecV2 is SGLANG_ENABLE_SPEC_V2=1 (SGLang's speculative decoding on
 	// the overlap scheduler): the default SpecOverhead becomes 0.
 	SpecV2 bool
+	// KernelTables (--kernel-table): measured kernels of this GPU from
+	// AIConfigurator's databases; nil prices with the embedded tables.
+	KernelTables *kernels.AICImport
 }
 
 // Host overheads per iteration. SGLang's overlap scheduler hides most host
@@ -131,6 +142,9 @@ func NewEngine(m *Model, g *kernels.GPU, p Parallel, c EngineConfig) (*Engine, e
 		KV: c.KVDType, CUDAGraphMaxBS: c.CUDAGraphMaxBS, MoESkew: c.MoESkew,
 		SchedOverhead: c.SchedOverhead, SpecOverhead: c.SpecOverhead,
 		memo: map[stepKey]Breakdown{}}
+	if c.KernelTables != nil {
+		e.Coster = kernels.CosterFromAIC(g, c.KernelTables)
+	}
 	if e.KV == "" {
 		e.KV = "fp8"
 	}
@@ -150,6 +164,8 @@ func NewEngine(m *Model, g *kernels.GPU, p Parallel, c EngineConfig) (*Engine, e
 			e.SpecOverhead = 0 // the overlap scheduler hides it (fixedcost.go)
 		}
 	}
+	e.LayerGap = layerGap
+	c.Calibration.apply(e)
 	e.SpecV2 = c.SpecV2
 	engine := c.EngineName
 	if engine == "" {
@@ -424,7 +440,7 @@ func (e *Engine) forward(s shape) Breakdown {
 	}
 	b.LMHead += e.lmHead(s, m.Vocab)
 	b.Communication += e.pipelineComm(s)
-	b.addOverhead(e.launch(m.Layers*14+6, s), float64(m.Layers)*layerGap, 0)
+	b.addOverhead(e.launch(m.Layers*14+6, s), float64(m.Layers)*e.LayerGap, 0)
 	if e.Par.PP > 1 {
 		b.Communication += e.pipelineBubble(func(l int) float64 {
 			return perLayer[kind{m.isFullAttention(l), l < m.DenseLayers || m.Experts == 0}]
@@ -524,7 +540,7 @@ func (e *Engine) draftForward(s shape) float64 {
 		vocab = m.Vocab
 	}
 	t += e.lmHead(s, vocab)
-	t += e.launch(20, s) + float64(max(d.Layers, 1))*layerGap
+	t += e.launch(20, s) + float64(max(d.Layers, 1))*e.LayerGap
 	return t
 }
 

@@ -18,7 +18,8 @@ type prefillKey struct {
 
 // prefillTime is one request's prefill alone on engine e, chunk by chunk.
 func (p *Plan) prefillTime(e *Engine, r Request) float64 {
-	key := prefillKey{(r.ISL - r.Cached) >> 6, r.Cached >> 8, p.sc.Spec.Steps > 0, p.chunk}
+	spec := p.sc.Spec.Steps > 0 && (!p.sc.Topology.Disagg || p.sc.Server.PrefillDraft)
+	key := prefillKey{(r.ISL - r.Cached) >> 6, r.Cached >> 8, spec, p.chunk}
 	if e.prefillMemo == nil {
 		e.prefillMemo = map[prefillKey]float64{}
 	}
@@ -29,7 +30,7 @@ func (p *Plan) prefillTime(e *Engine, r Request) float64 {
 	done := r.Cached
 	for done < r.ISL {
 		n := min(r.ISL-done, p.chunk)
-		t += e.Prefill([]PrefillPart{{New: n, Before: done, Last: done+n >= r.ISL}}, p.sc.Spec.Steps > 0).Total()
+		t += e.Prefill([]PrefillPart{{New: n, Before: done, Last: done+n >= r.ISL}}, spec).Total()
 		done += n
 	}
 	if len(e.prefillMemo) > 1<<16 {
@@ -69,6 +70,7 @@ func (p *Plan) Estimate() (*Result, error) {
 		al = s.ExpectedMean()
 	}
 	conc := float64(p.sc.Conc)
+	think := p.sc.Workload.ThinkTime()
 	t := p.sc.Topology
 	pre, dec := p.agg, p.agg
 	preLanes, decLanes := float64(t.Agg.PP), float64(t.Agg.PP)
@@ -158,8 +160,9 @@ func (p *Plan) Estimate() (*Result, error) {
 			wq = rho / (2 * (1 - rho)) * meanTp
 			ttft = meanTp + wq + transfer
 		}
-		// Little's law over the closed loop: sessions = rate x cycle.
-		cycle := ttft + steps*td/(1-rhoP)
+		// Little's law over the closed loop: sessions = rate x cycle,
+		// think time included.
+		cycle := ttft + steps*td/(1-rhoP) + think
 		want := conc / cycle // the rate the sessions would drive
 		if want < lambda {
 			lambda = want
@@ -173,7 +176,7 @@ func (p *Plan) Estimate() (*Result, error) {
 	}
 	cycle := conc / lambda
 	// Requests beyond the running cap wait before their prefill.
-	queueWait := math.Max(0, cycle-(ttft+steps*td/(1-rhoP)))
+	queueWait := math.Max(0, cycle-(ttft+steps*td/(1-rhoP)+think))
 	ttfts := make([]float64, len(reqs))
 	tpots := make([]float64, 0, len(reqs))
 	e2els := make([]float64, len(reqs))

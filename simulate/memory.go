@@ -28,6 +28,17 @@ type Memory struct {
 	MaxRequest     int     // largest ISL+OSL of the workload
 	Feasible       bool
 	Explanation    string // the arithmetic, printed when infeasible
+
+	// The planner's sizing (planner.go), per attention-DP rank.
+	FractionFrom string // where Fraction came from
+	PageSize     int
+	MambaSlots   int    // linear-attention state slots
+	MambaRatio   int    // state slots a running request takes
+	MambaFrom    string // how MambaSlots was sized
+	ReqSlots     int    // request slots (max running requests per rank)
+	ReqSlotsFrom string
+	HostTokens   int  // HiCache host-tier tokens
+	LongestFits  bool // the workload's longest request fits the pool
 }
 
 // weightBytes counts one GPU's share of the target weights: a pipeline
@@ -58,7 +69,7 @@ func (e *Engine) weightBytes() float64 {
 			total += 3 * float64(m.Hidden*inter) / float64(mlpTP) * w.Dense.Bytes()
 		default:
 			total += float64(m.Experts/p.EP) * 3 * float64(m.Hidden) * float64(m.MoEInter/p.MoETP()) * w.Experts.Bytes()
-			total += 3 * float64(m.Hidden*m.SharedExperts*m.SharedInter) / float64(mlpTP) * w.Shared.Bytes()
+			total += 3 * float64(m.Hidden) * float64(m.SharedExperts) * float64(m.SharedInter) / float64(mlpTP) * w.Shared.Bytes()
 			total += float64(m.Hidden*m.Experts) * 2 // router, BF16
 		}
 	}
@@ -116,7 +127,7 @@ func (e *Engine) draftBytes() float64 {
 		total += e.attentionParams() / float64(at) * w.Attention.Bytes()
 		if d.MoE && m.Experts > 0 {
 			total += float64(m.Experts/p.EP) * 3 * float64(m.Hidden) * float64(m.MoEInter/p.MoETP()) * w.Experts.Bytes()
-			total += 3 * float64(m.Hidden*m.SharedExperts*m.SharedInter) / float64(mlpTP) * w.Shared.Bytes()
+			total += 3 * float64(m.Hidden) * float64(m.SharedExperts) * float64(m.SharedInter) / float64(mlpTP) * w.Shared.Bytes()
 		} else {
 			inter := d.DenseInter
 			if inter == 0 {
@@ -175,8 +186,42 @@ func (e *Engine) stateBytes(k int) float64 {
 }
 
 // Memory sizes one GPU of the instance for maxRunning requests of workload
-// w with draft length k (0 = no draft loaded).
+// w with draft length k (0 = no draft loaded), prefix cache on.
 func (e *Engine) Memory(w *Workload, maxRunning, k int, fraction float64) Memory {
+	return e.PlanMemory(w, PoolConfig{Role: roleAgg, MemFraction: fraction, MaxRunning: maxRunning, Steps: k, RadixCache: true})
+}
+
+// PlanMemory sizes one GPU of the instance as its engine does at start-up:
+// SGLang's planner (planner.go), or the simpler rule below for vLLM and
+// TensorRT-LLM. It is infeasible only when the weights leave nothing.
+func (e *Engine) PlanMemory(w *Workload, c PoolConfig) Memory {
+	if e.EngineName == "sglang" {
+		return e.planSGLang(w, c)
+	}
+	fraction := c.MemFraction
+	if fraction == 0 {
+		fraction = DefaultMemFraction // vLLM gpu_memory_utilization, TensorRT-LLM free_gpu_memory_fraction defaults
+	}
+	maxRunning := max(c.MaxRunning, 1)
+	mem := e.legacyMemory(w, maxRunning, c.Steps, fraction)
+	mem.FractionFrom = "--mem-fraction"
+	mem.PageSize = max(c.PageSize, 1)
+	mem.MambaRatio = 1
+	mem.ReqSlots = ceilDiv(maxRunning, e.Par.AttentionDP())
+	mem.ReqSlotsFrom = "--max-running"
+	mem.LongestFits = mem.TokensFit >= mem.MaxRequest
+	mem.Feasible = mem.KVCapacity > 0 && mem.TokensFit > 0
+	if c.HiCacheGiB > 0 && mem.KVPerToken > 0 {
+		mem.HostTokens = int(c.HiCacheGiB * 1e9 / mem.KVPerToken)
+	} else if c.HiCacheRatio > 0 {
+		mem.HostTokens = int(float64(mem.TokensFit) * c.HiCacheRatio)
+	}
+	return mem
+}
+
+// legacyMemory: state for the running requests comes off the top, the KV
+// pool takes the rest.
+func (e *Engine) legacyMemory(w *Workload, maxRunning, k int, fraction float64) Memory {
 	spec := k > 0
 	mem := Memory{HBM: e.GPU.HBMBytes, Fraction: fraction, Weights: e.weightBytes(), MaxRunning: maxRunning}
 	if spec {

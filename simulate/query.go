@@ -23,7 +23,10 @@ type Query struct {
 	ISL, OSL   int     // fixed workload
 	Cached     float64 // fixed workload's prefix-cache hit
 	RangeRatio float64 // fixed workload: lengths uniform in [ratio*L, L]
-	AgentX     string  // key=value overrides of the agentic distributions
+	AgentX     string  // key=value overrides of the agentic distributions and the trace replay
+	// AgentXTrace is a kv-cache-tester trace file or directory to replay
+	// (empty = the embedded public corpus).
+	AgentXTrace string
 
 	Spec     string  // "mtp" or "none"
 	Thinking string  // golden curve mode, "on" or "off"
@@ -45,6 +48,11 @@ type Query struct {
 	MoESkew        float64
 	Requests       int
 	Seed           uint64
+	// Server holds the planner and prefix-cache flags (planner.go).
+	Server ServerConfig
+	// Calibration, when set, applies its entry for this GPU and engine
+	// (specsim calibrate); Resolve fails when it has none.
+	Calibration *CalibrationFile
 	// MambaSSMDType is SGLang's --mamba-ssm-dtype: the linear-attention
 	// recurrent state's format (bf16 default, what InferenceX recipes set;
 	// fp32 is SGLang's own default).
@@ -56,6 +64,9 @@ type Query struct {
 	// MoEBackend and SpecMoEBackend are SGLang's --moe-runner-backend and
 	// --speculative-moe-runner-backend ("" = unset).
 	MoEBackend, SpecMoEBackend string
+	// KernelTables are AIConfigurator kernel database files measured on the
+	// GPU (kernels.ReadAICFiles): their rows price the matching ops.
+	KernelTables []string
 }
 
 // Resolved is a Query turned into typed parts, with acceptance resolved per
@@ -70,6 +81,8 @@ type Resolved struct {
 	// or histogram it aims at (no curve when --al or --histogram is given).
 	Target acceptance.Target
 	Q      Query
+	// Calibration is the entry of Q.Calibration applied (nil: none).
+	Calibration *CalEntry
 
 	engines map[Parallel]*Engine
 }
@@ -89,7 +102,7 @@ func (q Query) Resolve(curves *golden.Set, catalog *kernels.Catalog) (*Resolved,
 	r := &Resolved{Q: q}
 	var err error
 	if r.Model, err = ResolveModel(q.Model); err != nil {
-		return nil, err
+		return nil, presetHint(q, curves, err)
 	}
 	if r.Precision, err = ParsePrecision(q.Precision); err != nil {
 		return nil, err
@@ -106,16 +119,34 @@ func (q Query) Resolve(curves *golden.Set, catalog *kernels.Catalog) (*Resolved,
 	}
 	r.GPU = GPUSpec{GPU: g, GPUsPerNode: q.GPUsPerNode}
 	switch q.Workload {
-	case "agentx":
+	case "agentx", "agentx-synthetic":
 		a := DefaultAgentX()
 		if err := ParseAgentXOverrides(&a, q.AgentX); err != nil {
 			return nil, err
 		}
 		r.Workload = Workload{Name: "agentx", AgentX: a}
+		if q.Workload == "agentx" {
+			if a.Replay.MaxContext == 0 {
+				a.Replay.MaxContext = r.Model.MaxContext // InferenceX passes --max-context-length $MAX_MODEL_LEN
+			}
+			var tw *TraceWorkload
+			if q.AgentXTrace != "" {
+				tw, err = LoadTraceWorkload(q.AgentXTrace, a.Replay)
+			} else {
+				tw, err = NewTraceWorkload("", nil, a.Replay)
+			}
+			if err != nil {
+				return nil, err
+			}
+			r.Workload.AgentX, r.Workload.Trace = a, tw
+		}
 	case "fixed", "":
 		r.Workload = Workload{Name: "fixed", ISL: q.ISL, OSL: q.OSL, CachedFraction: q.Cached, RangeRatio: q.RangeRatio}
 	default:
-		return nil, &Error{Field: "Workload", Value: q.Workload, Reason: "want agentx or fixed (fixed lengths)"}
+		return nil, &Error{Field: "Workload", Value: q.Workload, Reason: "want agentx, agentx-synthetic or fixed (fixed lengths)"}
+	}
+	if q.AgentXTrace != "" && q.Workload != "agentx" {
+		return nil, &Error{Field: "AgentXTrace", Value: q.AgentXTrace, Reason: fmt.Sprintf("replays the agentx workload; it does not apply to workload %q", q.Workload)}
 	}
 	if err := r.Workload.Validate(); err != nil {
 		return nil, err
@@ -161,9 +192,26 @@ func (q Query) Resolve(curves *golden.Set, catalog *kernels.Catalog) (*Resolved,
 	if !(q.MoESkew >= 0 && q.MoESkew <= 4) {
 		return nil, &Error{Field: "MoESkew", Value: fmt.Sprint(q.MoESkew), Reason: "want 0..4"}
 	}
-	r.Engine = EngineConfig{Precision: r.Precision, DraftDType: draft, KVDType: kv, SSMDType: ssm, AllReduceFusion: q.AllReduceFusion, SpecV2: q.SpecV2, EngineName: q.Engine,
+	var tables *kernels.AICImport
+	if len(q.KernelTables) > 0 {
+		if tables, err = kernels.ReadAICFiles(q.KernelTables); err == nil {
+			err = tables.CheckDevice(g.Name)
+		}
+		if err != nil {
+			return nil, &Error{Field: "KernelTables", Value: strings.Join(q.KernelTables, ","), Reason: err.Error(), Err: err}
+		}
+	}
+	r.Engine = EngineConfig{Precision: r.Precision, DraftDType: draft, KVDType: kv, SSMDType: ssm, AllReduceFusion: q.AllReduceFusion, SpecV2: q.SpecV2, EngineName: q.Engine, KernelTables: tables,
 		MoEBackend: q.MoEBackend, SpecMoEBackend: q.SpecMoEBackend,
 		CUDAGraphMaxBS: q.CUDAGraphMaxBS, SchedOverhead: ms(q.SchedOverhead), SpecOverhead: ms(q.SpecOverhead), MoESkew: q.MoESkew}
+	if q.Calibration != nil {
+		e, err := q.Calibration.For(g.Name, q.Engine)
+		if err != nil {
+			return nil, err
+		}
+		p := e.Params
+		r.Calibration, r.Engine.Calibration = e, &p
+	}
 	r.Target.Method = q.Method
 	if r.Target.Method == "" {
 		r.Target.Method = DefaultMethod
@@ -228,6 +276,9 @@ func (q Query) Resolve(curves *golden.Set, catalog *kernels.Catalog) (*Resolved,
 			return nil, &Error{Field: o.field, Value: fmt.Sprint(o.v), Reason: "must not be negative"}
 		}
 	}
+	if err := q.Server.validate(); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -260,7 +311,8 @@ func (r *Resolved) Scenario(t Topology, conc, k int) (Scenario, error) {
 	if r.engines == nil {
 		r.engines = map[Parallel]*Engine{}
 	}
-	return Scenario{Model: r.Model, Topology: t, Engine: r.Engine, Workload: r.Workload, Conc: conc, Spec: spec,
+	sc := Scenario{Model: r.Model, Topology: t, Engine: r.Engine, Workload: r.Workload, Conc: conc, Spec: spec,
 		MaxRunning: r.Q.MaxRunning, Chunk: r.Q.Chunk, MemFraction: r.Q.MemFraction, Requests: r.Q.Requests, Seed: r.Q.Seed,
-		engines: r.engines}, nil
+		Server: r.Q.Server, engines: r.engines}
+	return sc, nil
 }

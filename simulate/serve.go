@@ -9,6 +9,7 @@ import (
 
 	quant "github.com/specsim/specsim/internal/quantile"
 	"github.com/specsim/specsim/simulate/acceptance"
+	"github.com/specsim/specsim/simulate/agentx"
 )
 
 // Spec is the speculative-decoding setting of a run.
@@ -43,6 +44,7 @@ type Scenario struct {
 	MemFraction float64 // 0 = DefaultMemFraction
 	Requests    int     // measured requests (0 = default)
 	Seed        uint64
+	Server      ServerConfig // the engine knobs of planner.go and the prefix cache
 
 	engines map[Parallel]*Engine // shared across a sweep's scenarios (memoized step times)
 }
@@ -77,6 +79,16 @@ type Result struct {
 	Requests                int     `json:"requests"`
 	Sim                     string  `json:"sim"` // "event" or "mean-field"
 	NormalizedInteractivity float64 `json:"normalized_interactivity_p90"`
+	// Limits says, per role, what caps its running requests (planner.go).
+	Limits []RunningCap `json:"limits"`
+	// Cache is the prefix cache's outcome (prefixcache.go); nil when off.
+	Cache *CacheReport `json:"prefix_cache,omitempty"`
+	// RankImbalance is the mean over decode steps of the fullest DP
+	// rank's batch times the ranks over the batch (1 = even; DP
+	// attention only, else 0).
+	RankImbalance float64 `json:"dp_rank_imbalance,omitempty"`
+	// AgentX is the trace replay's client side (agentx_workload.go).
+	AgentX *AgentXReport `json:"agentx,omitempty"`
 }
 
 // StepReport is the mean decode iteration, in milliseconds, by part.
@@ -149,6 +161,17 @@ type simRequest struct {
 	ctx        int     // current context length
 	finishAt   float64 // time of the last output token
 	measured   bool
+	// Server side (server.go): the request's DP rank on its instance, its
+	// session's shared prefix (-1: the workload fixed Cached), tokens to
+	// load from the host tier, the client's id, and whether it holds a
+	// prefix-cache chain.
+	rank     int
+	shared   int
+	hostLoad int
+	id       int
+	target   int // router target, -1 when not routed
+	admitted bool
+	cached   bool
 }
 
 // instance is one simulated engine (or one pipeline microbatch lane of it).
@@ -160,10 +183,17 @@ type instance struct {
 	busy    bool
 	capRun  int
 	capTok  int // KV tokens the lane can hold
-	usedTok int
 	sampler acceptance.Sampler
 	draws   []int
 	ctxSum  int
+	// Attention-DP ranks: each has its own scheduler (sampler draw per
+	// verify step), request slots, KV pool and prefix cache.
+	ranks    int
+	rankRun  []int
+	rankTok  []int
+	samplers []acceptance.Sampler
+	caches   []*prefixCache
+	target0  int // router target of rank 0 (entry instances)
 }
 
 type event struct {
@@ -209,6 +239,7 @@ type Plan struct {
 	memFrac  float64
 	gpuName  string
 	transfer func(tokens int) float64
+	caps     []RunningCap // per role, what limits its running requests
 }
 
 // NewPlan resolves a scenario: engines per role and memory feasibility.
@@ -230,14 +261,13 @@ func NewPlan(sc Scenario, gpu GPUSpec) (*Plan, error) {
 	if p.chunk <= 0 {
 		p.chunk = DefaultChunk
 	}
-	if p.memFrac == 0 {
+	if p.memFrac == 0 && !sc.Server.AutoMemFraction {
 		p.memFrac = DefaultMemFraction
 	}
-	if !(p.memFrac > 0 && p.memFrac <= 1) {
-		return nil, fmt.Errorf("--mem-fraction %g: want (0, 1]", p.memFrac)
+	if !(p.memFrac >= 0 && p.memFrac <= 1) {
+		return nil, fmt.Errorf("--mem-fraction %g: want (0, 1], or 0 for the engine's own rule", p.memFrac)
 	}
-	k := sc.Spec.Steps
-	build := func(par Parallel, what string, conc int) (*Engine, Memory, error) {
+	build := func(par Parallel, r role, what string, conc int) (*Engine, Memory, error) {
 		e := sc.engines[par]
 		if e == nil {
 			var err error
@@ -248,28 +278,29 @@ func NewPlan(sc Scenario, gpu GPUSpec) (*Plan, error) {
 				sc.engines[par] = e
 			}
 		}
-		running := conc
-		if sc.MaxRunning > 0 {
-			running = min(running, sc.MaxRunning)
-		}
-		mem := e.Memory(&sc.Workload, running, k, p.memFrac)
+		mem := e.PlanMemory(&sc.Workload, sc.poolConfig(r, conc, p.chunk, p.memFrac, gpu.GPU.Name))
 		if !mem.Feasible {
 			return nil, mem, &InfeasibleError{Where: fmt.Sprintf("%s (%s on %s, %s)", what, par, gpu.GPU.Name, sc.Model.Name), Mem: mem}
 		}
+		seen := conc
+		if sc.Workload.Trace != nil {
+			seen = 1 << 30 // trees are not a cap on requests (subagents run in parallel)
+		}
+		p.caps = append(p.caps, runningCap(r, e, mem, seen, sc.Workload.MeanContext()))
 		return e, mem, nil
 	}
 	t := sc.Topology
 	var err error
 	if !t.Disagg {
-		p.agg, p.aggMem, err = build(t.Agg, "agg instance", sc.Conc)
+		p.agg, p.aggMem, err = build(t.Agg, roleAgg, "agg instance", sc.Conc)
 		return p, err
 	}
 	perP := ceilDiv(sc.Conc, t.PrefillWorkers)
-	if p.prefill, p.preMem, err = build(t.Prefill, "prefill worker", perP); err != nil {
+	if p.prefill, p.preMem, err = build(t.Prefill, rolePrefill, "prefill worker", perP); err != nil {
 		return p, err
 	}
 	perD := ceilDiv(sc.Conc, t.DecodeWorkers)
-	if p.decode, p.decMem, err = build(t.Decode, "decode worker", perD); err != nil {
+	if p.decode, p.decMem, err = build(t.Decode, roleDecode, "decode worker", perD); err != nil {
 		return p, err
 	}
 	// KV moves from every prefill GPU to the decode GPUs; inside one
@@ -323,17 +354,31 @@ func (p *Plan) lanes() ([]*instance, []int, []int, error) {
 	add := func(r role, e *Engine, mem Memory, n int, concPerInst int) error {
 		for range n {
 			pp := e.Par.PP
-			capRun := concPerInst
-			if p.sc.MaxRunning > 0 {
-				capRun = min(capRun, p.sc.MaxRunning)
+			capRun := max(mem.MaxRunning, 1)
+			if p.sc.Workload.Trace == nil {
+				capRun = min(concPerInst, capRun)
 			}
 			tokFit := mem.TokensFit * e.Par.AttentionDP()
+			dp := e.Par.AttentionDP()
 			for range pp {
 				s, err := p.newSampler(p.sc.Seed*7919 + uint64(len(inst)) + 1)
 				if err != nil {
 					return err
 				}
-				in := &instance{role: r, eng: e, capRun: max(ceilDiv(capRun, pp), 1), capTok: max(tokFit/pp, 1), sampler: s}
+				in := &instance{role: r, eng: e, capRun: max(ceilDiv(capRun, pp), 1), capTok: max(tokFit/pp, 1), sampler: s,
+					ranks: dp, rankRun: make([]int, dp), rankTok: make([]int, dp), samplers: []acceptance.Sampler{s}}
+				for j := 1; j < dp && s != nil; j++ {
+					sj, err := p.newSampler(p.sc.Seed*7919 + uint64(len(inst)) + 1 + uint64(j)<<32)
+					if err != nil {
+						return err
+					}
+					in.samplers = append(in.samplers, sj)
+				}
+				if r != roleDecode && p.cacheOn() {
+					for range dp {
+						in.caches = append(in.caches, newPrefixCache(mem.PageSize, mem.TokensFit/pp, mem.HostTokens/pp))
+					}
+				}
 				if r != roleDecode {
 					entry = append(entry, len(inst))
 				}
@@ -380,34 +425,65 @@ func (p *Plan) Simulate() (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	srv := p.newServer(inst, entry)
+	rp, err := p.newReplay()
+	if err != nil {
+		return nil, err
+	}
+	var cachedTok, inputTok float64
 	rng := rand.New(rand.NewPCG(p.sc.Seed, 0x5eed))
 	warmup, measuredN := p.requestCount()
 	var (
-		h         eventHeap
-		seq       int64
-		now       float64
-		issued    int
-		finished  []*simRequest
-		windowT0  = -1.0
-		stepSum   Breakdown
-		steps     int
-		batchSum  float64
-		accepted  float64
-		verifies  float64
-		completed int
+		h          eventHeap
+		seq        int64
+		now        float64
+		issued     int
+		finished   []*simRequest
+		windowT0   = -1.0
+		stepSum    Breakdown
+		steps      int
+		batchSum   float64
+		accepted   float64
+		verifies   float64
+		completed  int
+		replayErr  error
+		imbSum     float64
+		imbSteps   int
+		rankCounts []int
 	)
 	push := func(ev *event) { seq++; ev.seq = seq; heap.Push(&h, ev) }
 	var kick func(i int)
+	// route sends a new request to an entry instance and rank.
+	route := func(r *simRequest) int {
+		tg := srv.rt.route(r.session, r.ISL+r.OSL, now)
+		r.target, r.rank = tg, srv.targetRank[tg]
+		return srv.targetInst[tg]
+	}
 	issue := func(session int, t float64) {
-		r := &simRequest{Request: p.sc.Workload.Sample(rng), session: session, arrival: t}
+		r := &simRequest{Request: p.sc.Workload.Sample(rng), session: session, arrival: t, shared: -1, target: -1}
 		r.done = r.Cached
 		r.measured = issued >= warmup && issued < warmup+measuredN
 		issued++
-		push(&event{t: t, kind: 1, inst: entry[session%len(entry)], req: r})
+		push(&event{t: t, kind: 1, inst: route(r), req: r})
+	}
+	issueReplay := func(q agentx.Request) {
+		r := &simRequest{Request: Request{ISL: q.Input, OSL: q.Output}, session: q.Session, arrival: q.Arrival,
+			shared: q.Shared, id: q.ID, measured: q.Phase == agentx.Profile, target: -1}
+		if !p.cacheOn() {
+			r.shared = 0
+		}
+		now = max(now, q.Arrival)
+		push(&event{t: q.Arrival, kind: 1, inst: route(r), req: r})
 	}
 	finish := func(r *simRequest, t float64) {
 		r.finishAt = t
 		completed++
+		if rp != nil {
+			if err := rp.Complete(r.id, r.firstToken, t); err != nil && replayErr == nil {
+				replayErr = err
+			}
+			return
+		}
 		if r.measured {
 			finished = append(finished, r)
 		}
@@ -416,6 +492,66 @@ func (p *Plan) Simulate() (*Result, error) {
 		}
 		if issued < warmup+measuredN+p.sc.Conc {
 			issue(r.session, t)
+		}
+	}
+	// admit gives a request its rank's slot and KV the first time it is
+	// scheduled: from the prefix cache (hit decided here) or, without one,
+	// from the rank's token pool. busy: the rank holds other requests (an
+	// idle rank takes a request even when it is longer than the pool).
+	admit := func(in *instance, r *simRequest) bool {
+		rk := r.rank
+		busy := in.rankRun[rk] > 0
+		need := r.ISL + r.OSL
+		if in.role == rolePrefill {
+			need = r.ISL
+		}
+		if in.caches != nil && r.shared >= 0 {
+			hit, ok := in.caches[rk].acquire(r.session, r.shared, r.ISL, need, now)
+			if !ok && busy {
+				return false
+			}
+			if ok {
+				r.cached = true
+				r.Cached = min(hit.Device+hit.Host, r.ISL-1)
+				r.hostLoad = min(hit.Host, r.Cached)
+			} else {
+				r.Cached = 0
+			}
+			r.done = r.Cached
+		} else if r.shared >= 0 {
+			r.Cached, r.done = 0, 0
+		}
+		if r.measured && r.shared >= 0 {
+			cachedTok += float64(r.Cached)
+			inputTok += float64(r.ISL)
+		}
+		if !r.cached && in.role != rolePrefill {
+			if busy && in.rankTok[rk]+need > in.capTok/in.ranks {
+				return false
+			}
+			in.rankTok[rk] += need
+		}
+		in.rankRun[rk]++
+		r.admitted = true
+		return true
+	}
+	// release returns what admit took, at time t.
+	release := func(in *instance, r *simRequest, t float64) {
+		in.rankRun[r.rank]--
+		switch {
+		case r.cached:
+			kept := r.ISL + r.OSL
+			if in.role == rolePrefill {
+				kept = r.ISL
+			}
+			in.caches[r.rank].release(r.session, kept, t)
+			r.cached = false
+		case in.role != rolePrefill:
+			in.rankTok[r.rank] -= r.ISL + r.OSL
+		}
+		if r.target >= 0 {
+			srv.rt.done(r.target, r.ISL+r.OSL)
+			r.target = -1
 		}
 	}
 	pickDecode := func() int {
@@ -432,6 +568,7 @@ func (p *Plan) Simulate() (*Result, error) {
 		if in.busy {
 			return
 		}
+		rankCap := max(ceilDiv(in.capRun, in.ranks), 1)
 		// Admit contexts within the token budget: a prefill batch first
 		// (SGLang runs one whenever it can be formed), or chunks carried by
 		// the next generation iteration (TensorRT-LLM in-flight batching).
@@ -439,22 +576,19 @@ func (p *Plan) Simulate() (*Result, error) {
 		var ctxMembers []*simRequest
 		if in.role != roleDecode && len(in.waiting) > 0 {
 			budget := p.chunk
-			running := len(in.running)
 			for _, r := range in.waiting {
 				if budget <= 0 {
 					break
 				}
-				if in.role == roleAgg && running+len(ctxMembers) >= in.capRun {
-					break
-				}
-				need := r.ISL + r.OSL
-				if in.role == roleAgg && r.done == r.Cached && in.usedTok+need > in.capTok && (len(in.running) > 0 || len(ctxMembers) > 0) {
+				if !r.admitted && (in.rankRun[r.rank] >= rankCap || !admit(in, r)) {
+					// Each DP rank schedules its own queue; one rank
+					// being full does not hold back another's.
+					if in.ranks > 1 {
+						continue
+					}
 					break
 				}
 				n := min(r.ISL-r.done, budget)
-				if r.done == r.Cached && in.role == roleAgg {
-					in.usedTok += need
-				}
 				parts = append(parts, PrefillPart{New: n, Before: r.done, Last: r.done+n >= r.ISL})
 				ctxMembers = append(ctxMembers, r)
 				budget -= n
@@ -464,27 +598,26 @@ func (p *Plan) Simulate() (*Result, error) {
 		// prompts emit their first token and start generating (or go to a
 		// decode worker).
 		advanceContexts := func(t float64) {
-			keep := in.waiting[:0]
-			doneSet := map[*simRequest]bool{}
 			for j, r := range ctxMembers {
 				r.done += parts[j].New
-				if r.done >= r.ISL {
-					doneSet[r] = true
-				}
 			}
+			keep := in.waiting[:0]
 			for _, r := range in.waiting {
-				if !doneSet[r] {
+				if r.done < r.ISL {
 					keep = append(keep, r)
 				}
 			}
+			clear(in.waiting[len(keep):])
 			in.waiting = keep
 			for _, r := range ctxMembers {
-				if !doneSet[r] {
+				if r.done < r.ISL {
 					continue
 				}
 				r.gen = 1
 				r.ctx = r.ISL + 1
 				if in.role == rolePrefill {
+					release(in, r, t)
+					r.admitted = false
 					d := pickDecode()
 					arr := t + p.transfer(r.ISL)
 					r.firstToken = arr
@@ -497,18 +630,24 @@ func (p *Plan) Simulate() (*Result, error) {
 				}
 				r.firstToken = t
 				if r.gen >= r.OSL {
-					in.usedTok -= r.ISL + r.OSL
+					release(in, r, t)
 					finish(r, t)
 					continue
 				}
 				in.running = append(in.running, r)
 			}
 		}
+		hostLoad := 0
+		for _, r := range ctxMembers {
+			hostLoad += r.hostLoad
+			r.hostLoad = 0
+		}
+		srv.noteLoad(hostLoad)
 		mixed := in.role == roleAgg && in.eng.MixesContext() && len(in.running) > 0
 		if len(parts) > 0 && !mixed {
-			b := in.eng.Prefill(parts, p.sc.Spec.Steps > 0)
+			b := in.eng.Prefill(parts, p.sc.Spec.Steps > 0 && (in.role != rolePrefill || p.sc.Server.PrefillDraft))
 			in.busy = true
-			push(&event{t: now + b.Total(), inst: i, fin: func(t float64) {
+			push(&event{t: now + srv.prefillWithLoad(b.Total(), hostLoad), inst: i, fin: func(t float64) {
 				in.busy = false
 				advanceContexts(t)
 				kick(i)
@@ -516,17 +655,28 @@ func (p *Plan) Simulate() (*Result, error) {
 			return
 		}
 		if in.role == roleDecode {
-			// Admit transferred requests into free slots and KV.
+			// Admit transferred requests into free slots and KV of the least
+			// loaded rank.
 			keep := in.waiting[:0]
 			for _, r := range in.waiting {
+				rk := 0
+				for j := 1; j < in.ranks; j++ {
+					if in.rankRun[j] < in.rankRun[rk] {
+						rk = j
+					}
+				}
+				r.rank = rk
 				need := r.ISL + r.OSL
-				if len(in.running) < in.capRun && (in.usedTok+need <= in.capTok || len(in.running) == 0) {
-					in.usedTok += need
+				if in.rankRun[rk] < rankCap && (in.rankTok[rk]+need <= in.capTok/in.ranks || in.rankRun[rk] == 0) {
+					in.rankTok[rk] += need
+					in.rankRun[rk]++
+					r.admitted = true
 					in.running = append(in.running, r)
 				} else {
 					keep = append(keep, r)
 				}
 			}
+			clear(in.waiting[len(keep):])
 			in.waiting = keep
 		}
 		if len(in.running) == 0 {
@@ -537,28 +687,70 @@ func (p *Plan) Simulate() (*Result, error) {
 		for _, r := range in.running {
 			ctxSum += r.ctx
 		}
+		// Under DP attention every rank runs each forward in step, padded
+		// to the fullest rank's batch (SGLang's DP-attention max_len
+		// padding for the gathered MoE and the CUDA graph).
+		priced := bsz
+		var members []*simRequest
+		if in.ranks > 1 {
+			rankCounts = rankCounts[:0]
+			rankCounts = append(rankCounts, make([]int, in.ranks)...)
+			for _, r := range in.running {
+				rankCounts[r.rank]++
+			}
+			top := 0
+			for _, c := range rankCounts {
+				top = max(top, c)
+			}
+			priced = top * in.ranks
+			imbSum += float64(priced) / float64(bsz)
+			imbSteps++
+			// Order the batch by rank (counting sort) so each rank's
+			// scheduler draws for its own requests.
+			members = make([]*simRequest, bsz)
+			off := 0
+			for j, c := range rankCounts {
+				rankCounts[j] = off
+				off += c
+			}
+			for _, r := range in.running {
+				members[rankCounts[r.rank]] = r
+				rankCounts[r.rank]++
+			}
+		} else {
+			members = append([]*simRequest(nil), in.running...)
+		}
 		k := p.sc.Spec.Steps
-		b := in.eng.DecodeStep(bsz, k, ctxSum/bsz)
+		b := in.eng.DecodeStep(priced, k, ctxSum/bsz)
 		stepSum = stepSum.plus(b)
 		steps++
 		batchSum += float64(bsz)
 		dt := b.Total()
 		if len(parts) > 0 {
-			dt += in.eng.MixedExtra(bsz, k+1, parts, k > 0)
+			dt = srv.prefillWithLoad(dt+in.eng.MixedExtra(bsz, k+1, parts, k > 0), hostLoad)
 		}
 		in.busy = true
-		members := append([]*simRequest(nil), in.running...)
 		push(&event{t: now + dt, inst: i, fin: func(t float64) {
 			in.busy = false
 			if cap(in.draws) < len(members) {
 				in.draws = make([]int, len(members))
 			}
 			d := in.draws[:len(members)]
-			if in.sampler != nil {
-				in.sampler.Step(d)
-			} else {
+			switch {
+			case in.sampler == nil:
 				for j := range d {
 					d[j] = 1
+				}
+			case in.ranks == 1:
+				in.sampler.Step(d)
+			default:
+				for lo := 0; lo < len(members); {
+					hi := lo + 1
+					for hi < len(members) && members[hi].rank == members[lo].rank {
+						hi++
+					}
+					in.samplers[members[lo].rank].Step(d[lo:hi])
+					lo = hi
 				}
 			}
 			keep := in.running[:0]
@@ -569,12 +761,13 @@ func (p *Plan) Simulate() (*Result, error) {
 				r.gen += acc
 				r.ctx += acc
 				if r.gen >= r.OSL {
-					in.usedTok -= r.ISL + r.OSL
+					release(in, r, t)
 					finish(r, t)
 					continue
 				}
 				keep = append(keep, r)
 			}
+			clear(in.running[len(keep):])
 			in.running = keep
 			if len(parts) > 0 {
 				advanceContexts(t)
@@ -582,11 +775,30 @@ func (p *Plan) Simulate() (*Result, error) {
 			kick(i)
 		}})
 	}
-	for s := range p.sc.Conc {
-		issue(s, 0)
+	if rp == nil {
+		for s := range p.sc.Conc {
+			issue(s, 0)
+		}
 	}
 	events := 0
-	for h.Len() > 0 && len(finished) < measuredN {
+	for {
+		if rp != nil {
+			if replayErr != nil {
+				return nil, replayErr
+			}
+			if rp.Finished() {
+				break
+			}
+			if t, ok := rp.PeekTime(); ok && (h.Len() == 0 || t <= h[0].t) {
+				issueReplay(rp.Pop())
+				continue
+			}
+			if h.Len() == 0 {
+				return nil, fmt.Errorf("agentx replay stalled with %d requests in flight", rp.InFlight())
+			}
+		} else if h.Len() == 0 || len(finished) >= measuredN {
+			break
+		}
 		ev := heap.Pop(&h).(*event)
 		now = ev.t
 		events++
@@ -603,11 +815,18 @@ func (p *Plan) Simulate() (*Result, error) {
 		}
 		ev.fin(now)
 	}
-	if len(finished) == 0 {
-		return nil, fmt.Errorf("simulation finished no request")
+	var res *Result
+	if rp != nil {
+		if len(rp.Records()) == 0 {
+			return nil, fmt.Errorf("agentx replay profiled no request")
+		}
+		res = p.agentxResult(rp, cachedTok, inputTok)
+	} else {
+		if len(finished) == 0 {
+			return nil, fmt.Errorf("simulation finished no request")
+		}
+		res = p.summarize(finished, now-windowT0)
 	}
-	window := now - windowT0
-	res := p.summarize(finished, window)
 	if steps > 0 {
 		res.StepMS = scale(stepSum, 1/float64(steps)).Report()
 		res.DecodeBatch = batchSum / float64(steps)
@@ -615,6 +834,10 @@ func (p *Plan) Simulate() (*Result, error) {
 	if verifies > 0 {
 		res.ALRealized = accepted / verifies
 	}
+	if imbSteps > 0 {
+		res.RankImbalance = imbSum / float64(imbSteps)
+	}
+	res.Cache = srv.report()
 	res.Sim = "event"
 	return res, nil
 }
@@ -642,7 +865,7 @@ func (p *Plan) summarize(rs []*simRequest, window float64) *Result {
 }
 
 func (p *Plan) result(ttft, tpot, e2el, norm []float64, tokens, outTokens, window float64, n int) *Result {
-	res := &Result{Topology: p.sc.Topology.String(), Conc: p.sc.Conc, Steps: p.sc.Spec.Steps, GPUs: p.gpus, Requests: n}
+	res := &Result{Topology: p.sc.Topology.String(), Conc: p.sc.Conc, Steps: p.sc.Spec.Steps, GPUs: p.gpus, Requests: n, Limits: p.caps}
 	res.TTFTms = quantile(ttft, 0.5) * 1e3
 	res.TTFTp90ms = quantile(ttft, 0.9) * 1e3
 	res.TPOTms = quantile(tpot, 0.5) * 1e3

@@ -199,8 +199,18 @@ func Sweep(r *Resolved, space SweepSpace, refine bool, progress func(done, total
 	}
 	// Refining can move the frontier onto other points; repeat a few times
 	// so that the frontier is (almost always) all event-simulated.
+	rr := r
+	if tw := r.Workload.Trace; tw != nil && tw.Replay.Duration > SweepAgentXWindow {
+		// Frontier points replay the traces over AIPerf's shortest valid
+		// window rather than the full benchmark duration.
+		c := *r
+		t2 := *tw
+		t2.Replay.Duration = SweepAgentXWindow
+		c.Workload.Trace = &t2
+		rr = &c
+	}
 	for i := 0; refine && i < 3; i++ {
-		if err := refineFrontier(r, res); err != nil {
+		if err := refineFrontier(rr, res); err != nil {
 			return nil, err
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+
+	"github.com/specsim/specsim/simulate/agentx"
 )
 
 // Workload is what the benchmark clients send: either fixed lengths (the
@@ -21,6 +23,10 @@ type Workload struct {
 	RangeRatio float64
 	// Agentic distributions (Name == "agentx").
 	AgentX AgentX
+	// Trace is the AgentX trace replay (Name == "agentx"); when set, the
+	// event simulation replays sessions from it and the distributions above
+	// are not used.
+	Trace *TraceWorkload
 }
 
 // AgentX describes long-context agentic coding turns (InferenceX AgentX
@@ -38,12 +44,14 @@ type AgentX struct {
 	CacheHit   float64 // mean cached-prefix fraction; default 0.93
 	CacheConc  float64 // Beta concentration a+b; default 20
 	FirstTurns float64 // share of requests that start a session cold (no cache); default 0
+	// Replay is the AgentX client of a trace replay (agentx.DefaultConfig).
+	Replay agentx.Config
 }
 
 // DefaultAgentX returns the agentic workload with its documented defaults.
 func DefaultAgentX() AgentX {
 	return AgentX{ISLMedian: 64000, ISLSigma: 0.9, ISLMin: 1024, ISLMax: 256000,
-		OSLMedian: 650, OSLSigma: 1.0, OSLMax: 8192, CacheHit: 0.93, CacheConc: 20}
+		OSLMedian: 650, OSLSigma: 1.0, OSLMax: 8192, CacheHit: 0.93, CacheConc: 20, Replay: agentx.DefaultConfig(1)}
 }
 
 // FixedWorkload is ISL/OSL tokens with no prefix cache.
@@ -102,6 +110,9 @@ func (w *Workload) Validate() error {
 
 // MaxContext is the largest ISL+OSL a request can reach.
 func (w *Workload) MaxContext() int {
+	if w.Trace != nil {
+		return w.Trace.maxCtx
+	}
 	if w.Name == "agentx" {
 		return w.AgentX.ISLMax + w.AgentX.OSLMax
 	}
@@ -111,6 +122,9 @@ func (w *Workload) MaxContext() int {
 // MeanContext estimates the average context a running request holds (prompt
 // plus half its output), for memory sizing.
 func (w *Workload) MeanContext() float64 {
+	if w.Trace != nil {
+		return w.Trace.meanCtx
+	}
 	if w.Name == "agentx" {
 		a := w.AgentX
 		isl := math.Min(a.ISLMedian*math.Exp(a.ISLSigma*a.ISLSigma/2), float64(a.ISLMax))
@@ -124,8 +138,20 @@ func (w *Workload) MeanContext() float64 {
 	return f * (float64(w.ISL) + float64(w.OSL)/2)
 }
 
+// ThinkTime is the mean time a session waits between a response and its
+// next request (the trace replay's recorded gaps; 0 for closed loops).
+func (w *Workload) ThinkTime() float64 {
+	if w.Trace != nil {
+		return w.Trace.think
+	}
+	return 0
+}
+
 // Sample draws one request.
 func (w *Workload) Sample(r *rand.Rand) Request {
+	if w.Trace != nil {
+		return w.Trace.sample(r)
+	}
 	if w.Name != "agentx" {
 		isl, osl := w.ISL, w.OSL
 		if w.RangeRatio > 0 && w.RangeRatio < 1 {
@@ -203,6 +229,12 @@ func ParseAgentXOverrides(a *AgentX, s string) error {
 			return fmt.Errorf("--agentx %s given twice", k)
 		}
 		seen[k] = true
+		if ok, err := parseReplayKey(&a.Replay, k, v); ok {
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 			return fmt.Errorf("--agentx %s=%q: not a number", k, v)
@@ -236,12 +268,17 @@ func ParseAgentXOverrides(a *AgentX, s string) error {
 		case "first-turns":
 			a.FirstTurns = f
 		default:
-			return fmt.Errorf("--agentx key %q: want isl-median, isl-sigma, isl-min, isl-max, osl-median, osl-sigma, osl-max, cache-hit, cache-conc or first-turns", k)
+			return fmt.Errorf("--agentx key %q: want isl-median, isl-sigma, isl-min, isl-max, osl-median, osl-sigma, osl-max, cache-hit, cache-conc or first-turns, or one of the replay keys %s", k, replayKeys)
 		}
 		if e != nil {
 			return e
 		}
 	}
 	w := Workload{Name: "agentx", AgentX: *a}
-	return w.Validate()
+	if err := w.Validate(); err != nil {
+		return err
+	}
+	c := a.Replay
+	c.Conc = 1
+	return c.Validate()
 }

@@ -309,7 +309,12 @@ type gridStats struct {
 	planned int
 	// chances counts blocks by their log chance bound, rounded up to the
 	// next multiple of chanceStep (a histogram: no exp per block).
-	chances   []int64
+	chances []int64
+	// used is one past the highest bucket counted since the last reset, so
+	// that reset clears only what was touched; chances grows to the
+	// highest bucket ever counted (allocating and clearing all 4000 for
+	// every grid made a small audit cost milliseconds).
+	used      int
 	residuals []float64
 	scales    []scaleRec
 }
@@ -360,7 +365,7 @@ type worker struct {
 func newWorker(r *budgetReader) *worker {
 	w := &worker{r: r, sums: map[int][]summary{}, distinct: map[float64]struct{}{}}
 	for _, g := range grids {
-		w.stats = append(w.stats, &gridStats{g: g, chances: make([]int64, chanceBuckets)})
+		w.stats = append(w.stats, &gridStats{g: g})
 	}
 	return w
 }
@@ -452,7 +457,8 @@ func allSettled(stats []*gridStats) bool {
 
 func (s *gridStats) reset() {
 	s.informative, s.onGrid, s.untestable, s.planned = 0, 0, 0, 0
-	clear(s.chances)
+	clear(s.chances[:s.used])
+	s.used = 0
 	s.residuals, s.scales = s.residuals[:0], s.scales[:0]
 }
 
@@ -515,13 +521,18 @@ func (s *gridStats) addChance(l float64) {
 	if l > -chanceStep*(chanceBuckets-1) {
 		i = int(-l / chanceStep)
 	}
+	if i >= len(s.chances) {
+		// grown on demand: most tensors touch a few dozen buckets
+		s.chances = append(s.chances, make([]int64, i+1-len(s.chances))...)
+	}
 	s.chances[i]++
+	s.used = max(s.used, i+1)
 }
 
 // logSumChance is the log of the (upper-bounded) sum of chance bounds.
 func (s *gridStats) logSumChance() float64 {
 	top := -1
-	for i, c := range s.chances {
+	for i, c := range s.chances[:s.used] {
 		if c > 0 {
 			top = i
 			break
@@ -531,7 +542,7 @@ func (s *gridStats) logSumChance() float64 {
 		return math.Inf(-1)
 	}
 	sum := 0.0 // in units of exp(-top*chanceStep)
-	for i := top; i < len(s.chances); i++ {
+	for i := top; i < s.used; i++ {
 		if c := s.chances[i]; c > 0 {
 			sum += float64(c) * math.Exp(-float64(i-top)*chanceStep)
 		}

@@ -1,6 +1,7 @@
 package deep
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -54,14 +55,21 @@ func FuzzBlocks(f *testing.F) {
 func FuzzAudit(f *testing.F) {
 	f.Add([]byte{4, 1, 0x80, 0x3f, 0x00, 0x40}, uint16(4096))
 	f.Add(make([]byte, 1030), uint16(100))
+	// One directory for the whole run: a t.TempDir per input cost more than
+	// the audit. Each input gets its own file (fuzz workers run in parallel
+	// processes, each with its own directory).
+	dir := f.TempDir()
+	n := 0
 	f.Fuzz(func(t *testing.T, data []byte, budgetKiB uint16) {
 		if len(data) < 2 {
 			return
 		}
-		path := filepath.Join(t.TempDir(), "x.safetensors")
+		n++
+		path := filepath.Join(dir, fmt.Sprintf("x%d.safetensors", n))
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		defer os.Remove(path)
 		rows := int64(data[0]) + 1
 		body := int64(len(data) - 2)
 		dtype := []string{"BF16", "F16", "F32", "F8_E4M3"}[data[1]%4]

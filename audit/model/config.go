@@ -23,7 +23,7 @@ import (
 
 // MaxConfigSize bounds config.json and hf_quant_config.json. Real files are
 // at most a few megabytes (MiniMax-M3 lists thousands of modules).
-const MaxConfigSize = 64 << 20
+const MaxConfigSize = 16 << 20
 
 // Config is config.json, with a nested text_config flattened in (its
 // values win), plus the quantization settings from hf_quant_config.json and
@@ -216,6 +216,9 @@ func (mc *Config) resolveQuant() {
 // Parse parses the bytes of a config.json (without reading
 // hf_quant_config.json).
 func Parse(data []byte) (*Config, error) {
+	if err := checkJSONShape(data); err != nil {
+		return nil, err
+	}
 	var top map[string]any
 	if err := json.Unmarshal(data, &top); err != nil {
 		return nil, fmt.Errorf("not a JSON object: %w", err)
@@ -237,6 +240,9 @@ func Parse(data []byte) (*Config, error) {
 	}
 	c := cfg(fields)
 	if err := c.checkCounts(); err != nil {
+		return nil, err
+	}
+	if err := c.checkBounds(); err != nil {
 		return nil, err
 	}
 	mc.Architectures = strs(top["architectures"])
@@ -289,6 +295,9 @@ func Parse(data []byte) (*Config, error) {
 	if q, ok := top["quantization_config"].(map[string]any); ok {
 		mc.ConfigQuant = quantFromMap(q)
 	}
+	if err := mc.checkSize(); err != nil {
+		return nil, err
+	}
 	return mc, nil
 }
 
@@ -296,6 +305,9 @@ func Parse(data []byte) (*Config, error) {
 // {"producer", "quantization": {...}} form) or, if there is no
 // "quantization" object, a flat quantization_config block.
 func ParseQuant(data []byte) (*QuantConfig, error) {
+	if err := checkJSONShape(data); err != nil {
+		return nil, err
+	}
 	var top map[string]any
 	if err := json.Unmarshal(data, &top); err != nil {
 		return nil, fmt.Errorf("not a JSON object: %w", err)

@@ -238,7 +238,10 @@ func (h *Header) parse(buf []byte) error {
 	if s.peek() != '{' {
 		return errors.New("header does not begin with '{'")
 	}
-	h.Tensors = make([]Tensor, 0, len(buf)/96)
+	// One allocation of the right size: each entry names data_offsets once
+	// (a second one is refused), and growing by doubling would hold up to
+	// twice the memory.
+	h.Tensors = make([]Tensor, 0, bytes.Count(buf, []byte(`"data_offsets"`)))
 	err := s.object(func(name string) error {
 		if name == "__metadata__" {
 			if h.Metadata != nil {

@@ -22,7 +22,7 @@ func init() {
 }
 
 const auditHelp = `
-Usage: specsim audit DIR [flags]
+Usage: specsim audit DIR|hf://ORG/MODEL[@REV] [flags]
 
 Audits a checkpoint directory from config.json, hf_quant_config.json,
 model.safetensors.index.json and the safetensors headers only (no weight is
@@ -30,6 +30,11 @@ read, nothing is written). Reports the MTP draft head (tensors, parameters,
 bytes, shipped precision, scale tensors), the precision the engine will
 serve it at, exclude-pattern coverage under vLLM's and SGLang's matching,
 and weight memory per GPU rank in GiB (SGLang's "GB" is GiB) for each TP.
+A directory with configs and the index but no shards (what a reviewer
+downloads) is audited from the weight map, dtypes and shapes inferred.
+hf://ORG/MODEL[@REV] reads the configs, the index and each shard's header
+from the Hugging Face Hub with HTTP range requests (token from HF_TOKEN,
+endpoint from HF_ENDPOINT), bounded as local reads are.
 
 Exit status: 0 no error findings, 1 error findings, 2 unreadable or corrupt
 input (the message names the file) or a usage error.
@@ -37,6 +42,7 @@ input (the message names the file) or a usage error.
 Example:
   specsim audit /models/Qwen3.5-397B-A17B-NVFP4 --engine sglang --tp 1,2,4 --format markdown
   specsim audit /models/DeepSeek-V3.1-NVFP4 --tp 8 --ep 8 --env SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1
+  HF_TOKEN=... specsim audit hf://nvidia/Qwen3.5-397B-A17B-NVFP4 --tp 1,2,4
 `
 
 type envFlag map[string]string
@@ -99,7 +105,7 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		return exitBadInput
 	}
 	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "specsim audit: want exactly one checkpoint directory (see --help)")
+		fmt.Fprintln(stderr, "specsim audit: want exactly one checkpoint directory or hf://ORG/MODEL[@REV] (see --help)")
 		return exitBadInput
 	}
 	tps, err := parseTPList(*tpList)
@@ -131,7 +137,11 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "specsim audit: reading configs, index and shard headers of %s...\n", pos[0])
 		})
 	}
-	r, err := audit.Run(pos[0], cfg)
+	if strings.HasPrefix(pos[0], "hf://") && (deepOpt.on || deepOpt.all) {
+		fmt.Fprintln(stderr, "specsim audit: --deep reads weight values, which an hf:// audit does not download: audit a local copy")
+		return exitBadInput
+	}
+	r, err := auditSource(pos[0], cfg)
 	if progress != nil {
 		progress.Stop()
 	}

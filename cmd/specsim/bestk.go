@@ -79,8 +79,16 @@ func runBestK(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	band, bandSource, _, err := simulate.BandWidthsFor(res)
+	if err != nil {
+		return fail(err)
+	}
 	if format == formatJSON {
-		if err := writeJSON(stdout, map[string]any{"topology": topo.String(), "rows": rows}); err != nil {
+		out := map[string]any{"topology": topo.String(), "rows": rows, "band": sweepBand{Relative: band, Source: bandSource}}
+		if note := calibrationNote(res); note != "" {
+			out["calibration"] = note
+		}
+		if err := writeJSON(stdout, out); err != nil {
 			return fail(err)
 		}
 		return exitOK
@@ -102,5 +110,9 @@ func runBestK(args []string, stdout, stderr io.Writer) int {
 			fmt.Sprintf("%.1f", b.Interactivity), fmt.Sprintf("%.0f", b.OutputPerGPU), speed, r.Why)
 	}
 	writeTable(stdout, t, format)
+	if note := calibrationNote(res); note != "" {
+		fmt.Fprintf(stdout, "\ncalibration applied: %s\n", note)
+	}
+	fmt.Fprintf(stdout, "\nband: throughputs ±%.0f%%, latencies ±%.0f%% (%s)\n", 100*band.Throughput, 100*band.Latency, bandSource)
 	return exitOK
 }

@@ -18,9 +18,13 @@ var queryFlagNames = map[string]string{
 	"MaxRunning": "--max-running", "CUDAGraphMaxBS": "--cuda-graph-max-bs", "Chunk": "--chunk",
 	"MemFraction": "--mem-fraction", "DraftDType": "--draft-dtype", "KVDType": "--kv-dtype",
 	"Engine": "--engine", "SchedOverhead": "--sched-overhead-ms", "SpecOverhead": "--spec-overhead-ms",
-	"MoESkew": "--moe-skew", "Requests": "--requests", "Seed": "--seed",
-	"MambaSSMDType": "--mamba-ssm-dtype", "AllReduceFusion": "--enable-flashinfer-allreduce-fusion",
+	"MoESkew": "--moe-skew", "Requests": "--requests", "Seed": "--seed", "Calibration": "--calibration",
+	"MambaSSMDType": "--mamba-ssm-dtype", "KernelTables": "--kernel-table", "AllReduceFusion": "--enable-flashinfer-allreduce-fusion",
 	"SpecV2": "--spec-v2", "MoEBackend": "--moe-runner-backend", "SpecMoEBackend": "--speculative-moe-runner-backend",
+	"AgentXTrace": "--agentx-trace",
+	// The server flags (--prefill-max-running, --hicache-*, ...) name
+	// themselves in ServerConfig's errors.
+	"Server": "server flags",
 }
 
 // flagError restates a library error about a setting in terms of the flag

@@ -32,6 +32,7 @@ const goldenHelp = `specsim golden: golden acceptance-length (AL) curves.
 Usage:
   specsim golden list [--golden-dir DIR] [--golden-file FILE]... [--json]
   specsim golden show --model M --thinking on|off [--steps K] [--extrapolate] [--plot FILE.png|.svg] [--json | --format markdown]
+  specsim golden lookup --model M --thinking on|off --steps K [--draft-model D]
 
 A golden curve gives AL(k), the mean tokens one verify step emits per request
 (accepted drafts + the bonus token), for each draft length k. The curves are
@@ -45,8 +46,9 @@ Example:
 
 func runGolden(args []string, stdout, stderr io.Writer) int {
 	return subcommands("golden", goldenHelp, map[string]func([]string, io.Writer, io.Writer) int{
-		"list": runGoldenList,
-		"show": runGoldenShow,
+		"list":   runGoldenList,
+		"show":   runGoldenShow,
+		"lookup": runGoldenLookup,
 	}, args, stdout, stderr)
 }
 
@@ -537,3 +539,59 @@ func goldenPlot(file string, curve, consistent *golden.Curve, repair golden.Repa
 }
 
 var goldenRed = color.RGBA{R: 200, G: 30, B: 30, A: 255}
+
+const goldenLookupHelp = `specsim golden lookup: the bare golden AL for one model, thinking mode and draft
+length, for scripts: one number on stdout, formatted as InferenceX writes it into
+SGLANG_SIMULATE_ACC_LEN (Python "%g": 4.80 prints 4.8). TensorRT-LLM's
+TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS is this value minus 1.
+
+A model with several curve files (minimaxm3: eagle3 and eagle3_gqa) is an error
+listing them unless --draft-model names the draft checkpoint (the _gqa curve when
+its path contains "gqa") or --model names the curve itself.
+
+Example:
+  specsim golden lookup --model qwen3.5 --thinking on --steps 6          # 4.8
+  specsim golden lookup --model minimaxm3 --steps 3 --draft-model org/MiniMax-M3-EAGLE3-GQA`
+
+func runGoldenLookup(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("golden lookup", goldenLookupHelp, stderr)
+	gf := addGoldenFlags(fs)
+	model := fs.String("model", "", "model `name`: key, curve name, file prefix or hub name (required)")
+	thinking := fs.String("thinking", "on", "thinking `mode`: on or off")
+	steps := fs.Int("steps", 0, "draft length `K` (required)")
+	draft := fs.String("draft-model", "", "draft checkpoint `path`, to choose among a model's curves")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return usageExit(err)
+	}
+	fail := func(err error) int {
+		fmt.Fprintln(stderr, "specsim golden lookup:", err)
+		return exitBadInput
+	}
+	switch {
+	case len(pos) > 0:
+		return fail(fmt.Errorf("unexpected argument %q", pos[0]))
+	case *model == "":
+		return fail(fmt.Errorf("--model is required"))
+	case *steps < 1 || *steps > golden.MaxDraftLength:
+		return fail(fmt.Errorf("--steps %d: want a draft length in 1..%d", *steps, golden.MaxDraftLength))
+	}
+	mode, err := golden.ParseThinking(*thinking)
+	if err != nil {
+		return fail(err)
+	}
+	set, err := gf.load()
+	if err != nil {
+		return fail(err)
+	}
+	curve, err := set.CurveFor(*model, *draft, mode)
+	if err != nil {
+		return fail(err)
+	}
+	al, err := curve.At(*steps)
+	if err != nil {
+		return fail(err)
+	}
+	fmt.Fprintln(stdout, strconv.FormatFloat(al, 'g', 6, 64))
+	return exitOK
+}

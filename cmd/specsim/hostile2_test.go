@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
@@ -149,4 +150,61 @@ func TestHostileEscapes(t *testing.T) {
 			t.Errorf("%s: the escaped name is not shown", format)
 		}
 	}
+}
+
+func TestHostileHeaderTotal(t *testing.T) {
+	big := string(binary.LittleEndian.AppendUint64(nil, 50_000_000)) + `{"a"`
+	runHostile2(t, []hostile2{
+		{"three 50 MB headers", map[string]string{"a.safetensors": big, "b.safetensors": big, "c.safetensors": big},
+			[]string{"audit", "{dir}"}, exitBadInput, []string{"{dir}: shard headers add up to more than 134217728 bytes"}},
+	})
+}
+
+func TestHostileHeavy(t *testing.T) {
+	runHostile2(t, []hostile2{
+		{"config.json of empty objects", map[string]string{"m/config.json": `{"a":[` + strings.Repeat("{},", 200_000) + `{}]}`, "m/model.safetensors": "x"},
+			[]string{"audit", "{dir}/m"}, exitBadInput, []string{"{dir}/m/config.json: more than 100000 JSON objects and arrays"}},
+		{"duplicate kernel-table rows", map[string]string{"t.csv": "op,dtype,m,n,k,latency_us\ngemm,bf16,1,4096,7168,10\ngemm,bf16,1,4096,7168,12\n"},
+			[]string{"kernels", "validate", "--table", "{dir}/t.csv"}, exitBadInput, []string{"{dir}/t.csv:3: same op, dtype and shape as line 2"}},
+		{"latency 1e300 us", map[string]string{"t.csv": "op,dtype,m,n,k,latency_us\ngemm,bf16,1,4096,7168,1e300\n"},
+			[]string{"kernels", "validate", "--table", "{dir}/t.csv"}, exitBadInput, []string{"{dir}/t.csv:2: column latency_us"}},
+	})
+}
+
+func TestHostileSymlink(t *testing.T) {
+	dir := t.TempDir()
+	outside := filepath.Join(dir, "secret")
+	if err := os.WriteFile(outside, []byte("0123456789abcdef"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ck := qwenFixture(t)
+	if err := os.Symlink(outside, filepath.Join(ck, "zz.safetensors")); err != nil {
+		t.Skip(err)
+	}
+	code, out, errs := runCLI("audit", ck)
+	if code != exitFindings || !strings.Contains(out, "symlink-outside-dir") || strings.Contains(out+errs, "header length") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and the symlink finding", code, out, errs)
+	}
+}
+
+func TestHostileModelDims(t *testing.T) {
+	cfg := func(extra string) map[string]string {
+		return map[string]string{"m/config.json": `{"architectures": ["Qwen3_5MoeForConditionalGeneration"], "model_type": "qwen3_5_moe", "text_config": {"hidden_size": 4096, "num_hidden_layers": 60, "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "vocab_size": 151936, "num_experts": 512, "moe_intermediate_size": 1024, "num_experts_per_tok": 10, ` + extra + `}}`}
+	}
+	runHostile2(t, []hostile2{
+		{"mtp_num_hidden_layers 2^52 (predict looped for ever)", cfg(`"mtp_num_hidden_layers": 4503599627370496`),
+			[]string{"predict", "--model", "{dir}/m", "--al", "3", "--steps", "3"}, exitBadInput,
+			[]string{"{dir}/m/config.json", "mtp_num_hidden_layers: 4503599627370496 is beyond any real model"}},
+		{"shared experts product wrapped", cfg(`"n_shared_experts": 512, "shared_expert_intermediate_size": 17592186044417`),
+			[]string{"predict", "--model", "{dir}/m", "--al", "3", "--steps", "3"}, exitBadInput,
+			[]string{"{dir}/m/config.json", "shared_expert_intermediate_size: 17592186044417"}},
+	})
+}
+
+// --golden-dir errors named "." or the bare file name (issue 14, item 11).
+func TestHostileGoldenDirPath(t *testing.T) {
+	runHostile2(t, []hostile2{
+		{"bad file in --golden-dir", map[string]string{"g/bad_mtp.yaml": "m:\n  thinking_on:\n    1: [\n"},
+			[]string{"golden", "list", "--golden-dir", "{dir}/g"}, exitBadInput, []string{"golden file {dir}/g/bad_mtp.yaml"}},
+	})
 }

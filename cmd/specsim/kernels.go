@@ -164,7 +164,21 @@ With --input FILE.csv every row (columns op,dtype,m,n,k,tokens,experts,topk,
 hidden,inter,batch,q_len,kv_len,heads,kv_heads,head_dim; empty cells allowed,
 extra columns ignored) is predicted; JSON "predictions" in row order.
 
+gdn --mode prefill|verify|decode picks the engine kernel (SGLang's chunked
+prefill, MTP verify with intermediate states, decode; default from --q-len:
+1 decode, 2-16 verify, longer prefill) and --state-dtype fp32|bf16 its state;
+where the GPU has measured tables (the H200) both GPU time under a CUDA graph
+and the eager wall time SGLang's eager prefill pays are shown.
+
+--kernel-table FILE (repeatable) prices from AIConfigurator's measured kernel
+databases (ai-dynamo/aiconfigurator systems/data/<gpu>/<framework>/<version>/
+*_perf.txt: gemm, moe, generation_attention, gdn, all_reduce rows; latency in
+ms) measured on the --gpu given.
+
 Examples:
+  specsim kernels predict --gpu h200 --op gdn --mode prefill --batch 1 --q-len 4096 --heads 16 --kv-heads 4 --head-dim 128
+  specsim kernels predict --gpu h200 --op moe --moe-kernel triton --tokens 64 --experts 512 --topk 10 --hidden 4096 --inter 256
+  specsim kernels predict --gpu b200 --kernel-table moe_perf.txt --op moe --moe-kernel fused --tokens 16 --experts 512 --topk 10 --hidden 4096 --inter 256
   specsim kernels predict --gpu h200 --op gemm --dtype fp8 --m 64 --n 7168 --k 2048
   specsim kernels predict --gpu gb300 --op collective --collective allreduce --gpus 8 --bytes 1048576 --json
   specsim kernels predict --gpu h200 --input shapes.csv --json`
@@ -176,6 +190,8 @@ func runKernelsPredict(args []string, stdout, stderr io.Writer) int {
 	input := fs.String("input", "", "CSV `FILE` of shapes to predict, one per row")
 	tablePath := fs.String("table", "", "measured op CSV `FILE` to calibrate on instead of the embedded table")
 	collPath := fs.String("collective-table", "", "measured collectives CSV `FILE` to calibrate on instead of the embedded table")
+	var aicPaths pathList
+	fs.Var(&aicPaths, "kernel-table", "AIConfigurator kernel database `FILE` (gemm_perf.txt, moe_perf.txt, generation_attention_perf.txt, gdn_perf.txt, custom_allreduce_perf.txt; repeatable) to price from")
 	shape := addShapeFlags(fs)
 	cat := addGPUCatalogFlag(fs)
 	ff := addFormatFlags(fs, false)
@@ -191,6 +207,22 @@ func runKernelsPredict(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim kernels predict:", err)
 		return exitBadInput
+	}
+	if len(aicPaths) > 0 {
+		if *tablePath != "" || *collPath != "" {
+			fmt.Fprintln(stderr, "specsim kernels predict: --kernel-table excludes --table and --collective-table")
+			return exitBadInput
+		}
+		imp, err := kernels.ReadAICFiles(aicPaths)
+		if err == nil {
+			err = imp.CheckDevice(coster.GPU().Name)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "specsim kernels predict:", err)
+			return exitBadInput
+		}
+		coster = kernels.CosterFromAIC(coster.GPU(), imp)
+		fmt.Fprintf(stderr, "specsim kernels predict: %d rows from %s; skipped: %s\n", imp.Rows, strings.Join(aicPaths, ", "), imp.SkippedText())
 	}
 	if *input != "" {
 		return predictFile(coster, *input, format, stdout, stderr)
@@ -282,9 +314,9 @@ func readTables(table, collTable string) (*kernels.OpTable, *kernels.CollectiveT
 	return ops, colls, nil
 }
 
-// readBounded reads a table file of at most 32 MiB.
+// readBounded reads a table file of at most kernels.MaxTableBytes.
 func readBounded(path string) ([]byte, error) {
-	return regular.ReadFile(path, 32<<20)
+	return regular.ReadFile(path, kernels.MaxTableBytes)
 }
 
 func predictOne(c *kernels.Coster, op string, s *shapeFlags) (kernelPrediction, error) {
@@ -424,6 +456,19 @@ func predictFile(c *kernels.Coster, path string, format format, stdout, stderr i
 	return exitOK
 }
 
+// pathList is a repeatable file flag.
+type pathList []string
+
+func (p *pathList) String() string { return strings.Join(*p, ",") }
+
+func (p *pathList) Set(s string) error {
+	if s == "" {
+		return errors.New("empty path")
+	}
+	*p = append(*p, s)
+	return nil
+}
+
 const kernelsValidateHelp = `specsim kernels validate: how well the cost model predicts measured shapes it was not fitted on.
 
 Along every measured line of the GPU's table (a GEMM's (N, K) over M, a MoE
@@ -514,7 +559,33 @@ func runKernelsValidate(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	if *tablePath == "" && (*op == "" || strings.EqualFold(*op, "gdn") || strings.EqualFold(*op, "moe")) {
+		if v.EngineKernels, err = engineValidation(g.Name, strings.ToLower(*op)); err != nil {
+			return fail(err)
+		}
+	}
 	return writeOpValidation(v, format, stdout)
+}
+
+// engineValidation scores the GPU's embedded engine-kernel tables (only
+// the op's when op is set).
+func engineValidation(gpu, op string) ([]kernels.EngineError, error) {
+	t, err := kernels.EmbeddedEngineTables(gpu)
+	if err != nil || t == nil {
+		return nil, err
+	}
+	hg, hm, err := kernels.EmbeddedEngineHeldout(gpu)
+	if err != nil {
+		return nil, err
+	}
+	sub := *t
+	switch op {
+	case "gdn":
+		sub.MoE, sub.FusedMoE, hm = nil, nil, nil
+	case "moe":
+		sub.GDN, hg = nil, nil
+	}
+	return kernels.ValidateEngineTables(&sub, hg, hm), nil
 }
 
 func filterOps(t *kernels.OpTable, op string) *kernels.OpTable {
@@ -573,6 +644,18 @@ func writeOpValidation(v *kernels.Validation, format format, stdout io.Writer) i
 			ut.writeMarkdown(stdout)
 		} else {
 			ut.writeText(stdout)
+		}
+	}
+	if len(v.EngineKernels) > 0 {
+		fmt.Fprintf(stdout, "\nengine kernels (SGLang's, measured on this GPU; odd-positions: inner points left out of each measured line; held-aside: a file never fitted on):\n\n")
+		et := &table{header: []string{"table", "metric", "kind", ">points", ">median_err_%", ">p90_err_%", ">max_err_%"}}
+		for _, e := range v.EngineKernels {
+			et.add(e.Table, e.Metric, e.Kind, strconv.Itoa(e.Points), pct(e.MedianAbsErr), pct(e.P90AbsErr), pct(e.MaxAbsErr))
+		}
+		if format == formatMarkdown {
+			et.writeMarkdown(stdout)
+		} else {
+			et.writeText(stdout)
 		}
 	}
 	fmt.Fprintf(stdout, "\nbar (held-out median <= %.0f%% for gemm, moe, attention; held-aside median <= %.0f%%, every op <= %.0f%%): %s\n",

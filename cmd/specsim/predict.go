@@ -44,6 +44,8 @@ type queryFlags struct {
 	steps    string
 	schedMS  float64
 	specMS   float64
+	hicache  float64
+	calPath  string
 	catalog  *gpuCatalogFlag
 	golden   *goldenFlags
 }
@@ -62,8 +64,9 @@ func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
 	fs.IntVar(&f.osl, "osl", 0, "fixed output length in tokens")
 	fs.Float64Var(&q.Cached, "cached", 0, "fixed workload: prefix-cache hit fraction of each prompt [0,1)")
 	fs.Float64Var(&q.RangeRatio, "range-ratio", 0.8, "fixed workload: each ISL and OSL uniform in [ratio*L, L] (bench_serving --random-range-ratio; 1 = exact)")
-	fs.StringVar(&f.workload, "workload", "", "agentx: agentic-coding distributions of ISL, OSL and cached prefix (default when --isl/--osl are not given)")
-	fs.StringVar(&q.AgentX, "agentx", "", "override agentx distributions: key=value,... (isl-median, isl-sigma, isl-min, isl-max, osl-median, osl-sigma, osl-max, cache-hit, cache-conc, first-turns)")
+	fs.StringVar(&f.workload, "workload", "", "agentx: replay recorded Claude-Code session trees as InferenceX AgentX does (default when --isl/--osl are not given); agentx-synthetic: log-normal ISL/OSL and a Beta cached fraction")
+	fs.StringVar(&q.AgentX, "agentx", "", "agentx replay: key=value,... (duration, start-min, start-max, warmup-per-lane, system-idle-cap, trace-idle-cap (off), max-context, max-traces, seed); agentx-synthetic: isl-median, isl-sigma, isl-min, isl-max, osl-median, osl-sigma, osl-max, cache-hit, cache-conc, first-turns")
+	fs.StringVar(&q.AgentXTrace, "agentx-trace", "", "replay kv-cache-tester trace `DIR|FILE` (*.json) instead of the embedded public corpus")
 	fs.StringVar(&q.Spec, "spec", "mtp", "speculative decoding: mtp | none")
 	fs.StringVar(&f.steps, "steps", "", "draft length k (speculative-num-steps); sweep and bestk take a range such as 0-8")
 	fs.StringVar(&q.Thinking, "thinking", "on", "golden curve mode: on | off")
@@ -71,6 +74,14 @@ func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
 	fs.StringVar(&q.Method, "method", "", "acceptance sampler: sglang-match-expected (default), sglang-multinomial, vllm-synthetic, trtllm, chain, empirical")
 	fs.StringVar(&q.Histogram, "histogram", "", "CSV `FILE` of measured accepted lengths (length,count) for --method empirical")
 	fs.IntVar(&q.MaxRunning, "max-running", 0, "max running requests per instance (0 = concurrency and KV pool decide)")
+	fs.IntVar(&q.Server.PrefillMaxRunning, "prefill-max-running", 0, "max running requests per disaggregated prefill worker (--max-running applies to agg instances and decode workers; 0 = concurrency)")
+	fs.BoolVar(&q.Server.AutoMemFraction, "mem-fraction-auto", false, "SGLang's automatic --mem-fraction-static (reserve for activations and CUDA graphs) instead of --mem-fraction")
+	fs.BoolVar(&q.Server.PrefillDraft, "prefill-draft", false, "disaggregated prefill workers load the draft too (the AgentX base recipe's prefill role does not)")
+	fs.IntVar(&q.Server.MambaCache, "max-mamba-cache-size", 0, "SGLang --max-mamba-cache-size: linear-attention state slots per instance (0 = the engine sizes them)")
+	fs.IntVar(&q.Server.PageSize, "page-size", 0, "KV page size in tokens (0 = 64, the recipes' --page-size)")
+	fs.Float64Var(&f.hicache, "hicache-ratio", -1, "HiCache host KV tier as a multiple of the device pool (SGLang --hicache-ratio; 0 = no host tier; -1 = for --workload agentx 90% of the GPU's host DRAM as InferenceX's dram-utilization sets it, else none)")
+	fs.Float64Var(&q.Server.HiCacheGiB, "hicache-size", 0, "HiCache host KV tier in GB per rank (SGLang --hicache-size; wins over --hicache-ratio)")
+	fs.BoolVar(&q.Server.NoPrefixCache, "no-prefix-cache", false, "turn the radix prefix cache off (decode workers never have one)")
 	fs.IntVar(&q.CUDAGraphMaxBS, "cuda-graph-max-bs", 0, "largest decode batch per rank replayed as a CUDA graph (0 = 256)")
 	fs.IntVar(&q.Chunk, "chunk", 0, "chunked-prefill tokens per prefill forward (0 = 16384)")
 	fs.Float64Var(&q.MemFraction, "mem-fraction", simulate.DefaultMemFraction, "share of HBM for weights and caches (SGLang --mem-fraction-static); with --engine trtllm, the KV cache's share of the memory the weights leave free (free_gpu_memory_fraction)")
@@ -87,6 +98,8 @@ func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
 	fs.Float64Var(&q.MoESkew, "moe-skew", 0, "Zipf exponent of expert popularity (0 = uniform routing)")
 	fs.IntVar(&q.Requests, "requests", 0, "requests measured after a warm-up of --conc requests (0 = max(4*conc, 200))")
 	fs.Uint64Var(&q.Seed, "seed", 1, "random seed (the run is deterministic given it)")
+	fs.StringVar(&f.calPath, "calibration", "", "apply the entry for this GPU and engine of a `FILE` written by specsim calibrate")
+	fs.Var((*pathList)(&q.KernelTables), "kernel-table", "AIConfigurator kernel database `FILE` measured on --gpu (gemm_perf.txt, moe_perf.txt, generation_attention_perf.txt, gdn_perf.txt, custom_allreduce_perf.txt; repeatable): its rows price the matching ops")
 	f.catalog = addGPUCatalogFlag(fs)
 	f.golden = addGoldenFlags(fs)
 	return f
@@ -96,9 +109,27 @@ func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
 func (f *queryFlags) resolve() (*simulate.Resolved, error) {
 	q := f.q
 	q.SchedOverhead, q.SpecOverhead = f.schedMS, f.specMS
+	if q.Server.AutoMemFraction {
+		q.MemFraction = 0
+	}
+	switch {
+	case f.hicache == 0:
+		q.Server.HiCacheRatio = -1 // off
+	case f.hicache > 0:
+		q.Server.HiCacheRatio = f.hicache
+	case f.hicache != -1:
+		return nil, fmt.Errorf("--hicache-ratio %g: want 0 (off), a positive ratio, or -1 for the workload's default", f.hicache)
+	}
+	if f.calPath != "" {
+		cal, err := simulate.LoadCalibration(f.calPath)
+		if err != nil {
+			return nil, err
+		}
+		q.Calibration = cal
+	}
 	switch {
 	case f.isl != 0 || f.osl != 0:
-		if f.workload == "agentx" {
+		if f.workload == "agentx" || f.workload == "agentx-synthetic" {
 			return nil, errors.New("--workload agentx and --isl/--osl exclude each other")
 		}
 		if f.isl <= 0 || f.osl <= 0 {
@@ -107,11 +138,13 @@ func (f *queryFlags) resolve() (*simulate.Resolved, error) {
 		q.Workload, q.ISL, q.OSL = "fixed", f.isl, f.osl
 	case f.workload == "" || f.workload == "agentx":
 		q.Workload = "agentx"
+	case f.workload == "agentx-synthetic":
+		q.Workload = f.workload
 	default:
-		return nil, fmt.Errorf("--workload %q: want agentx (or --isl/--osl)", f.workload)
+		return nil, fmt.Errorf("--workload %q: want agentx or agentx-synthetic (or --isl/--osl)", f.workload)
 	}
 	// 0 is the library's "default" but never what a user who types it means.
-	if !(q.MemFraction > 0 && q.MemFraction <= 1) {
+	if !(q.MemFraction > 0 && q.MemFraction <= 1) && !q.Server.AutoMemFraction {
 		return nil, fmt.Errorf("--mem-fraction %g: want a share of HBM in (0, 1]", q.MemFraction)
 	}
 	// checked whatever the workload, so that a bad value is never ignored
@@ -165,7 +198,7 @@ func atoiSmall(s string) (int, error) {
 func runPredict(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("predict", predictHelp, stderr)
 	qf := addQueryFlags(fs, true)
-	conc := fs.Int("conc", 7, "closed-loop concurrency: sessions that each send the next request when the previous one ends")
+	conc := fs.Int("conc", 7, "concurrency: agentx = live session trees (a root conversation and its subagents, AIPerf --concurrency); fixed lengths = closed-loop sessions that send the next request when the previous one ends")
 	ff := addFormatFlags(fs, true)
 	rest, err := parseFlags(fs, args)
 	if err != nil {
@@ -212,21 +245,55 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 	out.StepMS.Sources = res.CostNotes(topo)
 	switch format {
 	case formatJSON:
-		if err := writeJSON(stdout, out); err != nil {
+		band, err := simulate.BandFor(res, out)
+		if err != nil {
+			fmt.Fprintln(stderr, "specsim predict:", err)
+			return exitBadInput
+		}
+		if err := writeJSON(stdout, predictionJSON{Result: out, Band: band, Calibration: calibrationNote(res)}); err != nil {
 			fmt.Fprintln(stderr, "specsim predict:", flagError(err))
 			return exitBadInput
 		}
 		return exitOK
 	}
-	printPrediction(stdout, res, out, format)
+	if err := printPrediction(stdout, res, out, format); err != nil {
+		fmt.Fprintln(stderr, "specsim predict:", err)
+		return exitBadInput
+	}
 	return exitOK
 }
 
-func printPrediction(w io.Writer, r *simulate.Resolved, p *simulate.Result, format format) {
+// predictionJSON is predict's JSON: the result's keys, its band and the
+// calibration applied.
+type predictionJSON struct {
+	*simulate.Result
+	Band        simulate.Band `json:"band"`
+	Calibration string        `json:"calibration,omitempty"`
+}
+
+// calibrationNote says which calibration a resolved query applies ("" if
+// none).
+func calibrationNote(r *simulate.Resolved) string {
+	if r.Calibration == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s entry %s/%s (%s)", r.Q.Calibration.Path, r.Calibration.GPU, r.Calibration.Engine, r.Calibration.Params)
+}
+
+func printPrediction(w io.Writer, r *simulate.Resolved, p *simulate.Result, format format) error {
+	band, err := simulate.BandFor(r, p)
+	if err != nil {
+		return err
+	}
 	wl := fmt.Sprintf("%d/%d tokens", r.Workload.ISL, r.Workload.OSL)
 	if r.Workload.Name == "agentx" {
 		a := r.Workload.AgentX
-		wl = fmt.Sprintf("agentx (ISL median %.0fk, OSL median %.0f, %.0f%% cached prefix)", a.ISLMedian/1000, a.OSLMedian, a.CacheHit*100)
+		wl = fmt.Sprintf("agentx-synthetic (ISL median %.0fk, OSL median %.0f, %.0f%% cached prefix)", a.ISLMedian/1000, a.OSLMedian, a.CacheHit*100)
+	}
+	if tw := r.Workload.Trace; tw != nil {
+		c := tw.Replay
+		wl = fmt.Sprintf("agentx trace replay of %s: %.0f s window, start turn in [%.2g, %.2g], %d warm-up requests per lane, idle caps %gs system / %gs tree, seed %d",
+			tw.Source, c.Duration, c.StartMin, c.StartMax, c.WarmupPerLane, c.SystemIdleCap, c.TraceIdleCap, c.Seed)
 	}
 	spec := "none"
 	if p.Steps > 0 {
@@ -234,18 +301,24 @@ func printPrediction(w io.Writer, r *simulate.Resolved, p *simulate.Result, form
 	}
 	fmt.Fprintf(w, "%s %s on %d x %s, %s, %d sessions, %s\nspeculation: %s; %d requests simulated (%s)\n\n",
 		r.Model.Name, strings.ToUpper(string(r.Precision)), p.GPUs, strings.ToUpper(r.GPU.GPU.Name), p.Topology, p.Conc, wl, spec, p.Requests, p.Sim)
-	t := &table{header: []string{"metric", ">value", "unit"}}
+	if note := calibrationNote(r); note != "" {
+		fmt.Fprintf(w, "calibration applied: %s\n\n", note)
+	}
+	t := &table{header: []string{"metric", ">value", ">band", "unit"}}
 	f1 := func(v float64) string { return fmt.Sprintf("%.1f", v) }
 	f2 := func(v float64) string { return fmt.Sprintf("%.2f", v) }
-	t.add("total throughput per GPU", f1(p.TputPerGPU), "tok/s/GPU (cached input counted)")
-	t.add("output throughput per GPU", f1(p.OutputPerGPU), "tok/s/GPU")
-	t.add("interactivity (1/TPOT p50)", f1(p.Interactivity), "tok/s/user")
-	t.add("TPOT p50 / p90", f2(p.TPOTms)+" / "+f2(p.TPOTp90ms), "ms")
-	t.add("TTFT p50 / p90", f1(p.TTFTms)+" / "+f1(p.TTFTp90ms), "ms")
-	t.add("E2EL p50 / p90", f2(p.E2EL.P50)+" / "+f2(p.E2EL.P90), "s")
-	t.add("mean decode batch", f1(p.DecodeBatch), "requests")
+	b1 := func(g simulate.Range) string { return f1(g.Lo) + "-" + f1(g.Hi) }
+	b2 := func(g simulate.Range) string { return f2(g.Lo) + "-" + f2(g.Hi) }
+	t.add("total throughput per GPU", f1(p.TputPerGPU), b1(band.TputPerGPU), "tok/s/GPU (cached input counted)")
+	t.add("output throughput per GPU", f1(p.OutputPerGPU), b1(band.OutputPerGPU), "tok/s/GPU")
+	t.add("interactivity (1/TPOT p50)", f1(p.Interactivity), b1(band.Interactivity), "tok/s/user")
+	t.add("TPOT p50 / p90", f2(p.TPOTms)+" / "+f2(p.TPOTp90ms), b2(band.TPOTms)+" (p50)", "ms")
+	t.add("TTFT p50 / p90", f1(p.TTFTms)+" / "+f1(p.TTFTp90ms), b1(band.TTFTms)+" (p50)", "ms")
+	t.add("E2EL p50 / p90", f2(p.E2EL.P50)+" / "+f2(p.E2EL.P90), b2(band.E2ELp90)+" (p90)", "s")
+	t.add("E2E normalized interactivity", f1(p.NormalizedInteractivity), "", "tok/s/user (1 / p90 of E2EL/OSL)")
+	t.add("mean decode batch", f1(p.DecodeBatch), "", "requests")
 	writeTable(w, t, format)
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "band: ±%.0f%% throughput, ±%.0f%% latency; %s\n\n", 100*band.Relative.Throughput, 100*band.Relative.Latency, band.Source)
 	s := p.StepMS
 	st := &table{header: []string{"decode iteration", ">ms", ">share"}}
 	share := func(v float64) string {
@@ -281,6 +354,29 @@ func printPrediction(w io.Writer, r *simulate.Resolved, p *simulate.Result, form
 	mt.add("KV cache in use", f1(m.KV))
 	mt.add("total / available", f1(m.Total)+" / "+f1(m.Capacity))
 	writeTable(w, mt, format)
+	printLimits(w, p, format)
+	printAgentX(w, p, format)
+	return nil
+}
+
+// printLimits says what capped each role's running requests.
+func printLimits(w io.Writer, p *simulate.Result, format format) {
+	if len(p.Limits) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	lt := &table{header: []string{"role", ">max running", "capped by", ">req slots/rank", ">pool tokens/rank", ">mamba slots/rank", ">host tokens/rank", ">mem fraction"}}
+	var notes []string
+	for _, l := range p.Limits {
+		lt.add(l.Role, fmt.Sprint(l.Running), l.CappedBy, fmt.Sprint(l.ReqSlots), fmt.Sprint(l.PoolTokens), fmt.Sprint(l.MambaSlots), fmt.Sprint(l.HostTokens), fmt.Sprintf("%.3f", l.Fraction))
+		if l.Note != "" {
+			notes = append(notes, l.Role+": "+l.Note)
+		}
+	}
+	writeTable(w, lt, format)
+	for _, n := range notes {
+		fmt.Fprintln(w, "note:", n)
+	}
 }
 
 func writeTable(w io.Writer, t *table, format format) {

@@ -86,14 +86,18 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	band, bandSource, _, err := simulate.BandWidthsFor(res)
+	if err != nil {
+		return fail(err)
+	}
 	if *plotPath != "" {
 		title := fmt.Sprintf("%s %s on %s, %d GPUs", res.Model.Name, strings.ToUpper(string(res.Precision)), strings.ToUpper(res.GPU.GPU.Name), *gpus)
-		if err := paretoplot.Write(*plotPath, title, out); err != nil {
+		if err := paretoplot.WriteBand(*plotPath, title, out, band.Throughput); err != nil {
 			return fail(err)
 		}
 	}
 	if format == formatJSON {
-		if err := writeJSON(stdout, out); err != nil {
+		if err := writeJSON(stdout, sweepJSON{SweepResult: out, Band: sweepBand{Relative: band, Source: bandSource}, Calibration: calibrationNote(res)}); err != nil {
 			return fail(err)
 		}
 		return exitOK
@@ -105,6 +109,10 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	if *all {
 		pts, title = out.Points, "all points"
 	}
+	if note := calibrationNote(res); note != "" {
+		fmt.Fprintf(stdout, "calibration applied: %s\n", note)
+	}
+	fmt.Fprintf(stdout, "band: every throughput ±%.0f%%, every latency ±%.0f%% (%s)\n\n", 100*band.Throughput, 100*band.Latency, bandSource)
 	fmt.Fprintln(stdout, title+":")
 	writeTable(stdout, pointTable(pts), format)
 	if len(out.Skipped) > 0 {
@@ -143,4 +151,17 @@ func intList(s string, maxV int) ([]int, error) {
 		}
 	}
 	return out, nil
+}
+
+// sweepJSON is sweep's JSON: the result's keys, the band every point
+// carries and the calibration applied.
+type sweepJSON struct {
+	*simulate.SweepResult
+	Band        sweepBand `json:"band"`
+	Calibration string    `json:"calibration,omitempty"`
+}
+
+type sweepBand struct {
+	Relative simulate.BandWidths `json:"relative"`
+	Source   string              `json:"source"`
 }

@@ -313,6 +313,9 @@ def main():
     ap.add_argument("--tps", type=lambda s: [int(x) for x in s.split(",")], default=[1, 2, 4, 8])
     ap.add_argument("--heldout", type=int, default=24)
     ap.add_argument("--stride", type=int, default=1)
+    ap.add_argument("--only-recurrent", action="store_true", help="decode and verify rows only (run 3)")
+    ap.add_argument("--rec-batches", type=lambda s: [int(x) for x in s.split(",")], default=None)
+    ap.add_argument("--verify-q", type=lambda s: [int(x) for x in s.split(",")], default=None)
     ap.add_argument("--upstream", default="2:1024,2:4096,2:16384,4:4096,8:4096,1:4096",
                     help="tp:q_len points for upstream fla's chunk kernel (batch 1, fp32 state)")
     args = ap.parse_args()
@@ -322,7 +325,14 @@ def main():
     if not check():
         log("CORRECTNESS FAILED: no timing")
         sys.exit(1)
+    global REC_B, VERIFY_Q
+    if args.rec_batches:
+        REC_B = args.rec_batches
+    if args.verify_q:
+        VERIFY_Q = args.verify_q
     pre, pre16, rec = cases(args)
+    if args.only_recurrent:
+        pre, pre16, args.upstream, args.heldout = [], [], "", 0
     up = []
     if args.upstream:
         for p in args.upstream.split(","):

@@ -10,7 +10,10 @@ python3 -c "import torch,triton;print(torch.__version__,torch.version.cuda,trito
 if [ "$1" = smoke ]; then
   timeout 200 python3 collect_gdn.py --out $OUT/gdn --budget 90 --stride 9 --heldout 9 --upstream 2:4096 2>&1 | tee -a $OUT/log.txt
   timeout 150 python3 collect_moe_triton.py --out $OUT/moe --budget 60 --stride 4 --tps 1,8 2>&1 | tee -a $OUT/log.txt
-else
+elif [ "$1" = full ]; then
   timeout 360 python3 collect_gdn.py --out $OUT/gdn --budget ${GDN_BUDGET:-300} 2>&1 | tee -a $OUT/log.txt
   timeout 200 python3 collect_moe_triton.py --out $OUT/moe --budget ${MOE_BUDGET:-170} 2>&1 | tee -a $OUT/log.txt
+fi
+if [ "$1" = recurrent ]; then
+  timeout 420 python3 collect_gdn.py --out $OUT/gdn --budget 380 --only-recurrent --rec-batches 1,2,4,8,16,32,64,128,256 --verify-q 2,3,4,6,8 2>&1 | tee -a $OUT/log.txt
 fi

@@ -21,6 +21,13 @@ import (
 // Write draws the frontiers of res into path (.png or .svg), with every
 // evaluated point faintly behind them.
 func Write(path, title string, res *simulate.SweepResult) error {
+	return WriteBand(path, title, res, 0)
+}
+
+// WriteBand is Write with each frontier's throughput uncertainty shaded:
+// between y/(1+band) and y*(1+band) (simulate.BandWidthsFor); band 0
+// draws no shading.
+func WriteBand(path, title string, res *simulate.SweepResult, band float64) error {
 	ext := strings.ToLower(filepath.Ext(path))
 	if ext != ".png" && ext != ".svg" {
 		return fmt.Errorf("--plot %s: want a .png or .svg file", path)
@@ -52,7 +59,25 @@ func Write(path, title string, res *simulate.SweepResult) error {
 		if len(f.pts) == 0 {
 			continue
 		}
-		line, points, err := plotter.NewLinePoints(xys(f.pts))
+		xy := xys(f.pts)
+		if band > 0 && len(xy) > 1 {
+			poly := make(plotter.XYs, 0, 2*len(xy))
+			for _, q := range xy {
+				poly = append(poly, plotter.XY{X: q.X, Y: q.Y * (1 + band)})
+			}
+			for i := len(xy) - 1; i >= 0; i-- {
+				poly = append(poly, plotter.XY{X: xy[i].X, Y: xy[i].Y / (1 + band)})
+			}
+			shade, err := plotter.NewPolygon(poly)
+			if err != nil {
+				return err
+			}
+			r, g, b, _ := f.color.RGBA()
+			shade.Color = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 50}
+			shade.LineStyle.Width = 0
+			p.Add(shade)
+		}
+		line, points, err := plotter.NewLinePoints(xy)
 		if err != nil {
 			return err
 		}
@@ -62,6 +87,9 @@ func Write(path, title string, res *simulate.SweepResult) error {
 		points.Shape = f.shape
 		p.Add(line, points)
 		p.Legend.Add(f.name, line, points)
+	}
+	if band > 0 {
+		p.Title.Text += fmt.Sprintf(" (shaded: ±%.0f%% throughput band)", 100*band)
 	}
 	p.Legend.Top = true
 	return p.Save(8*vg.Inch, 5*vg.Inch, path)

@@ -98,3 +98,24 @@ func TestWriteEmptyResult(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestWriteBandShadesFrontiers(t *testing.T) {
+	dir := t.TempDir()
+	plain, shaded := filepath.Join(dir, "plain.svg"), filepath.Join(dir, "band.svg")
+	if err := Write(plain, "band test", frontiers()); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteBand(shaded, "band test", frontiers(), 0.2); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := os.ReadFile(plain)
+	b, _ := os.ReadFile(shaded)
+	// The band adds one filled path per frontier and says so in the title.
+	if !strings.Contains(string(b), "±20% throughput band") || strings.Contains(string(a), "band") && strings.Contains(string(a), "±") {
+		t.Error("the shaded plot's title does not name the band, or the plain one does")
+	}
+	if strings.Count(string(b), "fill-opacity") <= strings.Count(string(a), "fill-opacity") &&
+		strings.Count(string(b), "<path") <= strings.Count(string(a), "<path") {
+		t.Error("the shaded plot draws nothing more than the plain one")
+	}
+}

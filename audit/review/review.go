@@ -1,0 +1,345 @@
+// Package review assembles the evidence a reviewer writes into a
+// speculative-decoding PR from a recipe, the checkpoint it serves and the
+// job's logs: the draft's shipped and effective precision (with the
+// checkpoint audit's evidence, the pinned engine's rule, the draft MoE
+// backend, per-rank draft memory against the load logs and prohibited
+// settings the recipe inherits) and the golden AL each role must run with
+// (and whether the workers' environments show it).
+package review
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/specsim/specsim/audit"
+	"github.com/specsim/specsim/audit/enginelog"
+	"github.com/specsim/specsim/audit/finding"
+	"github.com/specsim/specsim/audit/recipe"
+	"github.com/specsim/specsim/audit/safetensors"
+)
+
+// Finding codes of the review's own checks.
+const (
+	CodeEnvMismatch     = "worker-env-mismatch"
+	CodeEnvNotShown     = "worker-env-not-shown"
+	CodeNoDraftRole     = "no-speculative-role"
+	CodeEngineNoAudit   = "engine-precision-not-modelled"
+	CodeProhibitedShown = "worker-env-prohibited"
+)
+
+// Input is what a review reads.
+type Input struct {
+	Recipe     *recipe.Recipe
+	RecipeOpts recipe.Options
+	// Checkpoint is read by audit.Run (a directory; hf:// where the caller
+	// resolves it to one); Audit overrides what Run would read when set.
+	Checkpoint string
+	Audit      func(dir string, c audit.Config) (*audit.Report, error)
+	Logs       []string
+}
+
+// Role is the golden-AL evidence of one role.
+type Role struct {
+	Role       string            `json:"role"`
+	Engine     string            `json:"engine"`
+	DraftLen   int               `json:"draft_length"`
+	ExpectedAL *float64          `json:"expected_al"`
+	MustShow   map[string]string `json:"must_show"`
+	Injected   bool              `json:"injected"`
+	// Shown is what the logs show for each MustShow key (all distinct
+	// values, with the file and line of the first), empty without logs.
+	Shown map[string][]Shown `json:"shown,omitempty"`
+}
+
+// Shown is one value a log shows for a variable.
+type Shown struct {
+	Value string `json:"value"`
+	File  string `json:"file"`
+	Line  int    `json:"line"`
+	Count int    `json:"count"`
+}
+
+// Variant is the evidence for one recipe variant.
+type Variant struct {
+	Name string `json:"name"`
+	// The draft precision section.
+	DraftRole string        `json:"draft_role"`
+	Engine    string        `json:"engine"`
+	Container string        `json:"container"`
+	Audit     *audit.Report `json:"audit"`
+	Layout    string        `json:"layout"`
+	// The golden AL section.
+	Curve    string            `json:"curve"`
+	Thinking string            `json:"thinking"`
+	Roles    []Role            `json:"roles"`
+	Findings []finding.Finding `json:"findings"`
+	// Recipe is the recipe check's findings for this variant.
+	Recipe *recipe.VariantReport `json:"-"`
+	// Accept is the logged accept length against the golden AL.
+	Accept *enginelog.Agreement `json:"accept,omitempty"`
+}
+
+// Report is a review of one recipe (one or more variants).
+type Report struct {
+	Recipe     string    `json:"recipe"`
+	Checkpoint string    `json:"checkpoint"`
+	Logs       []string  `json:"logs"`
+	Variants   []Variant `json:"variants"`
+}
+
+// Failed reports whether any check failed (an error finding anywhere).
+func (r *Report) Failed() bool {
+	for _, v := range r.Variants {
+		if finding.HasErrors(v.Findings) {
+			return true
+		}
+		if v.Audit != nil && finding.HasErrors(v.Audit.Findings) {
+			return true
+		}
+		if v.Recipe != nil {
+			for _, f := range v.Recipe.Findings {
+				if f.Severity == finding.Error {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// Build runs the recipe checks, the checkpoint audit under each variant's
+// generation role and the log comparisons.
+func Build(in Input) (*Report, error) {
+	run := in.Audit
+	if run == nil {
+		run = audit.Run
+	}
+	rc := recipe.Check(in.Recipe, in.RecipeOpts)
+	rep := &Report{Recipe: in.Recipe.File, Checkpoint: in.Checkpoint, Logs: in.Logs}
+	envHits, err := scanLogs(in.Logs)
+	if err != nil {
+		return nil, err
+	}
+	for i := range rc.Variants {
+		vr := &rc.Variants[i]
+		v := Variant{Name: vr.Name, Recipe: vr, Findings: prohibitedShown(envHits)}
+		if v.Findings == nil {
+			v.Findings = []finding.Finding{}
+		}
+		rv := vr.Variant()
+		v.Container = rv.Container
+		if c := vr.Curve(); c != nil {
+			v.Curve, v.Thinking = c.Model, c.Thinking
+		}
+		gen := rv.Generation()
+		for _, rr := range vr.Roles {
+			role := Role{Role: rr.Role, Engine: rr.Engine, ExpectedAL: rr.ExpectedAL, Injected: rr.Injected, MustShow: map[string]string{}}
+			if rr.DraftLength != nil {
+				role.DraftLen = *rr.DraftLength
+			}
+			if rr.ExpectedAL != nil {
+				role.MustShow = mustShow(rr)
+				if len(in.Logs) > 0 {
+					role.Shown = shown(envHits, role.MustShow)
+					v.Findings = append(v.Findings, envFindings(rr.Role, role.MustShow, role.Shown)...)
+				}
+			}
+			v.Roles = append(v.Roles, role)
+		}
+		if gen == nil || gen.Spec == nil {
+			v.Findings = append(v.Findings, finding.Finding{Code: CodeNoDraftRole, Severity: finding.Warning,
+				Message: "the variant has no speculative generation role: there is no draft to audit"})
+			rep.Variants = append(rep.Variants, v)
+			continue
+		}
+		v.DraftRole, v.Engine = gen.Name, gen.Engine
+		c, note := auditConfig(gen)
+		if note != "" {
+			v.Findings = append(v.Findings, finding.Finding{Code: CodeEngineNoAudit, Severity: finding.Info, Message: note})
+		}
+		v.Layout = fmt.Sprintf("tp=%d ep=%d dp=%d", c.TP[0], c.EP, c.DP)
+		ar, err := run(in.Checkpoint, c)
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range in.Logs {
+			c.LogPath = l
+			if err := ar.CompareLog(c); err != nil {
+				return nil, err
+			}
+		}
+		v.Audit = ar
+		if len(in.Logs) > 0 && gen.Spec.DraftLength > 0 {
+			if col, err := enginelog.ReadFiles(in.Logs, gen.Spec.DraftLength); err == nil && vr.Roles != nil {
+				for _, rr := range vr.Roles {
+					if rr.Role == gen.Name && rr.ExpectedAL != nil {
+						v.Accept = enginelog.Summarize(col, 1).Agree(*rr.ExpectedAL)
+					}
+				}
+			}
+		}
+		rep.Variants = append(rep.Variants, v)
+	}
+	return rep, nil
+}
+
+// auditConfig is the audit of the generation role's launch: its engine,
+// parallel layout, draft quantization, environment and MoE backends.
+func auditConfig(r *recipe.Role) (audit.Config, string) {
+	engine, note := audit.EngineSGLang, ""
+	switch r.Engine {
+	case recipe.EngineSGLang:
+	case recipe.EngineVLLM:
+		engine = audit.EngineVLLM
+	default:
+		note = fmt.Sprintf("the audit models SGLang's and vLLM's loading rules, not %s's: the shipped precision and the exclude coverage hold, the effective precision shown is SGLang's", r.Engine)
+	}
+	tp := max(r.TP, 1)
+	dp := 1
+	if r.DPAttention && r.DP > 1 {
+		dp = r.DP
+	}
+	o := audit.Options{Engine: engine, Env: r.Env}
+	if engine == audit.EngineSGLang && r.Engine == recipe.EngineSGLang {
+		o.DraftQuantization = r.Spec.DraftQuantization
+		o.TargetMoEBackend = r.Args.Get("moe-runner-backend").String()
+		o.MoEBackend = r.Args.Get("speculative-moe-runner-backend").String()
+	}
+	return audit.Config{Options: o, TP: []int{tp}, EP: max(r.EP, 1), DP: dp}, note
+}
+
+// mustShow is the simulation environment a role has to run with: what
+// synthetic acceptance injects (schema 2) or the golden values a
+// schema-1 recipe has to carry itself.
+func mustShow(rr recipe.RoleReport) map[string]string {
+	out := map[string]string{}
+	al := *rr.ExpectedAL
+	switch rr.Engine {
+	case recipe.EngineSGLang:
+		out["SGLANG_SIMULATE_ACC_LEN"] = recipe.FormatAL(al)
+		out["SGLANG_SIMULATE_ACC_METHOD"] = "match-expected"
+		out["SGLANG_SIMULATE_ACC_TOKEN_MODE"] = "real-draft-token"
+	case recipe.EngineTRTLLM:
+		out["TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS"] = recipe.FormatAL(al - 1)
+	case recipe.EngineTileRT:
+		if rr.Role == recipe.RoleDecode {
+			out["TILERT_SIMULATE_ACC_LEN"] = recipe.FormatAL(al)
+			out["TILERT_SIMULATE_ACC_METHOD"] = "match-expected"
+		}
+	default:
+		for k, v := range rr.Env { // vLLM and ATOM take it as arguments
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// envKeys are the variables whose values the logs are searched for.
+var envKeys = []string{"SGLANG_SIMULATE_ACC_LEN", "SGLANG_SIMULATE_ACC_METHOD", "SGLANG_SIMULATE_ACC_TOKEN_MODE",
+	"TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS", "TILERT_SIMULATE_ACC_LEN", "TILERT_SIMULATE_ACC_METHOD",
+	"SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE"}
+
+type fileHit struct {
+	file string
+	enginelog.EnvHit
+}
+
+// MaxLogBytes bounds each log read for environment fingerprints.
+const MaxLogBytes = 4 << 30
+
+func scanLogs(paths []string) (map[string][]fileHit, error) {
+	out := map[string][]fileHit{}
+	for _, p := range paths {
+		f, err := safetensors.OpenRegular(p)
+		if err != nil {
+			return nil, fmt.Errorf("--log %s: %w", p, err)
+		}
+		hits, err := enginelog.ScanEnv(limitReader(f, MaxLogBytes), envKeys)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("--log %s: %w", p, err)
+		}
+		for k, hs := range hits {
+			for _, h := range hs {
+				out[k] = append(out[k], fileHit{p, h})
+			}
+		}
+	}
+	return out, nil
+}
+
+func shown(hits map[string][]fileHit, want map[string]string) map[string][]Shown {
+	out := map[string][]Shown{}
+	for k := range want {
+		idx := map[string]int{}
+		for _, h := range hits[k] {
+			if i, ok := idx[h.Value]; ok {
+				out[k][i].Count++
+				continue
+			}
+			idx[h.Value] = len(out[k])
+			out[k] = append(out[k], Shown{Value: h.Value, File: h.file, Line: h.Line, Count: 1})
+		}
+	}
+	return out
+}
+
+// sameValue compares env values as numbers when both parse ("4.80" and
+// "4.8" are the same AL), else as strings.
+func sameValue(a, b string) bool {
+	fa, ea := strconv.ParseFloat(strings.TrimSpace(a), 64)
+	fb, eb := strconv.ParseFloat(strings.TrimSpace(b), 64)
+	if ea == nil && eb == nil {
+		return math.Abs(fa-fb) < 1e-9
+	}
+	return strings.TrimSpace(a) == strings.TrimSpace(b)
+}
+
+func envFindings(role string, want map[string]string, got map[string][]Shown) []finding.Finding {
+	var out []finding.Finding
+	for _, k := range sortedKeys(want) {
+		vals := got[k]
+		if len(vals) == 0 {
+			out = append(out, finding.Finding{Code: CodeEnvNotShown, Severity: finding.Warning,
+				Message: fmt.Sprintf("roles.%s must run with %s=%s, but no log shows %s: add the workers' environment dump to the job logs (or check it by hand)", role, k, want[k], k)})
+			continue
+		}
+		for _, s := range vals {
+			if !sameValue(s.Value, want[k]) {
+				out = append(out, finding.Finding{Code: CodeEnvMismatch, Severity: finding.Error,
+					Message: fmt.Sprintf("%s:%d shows %s=%s (%d times), but roles.%s must run with %s=%s", s.File, s.Line, k, s.Value, s.Count, role, k, want[k])})
+			}
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func limitReader(r io.Reader, n int64) io.Reader { return io.LimitReader(r, n) }
+
+// prohibitedShown: a worker log that shows SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE
+// truthy ran with a setting AgentX prohibits, whatever the recipe says.
+func prohibitedShown(hits map[string][]fileHit) []finding.Finding {
+	var out []finding.Finding
+	for _, h := range hits["SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE"] {
+		switch strings.ToLower(strings.TrimSpace(h.Value)) {
+		case "1", "true", "yes", "on":
+			out = append(out, finding.Finding{Code: CodeProhibitedShown, Severity: finding.Error,
+				Message: fmt.Sprintf("%s:%d shows SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=%s: the workers ran with a setting AgentX prohibits (draft-model precision)", h.file, h.Line, h.Value)})
+			return out
+		}
+	}
+	return out
+}

@@ -1,0 +1,39 @@
+package review
+
+import (
+	"testing"
+
+	"github.com/specsim/specsim/audit/finding"
+)
+
+// TestEnvFindings: logged values compare as numbers (InferenceX writes
+// "%g", recipes often '4.80'), a different AL is an error, an absent key a
+// warning.
+func TestEnvFindings(t *testing.T) {
+	want := map[string]string{"SGLANG_SIMULATE_ACC_LEN": "4.8", "SGLANG_SIMULATE_ACC_METHOD": "match-expected"}
+	for _, tc := range []struct {
+		name  string
+		shown map[string][]Shown
+		codes []string
+	}{
+		{"same AL spelled 4.80", map[string][]Shown{"SGLANG_SIMULATE_ACC_LEN": {{Value: "4.80"}}, "SGLANG_SIMULATE_ACC_METHOD": {{Value: "match-expected"}}}, nil},
+		{"wrong AL", map[string][]Shown{"SGLANG_SIMULATE_ACC_LEN": {{Value: "3.39"}}, "SGLANG_SIMULATE_ACC_METHOD": {{Value: "match-expected"}}}, []string{CodeEnvMismatch}},
+		{"method not shown", map[string][]Shown{"SGLANG_SIMULATE_ACC_LEN": {{Value: "4.8"}}}, []string{CodeEnvNotShown}},
+	} {
+		var got []string
+		for _, f := range envFindings("decode", want, tc.shown) {
+			got = append(got, f.Code)
+			if f.Code == CodeEnvMismatch && f.Severity != finding.Error || f.Code == CodeEnvNotShown && f.Severity != finding.Warning {
+				t.Errorf("%s: %s is %s", tc.name, f.Code, f.Severity)
+			}
+		}
+		if len(got) != len(tc.codes) || len(got) > 0 && got[0] != tc.codes[0] {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.codes)
+		}
+	}
+	hits := map[string][]fileHit{"SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE": {{file: "w.out"}}}
+	hits["SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE"][0].Value = "1"
+	if fs := prohibitedShown(hits); len(fs) != 1 || fs[0].Severity != finding.Error {
+		t.Errorf("prohibited env in a log: %+v", fs)
+	}
+}

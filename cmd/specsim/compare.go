@@ -1,0 +1,456 @@
+package main
+
+import (
+	"encoding/csv"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/specsim/specsim/audit/enginelog"
+	"github.com/specsim/specsim/audit/measured"
+	"github.com/specsim/specsim/simulate"
+)
+
+func init() {
+	register(&command{name: "compare", summary: "compare measured benchmark results with predictions: errors, medians, Pareto coverage", run: runCompare})
+	register(&command{name: "calibrate", summary: "fit a few named cost-model parameters per GPU and engine to measured results", run: runCalibrate})
+}
+
+const compareHelp = `
+specsim compare: read measured benchmark results, predict every measured
+deployment and print measured, predicted and signed error (predicted /
+measured - 1) per metric, the medians, the part of the cost model the error
+most likely sits in, and the Pareto coverage of the measured run as
+InferenceX's review helper counts it (x = E2EL, median for fixed lengths and
+p90 for agentic runs; y = tput_per_gpu; PASS needs 5 frontier points and no
+invalid point).
+
+Files: InferenceX result rows (agg_*.json, one row or the aggregated list),
+AIPerf profile_export_aiperf.json, SGLang bench_serving JSON lines, or the
+plain CSV (deployment columns named as predict's flags in snake_case,
+measured_<key> metric columns; see the README). Fields a file does not
+record (AIPerf: GPU and topology; InferenceX: the draft length) come from
+--set. Points that cannot be modelled are listed as skipped.
+
+Example:
+  specsim compare --set gpu=h200,topology=agg:tp8,model=DeepSeek-R1 \
+      --format markdown run1.json run2.json measured.csv
+`
+
+// setFlag parses --set key=value,... into a map.
+type setFlag map[string]string
+
+func (s setFlag) String() string { return "" }
+
+func (s setFlag) Set(v string) error {
+	for _, kv := range strings.Split(v, ",") {
+		k, val, ok := strings.Cut(kv, "=")
+		k = strings.TrimSpace(strings.ReplaceAll(k, "-", "_"))
+		if !ok || k == "" {
+			return fmt.Errorf("%q: want key=value", kv)
+		}
+		s[k] = strings.TrimSpace(val)
+	}
+	return nil
+}
+
+// measuredFlags are the flags compare and calibrate share.
+type measuredFlags struct {
+	set     setFlag
+	sim     string
+	catalog *gpuCatalogFlag
+	golden  *goldenFlags
+}
+
+func (f *measuredFlags) env() (simulate.Env, error) {
+	curves, err := f.golden.load()
+	if err != nil {
+		return simulate.Env{}, err
+	}
+	catalog, err := f.catalog.load()
+	if err != nil {
+		return simulate.Env{}, err
+	}
+	return simulate.Env{Curves: curves, Catalog: catalog}, nil
+}
+
+func addMeasuredFlags(fs *flag.FlagSet) *measuredFlags {
+	f := &measuredFlags{set: setFlag{}}
+	fs.Var(f.set, "set", "deployment `key=value,...` for points whose file does not record it (keys as the CSV's: gpu, topology, model, steps, ...)")
+	fs.StringVar(&f.sim, "sim", simulate.SimEvent, "simulation per point: event | mean-field")
+	f.catalog = addGPUCatalogFlag(fs)
+	f.golden = addGoldenFlags(fs)
+	return f
+}
+
+// load reads the files into simulate measurements and the reader's skips.
+func (f *measuredFlags) load(files []string) ([]simulate.Measurement, []simulate.Skipped, error) {
+	if len(files) == 0 {
+		return nil, nil, errors.New("no result file given")
+	}
+	set, err := measured.ReadFiles(files)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := set.SetDefaults(f.set); err != nil {
+		return nil, nil, err
+	}
+	ms := make([]simulate.Measurement, len(set.Points))
+	for i, p := range set.Points {
+		ms[i] = simulate.Measurement{Source: p.Source, Deployment: p.Deployment, Metrics: p.Metrics}
+	}
+	var skips []simulate.Skipped
+	for _, s := range set.Skips {
+		skips = append(skips, simulate.Skipped{Source: s.Source, Reason: s.Reason})
+	}
+	return ms, skips, nil
+}
+
+// resolveFormat adds csv to the formats of formatFlags.
+func resolveFormat(ff *formatFlags) (format, bool, error) {
+	if strings.ToLower(ff.format) == "csv" {
+		if ff.json {
+			return 0, false, errors.New("--json conflicts with --format csv")
+		}
+		return formatText, true, nil
+	}
+	f, err := ff.resolve(true)
+	return f, false, err
+}
+
+func signedPct(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*v)
+}
+
+func fig(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 1000:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
+}
+
+func runCompare(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("compare", compareHelp, stderr)
+	mf := addMeasuredFlags(fs)
+	calPath := fs.String("calibration", "", "apply a `FILE` written by specsim calibrate to every prediction")
+	logs := fs.String("logs", "", "comma-separated engine logs of the ONE measured run (SGLang, vLLM, TensorRT-LLM; as specsim logs reads): add its measured accept length and mean running batch")
+	ff := addFormatFlags(fs, true)
+	fs.Lookup("format").Usage = "output format: text|json|markdown|csv"
+	files, err := parseFlags(fs, args)
+	if err != nil {
+		return usageExit(err)
+	}
+	fail := func(err error) int { fmt.Fprintln(stderr, "specsim compare:", err); return exitBadInput }
+	format, asCSV, err := resolveFormat(ff)
+	if err != nil {
+		return fail(err)
+	}
+	var cal *simulate.CalibrationFile
+	if *calPath != "" {
+		if cal, err = simulate.LoadCalibration(*calPath); err != nil {
+			return fail(err)
+		}
+	}
+	ms, skips, err := mf.load(files)
+	if err != nil {
+		return fail(err)
+	}
+	if *logs != "" {
+		if err := addLogMetrics(ms, strings.Split(*logs, ",")); err != nil {
+			return fail(err)
+		}
+	}
+	env, err := mf.env()
+	if err != nil {
+		return fail(err)
+	}
+	c, err := simulate.Compare(ms, mf.sim, cal, env)
+	if err != nil {
+		return fail(err)
+	}
+	c.Skipped = append(skips, c.Skipped...)
+	if len(c.Rows) == 0 {
+		for _, s := range c.Skipped {
+			fmt.Fprintf(stderr, "skipped %s: %s\n", s.Source, s.Reason)
+		}
+		return fail(errors.New("no measured point could be compared"))
+	}
+	switch {
+	case format == formatJSON:
+		if err := writeJSON(stdout, c); err != nil {
+			return fail(err)
+		}
+		return exitOK
+	case asCSV:
+		if err := writeCompareCSV(stdout, c); err != nil {
+			return fail(err)
+		}
+		return exitOK
+	}
+	printComparison(stdout, c, format)
+	return exitOK
+}
+
+func writeCompareCSV(w io.Writer, c *simulate.Comparison) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"source", "gpu", "engine", "deployment", "metric", "measured", "predicted", "error", "band_lo", "band_hi", "in_band", "likely_in"})
+	for _, r := range c.Rows {
+		for _, e := range r.Metrics {
+			_ = cw.Write([]string{r.Source, r.GPU, r.Engine, r.Deployment, e.Metric, fmt.Sprint(e.Measured), fmt.Sprint(e.Predicted),
+				fmt.Sprintf("%.6f", e.Error), fmt.Sprint(e.Band.Lo), fmt.Sprint(e.Band.Hi), fmt.Sprint(e.InBand), r.LikelyIn})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func printComparison(w io.Writer, c *simulate.Comparison, format format) {
+	note := "no calibration"
+	if c.Calibration != "" {
+		note = "calibration applied: " + c.Calibration
+	}
+	fmt.Fprintf(w, "%d measured points compared, %d skipped; %s simulation per point; %s\n\n", len(c.Rows), len(c.Skipped), c.Sim, note)
+	t := &table{header: []string{"point", "metric", ">measured", ">predicted", ">error", ">band", "in band"}}
+	for _, r := range c.Rows {
+		for i, e := range r.Metrics {
+			src := ""
+			if i == 0 {
+				src = r.Source
+			}
+			in := "no"
+			if e.InBand {
+				in = "yes"
+			}
+			t.add(src, e.Metric, fig(e.Measured), fig(e.Predicted), signedPct(e.Error), fig(e.Band.Lo)+"-"+fig(e.Band.Hi), in)
+		}
+	}
+	writeTable(w, t, format)
+	fmt.Fprintln(w)
+	lt := &table{header: []string{"point", "gpu", "topology", ">conc", ">k", "error most likely in", ">explains"}}
+	for _, r := range c.Rows {
+		lt.add(r.Source, r.GPU, r.Topology, fmt.Sprint(r.Conc), fmt.Sprint(r.Steps), r.LikelyIn, fmt.Sprintf("%.0f%%", 100*r.Explained))
+	}
+	writeTable(w, lt, format)
+	fmt.Fprintln(w)
+	mt := &table{header: []string{"metric", ">points", ">median error", ">median |error|", ">in band"}}
+	for _, m := range c.Medians {
+		mt.add(m.Metric, fmt.Sprint(m.Points), signedPct(m.Signed), signedPct(m.Abs)[1:], fmt.Sprintf("%d/%d", m.InBand, m.Points))
+	}
+	writeTable(w, mt, format)
+	fmt.Fprintln(w)
+	ct := &table{header: []string{"measured curve (pareto_coverage)", "x", ">points", ">invalid", ">frontier", ">recommended", "status"}}
+	for _, cv := range c.Coverage {
+		ct.add(cv.Key, cv.X, fmt.Sprint(cv.MeasuredPoints), fmt.Sprint(cv.InvalidPoints), fmt.Sprint(cv.FrontierPoints), fmt.Sprint(cv.RecommendedPoints), cv.Status)
+	}
+	writeTable(w, ct, format)
+	if len(c.Skipped) > 0 {
+		fmt.Fprintf(w, "\nskipped:\n")
+		for _, s := range c.Skipped {
+			fmt.Fprintf(w, "  %s: %s\n", s.Source, s.Reason)
+		}
+	}
+}
+
+const calibrateHelp = `
+specsim calibrate: fit a small named set of parameters per GPU and engine to
+measured benchmark results (the files compare reads) and write them to -o:
+layer_fixed_us (time added per decoder layer and forward), host_overhead_ms
+(host time added per iteration), mem_efficiency_scale and
+compute_efficiency_scale (multiply the HBM bandwidth and tensor-core peaks
+every kernel is priced with). They apply on top of whatever the cost model
+computes. The fit minimizes squared log errors of tput_per_gpu, TPOT and
+TTFT (those measured); it prints the error before, in-sample and
+leave-one-out, and refuses (exit 2) when the points cannot determine a
+parameter asked for, naming the set they do determine.
+
+Example:
+  specsim calibrate --params host_overhead_ms,mem_efficiency_scale \
+      -o h200.yaml measured.csv
+  specsim predict --calibration h200.yaml --gpu h200 ...
+`
+
+func runCalibrate(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("calibrate", calibrateHelp, stderr)
+	mf := addMeasuredFlags(fs)
+	out := fs.String("o", "", "write the calibration to `FILE` (YAML)")
+	onlyGPU := fs.String("gpu", "", "calibrate only the points of this GPU (e.g. b200)")
+	params := fs.String("params", "", "comma-separated parameters to fit (default all: "+strings.Join(simulate.CalParamNames, ",")+")")
+	ff := addFormatFlags(fs, true)
+	files, err := parseFlags(fs, args)
+	if err != nil {
+		return usageExit(err)
+	}
+	fail := func(err error) int { fmt.Fprintln(stderr, "specsim calibrate:", err); return exitBadInput }
+	format, err := ff.resolve(true)
+	if err != nil {
+		return fail(err)
+	}
+	if *out == "" {
+		return fail(errors.New("-o FILE is required"))
+	}
+	ms, skips, err := mf.load(files)
+	if err != nil {
+		return fail(err)
+	}
+	if *onlyGPU != "" {
+		var keep []simulate.Measurement
+		for _, m := range ms {
+			if strings.EqualFold(m.Deployment["gpu"], *onlyGPU) {
+				keep = append(keep, m)
+			} else {
+				skips = append(skips, simulate.Skipped{Source: m.Source, Reason: "not a " + *onlyGPU + " point (--gpu)"})
+			}
+		}
+		ms = keep
+	}
+	var names []string
+	if *params != "" {
+		names = strings.Split(*params, ",")
+	}
+	env, err := mf.env()
+	if err != nil {
+		return fail(err)
+	}
+	file, reports, skipped, err := simulate.Calibrate(ms, simulate.CalibrateOptions{Sim: mf.sim, Params: names, Env: env})
+	skipped = append(skips, skipped...)
+	var unid *simulate.UnidentifiableError
+	if err != nil && !errors.As(err, &unid) {
+		return fail(err)
+	}
+	if format == formatJSON {
+		_ = writeJSON(stdout, map[string]any{"groups": reports, "skipped": skipped, "written": err == nil})
+	} else {
+		printCalibration(stdout, reports, skipped, format)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	file.Command = "specsim calibrate " + strings.Join(args, " ")
+	data, err := file.Marshal()
+	if err != nil {
+		return fail(err)
+	}
+	if err := writeFileAtomic(*out, data); err != nil {
+		return fail(err)
+	}
+	if format != formatJSON {
+		fmt.Fprintf(stdout, "\nwrote %s (apply with --calibration %s)\n", *out, *out)
+	}
+	return exitOK
+}
+
+func printCalibration(w io.Writer, reports []simulate.CalGroupReport, skipped []simulate.Skipped, format format) {
+	for _, r := range reports {
+		e := r.Entry
+		fmt.Fprintf(w, "%s/%s: %d measured points\n", e.GPU, e.Engine, e.Points)
+		if r.Refused != "" {
+			fmt.Fprintf(w, "  refused: %s\n", r.Refused)
+			if len(r.Suggest) > 0 {
+				fmt.Fprintf(w, "  these points determine: --params %s\n", strings.Join(r.Suggest, ","))
+			}
+			continue
+		}
+		fmt.Fprintf(w, "  fitted %s: %s\n", strings.Join(e.Fitted, ", "), e.Params)
+		if len(r.AtLimit) > 0 {
+			fmt.Fprintf(w, "  at a limit (the fit wanted to go further): %s\n", strings.Join(r.AtLimit, ", "))
+		}
+		sv := make([]string, len(r.Singular))
+		for i, v := range r.Singular {
+			sv[i] = fmt.Sprintf("%.3g", v)
+		}
+		fmt.Fprintf(w, "  scaled sensitivities' singular values: %s\n\n", strings.Join(sv, " "))
+		t := &table{header: []string{"metric", ">before", ">in-sample", ">leave-one-out"}}
+		keys := make([]string, 0, len(e.Before))
+		for k := range e.Before {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool { return metricRank(keys[i]) < metricRank(keys[j]) })
+		for _, k := range keys {
+			t.add(k, signedPct(e.Before[k])[1:], signedPct(e.InSample[k])[1:], signedPct(e.LeaveOneOut[k])[1:])
+		}
+		fmt.Fprintln(w, "  median |error|:")
+		writeTable(w, t, format)
+		fmt.Fprintf(w, "  band with this calibration: ±%.1f%% throughput, ±%.1f%% latency (p80 of leave-one-out |error|)\n\n", 100*e.Band.Throughput, 100*e.Band.Latency)
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(w, "skipped:\n")
+		for _, s := range skipped {
+			fmt.Fprintf(w, "  %s: %s\n", s.Source, s.Reason)
+		}
+	}
+}
+
+func metricRank(k string) int {
+	for i, m := range simulate.MetricOrder {
+		if m == k {
+			return i
+		}
+	}
+	return len(simulate.MetricOrder)
+}
+
+// writeFileAtomic writes data to path through a temporary file in the same
+// directory, so that a failed write leaves no half file.
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, ".specsim-cal-*")
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(name)
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(name)
+		return err
+	}
+	if err := os.Rename(name, path); err != nil {
+		os.Remove(name)
+		return err
+	}
+	return nil
+}
+
+// addLogMetrics reads the engine logs of one measured run and adds the
+// accept length (the interval-weighted mean specsim logs reports) and the
+// running batch (summed over DP ranks) to its point.
+func addLogMetrics(ms []simulate.Measurement, files []string) error {
+	if len(ms) != 1 {
+		return fmt.Errorf("--logs describes one run, but the files hold %d measured points", len(ms))
+	}
+	steps := 0
+	if v, err := strconv.Atoi(ms[0].Deployment["steps"]); err == nil {
+		steps = v
+	}
+	col, err := enginelog.ReadFiles(files, steps)
+	if err != nil {
+		return err
+	}
+	sum := enginelog.Summarize(col, 1)
+	if sum.Samples == 0 {
+		return fmt.Errorf("--logs %s: no decode statistics line", strings.Join(files, ","))
+	}
+	if sum.AcceptLen != nil && sum.AcceptLen.Mean > 0 {
+		ms[0].Metrics["al"] = sum.AcceptLen.Mean
+	}
+	if sum.MeanRunning > 0 {
+		ms[0].Metrics["decode_batch_mean"] = sum.MeanRunning
+	}
+	return nil
+}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+// TestKernelsPredictGDNModes: the issue's command prices SGLang's chunked
+// kernel from kernels/data/h200/gdn_chunk.csv (TP4 row, batch 1, 4096
+// tokens: 212.274 us under a graph, 867.837 us eager), and the mode follows
+// --q-len unless --mode says otherwise.
+func TestKernelsPredictGDNModes(t *testing.T) {
+	code, out, stderr := runCLI("kernels", "predict", "--gpu", "h200", "--op", "gdn", "--mode", "prefill", "--batch", "1",
+		"--q-len", "4096", "--heads", "16", "--kv-heads", "4", "--head-dim", "128", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var p struct {
+		LatencyUS  float64 `json:"latency_us"`
+		EagerUS    float64 `json:"eager_us"`
+		Mode       string  `json:"mode"`
+		Kernel     string  `json:"kernel"`
+		Source     string  `json:"source"`
+		StateDType string  `json:"state_dtype"`
+	}
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(p.LatencyUS-212.274) > 1e-3 || math.Abs(p.EagerUS-867.837) > 1e-3 || p.Mode != "prefill" || p.Kernel != "sglang_chunk" || p.Source != "measured-interpolated" || p.StateDType != "fp32" {
+		t.Errorf("prediction %+v", p)
+	}
+	code, out, _ = runCLI("kernels", "predict", "--gpu", "h200", "--op", "gdn", "--batch", "1", "--q-len", "4096", "--heads", "16", "--kv-heads", "4", "--head-dim", "128")
+	if code != exitOK || !strings.Contains(out, "prefill") || !strings.Contains(out, "eager_us") || !strings.Contains(out, "867.84") {
+		t.Errorf("default mode at q_len 4096: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCLI("kernels", "predict", "--gpu", "h200", "--op", "gdn", "--batch", "16", "--q-len", "4", "--heads", "8", "--kv-heads", "2", "--head-dim", "128", "--json")
+	if code != exitOK || !strings.Contains(out, `"mode": "verify"`) {
+		t.Errorf("q_len 4: exit %d %s", code, out)
+	}
+	for _, bad := range [][]string{
+		{"--mode", "decode", "--q-len", "4"},
+		{"--mode", "extend", "--q-len", "4"},
+		{"--state-dtype", "fp8", "--q-len", "4"},
+		{"--mode", "prefill", "--no-intermediate", "--q-len", "4096"},
+	} {
+		args := append([]string{"kernels", "predict", "--gpu", "h200", "--op", "gdn", "--batch", "1", "--heads", "8", "--kv-heads", "2", "--head-dim", "128"}, bad...)
+		if code, _, stderr := runCLI(args...); code != exitBadInput || stderr == "" {
+			t.Errorf("%v: exit %d", bad, code)
+		}
+	}
+}
+
+func TestKernelsPredictKernelTable(t *testing.T) {
+	d := "../../kernels/testdata/aic/"
+	code, out, stderr := runCLI("kernels", "predict", "--gpu", "b200", "--kernel-table", d+"moe_perf.txt", "--kernel-table", d+"gdn_perf.txt",
+		"--op", "moe", "--moe-kernel", "fused", "--tokens", "16", "--experts", "512", "--topk", "10", "--hidden", "4096", "--inter", "256", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var p struct {
+		LatencyUS float64 `json:"latency_us"`
+		Source    string  `json:"source"`
+	}
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatal(err)
+	}
+	// the fixture's uniform row at 16 tokens: 0.09 ms
+	if math.Abs(p.LatencyUS-90) > 1e-6 || p.Source != "measured-interpolated" || !strings.Contains(stderr, "skipped: 1 gdn causal_conv1d_fn") {
+		t.Errorf("prediction %+v stderr %s", p, stderr)
+	}
+	if code, _, stderr := runCLI("kernels", "predict", "--gpu", "h200", "--kernel-table", d+"moe_perf.txt", "--op", "copy", "--n", "100"); code != exitBadInput || !strings.Contains(stderr, "NVIDIA B200") {
+		t.Errorf("device mismatch: exit %d %s", code, stderr)
+	}
+	if code, _, stderr := runCLI("kernels", "predict", "--gpu", "b200", "--kernel-table", d+"README.md", "--op", "copy", "--n", "100"); code != exitBadInput || !strings.Contains(stderr, "README.md") {
+		t.Errorf("not a database: exit %d %s", code, stderr)
+	}
+}
+
+func TestKernelsValidateEngineTables(t *testing.T) {
+	code, out, stderr := runCLI("kernels", "validate", "--gpu", "h200", "--op", "gdn", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var v struct {
+		Engine []struct {
+			Table, Metric, Kind string
+			Points              int
+			MedianAbsErr        float64 `json:"median_abs_err"`
+		} `json:"engine_kernels"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range v.Engine {
+		if e.Table == "gdn_chunk" && e.Metric == "graph_us" && e.Kind == "held-aside" {
+			found = e.Points == 24
+		}
+		if e.Table == "moe_triton" {
+			t.Errorf("--op gdn listed %s", e.Table)
+		}
+	}
+	if !found {
+		t.Errorf("no held-aside gdn_chunk graph row of 24 points: %s", out)
+	}
+}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/specsim/specsim/audit/checkpointtest"
+)
+
+// indexOnlyQwen is what a reviewer downloads of
+// nvidia/Qwen3.5-397B-A17B-NVFP4: configs and index, no shards.
+func indexOnlyQwen(t *testing.T) string {
+	t.Helper()
+	dir := qwenFixture(t)
+	if err := checkpointtest.RemoveShards(dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestReviewSharedRecipes: on every shared GB300 recipe and an index-only
+// Qwen3.5-397B-A17B-NVFP4 checkpoint, review prints both sections as
+// Markdown; the disagg bundle inherits SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1, so
+// it exits 1.
+func TestReviewSharedRecipes(t *testing.T) {
+	ck := indexOnlyQwen(t)
+	for _, tc := range []struct {
+		recipe string
+		code   int
+		want   []string
+	}{
+		{"schema2_qwen3.5_sglang_gb300-fp4_agentx_disagg-variants.yaml:override_tp4_tp4_c8", exitFindings,
+			[]string{"| MTP head | mtp-prefix", "**BF16** (inferred", "1553 MTP tensors, 0 scale tensors", "`mtp-exclude-gap-overridden`: mtp.fc",
+				"| draft MoE backend | flashinfer_trtllm, no fallback", "error `fp8-nextn-moe`", "| 4 | 1 | 1 | 4.070 | 4.084 |",
+				"| decode | sglang | 3 | 3.39 | SGLANG_SIMULATE_ACC_LEN=3.39"}},
+		{"schema2_qwen3.5_sglang_gb300-fp4_agentx_agg-variants.yaml:override_c1", exitOK,
+			[]string{"| 2 | 1 | 1 | 8.070 | 8.076 |", "| agg | sglang | 3 | 3.39 |", "yes (synthetic acceptance)"}},
+		{"schema1_sglang_qwen3.5_gb300-fp4_agentic_agg-tp2-c1-mtp-hicache.yaml", exitOK,
+			[]string{"no (schema 1: the recipe sets it)"}},
+		{"schema1_trtllm_qwen3.5_gb300-fp4_agentx_disagg-3p2d-dep4-dep4-c704-mtp.yaml", exitOK,
+			[]string{"not modelled for trtllm", "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=3.8"}},
+	} {
+		code, out, errs := runCLI("review", "--recipe", "../../testdata/recipes/"+tc.recipe, "--checkpoint", ck, "--format", "markdown")
+		if code != tc.code {
+			t.Errorf("%s: exit %d, want %d\n%s%s", tc.recipe, code, tc.code, out, errs)
+		}
+		for _, w := range append(tc.want, "### Draft precision (shipped / effective)", "### Golden AL", "Command: `specsim review") {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: output lacks %q\n%s", tc.recipe, w, out)
+			}
+		}
+		// Pasteable: every table row has the header's number of cells.
+		checkMarkdownTables(t, tc.recipe, out)
+	}
+}
+
+func checkMarkdownTables(t *testing.T, name, out string) {
+	t.Helper()
+	cells := -1
+	for _, l := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(l, "|") {
+			cells = -1
+			continue
+		}
+		n := strings.Count(strings.ReplaceAll(l, `\|`, ""), "|")
+		if cells == -1 {
+			cells = n
+		} else if n != cells {
+			t.Errorf("%s: table row has %d separators, header %d: %s", name, n, cells, l)
+		}
+	}
+}
+
+// TestReviewLogs: the workers' env dump and the draft's load line. The
+// PR's decode log shows SGLANG_SIMULATE_ACC_LEN=3.39 and a 4.02 GB draft at
+// TP 4 (inside the BF16 band [4.070 - 5%, 4.084 + 1%]); a dump with the
+// wrong AL fails.
+func TestReviewLogs(t *testing.T) {
+	ck := indexOnlyQwen(t)
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.out", "+ export SGLANG_SIMULATE_ACC_LEN=3.39\n+ export SGLANG_SIMULATE_ACC_METHOD=match-expected\n+ export SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token\n"+
+		"[2026-01-01 00:00:10 TP0] Load weight end. type=Qwen3_5MoeForConditionalGeneration, avail mem=200.00 GB, mem usage=59.00 GB.\n"+
+		"[2026-01-01 00:00:20 TP0] Load weight end. type=Qwen3_5ForCausalLMMTP, avail mem=195.98 GB, mem usage=4.02 GB.\n")
+	bad := write("bad.out", "SGLANG_SIMULATE_ACC_LEN=4.8\nSGLANG_SIMULATE_ACC_METHOD=match-expected\nSGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token\n")
+	recipe := "../../testdata/recipes/schema2_qwen3.5_sglang_gb300-fp4_agentx_agg-variants.yaml:override_c1"
+	// agg at TP 2 in the recipe; the 4.02 GB line is a TP 4 figure, so it
+	// matches nothing at TP 2 (outside every band).
+	code, out, errs := runCLI("review", "--recipe", recipe, "--checkpoint", ck, "--log", good, "--json")
+	if code != exitOK {
+		t.Fatalf("good log: exit %d\n%s%s", code, out, errs)
+	}
+	var doc struct {
+		Variants []struct {
+			Roles []struct {
+				Role  string
+				Shown map[string][]struct{ Value string } `json:"shown"`
+			} `json:"roles"`
+			Audit struct {
+				Log []struct {
+					LoggedGiB  float64 `json:"logged_gib"`
+					Consistent bool    `json:"consistent"`
+				} `json:"log"`
+			} `json:"audit"`
+		} `json:"variants"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	v := doc.Variants[0]
+	if got := v.Roles[0].Shown["SGLANG_SIMULATE_ACC_LEN"]; len(got) != 1 || got[0].Value != "3.39" {
+		t.Errorf("shown %v", v.Roles[0].Shown)
+	}
+	if len(v.Audit.Log) != 2 {
+		t.Errorf("log matches %+v", v.Audit.Log)
+	}
+	code, out, _ = runCLI("review", "--recipe", recipe, "--checkpoint", ck, "--log", bad, "--format", "markdown")
+	if code != exitFindings || !strings.Contains(out, "worker-env-mismatch") || !strings.Contains(out, "SGLANG_SIMULATE_ACC_LEN=4.8") {
+		t.Errorf("bad log: exit %d\n%s", code, out)
+	}
+	for _, args := range [][]string{{"--recipe", recipe}, {"--checkpoint", ck}, {"--recipe", "missing.yaml", "--checkpoint", ck}, {"--recipe", recipe, "--checkpoint", ck, "--log", filepath.Join(dir, "none.out")}} {
+		if code, _, _ := runCLI(append([]string{"review"}, args...)...); code != exitBadInput {
+			t.Errorf("%v: exit %d", args, code)
+		}
+	}
+}
+
+// TestAuditHub: specsim audit hf://... against a local Hub-like server
+// (ranges served by net/http) gives the local audit's MTP facts.
+func TestAuditHub(t *testing.T) {
+	dir := qwenFixture(t)
+	prefix := "/nvidia/Qwen3.5-397B-A17B-NVFP4/resolve/main/"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name, ok := strings.CutPrefix(r.URL.Path, prefix)
+		if !ok || strings.Contains(name, "/") {
+			http.NotFound(w, r)
+			return
+		}
+		http.ServeFile(w, r, filepath.Join(dir, name))
+	}))
+	defer srv.Close()
+	t.Setenv("HF_ENDPOINT", srv.URL)
+	code, out, errs := runCLI("audit", "hf://nvidia/Qwen3.5-397B-A17B-NVFP4", "--tp", "4")
+	if code != exitOK || !strings.Contains(out, "tensors   1553 (0 scale tensors)") || !strings.Contains(out, "shipped   BF16\n") || !strings.Contains(out, "hf://nvidia/Qwen3.5-397B-A17B-NVFP4@main") {
+		t.Errorf("exit %d\n%s%s", code, out, errs)
+	}
+	code, out, _ = runCLI("review", "--recipe", "../../testdata/recipes/schema2_qwen3.5_sglang_gb300-fp4_agentx_agg-variants.yaml:override_c1", "--checkpoint", "hf://nvidia/Qwen3.5-397B-A17B-NVFP4", "--format", "markdown")
+	if code != exitOK || !strings.Contains(out, "**BF16** (shard headers)") {
+		t.Errorf("review over hf: exit %d\n%s", code, out)
+	}
+	if code, _, _ := runCLI("audit", "hf://nvidia/Qwen3.5-397B-A17B-NVFP4", "--deep"); code != exitBadInput {
+		t.Errorf("--deep over hf: exit %d", code)
+	}
+	if code, _, _ := runCLI("audit", "hf://nvidia/missing"); code != exitBadInput {
+		t.Errorf("missing repo: exit %d", code)
+	}
+}

@@ -1,0 +1,136 @@
+package agentx
+
+import (
+	"math"
+	"sort"
+)
+
+// Record is one completed profiled request: sent at Request.Arrival, first
+// token at First, last token at End (seconds).
+type Record struct {
+	Request
+	First, End float64
+}
+
+// Dist summarizes a per-request metric.
+type Dist struct {
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P75  float64 `json:"p75"`
+	P90  float64 `json:"p90"`
+	P95  float64 `json:"p95"`
+}
+
+// Metrics is what InferenceX reports from an AgentX run
+// (utils/agentic/aggregation/request_metrics.py): percentiles over profiled
+// requests (linear interpolation between order statistics, as its
+// aggregation_common.percentile), E2EL = request latency from send to last
+// token, queueing included, and throughput = (sum ISL + sum OSL) / (last end
+// - first start) (compute_throughput_stats). Per-GPU figures divide by the
+// GPU count outside.
+type Metrics struct {
+	Requests     int     `json:"requests"`
+	DurationS    float64 `json:"duration_s"` // last end - first start
+	InputTokens  int64   `json:"input_tokens"`
+	OutputTokens int64   `json:"output_tokens"`
+	// SharedTokens are prompt tokens the client re-sends from the same
+	// session's previous prompt: the most any prefix cache could hit.
+	SharedTokens int64   `json:"shared_tokens"`
+	TotalTPS     float64 `json:"total_tokens_per_s"`
+	OutputTPS    float64 `json:"output_tokens_per_s"`
+	E2EL         Dist    `json:"e2el_s"`
+	TTFT         Dist    `json:"ttft_s"`
+	TPOT         Dist    `json:"tpot_s"`
+	ISL          Dist    `json:"isl"`
+	OSL          Dist    `json:"osl"`
+	// E2ENormInteractivity is 1 / p90 over requests of E2EL_i / OSL_i
+	// (tokens/s/user; _e2e_normalized_interactivity_stats), the AgentX
+	// frontier's x axis.
+	E2ENormInteractivity float64 `json:"e2e_norm_interactivity_p90"`
+	// QuarterTPS is total tokens/s of requests ending in each quarter of
+	// the profiled window: flat when the run is in steady state.
+	QuarterTPS [4]float64 `json:"quarter_tokens_per_s"`
+}
+
+// Measure computes the metrics of records; window is the profiled window
+// [t0, t1) that QuarterTPS splits.
+func Measure(rs []Record, t0, t1 float64) Metrics {
+	var m Metrics
+	m.Requests = len(rs)
+	if len(rs) == 0 {
+		return m
+	}
+	e2el := make([]float64, 0, len(rs))
+	ttft := make([]float64, 0, len(rs))
+	tpot := make([]float64, 0, len(rs))
+	norm := make([]float64, 0, len(rs))
+	isl := make([]float64, 0, len(rs))
+	osl := make([]float64, 0, len(rs))
+	first, last := math.Inf(1), math.Inf(-1)
+	var q [4]float64
+	for _, r := range rs {
+		e := r.End - r.Arrival
+		e2el = append(e2el, e)
+		ttft = append(ttft, r.First-r.Arrival)
+		if r.Output > 1 {
+			tpot = append(tpot, (r.End-r.First)/float64(r.Output-1))
+		}
+		if e > 0 {
+			norm = append(norm, e/float64(r.Output))
+		}
+		isl = append(isl, float64(r.Input))
+		osl = append(osl, float64(r.Output))
+		m.InputTokens += int64(r.Input)
+		m.OutputTokens += int64(r.Output)
+		m.SharedTokens += int64(r.Shared)
+		first = min(first, r.Arrival)
+		last = max(last, r.End)
+		if t1 > t0 {
+			k := int(4 * (r.End - t0) / (t1 - t0))
+			if k >= 0 && k < 4 {
+				q[k] += float64(r.Input + r.Output)
+			}
+		}
+	}
+	m.DurationS = last - first
+	if m.DurationS > 0 {
+		m.TotalTPS = float64(m.InputTokens+m.OutputTokens) / m.DurationS
+		m.OutputTPS = float64(m.OutputTokens) / m.DurationS
+	}
+	if t1 > t0 {
+		for k := range q {
+			m.QuarterTPS[k] = q[k] / ((t1 - t0) / 4)
+		}
+	}
+	m.E2EL, m.TTFT, m.TPOT = dist(e2el), dist(ttft), dist(tpot)
+	m.ISL, m.OSL = dist(isl), dist(osl)
+	if p := Quantile(norm, 0.9); p > 0 {
+		m.E2ENormInteractivity = 1 / p
+	}
+	return m
+}
+
+func dist(xs []float64) Dist {
+	if len(xs) == 0 {
+		return Dist{}
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return Dist{Mean: s / float64(len(xs)), P50: Quantile(xs, 0.5), P75: Quantile(xs, 0.75), P90: Quantile(xs, 0.9), P95: Quantile(xs, 0.95)}
+}
+
+// Quantile of xs by linear interpolation between order statistics (R type
+// 7, numpy's default, InferenceX's aggregation_common.percentile); xs is
+// sorted in place.
+func Quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	sort.Float64s(xs)
+	pos := q * float64(len(xs)-1)
+	lo := int(pos)
+	hi := min(lo+1, len(xs)-1)
+	return xs[lo] + (pos-float64(lo))*(xs[hi]-xs[lo])
+}

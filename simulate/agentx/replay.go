@@ -1,0 +1,510 @@
+package agentx
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// Config is the replay as InferenceX's build_replay_cmd
+// (benchmarks/benchmark_lib.sh, InferenceX 843c6254, AIPerf pinned at
+// utils/aiperf 754356e9) runs AIPerf's inferencex-agentx-mvp scenario.
+type Config struct {
+	// Conc is --concurrency: live session trees.
+	Conc int
+	// Duration is --benchmark-duration, the profiled window in seconds
+	// (InferenceX workflow input "duration", default 3600; AIPerf's own
+	// scenario default is 1800).
+	Duration float64
+	// StartMin and StartMax bound each lane's sampled start turn as a
+	// fraction of the root conversation's turns
+	// (--trajectory-start-min-ratio 0.25 / --trajectory-start-max-ratio 0.75).
+	StartMin, StartMax float64
+	// WarmupPerLane is --warmup-requests-per-lane (10): after the start-turn
+	// primer, each lane advances by this many one-token requests with no
+	// idle delay before profiling starts.
+	WarmupPerLane int
+	// SystemIdleCap is the scenario's --system-idle-gap-cap-seconds (10):
+	// when nothing is in flight, every pending timer shifts so the next
+	// request arrives within it.
+	SystemIdleCap float64
+	// TraceIdleCap is --trace-idle-gap-cap-seconds (InferenceX
+	// AIPERF_TRACE_IDLE_GAP_CAP_SECONDS, 300): the same shift per session
+	// tree while that tree has nothing in flight. +Inf turns it off.
+	TraceIdleCap float64
+	// MaxContext drops traces whose peak prompt+output exceeds it
+	// (--max-context-length $MAX_MODEL_LEN); 0 keeps all.
+	MaxContext int
+	// MaxTraces is --num-dataset-entries (393): the loader keeps the first
+	// that many traces. 0 keeps all.
+	MaxTraces int
+	// Seed is --random-seed (42): it fixes lanes, start turns and recycle
+	// order.
+	Seed uint64
+}
+
+// DefaultConfig is the replay InferenceX ran at concurrency conc.
+func DefaultConfig(conc int) Config {
+	return Config{Conc: conc, Duration: 3600, StartMin: 0.25, StartMax: 0.75, WarmupPerLane: 10,
+		SystemIdleCap: 10, TraceIdleCap: 300, MaxContext: 0, MaxTraces: 393, Seed: 42}
+}
+
+// Validate checks the numbers.
+func (c *Config) Validate() error {
+	switch {
+	case c.Conc < 1 || c.Conc > 1<<16:
+		return fmt.Errorf("agentx concurrency %d: want 1..%d session trees", c.Conc, 1<<16)
+	case !(c.Duration > 0 && c.Duration <= 7*24*3600):
+		return fmt.Errorf("agentx duration %g s: want (0, 604800]", c.Duration)
+	case !(c.StartMin >= 0 && c.StartMin <= c.StartMax && c.StartMax <= 1):
+		return fmt.Errorf("agentx start window [%g, %g]: want 0 <= min <= max <= 1", c.StartMin, c.StartMax)
+	case c.WarmupPerLane < 0 || c.WarmupPerLane > 1<<20:
+		return fmt.Errorf("agentx warm-up requests per lane %d: want 0..%d", c.WarmupPerLane, 1<<20)
+	case !(c.SystemIdleCap >= 0), !(c.TraceIdleCap >= 0):
+		return errors.New("agentx idle caps: want >= 0 seconds (+Inf = off)")
+	case c.MaxContext < 0, c.MaxTraces < 0:
+		return errors.New("agentx max context and max traces: want >= 0")
+	}
+	return nil
+}
+
+// request states within a tree
+const (
+	stWaiting  uint8 = iota // predecessors outstanding
+	stHeld                  // ready during warm-up, released when profiling starts
+	stPending               // arrival scheduled
+	stInFlight              // sent
+	stDone                  // completed, or skipped before the lane's start
+)
+
+type traceInfo struct {
+	idx    int
+	tr     *Trace
+	deps   [][]int32 // dependants of each request
+	turn   []int32   // index of each request within its session
+	roots  []int32   // positions of the root's main chain
+	lastRt int32     // last root-chain position
+}
+
+type tree struct {
+	id, lane, sessBase int
+	info               *traceInfo
+	state              []uint8
+	left               []int32
+	readyAt            []float64
+	inflight           int
+	remaining          int
+	warmLeft           int
+	pending            []*liveReq
+	held               []int32
+}
+
+type liveReq struct {
+	Request
+	tree  *tree
+	pos   int32
+	index int // heap index
+}
+
+// Replay is one AgentX client run: it emits Requests in arrival order and
+// is told when each completes. The serving side drives it:
+//
+//	for !rp.Finished() {
+//		if t, ok := rp.PeekTime(); ok && t <= nextServerEvent {
+//			req := rp.Pop() // arrives at req.Arrival
+//			...
+//		} else {
+//			... advance the server; for each request that ends:
+//			rp.Complete(id, firstTokenTime, endTime)
+//		}
+//	}
+type Replay struct {
+	cfg      Config
+	infos    []*traceInfo
+	rng      *rand.Rand
+	perm     []int
+	drawn    int
+	pend     pendHeap
+	live     []*liveReq // by ID
+	lanes    []*tree
+	trees    int
+	sessions int
+	inflight int
+	warming  bool
+	t0, end  float64
+	rec      []Record
+	stats    Stats
+}
+
+// Stats counts what the client did.
+type Stats struct {
+	UsableTraces     int     `json:"usable_traces"`
+	Trees            int     `json:"trees"`
+	Sessions         int     `json:"sessions"`
+	SubagentSessions int     `json:"subagent_sessions"`
+	WarmupRequests   int     `json:"warmup_requests"`
+	WarmupSeconds    float64 `json:"warmup_s"`
+	IdleShifts       int     `json:"system_idle_shifts"`
+	IdleShiftS       float64 `json:"system_idle_shift_s"`
+	TreeShifts       int     `json:"tree_idle_shifts"`
+	TreeShiftS       float64 `json:"tree_idle_shift_s"`
+}
+
+// NewReplay prepares a run over traces (in corpus order).
+func NewReplay(traces []*Trace, cfg Config) (*Replay, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.MaxTraces > 0 && len(traces) > cfg.MaxTraces {
+		traces = traces[:cfg.MaxTraces]
+	}
+	r := &Replay{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0xa6e47)), warming: true, lanes: make([]*tree, cfg.Conc)}
+	for i, t := range traces {
+		if cfg.MaxContext > 0 && t.PeakContext() > cfg.MaxContext {
+			continue
+		}
+		info := newTraceInfo(i, t)
+		if len(info.roots) < 2 { // AIPerf skips traces too short for a warm-up and a profiled turn
+			continue
+		}
+		r.infos = append(r.infos, info)
+	}
+	if len(r.infos) == 0 {
+		return nil, errors.New("agentx: no usable trace (each needs two root turns and a peak context within --max-context)")
+	}
+	r.stats.UsableTraces = len(r.infos)
+	for lane := range cfg.Conc {
+		r.startTree(lane, r.draw(), 0, true)
+	}
+	r.maybeStartProfiling(0)
+	return r, nil
+}
+
+func newTraceInfo(idx int, t *Trace) *traceInfo {
+	n := len(t.Requests)
+	info := &traceInfo{idx: idx, tr: t, deps: make([][]int32, n), turn: make([]int32, n), lastRt: -1}
+	count := make([]int32, len(t.Sessions))
+	for p := range t.Requests {
+		q := &t.Requests[p]
+		for _, d := range q.Preds {
+			info.deps[d] = append(info.deps[d], int32(p))
+		}
+		info.turn[p] = count[q.Session]
+		count[q.Session]++
+		if t.Sessions[q.Session] == KindRoot {
+			info.roots = append(info.roots, int32(p))
+			info.lastRt = int32(p)
+		}
+	}
+	return info
+}
+
+// draw is the dataset sampler: a seeded shuffle, every trace once per pass.
+func (r *Replay) draw() *traceInfo {
+	n := len(r.infos)
+	if r.drawn%n == 0 {
+		r.perm = r.rng.Perm(n)
+	}
+	i := r.perm[r.drawn%n]
+	r.drawn++
+	return r.infos[i]
+}
+
+func (r *Replay) startTree(lane int, info *traceInfo, now float64, warm bool) {
+	t := info.tr
+	n := len(t.Requests)
+	tr := &tree{id: r.trees, lane: lane, sessBase: r.sessions, info: info,
+		state: make([]uint8, n), left: make([]int32, n), readyAt: make([]float64, n), remaining: n}
+	r.lanes[lane] = tr
+	r.trees++
+	r.sessions += len(t.Sessions)
+	for _, k := range t.Sessions {
+		if k == KindSubagent {
+			r.stats.SubagentSessions++
+		}
+	}
+	for p := range t.Requests {
+		tr.left[p] = int32(len(t.Requests[p].Preds))
+		tr.readyAt[p] = now
+	}
+	if !warm {
+		// A recycled play starts at turn 0; its first turn carries a fresh
+		// cache-bust marker, so nothing of an earlier play is shared.
+		for p := range t.Requests {
+			if tr.left[p] == 0 {
+				r.ready(tr, int32(p), now)
+			}
+		}
+		return
+	}
+	tr.warmLeft = r.cfg.WarmupPerLane
+	// The lane's start: root turn k sampled in [StartMin, StartMax] of the
+	// root's turns, leaving at least one root turn to profile.
+	nr := len(info.roots)
+	u := r.cfg.StartMin + (r.cfg.StartMax-r.cfg.StartMin)*r.rng.Float64()
+	k := max(0, min(int(u*float64(nr)), nr-2))
+	cut := info.roots[k]
+	// Requests up to the start are history: the latest of each session that
+	// continues afterwards is replayed as a one-token warm-up primer with its
+	// full prompt (nothing cached yet); the rest are skipped.
+	last := make(map[int32]int32)
+	for p := int32(0); p <= cut; p++ {
+		last[t.Requests[p].Session] = p
+	}
+	continues := make(map[int32]bool)
+	for p := cut + 1; p < int32(n); p++ {
+		continues[t.Requests[p].Session] = true
+	}
+	var primers []int32
+	for p := int32(0); p <= cut; p++ {
+		s := t.Requests[p].Session
+		if last[s] == p && continues[s] {
+			primers = append(primers, p)
+			tr.state[p] = stPending // keep dependants waiting
+		}
+	}
+	for p := int32(0); p <= cut; p++ {
+		if tr.state[p] != stWaiting {
+			continue
+		}
+		tr.state[p] = stDone
+		tr.remaining--
+		for _, d := range info.deps[p] {
+			if d > cut {
+				tr.left[d]--
+			}
+		}
+	}
+	for p := cut + 1; p < int32(n); p++ {
+		if tr.left[p] == 0 {
+			r.ready(tr, p, now)
+		}
+	}
+	for _, p := range primers {
+		r.emit(tr, p, now, Warmup, 1, 0)
+	}
+}
+
+// ready is called when request p's predecessors are all done, the last at t.
+func (r *Replay) ready(tr *tree, p int32, t float64) {
+	if tr.state[p] != stWaiting {
+		return
+	}
+	q := &tr.info.tr.Requests[p]
+	tr.readyAt[p] = t
+	switch {
+	case r.warming && tr.warmLeft > 0 && p != tr.info.lastRt:
+		tr.warmLeft--
+		tr.state[p] = stPending
+		r.emit(tr, p, t, Warmup, 1, int(q.Shared))
+	case r.warming:
+		tr.state[p] = stHeld
+		tr.held = append(tr.held, p)
+	default:
+		tr.state[p] = stPending
+		r.emit(tr, p, t+q.Gap, Profile, int(q.Out), int(q.Shared))
+	}
+}
+
+func (r *Replay) emit(tr *tree, p int32, at float64, ph Phase, out, shared int) {
+	q := &tr.info.tr.Requests[p]
+	l := &liveReq{Request: Request{ID: len(r.live), Tree: tr.id, Lane: tr.lane, Session: tr.sessBase + int(q.Session),
+		Trace: tr.info.idx, Turn: int(tr.info.turn[p]), Arrival: at, Input: int(q.In), Output: max(out, 1),
+		Shared: shared, Phase: ph}, tree: tr, pos: p}
+	tr.state[p] = stPending
+	if ph == Warmup {
+		r.stats.WarmupRequests++
+	}
+	r.live = append(r.live, l)
+	tr.pending = append(tr.pending, l)
+	heap.Push(&r.pend, l)
+}
+
+// finish marks p done at t and releases its dependants.
+func (r *Replay) finish(tr *tree, p int32, t float64) {
+	tr.state[p] = stDone
+	tr.remaining--
+	for _, d := range tr.info.deps[p] {
+		if tr.state[d] != stWaiting {
+			continue
+		}
+		tr.readyAt[d] = max(tr.readyAt[d], t)
+		if tr.left[d]--; tr.left[d] == 0 {
+			r.ready(tr, d, tr.readyAt[d])
+		}
+	}
+}
+
+func (r *Replay) maybeStartProfiling(t float64) {
+	if !r.warming || r.inflight > 0 || r.pend.Len() > 0 {
+		return
+	}
+	r.warming = false
+	r.t0 = t
+	r.end = t + r.cfg.Duration
+	r.stats.WarmupSeconds = t
+	for _, tr := range r.lanes {
+		held := tr.held
+		tr.held = nil
+		for _, p := range held {
+			q := &tr.info.tr.Requests[p]
+			r.emit(tr, p, max(t, tr.readyAt[p]+q.Gap), Profile, int(q.Out), int(q.Shared))
+		}
+		r.capTree(tr, t)
+	}
+	r.capSystem(t)
+}
+
+// capTree applies the per-tree idle cap at t: when the tree has nothing in
+// flight, its pending timers shift together so the next arrives within
+// TraceIdleCap.
+func (r *Replay) capTree(tr *tree, t float64) {
+	if tr.inflight > 0 || len(tr.pending) == 0 || math.IsInf(r.cfg.TraceIdleCap, 1) || r.closed(t) {
+		return
+	}
+	first := math.Inf(1)
+	for _, l := range tr.pending {
+		first = min(first, l.Arrival)
+	}
+	if ex := first - (t + r.cfg.TraceIdleCap); ex > 0 {
+		for _, l := range tr.pending {
+			l.Arrival -= ex
+			heap.Fix(&r.pend, l.index)
+		}
+		r.stats.TreeShifts++
+		r.stats.TreeShiftS += ex
+	}
+}
+
+// closed reports that the profiled window ended by t.
+func (r *Replay) closed(t float64) bool { return !r.warming && t >= r.end }
+
+// capSystem applies the scenario's whole-system idle cap at t.
+func (r *Replay) capSystem(t float64) {
+	if r.inflight > 0 || r.pend.Len() == 0 || math.IsInf(r.cfg.SystemIdleCap, 1) || r.closed(t) {
+		return
+	}
+	if ex := r.pend[0].Arrival - (t + r.cfg.SystemIdleCap); ex > 0 {
+		for _, l := range r.pend { // a uniform shift keeps the heap order
+			l.Arrival -= ex
+		}
+		r.stats.IdleShifts++
+		r.stats.IdleShiftS += ex
+	}
+}
+
+// PeekTime is the arrival time of the next request, if one is due before
+// the profiled window closes.
+func (r *Replay) PeekTime() (float64, bool) {
+	if r.pend.Len() == 0 {
+		return 0, false
+	}
+	t := r.pend[0].Arrival
+	if !r.warming && t >= r.end {
+		return 0, false // nothing new starts after the duration ends
+	}
+	return t, true
+}
+
+// Pop sends the next request; call it only when PeekTime says one is due.
+func (r *Replay) Pop() Request {
+	l := heap.Pop(&r.pend).(*liveReq)
+	tr := l.tree
+	for i, x := range tr.pending {
+		if x == l {
+			tr.pending = append(tr.pending[:i], tr.pending[i+1:]...)
+			break
+		}
+	}
+	tr.state[l.pos] = stInFlight
+	tr.inflight++
+	r.inflight++
+	return l.Request
+}
+
+// Complete reports that request id produced its first token at first and
+// its last at end (seconds). It releases the requests that waited on it,
+// recycles a drained lane, and applies the idle caps.
+func (r *Replay) Complete(id int, first, end float64) error {
+	if id < 0 || id >= len(r.live) {
+		return fmt.Errorf("agentx: no request %d", id)
+	}
+	l := r.live[id]
+	tr := l.tree
+	if tr == nil || tr.state[l.pos] != stInFlight {
+		return fmt.Errorf("agentx: request %d is not in flight", id)
+	}
+	if l.Phase == Profile {
+		r.rec = append(r.rec, Record{Request: l.Request, First: first, End: end})
+	}
+	tr.inflight--
+	r.inflight--
+	r.finish(tr, l.pos, end)
+	l.tree = nil
+	if tr.remaining == 0 && r.lanes[tr.lane] == tr && (r.warming || end < r.end) {
+		// The whole tree drained: the lane takes the sampler's next trace.
+		r.startTree(tr.lane, r.draw(), end, false)
+		r.capTree(r.lanes[tr.lane], end)
+	}
+	r.capTree(tr, end)
+	r.maybeStartProfiling(end)
+	r.capSystem(end)
+	return nil
+}
+
+// Finished reports that the profiled window closed and every profiled
+// request completed.
+func (r *Replay) Finished() bool {
+	if r.warming || r.inflight > 0 {
+		return false
+	}
+	_, due := r.PeekTime()
+	return !due
+}
+
+// InFlight is the number of requests sent and not completed.
+func (r *Replay) InFlight() int { return r.inflight }
+
+// Window is the profiled window [start, end) in simulated seconds; valid
+// once profiling has started.
+func (r *Replay) Window() (float64, float64, bool) { return r.t0, r.end, !r.warming }
+
+// Records are the completed profiled requests.
+func (r *Replay) Records() []Record { return r.rec }
+
+// Stats reports what the client did so far.
+func (r *Replay) Stats() Stats {
+	s := r.stats
+	s.Trees, s.Sessions = r.trees, r.sessions
+	return s
+}
+
+type pendHeap []*liveReq
+
+func (h pendHeap) Len() int { return len(h) }
+func (h pendHeap) Less(i, j int) bool {
+	if h[i].Arrival != h[j].Arrival {
+		return h[i].Arrival < h[j].Arrival
+	}
+	return h[i].ID < h[j].ID
+}
+func (h pendHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index = i
+	h[j].index = j
+}
+func (h *pendHeap) Push(x any) {
+	l := x.(*liveReq)
+	l.index = len(*h)
+	*h = append(*h, l)
+}
+func (h *pendHeap) Pop() any {
+	old := *h
+	n := len(old)
+	x := old[n-1]
+	*h = old[:n-1]
+	x.index = -1
+	return x
+}

@@ -1,0 +1,175 @@
+package agentx
+
+import (
+	"container/heap"
+	"math"
+	"testing"
+)
+
+// fakeServer serves every request at once, independently: the first token
+// after 1 s + 1 ms per uncached prompt token (it holds each session's
+// previous prompt, so the uncached part is Input - Shared), then 10 ms per
+// further output token.
+type fakeEnd struct {
+	t, first float64
+	id       int
+}
+type fakeHeap []fakeEnd
+
+func (h fakeHeap) Len() int { return len(h) }
+func (h fakeHeap) Less(i, j int) bool {
+	return h[i].t < h[j].t || (h[i].t == h[j].t && h[i].id < h[j].id)
+}
+func (h fakeHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *fakeHeap) Push(x any)   { *h = append(*h, x.(fakeEnd)) }
+func (h *fakeHeap) Pop() any     { o := *h; x := o[len(o)-1]; *h = o[:len(o)-1]; return x }
+
+type fakeRun struct {
+	rp       *Replay
+	sent     []Request
+	maxTrees int
+}
+
+func runFake(t testing.TB, traces []*Trace, edit func(*Config)) *fakeRun {
+	t.Helper()
+	cfg := DefaultConfig(1)
+	if edit != nil {
+		edit(&cfg)
+	}
+	rp, err := NewReplay(traces, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr := &fakeRun{rp: rp}
+	var h fakeHeap
+	live := map[int]int{} // tree -> in flight
+	treeOf := map[int]int{}
+	for steps := 0; !rp.Finished(); steps++ {
+		if steps > 10_000_000 {
+			t.Fatal("replay does not finish")
+		}
+		ta, ok := rp.PeekTime()
+		if ok && (h.Len() == 0 || ta <= h[0].t) {
+			r := rp.Pop()
+			if r.Arrival != ta {
+				t.Fatalf("popped arrival %g, peeked %g", r.Arrival, ta)
+			}
+			fr.sent = append(fr.sent, r)
+			treeOf[r.ID] = r.Tree
+			live[r.Tree]++
+			fr.maxTrees = max(fr.maxTrees, len(live))
+			first := r.Arrival + 1 + 1e-3*float64(r.Uncached())
+			heap.Push(&h, fakeEnd{t: first + 1e-2*float64(r.Output-1), first: first, id: r.ID})
+			continue
+		}
+		if h.Len() == 0 {
+			t.Fatal("nothing in flight and nothing due, yet not finished")
+		}
+		e := heap.Pop(&h).(fakeEnd)
+		tree := treeOf[e.id]
+		if live[tree]--; live[tree] == 0 {
+			delete(live, tree)
+		}
+		if err := rp.Complete(e.id, e.first, e.t); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return fr
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
+
+// One lane over the fixture, worked by hand (see TestParseTraceFixture for
+// the trace): start turn 0, so the first request is a one-token warm-up
+// primer; profiling starts when it ends; the 10 s system idle cap pulls the
+// next turn in; the subagent runs after the turn that spawns it; the last
+// root turn waits for it; the drained lane recycles the trace cold.
+func TestReplayByHand(t *testing.T) {
+	tr := loadFixture(t)
+	fr := runFake(t, []*Trace{tr}, func(c *Config) {
+		c.StartMin, c.StartMax, c.WarmupPerLane, c.Duration = 0, 0, 0, 45
+	})
+	type want struct {
+		session, input, output, shared int
+		arrival                        float64
+		phase                          Phase
+	}
+	wants := []want{
+		{0, 640, 1, 0, 0, Warmup},           // primer: ends at 1.64, profiling starts
+		{0, 1000, 50, 640, 11.64, Profile},  // 1.64 + 15 s gap, shifted 5 s by the 10 s system cap
+		{1, 300, 20, 0, 20.49, Profile},     // ends 13.49 + 7
+		{1, 400, 30, 300, 28.98, Profile},   // 21.98 + 7
+		{0, 1200, 10, 1000, 40.37, Profile}, // join at 30.37 + 17, shifted 7 s
+		{2, 640, 100, 0, 41.66, Profile},    // recycled play, cold, turn 0
+	}
+	if len(fr.sent) != len(wants) {
+		t.Fatalf("sent %d requests, want %d: %+v", len(fr.sent), len(wants), fr.sent)
+	}
+	for i, w := range wants {
+		s := fr.sent[i]
+		if s.Session != w.session || s.Input != w.input || s.Output != w.output || s.Shared != w.shared || !near(s.Arrival, w.arrival) || s.Phase != w.phase {
+			t.Errorf("request %d: got %+v, want %+v", i, s, w)
+		}
+	}
+	st := fr.rp.Stats()
+	// Shifts: 5 s and 7 s above, then 5 s at 44.29 (the recycled turn 1,
+	// due at 59.29, moves to 54.29: past the window, so it is not sent).
+	if st.IdleShifts != 3 || !near(st.IdleShiftS, 17) || st.Trees != 2 || st.WarmupRequests != 1 {
+		t.Errorf("stats %+v: want 3 idle shifts of 17 s in all, 2 trees, 1 warm-up request", st)
+	}
+	t0, t1, ok := fr.rp.Window()
+	if !ok || !near(t0, 1.64) || !near(t1, 46.64) {
+		t.Errorf("window [%g, %g)", t0, t1)
+	}
+	m := Measure(fr.rp.Records(), t0, t1)
+	// E2EL of the five profiled requests: 1.85, 1.49, 1.39, 1.29, 2.63 s.
+	if m.Requests != 5 || !near(m.E2EL.P50, 1.49) || !near(m.E2EL.P90, 1.85+0.6*(2.63-1.85)) {
+		t.Errorf("metrics %+v", m.E2EL)
+	}
+	// (3540 in + 210 out) tokens over 44.29 - 11.64 s.
+	if !near(m.TotalTPS, 3750/(44.29-11.64)) {
+		t.Errorf("total tokens/s %g, want %g", m.TotalTPS, 3750/(44.29-11.64))
+	}
+}
+
+// Without the system cap, the 300 s tree cap bounds a long think time.
+func TestReplayTreeIdleCap(t *testing.T) {
+	tr := loadFixture(t)
+	tr.Requests[1].Gap = 1000
+	fr := runFake(t, []*Trace{tr}, func(c *Config) {
+		c.StartMin, c.StartMax, c.WarmupPerLane, c.Duration = 0, 0, 0, 400
+		c.SystemIdleCap = math.Inf(1)
+	})
+	if got := fr.sent[1].Arrival; !near(got, 1.64+300) {
+		t.Errorf("second request at %g s, want %g", got, 1.64+300)
+	}
+}
+
+// At concurrency well above the trace count, exactly conc trees are live
+// (lanes wrap-fill the pool), warm-up primes every lane, and a run over the
+// embedded corpus reaches a steady state: total tokens/s in the last two
+// quarters of the window within 15% of each other.
+func TestReplayDefaultCorpusSteady(t *testing.T) {
+	ts, err := DefaultTraces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr := runFake(t, ts, func(c *Config) { c.Conc, c.Duration = 704, 1800 })
+	if fr.maxTrees > 704 {
+		t.Errorf("%d trees live at once, more than --conc 704", fr.maxTrees)
+	}
+	st := fr.rp.Stats()
+	if st.UsableTraces > 393 || st.Trees <= 704 {
+		t.Errorf("stats %+v", st)
+	}
+	t0, t1, _ := fr.rp.Window()
+	m := Measure(fr.rp.Records(), t0, t1)
+	q := m.QuarterTPS
+	if q[3] == 0 || math.Abs(q[2]/q[3]-1) > 0.15 {
+		t.Errorf("quarters %v: not steady", q)
+	}
+	if m.SharedTokens == 0 || float64(m.SharedTokens)/float64(m.InputTokens) < 0.8 {
+		t.Errorf("shared %d of %d input tokens", m.SharedTokens, m.InputTokens)
+	}
+	t.Logf("%d profiled requests, stats %+v, quarters %v, shared %.3f, p90 E2EL %.2f s", m.Requests, st, q, float64(m.SharedTokens)/float64(m.InputTokens), m.E2EL.P90)
+}

@@ -1,0 +1,225 @@
+package simulate
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"github.com/specsim/specsim/simulate/agentx"
+)
+
+// TraceWorkload is the AgentX workload as InferenceX runs it: recorded
+// session trees replayed by AIPerf's agentic-replay rules (package agentx).
+type TraceWorkload struct {
+	Source string
+	Traces []*agentx.Trace
+	// Replay is the client configuration; Conc is set per scenario.
+	Replay agentx.Config
+
+	usable  []Request // every request of the usable traces, for Sample
+	meanCtx float64
+	maxCtx  int
+	// think is the mean recorded idle gap before a request that waits on
+	// another, capped at the tree idle cap: the mean-field estimate's think
+	// time between a response and the session's next request.
+	think float64
+}
+
+// NewTraceWorkload prepares traces (nil = the embedded public corpus) for
+// replay under cfg.
+func NewTraceWorkload(source string, traces []*agentx.Trace, cfg agentx.Config) (*TraceWorkload, error) {
+	if traces == nil {
+		var err error
+		if traces, err = agentx.DefaultTraces(); err != nil {
+			return nil, err
+		}
+		source = agentx.DefaultCorpusName
+	}
+	c := cfg
+	c.Conc = 1
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	tw := &TraceWorkload{Source: source, Traces: traces, Replay: cfg}
+	use := traces
+	if cfg.MaxTraces > 0 && len(use) > cfg.MaxTraces {
+		use = use[:cfg.MaxTraces]
+	}
+	var sum, think float64
+	waits := 0
+	for _, t := range use {
+		if cfg.MaxContext > 0 && t.PeakContext() > cfg.MaxContext || t.RootTurns() < 2 {
+			continue
+		}
+		tw.maxCtx = max(tw.maxCtx, t.PeakContext())
+		for _, q := range t.Requests {
+			tw.usable = append(tw.usable, Request{ISL: int(q.In), OSL: max(int(q.Out), 1), Cached: min(int(q.Shared), int(q.In)-1)})
+			sum += float64(q.In) + float64(q.Out)/2
+			if len(q.Preds) > 0 {
+				think += min(q.Gap, cfg.TraceIdleCap)
+				waits++
+			}
+		}
+	}
+	if len(tw.usable) == 0 {
+		return nil, fmt.Errorf("%s: no usable trace (each needs two root turns and a peak context within max-context %d)", source, cfg.MaxContext)
+	}
+	tw.meanCtx = sum / float64(len(tw.usable))
+	if waits > 0 {
+		tw.think = think / float64(waits)
+	}
+	return tw, nil
+}
+
+// LoadTraceWorkload reads --agentx-trace DIR|FILE.
+func LoadTraceWorkload(path string, cfg agentx.Config) (*TraceWorkload, error) {
+	ts, err := agentx.LoadTraces(path, cfg.MaxTraces)
+	if err != nil {
+		return nil, err
+	}
+	return NewTraceWorkload(path, ts, cfg)
+}
+
+// sample draws one recorded request (for the mean-field estimate, which has
+// no sessions): its prompt, output and client-side shared prefix.
+func (tw *TraceWorkload) sample(r *rand.Rand) Request {
+	return tw.usable[r.IntN(len(tw.usable))]
+}
+
+// replayKeys are the --agentx keys that set the client replay.
+const replayKeys = "duration, start-min, start-max, warmup-per-lane, system-idle-cap, trace-idle-cap, max-context, max-traces, seed"
+
+// parseReplayKey applies one --agentx key=value to the replay config; it
+// reports false when k is not a replay key.
+func parseReplayKey(c *agentx.Config, k, v string) (bool, error) {
+	v = strings.TrimSpace(v)
+	num := func() (float64, error) {
+		if (k == "system-idle-cap" || k == "trace-idle-cap") && (v == "off" || v == "inf") {
+			return math.Inf(1), nil
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return 0, fmt.Errorf("--agentx %s=%q: not a number", k, v)
+		}
+		return f, nil
+	}
+	whole := func(f float64, limit float64) (int, error) {
+		if f < 0 || f > limit || f != math.Trunc(f) {
+			return 0, fmt.Errorf("--agentx %s=%q: want a whole number in 0..%g", k, v, limit)
+		}
+		return int(f), nil
+	}
+	switch k {
+	case "duration", "start-min", "start-max", "warmup-per-lane", "system-idle-cap", "trace-idle-cap", "max-context", "max-traces", "seed":
+	default:
+		return false, nil
+	}
+	f, err := num()
+	if err != nil {
+		return true, err
+	}
+	switch k {
+	case "duration":
+		c.Duration = f
+	case "start-min":
+		c.StartMin = f
+	case "start-max":
+		c.StartMax = f
+	case "system-idle-cap":
+		c.SystemIdleCap = f
+	case "trace-idle-cap":
+		c.TraceIdleCap = f
+	case "warmup-per-lane":
+		c.WarmupPerLane, err = whole(f, 1<<20)
+	case "max-context":
+		c.MaxContext, err = whole(f, 1<<30)
+	case "max-traces":
+		c.MaxTraces, err = whole(f, agentx.MaxCorpusFiles)
+	case "seed":
+		var s int
+		s, err = whole(f, 1<<53)
+		c.Seed = uint64(s)
+	}
+	return true, err
+}
+
+// AgentXReport is what the AgentX client saw, beside the serving metrics.
+type AgentXReport struct {
+	Corpus string `json:"corpus"`
+	agentx.Stats
+	WindowS        float64    `json:"window_s"`
+	ProfiledS      float64    `json:"profiled_s"` // last end - first start
+	TotalTPS       float64    `json:"total_tokens_per_s"`
+	SharedFraction float64    `json:"client_shared_fraction"`
+	CachedFraction float64    `json:"server_cached_fraction"`
+	E2ELp75        float64    `json:"e2el_p75_s"`
+	E2ELMean       float64    `json:"e2el_mean_s"`
+	TTFTMeanMs     float64    `json:"ttft_mean_ms"`
+	TPOTMeanMs     float64    `json:"tpot_mean_ms"`
+	ISLMean        float64    `json:"isl_mean"`
+	OSLMean        float64    `json:"osl_mean"`
+	QuarterTPS     [4]float64 `json:"quarter_tokens_per_s"`
+	// Steady is true when total tokens/s in the two halves of the window
+	// agree within 10%.
+	Steady bool `json:"steady_state"`
+}
+
+// agentxResult turns the replay's profiled records into the reported
+// metrics, as InferenceX's request_metrics.py computes them.
+func (p *Plan) agentxResult(rp *agentx.Replay, cachedTok, inputTok float64) *Result {
+	t0, t1, _ := rp.Window()
+	recs := rp.Records()
+	m := agentx.Measure(recs, t0, t1)
+	res := &Result{Topology: p.sc.Topology.String(), Conc: p.sc.Conc, Steps: p.sc.Spec.Steps, GPUs: p.gpus,
+		Requests: m.Requests, Limits: p.caps}
+	res.TTFTms, res.TTFTp90ms = m.TTFT.P50*1e3, m.TTFT.P90*1e3
+	res.TPOTms, res.TPOTp90ms = m.TPOT.P50*1e3, m.TPOT.P90*1e3
+	if res.TPOTms > 0 {
+		res.Interactivity = 1e3 / res.TPOTms
+	}
+	res.NormalizedInteractivity = m.E2ENormInteractivity
+	res.E2EL = Percentiles{P50: m.E2EL.P50, P90: m.E2EL.P90}
+	res.TputPerGPU = m.TotalTPS / float64(p.gpus)
+	res.OutputPerGPU = m.OutputTPS / float64(p.gpus)
+	res.AL = 1
+	if p.sc.Spec.Steps > 0 {
+		res.AL = p.sc.Spec.AL
+		res.Method = p.sc.Spec.Method
+		if res.Method == "" {
+			res.Method = DefaultMethod
+		}
+	}
+	mem := p.memory()
+	res.MemoryGiB = mem.Report(min(mem.KVPerToken*p.sc.Workload.MeanContext()*float64(max(mem.MaxRunning, 1)), max(mem.KVCapacity, 0)))
+	rep := &AgentXReport{Corpus: p.sc.Workload.Trace.Source, Stats: rp.Stats(), WindowS: t1 - t0, ProfiledS: m.DurationS,
+		TotalTPS: m.TotalTPS, E2ELp75: m.E2EL.P75, E2ELMean: m.E2EL.Mean, TTFTMeanMs: m.TTFT.Mean * 1e3, TPOTMeanMs: m.TPOT.Mean * 1e3, ISLMean: m.ISL.Mean, OSLMean: m.OSL.Mean, QuarterTPS: m.QuarterTPS}
+	if m.InputTokens > 0 {
+		rep.SharedFraction = float64(m.SharedTokens) / float64(m.InputTokens)
+	}
+	if inputTok > 0 {
+		rep.CachedFraction = cachedTok / inputTok
+	}
+	q := m.QuarterTPS
+	rep.Steady = q[0]+q[1] > 0 && math.Abs((q[2]+q[3])/(q[0]+q[1])-1) <= 0.1
+	res.AgentX = rep
+	return res
+}
+
+// newReplay starts the AgentX client of a trace workload (nil otherwise).
+func (p *Plan) newReplay() (*agentx.Replay, error) {
+	tw := p.sc.Workload.Trace
+	if tw == nil {
+		return nil, nil
+	}
+	cfg := tw.Replay
+	cfg.Conc = p.sc.Conc
+	return agentx.NewReplay(tw.Traces, cfg)
+}
+
+// SweepAgentXWindow is the profiled window, in seconds, of the event
+// replays a sweep runs on its frontier points: 900 s, the shortest
+// --benchmark-duration the inferencex-agentx-mvp scenario accepts
+// (docs/tutorials/agentx-mvp.md). predict replays the full duration.
+const SweepAgentXWindow = 900

@@ -1,0 +1,412 @@
+package simulate
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// The engine's memory planner. SGLang sizes its pools at start-up from what
+// --mem-fraction-static leaves once the weights are loaded, and refuses to
+// start only when nothing is left; everything else (pool tokens, mamba
+// state slots, request slots) is sized to fit and caps what runs. The
+// functions below follow, in order:
+//
+//   - sgl-project/sglang python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py
+//     _profile_available_bytes: rest = free_after_load - free_before_load*(1-mem_fraction_static),
+//     "Loaded weights leave no GPU memory for the KV cache" when rest <= 0;
+//   - same file, handle_max_mamba_cache: the linear-attention (mamba) state
+//     pool, three ways (--max-mamba-cache-size; = max_running_requests when
+//     the radix cache is off; otherwise a mamba_full_memory_ratio split of
+//     rest), plus the speculative intermediate states kept for verify:
+//     mamba_cache_per_req x capped requests x speculative_num_draft_tokens;
+//   - same file, _calculate_mamba_ratio: state slots per running request,
+//     MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO = 3 with the radix cache
+//     (+2 ping-pong slots for the extra_buffer strategy under the overlap
+//     scheduler), 1 without;
+//   - python/sglang/srt/model_executor/pool_configurator.py
+//     DefaultPoolConfigurator: KV cell bytes over the stage's full-attention
+//     layers, scaled by (1 + draft layers / target layers) for EAGLE/MTP, and
+//     the pool page-aligned;
+//   - same mixin, _resolve_max_num_reqs: request slots per DP rank
+//     min(max_running_requests/dp, clamp(tokens/context_len*512, 2048, 4096)),
+//     or min(that estimate, tokens/2) when unset, then at most
+//     max_mamba_cache_size / mamba ratio;
+//   - python/sglang/srt/server_args.py _handle_gpu_memory_settings: the
+//     automatic --mem-fraction-static (reserve for activations and CUDA
+//     graphs), used when --mem-fraction is 0.
+//
+// vLLM (gpu_memory_utilization x HBM minus weights and a profiled
+// activation peak) puts mamba state in the same paged pool as KV (hybrid
+// KV-cache manager) and caps requests with max_num_seqs; TensorRT-LLM gives
+// the KV cache free_gpu_memory_fraction of what is left after loading (see
+// Engine.Memory). Both are modelled by the simpler rule in Engine.Memory:
+// state for the running requests comes off the top.
+
+// PoolConfig is what the planner reads: the server flags of one role.
+type PoolConfig struct {
+	Role        role
+	MemFraction float64 // 0 = the engine's own rule (SGLang: automatic)
+	// MaxRunning is --max-running-requests for the whole instance (divided
+	// over attention-DP ranks, as SGLang does); 0 = unset.
+	MaxRunning int
+	Steps      int  // speculative draft steps; draft tokens = Steps+1 (topk 1)
+	Chunk      int  // --chunked-prefill-size (for the automatic fraction)
+	RadixCache bool // prefix cache on (off on disaggregated decode workers, as the recipes set)
+	// ExtraBuffer: --mamba-scheduler-strategy extra_buffer (the prefill
+	// recipes' setting) keeps ping-pong state slots per request.
+	ExtraBuffer bool
+	MambaCache  int // --max-mamba-cache-size; 0 = unset
+	PageSize    int // 0 = 64, the recipes' --page-size
+	// HiCacheRatio / HiCacheGiB size the host KV tier (--hicache-ratio of
+	// the device pool, or --hicache-size GB which wins when set); 0 = off.
+	HiCacheRatio float64
+	HiCacheGiB   float64
+}
+
+// AgentXDRAMUtilization is the dram-utilization of the InferenceX AgentX
+// master configs (qwen3.5-fp4-gb300-dynamo-sglang-agentic): the share of
+// host DRAM the launcher gives HiCache, as --hicache-size GB per rank
+// (InferenceX benchmarks: HICACHE_SIZE = TOTAL_CPU_DRAM_GB / TP, the node
+// budget generate_sweep_configs derives from dram-utilization). The
+// recipes' own --hicache-ratio 0.9 cannot be what ran: SGLang's
+// HostKVCache asserts a host pool larger than the device pool, and a size
+// wins over the ratio.
+const AgentXDRAMUtilization = 0.90
+
+// hostDRAMPerGPU is host memory per GPU in bytes: GB200/GB300 trays pair two
+// Grace CPUs (up to 480 GB LPDDR5X each) with four GPUs; DGX H100/H200 and
+// B300 carry 2 TB for 8 GPUs, DGX B200 4 TB.
+func hostDRAMPerGPU(gpu string) float64 {
+	switch gpu {
+	case "gb200", "gb300":
+		return 240e9
+	case "b200":
+		return 512e9
+	case "h100", "h200", "b300":
+		return 256e9
+	}
+	return 0
+}
+
+// SGLang's planner constants (sources in the comment above).
+const (
+	mambaRatioRadix       = 3   // MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO
+	mambaRatioExtraBuffer = 2   // MAMBA_CACHE_V2_ADDITIONAL_RATIO_OVERLAP
+	mambaFullMemoryRatio  = 0.9 // --mamba-full-memory-ratio default
+	defaultPageSize       = 64
+	reqSlotsFloor         = 2048
+	reqSlotsCeil          = 4096
+)
+
+// SGLangAutoMemFraction is --mem-fraction-static when it is not given:
+// (capacity - reserved) / capacity with reserved, in MiB, 512 + 1.5 per
+// chunked-prefill token + 2 per CUDA-graph batch size + 1024 per 8 GPUs,
+// DP attention's padding, at least 10 GiB on GPUs over 60 GiB, and 2 GiB more
+// for an EAGLE/MTP draft (server_args.py _handle_gpu_memory_settings).
+func SGLangAutoMemFraction(hbmBytes float64, chunk, cudaGraphMaxBS int, par Parallel, spec bool) float64 {
+	capMiB := hbmBytes / (1 << 20)
+	reserved := 512 + 1.5*float64(max(chunk, 2048)) + 2*float64(cudaGraphMaxBS) + float64(par.TP*par.PP)/8*1024
+	if par.DPAttention {
+		reserved += 3 * float64(cudaGraphMaxBS*par.TP)
+		if cudaGraphMaxBS > 300 {
+			reserved += 1.5 * float64(cudaGraphMaxBS*par.TP)
+		}
+	}
+	if capMiB > 60*1024 {
+		reserved = math.Max(reserved, 10*1024)
+	}
+	if spec {
+		reserved += 2 * 1024
+	}
+	return math.Round((capMiB-reserved)/capMiB*1000) / 1000
+}
+
+// planSGLang sizes the pools of one GPU of the instance for workload w.
+func (e *Engine) planSGLang(w *Workload, c PoolConfig) Memory {
+	spec := c.Steps > 0
+	frac, from := c.MemFraction, "--mem-fraction"
+	if frac == 0 {
+		frac = SGLangAutoMemFraction(e.GPU.HBMBytes, c.Chunk, e.CUDAGraphMaxBS, e.Par, spec)
+		from = "sglang automatic (server_args._handle_gpu_memory_settings)"
+	}
+	page := c.PageSize
+	if page <= 0 {
+		page = defaultPageSize
+	}
+	mem := Memory{HBM: e.GPU.HBMBytes, Fraction: frac, FractionFrom: from, Weights: e.weightBytes(), PageSize: page}
+	if spec {
+		mem.Draft = e.draftBytes()
+	}
+	mem.Budget = mem.HBM * frac
+	mem.KVPerToken = e.kvPerToken(spec)
+	mem.MaxRequest = w.MaxContext()
+	ctxLen := e.Model.MaxContext
+	if ctxLen <= 0 {
+		ctxLen = 262144
+	}
+	return sglangPools(mem, e.stateBytes(0), e.Par.AttentionDP(), ctxLen, w.MeanContext(), c)
+}
+
+// sglangPools is the planner's arithmetic on one GPU: mem carries the
+// budget, weights, draft and KV bytes per token; perReq is one request's
+// linear-attention state (0 for models without linear attention).
+func sglangPools(mem Memory, perReq float64, dp, ctxLen int, meanCtx float64, c PoolConfig) Memory {
+	spec := c.Steps > 0
+	page, frac, from := mem.PageSize, mem.Fraction, mem.FractionFrom
+	rest := mem.Budget - mem.Weights - mem.Draft
+	var b strings.Builder
+	fmt.Fprintf(&b, "per GPU: HBM %.1f GiB x mem-fraction %.3f (%s) = %.1f GiB\n", mem.HBM/gib, frac, from, mem.Budget/gib)
+	fmt.Fprintf(&b, "  target weights %.1f GiB + draft %.1f GiB = %.1f GiB", mem.Weights/gib, mem.Draft/gib, (mem.Weights+mem.Draft)/gib)
+	if rest <= 0 {
+		// The one refusal: _profile_available_bytes raises here.
+		fmt.Fprintf(&b, ", %.1f GiB more than the budget: the weights alone do not fit\n", -rest/gib)
+		b.WriteString("  use more GPUs per instance (tp, ep or pp), a lower precision or a higher --mem-fraction")
+		mem.Explanation = b.String()
+		return mem
+	}
+	perRankRun := 0
+	if c.MaxRunning > 0 {
+		perRankRun = max(c.MaxRunning/dp, 1)
+	}
+	draftTokens := 0
+	if spec {
+		draftTokens = c.Steps + 1
+	}
+	mem.MambaRatio = 1
+	if perReq > 0 {
+		ratio := 1
+		if c.RadixCache {
+			ratio = mambaRatioRadix
+			if c.ExtraBuffer {
+				ratio += mambaRatioExtraBuffer
+			}
+		}
+		mem.MambaRatio = ratio
+		// handle_max_mamba_cache asserts max_running_requests is set when
+		// speculating (server_args sets 48 when it is not).
+		specRun := perRankRun
+		if specRun == 0 {
+			specRun = 48 / dp
+		}
+		var slots int
+		var inter float64
+		switch {
+		case c.MambaCache > 0:
+			slots = c.MambaCache / dp
+			inter = perReq * float64(min(specRun, slots/ratio)*draftTokens)
+			mem.MambaFrom = "--max-mamba-cache-size"
+		case !c.RadixCache && perRankRun > 0:
+			slots = perRankRun
+			inter = perReq * float64(slots*draftTokens)
+			mem.MambaFrom = "= max-running (radix cache off)"
+		default:
+			budget := rest * mambaFullMemoryRatio / (1 + mambaFullMemoryRatio)
+			if spec {
+				slots = int(budget / (perReq * (1 + float64(draftTokens)/float64(ratio))))
+				inter = perReq * float64(min(specRun, slots/ratio)*draftTokens)
+			} else {
+				slots = int(budget / perReq)
+			}
+			mem.MambaFrom = fmt.Sprintf("%.2f:1 split with the KV pool (mamba_full_memory_ratio)", mambaFullMemoryRatio)
+		}
+		mem.MambaSlots = slots
+		mem.State = float64(slots)*perReq + inter
+		if slots <= 0 {
+			fmt.Fprintf(&b, "\n  linear-attention state: %.0f MiB a request leaves no mamba slot in %.2f GiB", perReq/(1<<20), rest/gib)
+			b.WriteString("\n  lower --max-running, use more GPUs per instance or a higher --mem-fraction")
+			mem.Explanation = b.String()
+			return mem
+		}
+		rest -= mem.State
+	}
+	mem.KVCapacity = rest
+	if rest > 0 && mem.KVPerToken > 0 {
+		mem.TokensFit = int(min(rest/mem.KVPerToken, 1<<40)) / page * page
+	}
+	if mem.TokensFit <= 0 {
+		fmt.Fprintf(&b, "\n  + linear-attention state %.1f GiB (%d slots) leaves no KV page", mem.State/gib, mem.MambaSlots)
+		b.WriteString("\n  lower --max-running, use more GPUs per instance or a higher --mem-fraction")
+		mem.Explanation = b.String()
+		return mem
+	}
+	// _resolve_max_num_reqs.
+	est := min(max(int(float64(mem.TokensFit)/float64(ctxLen)*512), reqSlotsFloor), reqSlotsCeil)
+	slots := min(est, mem.TokensFit/2)
+	mem.ReqSlotsFrom = "pool estimate (tokens/context_len*512, clamped 2048..4096)"
+	if perRankRun > 0 {
+		slots = min(perRankRun, est)
+		mem.ReqSlotsFrom = "--max-running"
+	}
+	if perReq > 0 && mem.MambaSlots/mem.MambaRatio < slots {
+		slots = mem.MambaSlots / mem.MambaRatio
+		mem.ReqSlotsFrom = fmt.Sprintf("mamba slots (%d / %d per request)", mem.MambaSlots, mem.MambaRatio)
+	}
+	if slots < 1 {
+		fmt.Fprintf(&b, "\n  %d mamba slots at %d per request leave no request slot", mem.MambaSlots, mem.MambaRatio)
+		b.WriteString("\n  lower --max-running, use more GPUs per instance or a higher --mem-fraction")
+		mem.Explanation = b.String()
+		return mem
+	}
+	mem.ReqSlots = slots
+	mem.MaxRunning = slots * dp
+	mem.KVNeeded = mem.KVPerToken * meanCtx * float64(min(slots, max(perRankRun, 1)))
+	mem.Feasible = true
+	mem.LongestFits = mem.TokensFit >= mem.MaxRequest
+	if ratio, gb := c.HiCacheRatio, c.HiCacheGiB; gb > 0 {
+		// HostKVCache: hicache_size in GB wins over the ratio.
+		mem.HostTokens = int(gb * 1e9 / mem.KVPerToken)
+	} else if ratio > 0 {
+		mem.HostTokens = int(float64(mem.TokensFit) * ratio)
+	}
+	return mem
+}
+
+// RunningCap is what limits the requests one instance runs at once, for
+// reports: the smallest of the concurrency it sees, the engine's request
+// slots (from --max-running, mamba slots or the pool estimate) and the
+// requests of mean context its KV pool holds.
+type RunningCap struct {
+	Role           string  `json:"role"`
+	Running        int     `json:"max_running"`
+	CappedBy       string  `json:"capped_by"`
+	ReqSlots       int     `json:"request_slots_per_rank"`
+	ReqSlotsFrom   string  `json:"request_slots_from"`
+	PoolTokens     int     `json:"pool_tokens_per_rank"`
+	PoolRequests   int     `json:"pool_requests_at_mean_context"`
+	MambaSlots     int     `json:"mamba_slots_per_rank"`
+	MambaFrom      string  `json:"mamba_slots_from,omitempty"`
+	HostTokens     int     `json:"hicache_tokens_per_rank"`
+	CUDAGraphMaxBS int     `json:"cuda_graph_max_bs"`
+	Fraction       float64 `json:"mem_fraction"`
+	Note           string  `json:"note,omitempty"`
+}
+
+// runningCap names the binding limit of one instance.
+func runningCap(r role, e *Engine, mem Memory, conc int, meanCtx float64) RunningCap {
+	dp := e.Par.AttentionDP()
+	rc := RunningCap{Role: r.String(), ReqSlots: mem.ReqSlots, ReqSlotsFrom: mem.ReqSlotsFrom, PoolTokens: mem.TokensFit,
+		MambaSlots: mem.MambaSlots, MambaFrom: mem.MambaFrom, HostTokens: mem.HostTokens, CUDAGraphMaxBS: e.CUDAGraphMaxBS, Fraction: mem.Fraction}
+	if meanCtx > 0 {
+		rc.PoolRequests = int(float64(mem.TokensFit)/meanCtx) * dp
+	}
+	rc.Running, rc.CappedBy = conc, "concurrency"
+	if s := mem.ReqSlots * dp; s > 0 && s < rc.Running {
+		rc.Running, rc.CappedBy = s, mem.ReqSlotsFrom
+	}
+	if r != rolePrefill && rc.PoolRequests < rc.Running {
+		rc.Running, rc.CappedBy = max(rc.PoolRequests, 1), "KV pool tokens (requests of mean context)"
+	}
+	if r != rolePrefill && ceilDiv(rc.Running, dp) > e.CUDAGraphMaxBS {
+		rc.Note = fmt.Sprintf("decode batches above cuda-graph-max-bs %d per rank run without CUDA graphs", e.CUDAGraphMaxBS)
+	}
+	if mem.HostTokens > 0 && mem.HostTokens <= mem.TokensFit {
+		n := fmt.Sprintf("a %d-token host tier is not larger than the %d-token device pool, which SGLang's HostKVCache refuses at start-up (give --hicache-size)", mem.HostTokens, mem.TokensFit)
+		if rc.Note != "" {
+			n = rc.Note + "; " + n
+		}
+		rc.Note = n
+	}
+	if !mem.LongestFits && mem.MaxRequest > 0 {
+		n := fmt.Sprintf("the longest request (%d tokens) exceeds the %d-token pool; the engine rejects such requests", mem.MaxRequest, mem.TokensFit)
+		if rc.Note != "" {
+			n = rc.Note + "; " + n
+		}
+		rc.Note = n
+	}
+	return rc
+}
+
+func (r role) String() string {
+	switch r {
+	case rolePrefill:
+		return "prefill"
+	case roleDecode:
+		return "decode"
+	}
+	return "agg"
+}
+
+// ServerConfig holds the server flags beyond the step model's: per-role
+// caps, the mamba pool and the prefix cache.
+type ServerConfig struct {
+	// PrefillMaxRunning is --max-running-requests of disaggregated prefill
+	// workers (0 = the concurrency a worker sees); Scenario.MaxRunning
+	// applies to aggregated instances and decode workers, as the recipes
+	// set them.
+	PrefillMaxRunning int
+	MambaCache        int // --max-mamba-cache-size (0 = unset)
+	PageSize          int // --page-size (0 = 64)
+	// HiCacheRatio is --hicache-ratio (negative = no host tier; 0 with no
+	// HiCacheGiB = the workload's default: for AgentX trace replays, which
+	// every SGLang AgentX recipe runs with HiCache, AgentXDRAMUtilization of
+	// the GPU's host DRAM; none otherwise).
+	HiCacheRatio float64
+	HiCacheGiB   float64 // --hicache-size in GB (wins over the ratio)
+	// PrefillDraft loads the draft on disaggregated prefill workers too.
+	// Off by default: the AgentX disaggregated base recipe passes no
+	// speculative flags to its prefill role (only the TP2 override does),
+	// so the prefill worker holds neither draft weights nor draft KV.
+	PrefillDraft bool
+	// AutoMemFraction: a zero mem fraction means the engine's own rule
+	// (SGLangAutoMemFraction) rather than DefaultMemFraction.
+	AutoMemFraction bool
+	// NoPrefixCache turns the radix cache off everywhere (decode workers
+	// never have it: the recipes pass --disable-radix-cache there).
+	NoPrefixCache bool
+}
+
+// poolConfig is the planner input for one role seeing conc sessions.
+func (sc *Scenario) poolConfig(r role, conc, chunk int, frac float64, gpu string) PoolConfig {
+	s := sc.Server
+	steps := sc.Spec.Steps
+	if r == rolePrefill && !s.PrefillDraft {
+		steps = 0
+	}
+	// The radix cache is on where requests can share a prefix: trace
+	// replays and fixed workloads with --cached. A fixed random-token
+	// workload has nothing to share and is planned with it off (modelling
+	// choice: with it on, SGLang's 3 mamba slots a request would cap the
+	// running requests; --max-mamba-cache-size sizes that pool).
+	radix := !s.NoPrefixCache && r != roleDecode && (sc.Workload.Trace != nil || sc.Workload.Name != "fixed" || sc.Workload.CachedFraction > 0)
+	c := PoolConfig{Role: r, MemFraction: frac, Steps: steps, Chunk: chunk, RadixCache: radix,
+		MambaCache: s.MambaCache, PageSize: s.PageSize, HiCacheRatio: s.HiCacheRatio, HiCacheGiB: s.HiCacheGiB}
+	switch {
+	case c.HiCacheRatio < 0:
+		c.HiCacheRatio = 0
+	case c.HiCacheRatio == 0 && c.HiCacheGiB == 0 && sc.Workload.Trace != nil:
+		c.HiCacheGiB = hostDRAMPerGPU(gpu) * AgentXDRAMUtilization / 1e9
+	}
+	run := sc.MaxRunning
+	if r == rolePrefill {
+		run = s.PrefillMaxRunning
+	}
+	if run <= 0 && sc.Workload.Trace == nil {
+		// Closed loop: never more in flight than the sessions. A trace
+		// replay's trees run parallel subagents, so there the engine's
+		// own limits decide.
+		run = conc
+	}
+	c.MaxRunning = run
+	if r == roleDecode {
+		c.HiCacheRatio, c.HiCacheGiB = 0, 0
+	}
+	return c
+}
+
+// validate checks the server flags' ranges.
+func (s ServerConfig) validate() error {
+	switch {
+	case s.PrefillMaxRunning < 0 || s.PrefillMaxRunning > 1<<20:
+		return fmt.Errorf("--prefill-max-running %d: want 0..%d", s.PrefillMaxRunning, 1<<20)
+	case s.MambaCache < 0 || s.MambaCache > 1<<20:
+		return fmt.Errorf("--max-mamba-cache-size %d: want 0..%d", s.MambaCache, 1<<20)
+	case s.PageSize < 0 || s.PageSize > 4096:
+		return fmt.Errorf("--page-size %d: want 0..4096 tokens", s.PageSize)
+	case !(s.HiCacheRatio >= -1 && s.HiCacheRatio <= 1000):
+		return fmt.Errorf("--hicache-ratio %g: want 0..1000 (host tier as a multiple of the device pool)", s.HiCacheRatio)
+	case !(s.HiCacheGiB >= 0 && s.HiCacheGiB <= 1<<20):
+		return fmt.Errorf("--hicache-size %g: want 0..%d GB", s.HiCacheGiB, 1<<20)
+	}
+	return nil
+}

@@ -1,0 +1,76 @@
+package simulate
+
+// router sends each request to a target (one attention-DP rank of one
+// instance of a pool) the way the AgentX recipes' Dynamo frontend does:
+// --router-mode kv with --router-session-affinity-ttl-secs 3600 and the
+// X-Dynamo-Session-ID header (recipes/qwen3.5 disagg-variants.yaml; AIPerf
+// sets the header from the conversation's correlation id,
+// AIPERF_HTTP_X_DYNAMO_SESSION_ID_FROM_CORRELATION_ID). A session's first
+// request, or one after the affinity has been idle past its TTL, goes to the
+// target with the least outstanding work, which is what the KV router's
+// cost (prefill tokens to compute plus active decode blocks) reduces to when
+// nothing is cached yet; every later request of the session goes where the
+// first went, so its prefix is on that target. Dynamo exposes each DP rank
+// of an SGLang worker as its own routing target (worker id, dp rank), so the
+// same rule spreads sessions over DP ranks.
+type router struct {
+	ttl     float64
+	bind    map[int]binding
+	load    []int64 // tokens outstanding per target
+	live    []int   // requests outstanding per target
+	routed  []int64 // requests routed per target, for the imbalance report
+	noAffin bool
+}
+
+type binding struct {
+	target int
+	last   float64
+}
+
+// DefaultAffinityTTL is --router-session-affinity-ttl-secs in the recipes.
+const DefaultAffinityTTL = 3600
+
+func newRouter(targets int, ttl float64) *router {
+	if ttl <= 0 {
+		ttl = DefaultAffinityTTL
+	}
+	return &router{ttl: ttl, bind: map[int]binding{}, load: make([]int64, targets), live: make([]int, targets), routed: make([]int64, targets)}
+}
+
+// route picks the target of a request of session (negative: no session
+// identity) that brings tokens of work, at time now.
+func (r *router) route(session, tokens int, now float64) int {
+	t := -1
+	if b, ok := r.bind[session]; ok && session >= 0 && !r.noAffin && now-b.last <= r.ttl {
+		t = b.target
+	}
+	if t < 0 {
+		t = r.leastLoaded()
+	}
+	if session >= 0 {
+		r.bind[session] = binding{target: t, last: now}
+	}
+	r.load[t] += int64(tokens)
+	r.live[t]++
+	r.routed[t]++
+	return t
+}
+
+// done returns a request's work to the router.
+func (r *router) done(target, tokens int) {
+	r.load[target] -= int64(tokens)
+	r.live[target]--
+}
+
+func (r *router) leastLoaded() int {
+	best := 0
+	for i := 1; i < len(r.load); i++ {
+		if r.load[i] < r.load[best] || (r.load[i] == r.load[best] && r.live[i] < r.live[best]) {
+			best = i
+		}
+	}
+	return best
+}
+
+// forget drops a session's affinity (its tree ended).
+func (r *router) forget(session int) { delete(r.bind, session) }
