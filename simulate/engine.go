@@ -12,6 +12,8 @@ import (
 // Parallel layout on one GPU type, with its target and draft precisions.
 // Step times are memoized, so an Engine is not safe for concurrent use.
 type Engine struct {
+	h200 *h200Ref // the catalog's H200, for carried-over kernel figures (allreduce.go)
+
 	Model  *Model
 	GPU    *kernels.GPU
 	Coster *kernels.Coster

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"sort"
 
+	quant "github.com/specsim/specsim/internal/quantile"
 	"github.com/specsim/specsim/simulate/acceptance"
 	"github.com/specsim/specsim/simulate/agentx"
 )
@@ -930,15 +931,9 @@ func (p *Plan) result(ttft, tpot, e2el, norm []float64, tokens, outTokens, windo
 	return res
 }
 
-// quantile of xs (linear interpolation, R type 7); xs is sorted in place.
+// quantile of xs (package internal/quantile's definition); xs is sorted in
+// place.
 func quantile(xs []float64, q float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
 	sort.Float64s(xs)
-	pos := q * float64(len(xs)-1)
-	lo := int(math.Floor(pos))
-	hi := min(lo+1, len(xs)-1)
-	f := pos - float64(lo)
-	return xs[lo]*(1-f) + xs[hi]*f
+	return quant.Sorted(xs, q)
 }
