@@ -9,7 +9,6 @@ import (
 	"math"
 	"sort"
 	"strings"
-	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -257,19 +256,15 @@ func (g *GPU) clone() *GPU {
 	return &c
 }
 
-// DefaultCatalog is the embedded catalog, data/gpus.yaml. Every call
-// returns the same Catalog (it is read-only: Lookup hands out copies), so
-// that its calibrations are fitted once per process, when first used,
-// however many callers price with it.
-func DefaultCatalog() *Catalog { return defaultCatalog() }
-
-var defaultCatalog = sync.OnceValue(func() *Catalog {
+// DefaultCatalog is the embedded catalog, data/gpus.yaml, as a new value
+// (with calibrations of its own, fitted when first used).
+func DefaultCatalog() *Catalog {
 	c, err := ParseCatalog("kernels/data/gpus.yaml", embeddedCatalog)
 	if err != nil {
 		panic("kernels: embedded GPU catalog: " + err.Error())
 	}
 	return c
-})
+}
 
 // LoadCatalogFile is the embedded catalog merged with a catalog file: its
 // entries replace embedded GPUs of the same name and add new ones.
