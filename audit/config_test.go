@@ -18,7 +18,10 @@ func loadReal(t *testing.T, model string) *audit.ModelConfig {
 	for src, dst := range map[string]string{"_config.json": "config.json", "_hf_quant_config.json": "hf_quant_config.json"} {
 		b, err := os.ReadFile(configs + model + src)
 		if err != nil {
-			continue
+			// The presets' config.json files live with the presets.
+			if b, err = os.ReadFile("../simulate/presets/" + model + src); err != nil {
+				continue
+			}
 		}
 		must(t, os.WriteFile(filepath.Join(dir, dst), b, 0o644))
 	}

@@ -107,6 +107,17 @@ type Repair struct {
 	Moved      []float64 // consistent AL(k) - measured AL(k), k = 1..MaxK
 }
 
+// Touches reports whether the repair moved any AL(1..k), that is any
+// prefix acceptance the distribution at k uses.
+func (r Repair) Touches(k int) bool {
+	for j := 0; j < k && j < len(r.Moved); j++ {
+		if r.Moved[j] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // Consistent returns the closest consistent curve and how far each AL moved.
 // "Closest" is least squares on the prefix acceptance p: the projection of p
 // onto {1 >= p_1 >= ... >= p_K >= 0}. Isotonic regression by

@@ -483,3 +483,15 @@ func TestCurveIsACopy(t *testing.T) {
 		t.Errorf("changing a returned curve changed the set: AL(6) = %v", again.AL[5])
 	}
 }
+
+func TestRepairTouches(t *testing.T) {
+	r := Repair{Moved: []float64{0, 0, 0.05, 0}}
+	for k, want := range map[int]bool{1: false, 2: false, 3: true, 4: true, 9: true} {
+		if r.Touches(k) != want {
+			t.Errorf("k=%d: Touches %v, want %v", k, !want, want)
+		}
+	}
+	if (Repair{}).Touches(3) {
+		t.Error("an empty repair touches k=3")
+	}
+}

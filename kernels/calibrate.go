@@ -26,14 +26,29 @@ type calibration struct {
 // [Catalog], each once, when a [Coster] for it is first made. It is safe for
 // concurrent use.
 type Calibrations struct {
-	cat  *Catalog
-	mu   sync.Mutex
-	fits map[string]*calibration
-	errs map[string]error
+	cat     *Catalog
+	mu      sync.Mutex
+	fits    map[string]*calibration
+	errs    map[string]error
+	engMu   sync.Mutex // apart from mu: fitting makes Costers, which ask for the index
+	engines map[string]*engineIndex
 }
 
 func newCalibrations(cat *Catalog) *Calibrations {
-	return &Calibrations{cat: cat, fits: map[string]*calibration{}, errs: map[string]error{}}
+	return &Calibrations{cat: cat, fits: map[string]*calibration{}, errs: map[string]error{}, engines: map[string]*engineIndex{}}
+}
+
+// engineIndex is the fitted index of a GPU's embedded engine-kernel
+// tables, built once.
+func (cs *Calibrations) engineIndex(gpu string) *engineIndex {
+	cs.engMu.Lock()
+	defer cs.engMu.Unlock()
+	if ix, ok := cs.engines[gpu]; ok {
+		return ix
+	}
+	ix := buildEngineIndex(gpu)
+	cs.engines[gpu] = ix
+	return ix
 }
 
 // MeasuredTables returns the op table, the held-out op table and the

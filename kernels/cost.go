@@ -49,6 +49,7 @@ type Coster struct {
 	kind                                     string
 	fitted                                   [numClasses][numSlots]int
 	engine                                   *engineIndex // engine-kernel tables (enginetables.go); nil where none
+	zipf                                     *zipfMemo
 }
 
 // Calibration says where the Coster's efficiencies come from, for output:
@@ -135,6 +136,7 @@ func newCoster(g *GPU, cal *calibration, offTable string) *Coster {
 		eagerLaunch:    defaultEagerLaunch,
 		graphLaunch:    defaultGraphLaunch,
 		graphPerKernel: defaultGraphPerKernel,
+		zipf:           &zipfMemo{},
 	}
 	if cal != nil {
 		c.eff = cal.eff
@@ -145,7 +147,11 @@ func newCoster(g *GPU, cal *calibration, offTable string) *Coster {
 	if c.coll == nil {
 		c.coll = defaultCollectiveModel()
 	}
-	c.engine = embeddedEngineIndex(g.Name)
+	if g.cal != nil {
+		c.engine = g.cal.engineIndex(g.Name)
+	} else {
+		c.engine = buildEngineIndex(g.Name)
+	}
 	return c
 }
 
@@ -330,7 +336,7 @@ func (c *Coster) MoE(s MoEShape) Cost {
 	if dt == "" {
 		dt = BF16
 	}
-	d := ExpectedDistinctExperts(s.Tokens, s.Experts, topk, s.Skew)
+	d := expectedDistinct(c.zipf, s.Tokens, s.Experts, topk, s.Skew)
 	h, in := f(s.Hidden), f(s.Inter)
 	rows := f(s.Tokens) * f(topk)
 	wb, ab := dt.Bytes(), c.gpu.activationDType(dt).Bytes()

@@ -2,7 +2,6 @@ package kernels
 
 import (
 	"fmt"
-	"sync"
 )
 
 // GDNCost is a Gated DeltaNet layer priced by mode. Cost.Seconds is GPU
@@ -207,27 +206,15 @@ func (c *Coster) EngineSource() string {
 	return c.engine.source
 }
 
-var (
-	engineIdxMu    sync.Mutex
-	engineIdxCache = map[string]*engineIndex{}
-)
-
-// embeddedEngineIndex is the fitted index of a GPU's embedded engine
-// tables, built once; nil where there are none or they do not parse (the
-// test of the embedded data reports that).
-func embeddedEngineIndex(gpu string) *engineIndex {
-	engineIdxMu.Lock()
-	defer engineIdxMu.Unlock()
-	if ix, ok := engineIdxCache[gpu]; ok {
-		return ix
-	}
+// buildEngineIndex is the fitted index of a GPU's embedded engine tables;
+// nil where there are none or they do not parse (the test of the embedded
+// data reports that). Calibrations.engineIndex keeps one per GPU.
+func buildEngineIndex(gpu string) *engineIndex {
 	t, err := EmbeddedEngineTables(gpu)
-	var ix *engineIndex
-	if err == nil {
-		ix = newEngineIndex(t)
+	if err != nil || t == nil {
+		return nil
 	}
-	engineIdxCache[gpu] = ix
-	return ix
+	return newEngineIndex(t)
 }
 
 // GatedDeltaNetReference prices s with the reference model alone (the

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // Engine kernel tables time a serving engine's own kernels (rather than the
@@ -214,23 +213,10 @@ func positiveCell(s string, required bool) (float64, error) {
 	return v, nil
 }
 
-var (
-	engineMu    sync.Mutex
-	engineCache = map[string]*EngineTables{}
-	engineErrs  = map[string]error{}
-)
-
-// EmbeddedEngineTables returns the engine-kernel tables embedded for a GPU
+// EmbeddedEngineTables reads the engine-kernel tables embedded for a GPU
 // (canonical catalog name); nil where the project measured none.
 func EmbeddedEngineTables(gpu string) (*EngineTables, error) {
-	engineMu.Lock()
-	defer engineMu.Unlock()
-	if t, ok := engineCache[gpu]; ok {
-		return t, engineErrs[gpu]
-	}
-	t, err := loadEngineTables(gpu)
-	engineCache[gpu], engineErrs[gpu] = t, err
-	return t, err
+	return loadEngineTables(gpu)
 }
 
 func loadEngineTables(gpu string) (*EngineTables, error) {

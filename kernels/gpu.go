@@ -208,6 +208,15 @@ func (c *Catalog) Lookup(name string) (*GPU, error) {
 	return g, nil
 }
 
+// Sibling finds another GPU of the catalog g came from (for a GPU built by
+// hand, of the embedded catalog).
+func (g *GPU) Sibling(name string) (*GPU, error) {
+	if g.cal == nil {
+		return DefaultCatalog().Lookup(name)
+	}
+	return g.cal.cat.Lookup(name)
+}
+
 // Calibrations is the catalog's calibration set.
 func (c *Catalog) Calibrations() *Calibrations { return c.cal }
 

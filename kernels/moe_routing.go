@@ -20,6 +20,12 @@ import (
 // (far more than any model has) skew is ignored, so that a hostile shape
 // cannot make the per-expert table allocate without bound.
 func ExpectedDistinctExperts(tokens, experts, topk int, skew float64) float64 {
+	return expectedDistinct(nil, tokens, experts, topk, skew)
+}
+
+// expectedDistinct is ExpectedDistinctExperts with the per-expert table
+// kept in memo (nil: computed afresh).
+func expectedDistinct(memo *zipfMemo, tokens, experts, topk int, skew float64) float64 {
 	if tokens <= 0 || experts <= 0 || topk <= 0 {
 		return 0
 	}
@@ -31,7 +37,7 @@ func ExpectedDistinctExperts(tokens, experts, topk int, skew float64) float64 {
 		miss := 1 - float64(topk)/float64(experts)
 		return float64(experts) * -math.Expm1(t*math.Log(miss))
 	}
-	logMiss := zipfLogMiss(experts, topk, skew)
+	logMiss := zipfLogMiss(memo, experts, topk, skew)
 	var sum float64
 	for _, lm := range logMiss {
 		if math.IsInf(lm, -1) {
@@ -48,10 +54,12 @@ type zipfKey struct {
 	skew          float64
 }
 
-var (
-	zipfCache   sync.Map // zipfKey -> []float64
-	zipfEntries atomic.Int64
-)
+// zipfMemo keeps the per-expert tables of one Coster, so that repeated
+// lookups in a sweep allocate nothing. It is safe for concurrent use.
+type zipfMemo struct {
+	tables  sync.Map // zipfKey -> []float64
+	entries atomic.Int64
+}
 
 // maxZipfEntries bounds the cache when callers sweep many skews, and
 // maxZipfExperts the length of one entry.
@@ -60,12 +68,14 @@ const (
 	maxZipfExperts = 1 << 12
 )
 
-// zipfLogMiss returns log(1-q_i) per expert, cached so that repeated
-// lookups in a sweep allocate nothing.
-func zipfLogMiss(experts, topk int, skew float64) []float64 {
+// zipfLogMiss returns log(1-q_i) per expert, kept in memo when one is
+// given.
+func zipfLogMiss(memo *zipfMemo, experts, topk int, skew float64) []float64 {
 	key := zipfKey{experts, topk, skew}
-	if v, ok := zipfCache.Load(key); ok {
-		return v.([]float64)
+	if memo != nil {
+		if v, ok := memo.tables.Load(key); ok {
+			return v.([]float64)
+		}
 	}
 	p := make([]float64, experts)
 	var norm float64
@@ -109,8 +119,8 @@ func zipfLogMiss(experts, topk int, skew float64) []float64 {
 	for i := range p {
 		p[i] = math.Log1p(-math.Min(q[i], 1))
 	}
-	if zipfEntries.Add(1) <= maxZipfEntries {
-		zipfCache.Store(key, p)
+	if memo != nil && memo.entries.Add(1) <= maxZipfEntries {
+		memo.tables.Store(key, p)
 	}
 	return p
 }

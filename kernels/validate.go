@@ -281,7 +281,9 @@ func summarize(errs, roofline map[string][]float64) (median, p90 float64, ops []
 }
 
 // quantile is the q-quantile by linear interpolation between order
-// statistics (q = 0.5 is the median); 0 for no values.
+// statistics (q = 0.5 is the median); 0 for no values. It is a copy of
+// package internal/quantile's definition (kernels imports nothing from the
+// project); TestQuantileIsTheProjects checks that the two agree.
 func quantile(v []float64, q float64) float64 {
 	if len(v) == 0 {
 		return 0

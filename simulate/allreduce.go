@@ -2,7 +2,6 @@ package simulate
 
 import (
 	"math"
-	"sync"
 
 	"github.com/specsim/specsim/kernels"
 )
@@ -72,7 +71,7 @@ func (e *Engine) measuredMoE(tAll int, dt kernels.DType, draft bool) (float64, b
 	if c := e.Coster.MoE(s); measured(c) {
 		return c.Seconds, true
 	}
-	hc, speed := h200Carry(e.GPU)
+	hc, speed := e.h200Carry()
 	if hc == nil {
 		return 0, false
 	}
@@ -101,7 +100,7 @@ func (e *Engine) gdnPrefill(tokens int) (gpu, eager float64, ok bool) {
 	if g, err := e.Coster.GDN(s, kernels.GDNPrefill); err == nil && g.Kernel != "" {
 		return g.Seconds, math.Max(g.EagerSeconds, g.Seconds), true
 	}
-	hc, speed := h200Carry(e.GPU)
+	hc, speed := e.h200Carry()
 	if hc == nil {
 		return 0, 0, false
 	}
@@ -113,10 +112,11 @@ func (e *Engine) gdnPrefill(tokens int) (gpu, eager float64, ok bool) {
 	return gpu, math.Max(g.EagerSeconds-g.Seconds, 0) + gpu, true
 }
 
-var h200Ref struct {
-	once sync.Once
-	c    *kernels.Coster
-	g    *kernels.GPU
+// h200Ref is the H200 of the catalog an Engine's GPU came from, found once
+// per Engine.
+type h200Ref struct {
+	c *kernels.Coster
+	g *kernels.GPU
 }
 
 // h200Carry is the H200 Coster whose engine-kernel tables another GPU
@@ -124,27 +124,29 @@ var h200Ref struct {
 // both memory and tensor cores: the smaller of the HBM bandwidth and dense
 // BF16 ratios. nil on the H200 itself (its own tables apply) or when the
 // catalog lacks it.
-func h200Carry(g *kernels.GPU) (*kernels.Coster, float64) {
+func (e *Engine) h200Carry() (*kernels.Coster, float64) {
+	g := e.GPU
 	if g == nil || g.Name == "h200" {
 		return nil, 1
 	}
-	h200Ref.once.Do(func() {
-		if h, err := kernels.DefaultCatalog().Lookup("h200"); err == nil {
-			h200Ref.g, h200Ref.c = h, kernels.NewCoster(h)
+	if e.h200 == nil {
+		e.h200 = &h200Ref{}
+		if h, err := g.Sibling("h200"); err == nil {
+			e.h200.g, e.h200.c = h, kernels.NewCoster(h)
 		}
-	})
-	h := h200Ref.g
+	}
+	h := e.h200.g
 	if h == nil || h.HBMBandwidth <= 0 || h.Peak[kernels.BF16] <= 0 || g.HBMBandwidth <= 0 || g.Peak[kernels.BF16] <= 0 {
 		return nil, 1
 	}
-	return h200Ref.c, math.Min(g.HBMBandwidth/h.HBMBandwidth, g.Peak[kernels.BF16]/h.Peak[kernels.BF16])
+	return e.h200.c, math.Min(g.HBMBandwidth/h.HBMBandwidth, g.Peak[kernels.BF16]/h.Peak[kernels.BF16])
 }
 
 // gdnEagerFloor is what one Gated DeltaNet layer of an eager prefill
 // forward over tokens tokens per rank costs at least: the chunked kernel's
 // eager call (gdnPrefill). Zero where no measurement covers the shape.
 func (e *Engine) gdnEagerFloor(tokens int) float64 {
-	_, eager, ok := e.gdnPrefill(tokens)
+	_, eager, ok := e.gdnPrefillMemo(tokens)
 	if !ok {
 		return 0
 	}

@@ -12,6 +12,8 @@ import (
 // Parallel layout on one GPU type, with its target and draft precisions.
 // Step times are memoized, so an Engine is not safe for concurrent use.
 type Engine struct {
+	h200 *h200Ref // the catalog's H200, for carried-over kernel figures (allreduce.go)
+
 	Model  *Model
 	GPU    *kernels.GPU
 	Coster *kernels.Coster
@@ -49,6 +51,8 @@ type Engine struct {
 
 	memo        map[stepKey]Breakdown
 	prefillMemo map[prefillKey]float64
+	pm          prefillMemos // enginememo.go
+	layerKinds  *layerKinds
 }
 
 type stepKey struct {
@@ -327,7 +331,7 @@ func (e *Engine) linearAttention(ta, seqs int, s shape, dt kernels.DType) float6
 	gb, gq := seqs, s.q
 	if s.prefill {
 		gb, gq = 1, ta
-		if g, _, ok := e.gdnPrefill(ta); ok {
+		if g, _, ok := e.gdnPrefillMemo(ta); ok {
 			return t + g + c.GEMM(dt, ta, m.Hidden, vh*m.LinearVDim).Seconds
 		}
 	}
@@ -420,31 +424,58 @@ func (e *Engine) forward(s shape) Breakdown {
 	var b Breakdown
 	m := e.Model
 	// Layers repeat in few kinds; price each kind once.
-	type kind struct{ full, dense bool }
-	counts := map[kind]int{}
-	first := map[kind]int{}
-	for l := range m.Layers {
-		k := kind{m.isFullAttention(l), l < m.DenseLayers || m.Experts == 0}
-		if counts[k] == 0 {
-			first[k] = l
-		}
-		counts[k]++
-	}
-	perLayer := map[kind]float64{}
-	for k, n := range counts {
-		lb := e.layerCost(first[k], s, e.Target, e.TargetMoEEff)
-		b = b.plus(scale(lb, float64(n)))
-		perLayer[k] = lb.Total()
+	lk := e.kinds()
+	var perKind [4]float64
+	for i, k := range lk.kinds {
+		lb := e.layerCost(k.first, s, e.Target, e.TargetMoEEff)
+		b = b.plus(scale(lb, float64(k.n)))
+		perKind[i] = lb.Total()
 	}
 	b.LMHead += e.lmHead(s, m.Vocab)
 	b.Communication += e.pipelineComm(s)
 	b.addOverhead(e.launch(m.Layers*14+6, s), float64(m.Layers)*e.LayerGap, 0)
 	if e.Par.PP > 1 {
 		b.Communication += e.pipelineBubble(func(l int) float64 {
-			return perLayer[kind{m.isFullAttention(l), l < m.DenseLayers || m.Experts == 0}]
+			return perKind[lk.of[l]]
 		}, b.LMHead, b.Total())
 	}
 	return b
+}
+
+// layerKinds groups a model's decoder layers by what prices them (full or
+// linear attention, dense or MoE feed-forward), in order of first
+// appearance.
+type layerKinds struct {
+	kinds []struct{ first, n int }
+	of    []uint8 // kind index of each layer
+}
+
+// kinds returns the Engine's layer kinds, computed once.
+func (e *Engine) kinds() *layerKinds {
+	if e.layerKinds != nil {
+		return e.layerKinds
+	}
+	m := e.Model
+	lk := &layerKinds{of: make([]uint8, m.Layers)}
+	var seen [4]int
+	for l := range m.Layers {
+		k := 0
+		if m.isFullAttention(l) {
+			k = 1
+		}
+		if l < m.DenseLayers || m.Experts == 0 {
+			k += 2
+		}
+		if seen[k] == 0 {
+			lk.kinds = append(lk.kinds, struct{ first, n int }{l, 0})
+			seen[k] = len(lk.kinds)
+		}
+		i := seen[k] - 1
+		lk.kinds[i].n++
+		lk.of[l] = uint8(i)
+	}
+	e.layerKinds = lk
+	return lk
 }
 
 // layerGap is GPU time per decoder layer and forward that no kernel's own
@@ -607,7 +638,7 @@ func (e *Engine) Prefill(parts []PrefillPart, spec bool) Breakdown {
 	// total/dp tokens (one per rank).
 	dp := min(e.Par.AttentionDP(), len(parts))
 	s := shape{seqs: dp, q: ceilDiv(total, dp), ctx: 0, prefill: true, logits: logits}
-	b := e.forward(s)
+	b := e.prefillForward(s)
 	// forward priced attention as one sequence of all tokens per rank;
 	// replace it with each request's own causal attention over its context,
 	// shared out over the ranks (no rank finishes before its longest request).
@@ -619,13 +650,12 @@ func (e *Engine) Prefill(parts []PrefillPart, spec bool) Breakdown {
 		if p.New == 0 {
 			continue
 		}
-		ps := shape{seqs: 1, q: p.New, ctx: p.Before, prefill: true}
 		var one Breakdown
 		if full > 0 {
-			one.Attention = float64(full) * e.attention(p.New, 1, ps, e.Target.Attention)
+			one.Attention = e.partAttention(p.New, p.Before, full)
 		}
 		if lin > 0 {
-			one.GDN = float64(lin) * e.linearAttention(p.New, 1, ps, e.Target.Attention)
+			one.GDN = e.partLinear(p.New, p.Before, lin)
 		}
 		b.Attention += one.Attention / float64(dp)
 		b.GDN += one.GDN / float64(dp)
@@ -636,7 +666,7 @@ func (e *Engine) Prefill(parts []PrefillPart, spec bool) Breakdown {
 	b.GDN = math.Max(b.GDN, longest.GDN)
 	b.GDN = math.Max(b.GDN, float64(lin)*e.gdnEagerFloor(ceilDiv(total, dp)))
 	if spec {
-		b.Draft = e.draftForward(s)
+		b.Draft = e.prefillDraft(s)
 	}
 	b.addOverhead(0, 0, e.SchedOverhead)
 	return b

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/specsim/specsim/audit/model"
 	"github.com/specsim/specsim/golden"
 	"github.com/specsim/specsim/kernels"
 )
@@ -36,14 +37,14 @@ func near(a, b, rel float64) bool { return math.Abs(a-b) <= rel*math.Max(math.Ab
 
 // tinyDense is a 2-layer dense GQA model small enough to price by hand.
 func tinyDense() *Model {
-	return &Model{Name: "tiny-dense", Hidden: 256, Layers: 2, Vocab: 1000, Attention: GQA, Heads: 4, KVHeads: 2, HeadDim: 64,
-		DenseInter: 512, MaxContext: 4096}
+	return &Model{Name: "tiny-dense", Architecture: model.Architecture{Hidden: 256, Layers: 2, Vocab: 1000, Attention: GQA, Heads: 4, KVHeads: 2, HeadDim: 64,
+		DenseInter: 512, MaxContext: 4096}}
 }
 
 // tinyMoE is a 1-layer MoE model with one shared expert and an MTP draft.
 func tinyMoE() *Model {
-	return &Model{Name: "tiny-moe", Hidden: 128, Layers: 1, Vocab: 512, Attention: GQA, Heads: 4, KVHeads: 4, HeadDim: 32,
-		Experts: 8, TopK: 2, MoEInter: 64, SharedExperts: 1, SharedInter: 64, MaxContext: 4096,
+	return &Model{Name: "tiny-moe", Architecture: model.Architecture{Hidden: 128, Layers: 1, Vocab: 512, Attention: GQA, Heads: 4, KVHeads: 4, HeadDim: 32,
+		Experts: 8, TopK: 2, MoEInter: 64, SharedExperts: 1, SharedInter: 64, MaxContext: 4096},
 		Draft: DraftSpec{Kind: "mtp", Layers: 1, MoE: true, FP4Effective: "bf16"}}
 }
 

@@ -5,26 +5,25 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/specsim/specsim/audit/model"
 	"github.com/specsim/specsim/kernels"
 )
 
-// AttentionKind is how a model's full-attention layers read their context.
-type AttentionKind string
+// AttentionKind is how a model's full-attention layers read their context
+// ([model.AttentionKind]).
+type AttentionKind = model.AttentionKind
 
 // Attention kinds the cost model distinguishes.
 const (
-	// GQA is grouped-query attention with separate K and V heads.
-	GQA AttentionKind = "gqa"
-	// MLA is DeepSeek's multi-head latent attention, served with the
-	// absorbed (latent) KV cache: one compressed vector per token.
-	MLA AttentionKind = "mla"
-	// DSA is MLA behind a lightning indexer that keeps only IndexTopK
-	// context tokens per query (GLM-5, DeepSeek-V3.2).
-	DSA AttentionKind = "dsa"
+	GQA = model.GQA
+	MLA = model.MLA
+	DSA = model.DSA
 )
 
-// Model is the architecture the cost model needs, one field per config.json
-// key it comes from. Presets carry the file they were read from in Source.
+// Model is a model as the cost model sees it: its architecture as
+// config.json gives it, the draft the engines run for it and what its
+// low-precision releases keep in BF16. Presets carry the file they were
+// read from in Source.
 type Model struct {
 	Name    string   // canonical preset name, e.g. "Qwen3.5-397B-A17B"
 	Aliases []string // hub names and short names that resolve to it
@@ -32,41 +31,9 @@ type Model struct {
 	// GoldenKey names the golden AL curve (golden.Set.Resolve input).
 	GoldenKey string
 
-	Hidden int // hidden_size
-	Layers int // num_hidden_layers
-	Vocab  int // vocab_size
-
-	Attention        AttentionKind
-	Heads            int  // num_attention_heads
-	KVHeads          int  // num_key_value_heads (GQA)
-	HeadDim          int  // head_dim (GQA)
-	OutputGate       bool // attn_output_gate: q_proj also produces a sigmoid gate
-	QLoRA            int  // q_lora_rank (MLA); 0 means a plain q_proj
-	KVLoRA           int  // kv_lora_rank (MLA)
-	RopeDim          int  // qk_rope_head_dim (MLA)
-	NopeDim          int  // qk_nope_head_dim (MLA)
-	VHeadDim         int  // v_head_dim (MLA)
-	IndexTopK        int  // index_topk (DSA)
-	IndexHeads       int  // index_n_heads (DSA)
-	IndexHeadDim     int  // index_head_dim (DSA)
-	FullAttnInterval int  // full_attention_interval: hybrid models put full attention every N layers; 0 = all full
-
-	// Gated DeltaNet linear attention (hybrid models).
-	LinearKHeads int // linear_num_key_heads
-	LinearVHeads int // linear_num_value_heads
-	LinearKDim   int // linear_key_head_dim
-	LinearVDim   int // linear_value_head_dim
-	ConvKernel   int // linear_conv_kernel_dim
-
-	DenseLayers   int // first_k_dense_replace: leading layers with a dense MLP
-	DenseInter    int // intermediate_size of those dense MLPs
-	Experts       int // n_routed_experts | num_experts | num_local_experts
-	TopK          int // num_experts_per_tok
-	MoEInter      int // moe_intermediate_size (or intermediate_size for MiniMax)
-	SharedExperts int // n_shared_experts (1 for Qwen3.5's single shared expert)
-	SharedInter   int // per shared expert intermediate size
-
-	MaxContext int // max_position_embeddings
+	// Architecture is the shape read from config.json (package
+	// audit/model), presets included.
+	model.Architecture
 
 	Draft DraftSpec
 	// Quant says which parts the real low-precision releases keep in BF16.

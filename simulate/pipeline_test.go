@@ -3,6 +3,8 @@ package simulate
 import (
 	"slices"
 	"testing"
+
+	"github.com/specsim/specsim/audit/model"
 )
 
 func TestPPStageLayers(t *testing.T) {
@@ -26,7 +28,7 @@ func TestPPStageLayers(t *testing.T) {
 // against the 4.5 ms sum, a 0.5 ms bubble. Put two of the layers at 2 ms
 // on the first stage and the stages are 4 and 2.5 ms: 8 - 6.5 = 1.5 ms.
 func TestPipelineBubble(t *testing.T) {
-	e := &Engine{Model: &Model{Layers: 4}, Par: Parallel{TP: 1, EP: 1, PP: 2}}
+	e := &Engine{Model: &Model{Architecture: model.Architecture{Layers: 4}}, Par: Parallel{TP: 1, EP: 1, PP: 2}}
 	const ms = 1e-3
 	flat := func(int) float64 { return ms }
 	if got := e.pipelineBubble(flat, 0.5*ms, 4.5*ms); !near(got, 0.5*ms, 1e-9) {

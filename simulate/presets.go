@@ -1,21 +1,45 @@
 package simulate
 
-// presets are the built-in models. Every number comes from the config.json
-// named in Source (copies in testdata/configs); the quantization policy comes
-// from the exclude_modules of NVIDIA's hf_quant_config.json for the NVFP4
-// release named in the QuantPolicy note.
-var presets = []*Model{
+import (
+	"embed"
+	"path"
+	"strings"
+
+	"github.com/specsim/specsim/audit/model"
+)
+
+//go:embed presets/*.json
+var presetConfigs embed.FS
+
+// readPresets fills in each preset's architecture from its embedded
+// config.json: the file named in Source, up to its first space.
+func readPresets(ms []*Model) []*Model {
+	for _, m := range ms {
+		file, _, _ := strings.Cut(strings.TrimPrefix(m.Source, "simulate/"), " ")
+		data, err := presetConfigs.ReadFile(path.Clean(file))
+		if err != nil {
+			panic("simulate: preset " + m.Name + ": " + err.Error())
+		}
+		c, err := model.Parse(data)
+		if err != nil {
+			panic("simulate: preset " + m.Name + ": " + file + ": " + err.Error())
+		}
+		m.Architecture = c.Architecture()
+	}
+	return ms
+}
+
+// presets are the built-in models. Each architecture is read from the
+// config.json named in Source (embedded from presets/) by package
+// audit/model, the reader ModelFromDir uses; the draft and the quantization
+// policy are written here, the policy from the exclude_modules of NVIDIA's
+// hf_quant_config.json for the NVFP4 release named in the QuantPolicy note.
+var presets = readPresets([]*Model{
 	{
 		Name:      "Qwen3.5-397B-A17B",
 		Aliases:   []string{"Qwen/Qwen3.5-397B-A17B", "nvidia/Qwen3.5-397B-A17B-NVFP4", "Qwen/Qwen3.5-397B-A17B-FP8", "qwen3.5", "qwen3.5-397b"},
-		Source:    "testdata/configs/Qwen--Qwen3.5-397B-A17B_config.json (text_config)",
+		Source:    "simulate/presets/Qwen--Qwen3.5-397B-A17B_config.json (text_config)",
 		GoldenKey: "qwen3.5-397b-a17b-nvfp4",
-		Hidden:    4096, Layers: 60, Vocab: 248320,
-		Attention: GQA, Heads: 32, KVHeads: 2, HeadDim: 256, OutputGate: true,
-		FullAttnInterval: 4,
-		LinearKHeads:     16, LinearVHeads: 64, LinearKDim: 128, LinearVDim: 128, ConvKernel: 4,
-		Experts: 512, TopK: 10, MoEInter: 1024, SharedExperts: 1, SharedInter: 1024,
-		MaxContext: 262144,
 		Draft: DraftSpec{Kind: "mtp", Layers: 1, MoE: true, OwnLMHead: true, FP4Effective: "bf16",
 			Note: "mtp_num_hidden_layers=1; SGLang qwen3_5_mtp builds the MTP module unquantized for NVFP4 checkpoints and gives it its own embedding and lm_head"},
 		Quant: QuantPolicy{FP4AttentionBF16: true, FP4SharedBF16: true,
@@ -24,14 +48,8 @@ var presets = []*Model{
 	{
 		Name:      "Qwen3.5-122B-A10B",
 		Aliases:   []string{"Qwen/Qwen3.5-122B-A10B", "nvidia/Qwen3.5-122B-A10B-NVFP4", "qwen3.5-122b"},
-		Source:    "testdata/configs/Qwen--Qwen3.5-122B-A10B_config.json (text_config)",
+		Source:    "simulate/presets/Qwen--Qwen3.5-122B-A10B_config.json (text_config)",
 		GoldenKey: "qwen3.5-397b-a17b-nvfp4",
-		Hidden:    3072, Layers: 48, Vocab: 248320,
-		Attention: GQA, Heads: 32, KVHeads: 2, HeadDim: 256, OutputGate: true,
-		FullAttnInterval: 4,
-		LinearKHeads:     16, LinearVHeads: 64, LinearKDim: 128, LinearVDim: 128, ConvKernel: 4,
-		Experts: 256, TopK: 8, MoEInter: 1024, SharedExperts: 1, SharedInter: 1024,
-		MaxContext: 262144,
 		Draft: DraftSpec{Kind: "mtp", Layers: 1, MoE: true, OwnLMHead: true, FP4Effective: "bf16",
 			Note: "same MTP module as the 397B; golden curve borrowed from the 397B (no 122B curve exists)"},
 		Quant: QuantPolicy{FP4AttentionBF16: true, FP4SharedBF16: true,
@@ -40,14 +58,8 @@ var presets = []*Model{
 	{
 		Name:      "Qwen3.5-35B-A3B",
 		Aliases:   []string{"Qwen/Qwen3.5-35B-A3B", "nvidia/Qwen3.6-35B-A3B-NVFP4", "qwen3.5-35b"},
-		Source:    "testdata/configs/Qwen--Qwen3.5-35B-A3B_config.json (text_config)",
+		Source:    "simulate/presets/Qwen--Qwen3.5-35B-A3B_config.json (text_config)",
 		GoldenKey: "qwen3.5-397b-a17b-nvfp4",
-		Hidden:    2048, Layers: 40, Vocab: 248320,
-		Attention: GQA, Heads: 16, KVHeads: 2, HeadDim: 256, OutputGate: true,
-		FullAttnInterval: 4,
-		LinearKHeads:     16, LinearVHeads: 32, LinearKDim: 128, LinearVDim: 128, ConvKernel: 4,
-		Experts: 256, TopK: 8, MoEInter: 512, SharedExperts: 1, SharedInter: 512,
-		MaxContext: 262144,
 		Draft: DraftSpec{Kind: "mtp", Layers: 1, MoE: true, OwnLMHead: true, FP4Effective: "bf16",
 			Note: "same MTP module layout as the 397B; golden curve borrowed from the 397B"},
 		Quant: QuantPolicy{FP4AttentionBF16: true, FP4SharedBF16: true,
@@ -56,12 +68,7 @@ var presets = []*Model{
 	{
 		Name:    "DeepSeek-V3",
 		Aliases: []string{"deepseek-ai/DeepSeek-V3", "deepseek-ai/DeepSeek-R1", "deepseek-ai/DeepSeek-R1-0528", "DeepSeek-R1", "DeepSeek-R1-0528", "nvidia/DeepSeek-R1-0528-NVFP4", "nvidia/DeepSeek-V3.1-NVFP4", "DeepSeek-V3.1", "dsr1", "dsv3"},
-		Source:  "testdata/configs/deepseek-ai--DeepSeek-V3_config.json (identical to DeepSeek-R1_config.json in these fields)",
-		Hidden:  7168, Layers: 61, Vocab: 129280,
-		Attention: MLA, Heads: 128, QLoRA: 1536, KVLoRA: 512, RopeDim: 64, NopeDim: 128, VHeadDim: 128,
-		DenseLayers: 3, DenseInter: 18432,
-		Experts: 256, TopK: 8, MoEInter: 2048, SharedExperts: 1, SharedInter: 2048,
-		MaxContext: 163840,
+		Source:  "simulate/presets/deepseek-ai--DeepSeek-V3_config.json (identical to DeepSeek-R1_config.json in these fields)",
 		Draft: DraftSpec{Kind: "mtp", Layers: 1, MoE: true, FP4Effective: "bf16",
 			Note: "num_nextn_predict_layers=1 (layer 61); the NVFP4 release excludes model.layers.61* so the MTP layer stays BF16"},
 		Quant: QuantPolicy{FP4AttentionBF16: true,
@@ -70,13 +77,7 @@ var presets = []*Model{
 	{
 		Name:    "GLM-5",
 		Aliases: []string{"zai-org/GLM-5", "zai-org/GLM-5-FP8", "nvidia/GLM-5-NVFP4", "glm5"},
-		Source:  "testdata/configs/zai-org--GLM-5_config.json",
-		Hidden:  6144, Layers: 78, Vocab: 154880,
-		Attention: DSA, Heads: 64, QLoRA: 2048, KVLoRA: 512, RopeDim: 64, NopeDim: 192, VHeadDim: 256,
-		IndexTopK: 2048, IndexHeads: 32, IndexHeadDim: 128,
-		DenseLayers: 3, DenseInter: 12288,
-		Experts: 256, TopK: 8, MoEInter: 2048, SharedExperts: 1, SharedInter: 2048,
-		MaxContext: 202752,
+		Source:  "simulate/presets/zai-org--GLM-5_config.json",
 		Draft: DraftSpec{Kind: "mtp", Layers: 1, MoE: true, FP4Effective: "bf16",
 			Note: "num_nextn_predict_layers=1 (layer 78); the NVFP4 release excludes model.layers.78*"},
 		Quant: QuantPolicy{FP4AttentionBF16: true,
@@ -85,13 +86,8 @@ var presets = []*Model{
 	{
 		Name:      "Kimi-K2.5",
 		Aliases:   []string{"moonshotai/Kimi-K2.5", "nvidia/Kimi-K2.5-NVFP4", "kimik2.5", "kimi-k2.5"},
-		Source:    "testdata/configs/moonshotai--Kimi-K2.5_config.json (text_config)",
+		Source:    "simulate/presets/moonshotai--Kimi-K2.5_config.json (text_config)",
 		GoldenKey: "kimi-k2.5-nvfp4",
-		Hidden:    7168, Layers: 61, Vocab: 163840,
-		Attention: MLA, Heads: 64, QLoRA: 1536, KVLoRA: 512, RopeDim: 64, NopeDim: 128, VHeadDim: 128,
-		DenseLayers: 1, DenseInter: 18432,
-		Experts: 384, TopK: 8, MoEInter: 2048, SharedExperts: 1, SharedInter: 2048,
-		MaxContext: 262144,
 		Draft: DraftSpec{Kind: "eagle3", Layers: 1, MoE: false, DenseInter: 18432, Vocab: 32000, FP4Effective: "bf16",
 			Note: "num_nextn_predict_layers=0: InferenceX serves an EAGLE3 head (lightseekorg/kimi-k2.5-eagle3-mla); assumed one MLA layer with a dense 18432 MLP and a 32000-token draft vocabulary, BF16"},
 		Quant: QuantPolicy{FP4AttentionBF16: true, FP4SharedBF16: true, FP4DenseBF16: true,
@@ -100,14 +96,10 @@ var presets = []*Model{
 	{
 		Name:    "MiniMax-M2.5",
 		Aliases: []string{"MiniMaxAI/MiniMax-M2.5", "nvidia/MiniMax-M2.5-NVFP4", "minimaxm2.5", "minimax-m2.5"},
-		Source:  "testdata/configs/MiniMaxAI--MiniMax-M2.5_config.json",
-		Hidden:  3072, Layers: 62, Vocab: 200064,
-		Attention: GQA, Heads: 48, KVHeads: 8, HeadDim: 128,
-		Experts: 256, TopK: 8, MoEInter: 1536,
-		MaxContext: 196608,
+		Source:  "simulate/presets/MiniMaxAI--MiniMax-M2.5_config.json",
 		Draft: DraftSpec{Kind: "mtp", Layers: 1, MoE: true, FP4Effective: "bf16",
 			Note: "use_mtp=true, num_mtp_modules=3, mtp_transformer_layers=1; one module per draft step assumed to cost one decoder layer; BF16 assumed (the NVFP4 release lists no MTP tensors)"},
 		Quant: QuantPolicy{FP4AttentionBF16: true,
 			Note: "nvidia/MiniMax-M2.5-NVFP4 excludes self_attn*, block_sparse_moe.gate, lm_head"},
 	},
-}
+})

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"sort"
 
+	quant "github.com/specsim/specsim/internal/quantile"
 	"github.com/specsim/specsim/simulate/acceptance"
 	"github.com/specsim/specsim/simulate/agentx"
 )
@@ -193,14 +194,21 @@ type instance struct {
 	samplers []acceptance.Sampler
 	caches   []*prefixCache
 	target0  int // router target of rank 0 (entry instances)
+	// The batch in flight, kept for its completion event and reused
+	// (a lane runs one batch at a time): the prefill chunks and their
+	// requests, the decode members in draw order, and the completions.
+	parts       []PrefillPart
+	ctxMembers  []*simRequest
+	members     []*simRequest
+	prefillDone func(float64)
+	decodeDone  func(float64)
 }
 
 type event struct {
 	t    float64
 	seq  int64
-	inst int           // instance that finishes work (or -1)
-	req  *simRequest   // arrival at instance inst (when arrival)
-	kind int           // 0 = instance done, 1 = arrival
+	inst int           // instance that finishes work, or that req arrives at
+	req  *simRequest   // an arrival; nil for a completion
 	fin  func(float64) // work completion
 }
 
@@ -450,7 +458,18 @@ func (p *Plan) Simulate() (*Result, error) {
 		imbSteps   int
 		rankCounts []int
 	)
-	push := func(ev *event) { seq++; ev.seq = seq; heap.Push(&h, ev) }
+	var free []*event // events already fired, for reuse
+	push := func(t float64, inst int, req *simRequest, fin func(float64)) {
+		var ev *event
+		if n := len(free); n > 0 {
+			ev, free = free[n-1], free[:n-1]
+		} else {
+			ev = new(event)
+		}
+		seq++
+		*ev = event{t: t, seq: seq, inst: inst, req: req, fin: fin}
+		heap.Push(&h, ev)
+	}
 	var kick func(i int)
 	// route sends a new request to an entry instance and rank.
 	route := func(r *simRequest) int {
@@ -463,7 +482,7 @@ func (p *Plan) Simulate() (*Result, error) {
 		r.done = r.Cached
 		r.measured = issued >= warmup && issued < warmup+measuredN
 		issued++
-		push(&event{t: t, kind: 1, inst: route(r), req: r})
+		push(t, route(r), r, nil)
 	}
 	issueReplay := func(q agentx.Request) {
 		r := &simRequest{Request: Request{ISL: q.Input, OSL: q.Output}, session: q.Session, arrival: q.Arrival,
@@ -472,7 +491,7 @@ func (p *Plan) Simulate() (*Result, error) {
 			r.shared = 0
 		}
 		now = max(now, q.Arrival)
-		push(&event{t: q.Arrival, kind: 1, inst: route(r), req: r})
+		push(q.Arrival, route(r), r, nil)
 	}
 	finish := func(r *simRequest, t float64) {
 		r.finishAt = t
@@ -562,6 +581,50 @@ func (p *Plan) Simulate() (*Result, error) {
 		}
 		return best
 	}
+	// advanceContexts moves the admitted chunks of in on at time t:
+	// finished prompts emit their first token and start generating (or go
+	// to a decode worker).
+	advanceContexts := func(in *instance, t float64) {
+		parts, ctxMembers := in.parts, in.ctxMembers
+		for j, r := range ctxMembers {
+			r.done += parts[j].New
+		}
+		keep := in.waiting[:0]
+		for _, r := range in.waiting {
+			if r.done < r.ISL {
+				keep = append(keep, r)
+			}
+		}
+		clear(in.waiting[len(keep):])
+		in.waiting = keep
+		for _, r := range ctxMembers {
+			if r.done < r.ISL {
+				continue
+			}
+			r.gen = 1
+			r.ctx = r.ISL + 1
+			if in.role == rolePrefill {
+				release(in, r, t)
+				r.admitted = false
+				d := pickDecode()
+				arr := t + p.transfer(r.ISL)
+				r.firstToken = arr
+				if r.gen >= r.OSL {
+					finish(r, arr)
+					continue
+				}
+				push(arr, d, r, nil)
+				continue
+			}
+			r.firstToken = t
+			if r.gen >= r.OSL {
+				release(in, r, t)
+				finish(r, t)
+				continue
+			}
+			in.running = append(in.running, r)
+		}
+	}
 	kick = func(i int) {
 		in := inst[i]
 		if in.busy {
@@ -571,8 +634,7 @@ func (p *Plan) Simulate() (*Result, error) {
 		// Admit contexts within the token budget: a prefill batch first
 		// (SGLang runs one whenever it can be formed), or chunks carried by
 		// the next generation iteration (TensorRT-LLM in-flight batching).
-		var parts []PrefillPart
-		var ctxMembers []*simRequest
+		parts, ctxMembers := in.parts[:0], in.ctxMembers[:0]
 		if in.role != roleDecode && len(in.waiting) > 0 {
 			budget := p.chunk
 			for _, r := range in.waiting {
@@ -593,49 +655,8 @@ func (p *Plan) Simulate() (*Result, error) {
 				budget -= n
 			}
 		}
-		// advanceContexts moves the admitted chunks on at time t: finished
-		// prompts emit their first token and start generating (or go to a
-		// decode worker).
-		advanceContexts := func(t float64) {
-			for j, r := range ctxMembers {
-				r.done += parts[j].New
-			}
-			keep := in.waiting[:0]
-			for _, r := range in.waiting {
-				if r.done < r.ISL {
-					keep = append(keep, r)
-				}
-			}
-			clear(in.waiting[len(keep):])
-			in.waiting = keep
-			for _, r := range ctxMembers {
-				if r.done < r.ISL {
-					continue
-				}
-				r.gen = 1
-				r.ctx = r.ISL + 1
-				if in.role == rolePrefill {
-					release(in, r, t)
-					r.admitted = false
-					d := pickDecode()
-					arr := t + p.transfer(r.ISL)
-					r.firstToken = arr
-					if r.gen >= r.OSL {
-						finish(r, arr)
-						continue
-					}
-					push(&event{t: arr, kind: 1, inst: d, req: r})
-					continue
-				}
-				r.firstToken = t
-				if r.gen >= r.OSL {
-					release(in, r, t)
-					finish(r, t)
-					continue
-				}
-				in.running = append(in.running, r)
-			}
-		}
+		clear(ctxMembers[len(ctxMembers):cap(ctxMembers)])
+		in.parts, in.ctxMembers = parts, ctxMembers
 		hostLoad := 0
 		for _, r := range ctxMembers {
 			hostLoad += r.hostLoad
@@ -646,11 +667,7 @@ func (p *Plan) Simulate() (*Result, error) {
 		if len(parts) > 0 && !mixed {
 			b := in.eng.Prefill(parts, p.sc.Spec.Steps > 0 && (in.role != rolePrefill || p.sc.Server.PrefillDraft))
 			in.busy = true
-			push(&event{t: now + srv.prefillWithLoad(b.Total(), hostLoad), inst: i, fin: func(t float64) {
-				in.busy = false
-				advanceContexts(t)
-				kick(i)
-			}})
+			push(now+srv.prefillWithLoad(b.Total(), hostLoad), i, nil, in.prefillDone)
 			return
 		}
 		if in.role == roleDecode {
@@ -690,7 +707,7 @@ func (p *Plan) Simulate() (*Result, error) {
 		// to the fullest rank's batch (SGLang's DP-attention max_len
 		// padding for the gathered MoE and the CUDA graph).
 		priced := bsz
-		var members []*simRequest
+		members := in.members[:0]
 		if in.ranks > 1 {
 			rankCounts = rankCounts[:0]
 			rankCounts = append(rankCounts, make([]int, in.ranks)...)
@@ -706,7 +723,7 @@ func (p *Plan) Simulate() (*Result, error) {
 			imbSteps++
 			// Order the batch by rank (counting sort) so each rank's
 			// scheduler draws for its own requests.
-			members = make([]*simRequest, bsz)
+			members = append(members, in.running...) // each slot is overwritten below
 			off := 0
 			for j, c := range rankCounts {
 				rankCounts[j] = off
@@ -717,8 +734,9 @@ func (p *Plan) Simulate() (*Result, error) {
 				rankCounts[r.rank]++
 			}
 		} else {
-			members = append([]*simRequest(nil), in.running...)
+			members = append(members, in.running...)
 		}
+		in.members = members
 		k := p.sc.Spec.Steps
 		b := in.eng.DecodeStep(priced, k, ctxSum/bsz)
 		stepSum = stepSum.plus(b)
@@ -729,8 +747,19 @@ func (p *Plan) Simulate() (*Result, error) {
 			dt = srv.prefillWithLoad(dt+in.eng.MixedExtra(bsz, k+1, parts, k > 0), hostLoad)
 		}
 		in.busy = true
-		push(&event{t: now + dt, inst: i, fin: func(t float64) {
+		push(now+dt, i, nil, in.decodeDone)
+	}
+	// Each lane's two completions, made once: they read the batch the
+	// lane keeps (parts, ctxMembers, members).
+	for i, in := range inst {
+		in.prefillDone = func(t float64) {
 			in.busy = false
+			advanceContexts(in, t)
+			kick(i)
+		}
+		in.decodeDone = func(t float64) {
+			in.busy = false
+			members := in.members
 			if cap(in.draws) < len(members) {
 				in.draws = make([]int, len(members))
 			}
@@ -768,11 +797,11 @@ func (p *Plan) Simulate() (*Result, error) {
 			}
 			clear(in.running[len(keep):])
 			in.running = keep
-			if len(parts) > 0 {
-				advanceContexts(t)
+			if len(in.parts) > 0 {
+				advanceContexts(in, t)
 			}
 			kick(i)
-		}})
+		}
 	}
 	if rp == nil {
 		for s := range p.sc.Conc {
@@ -807,12 +836,15 @@ func (p *Plan) Simulate() (*Result, error) {
 			}
 			return nil, fmt.Errorf("simulation stopped at its cap of %d events with %d of %d requests done: lower --requests, or the deployment cannot keep up with this load", maxSimEvents, len(finished), measuredN)
 		}
-		if ev.kind == 1 {
-			inst[ev.inst].waiting = append(inst[ev.inst].waiting, ev.req)
-			kick(ev.inst)
+		target, req, fin := ev.inst, ev.req, ev.fin
+		*ev = event{}
+		free = append(free, ev)
+		if req != nil {
+			inst[target].waiting = append(inst[target].waiting, req)
+			kick(target)
 			continue
 		}
-		ev.fin(now)
+		fin(now)
 	}
 	var res *Result
 	if rp != nil {
@@ -899,15 +931,9 @@ func (p *Plan) result(ttft, tpot, e2el, norm []float64, tokens, outTokens, windo
 	return res
 }
 
-// quantile of xs (linear interpolation, R type 7); xs is sorted in place.
+// quantile of xs (package internal/quantile's definition); xs is sorted in
+// place.
 func quantile(xs []float64, q float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
 	sort.Float64s(xs)
-	pos := q * float64(len(xs)-1)
-	lo := int(math.Floor(pos))
-	hi := min(lo+1, len(xs)-1)
-	f := pos - float64(lo)
-	return xs[lo]*(1-f) + xs[hi]*f
+	return quant.Sorted(xs, q)
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/specsim/specsim/internal/quantile"
 	"github.com/specsim/specsim/internal/regular"
 )
 
@@ -165,7 +166,16 @@ type Agreement struct {
 	StdErr    float64 `json:"stderr"`
 	Tolerance float64 `json:"tolerance"`
 	Agrees    bool    `json:"agrees"`
-	Verdict   string  `json:"verdict"`
+	// Judged is false when the logs hold too few accept-length samples to
+	// judge: then Agrees is false and means nothing.
+	Judged  bool   `json:"judged"`
+	Verdict string `json:"verdict"`
+}
+
+// Disagrees reports whether a target was compared with enough samples and
+// the measured mean does not fit it (what makes "specsim logs" exit 1).
+func (s *Summary) Disagrees() bool {
+	return s.Target != nil && s.Target.Judged && !s.Target.Agrees
 }
 
 // Summary is what a set of logs says about a run.
@@ -292,12 +302,7 @@ func distribution(x, w []float64) *Distribution {
 	}
 	sorted := append([]float64(nil), x...)
 	sort.Float64s(sorted)
-	q := func(p float64) float64 {
-		pos := p * float64(len(sorted)-1)
-		lo := int(math.Floor(pos))
-		hi := min(lo+1, len(sorted)-1)
-		return sorted[lo] + (pos-float64(lo))*(sorted[hi]-sorted[lo])
-	}
+	q := func(p float64) float64 { return quantile.Sorted(sorted, p) }
 	d.Min, d.Max = sorted[0], sorted[len(sorted)-1]
 	d.P10, d.P50, d.P90 = q(0.1), q(0.5), q(0.9)
 	// 0.1-wide bins on the 0.1 grid cover the span, at most 200 of them
@@ -433,6 +438,7 @@ func (s *Summary) Agree(target float64) *Agreement {
 		a.Verdict = fmt.Sprintf("too few samples (%d < %d) to judge", d.Samples, minAgreeSample)
 		return a
 	}
+	a.Judged = true
 	a.Agrees = math.Abs(a.Diff) <= a.Tolerance
 	if a.Agrees {
 		a.Verdict = fmt.Sprintf("agrees: |%.3f - %.3f| = %.3f <= %.3f (3 x stderr %.4f + %.2f)", d.Mean, target, math.Abs(a.Diff), a.Tolerance, d.StdErr, agreeAllowance)

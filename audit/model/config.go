@@ -65,6 +65,11 @@ type Config struct {
 	QKNopeHeadDim int
 	VHeadDim      int
 
+	// DeepSeek sparse attention's lightning indexer (GLM-5, DeepSeek-V3.2).
+	IndexTopK    int
+	IndexNHeads  int
+	IndexHeadDim int
+
 	// Hybrid linear attention (Qwen3.5 / Qwen3-Next Gated DeltaNet).
 	LayerTypes            []string
 	FullAttentionInterval int
@@ -270,6 +275,9 @@ func Parse(data []byte) (*Config, error) {
 	mc.QKRopeHeadDim = c.int("qk_rope_head_dim")
 	mc.QKNopeHeadDim = c.int("qk_nope_head_dim")
 	mc.VHeadDim = c.int("v_head_dim")
+	mc.IndexTopK = c.int("index_topk")
+	mc.IndexNHeads = c.int("index_n_heads")
+	mc.IndexHeadDim = c.int("index_head_dim")
 	mc.LayerTypes = strs(fields["layer_types"])
 	mc.FullAttentionInterval = c.int("full_attention_interval")
 	mc.LinearNumKeyHeads = c.int("linear_num_key_heads")
@@ -483,7 +491,7 @@ var countKeys = []string{"hidden_size", "num_hidden_layers", "num_attention_head
 	"head_dim", "intermediate_size", "vocab_size", "max_position_embeddings", "moe_intermediate_size",
 	"shared_expert_intermediate_size", "n_routed_experts", "num_experts", "num_local_experts",
 	"num_experts_per_tok", "n_shared_experts", "first_k_dense_replace", "kv_lora_rank", "q_lora_rank",
-	"qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "full_attention_interval",
+	"qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "index_topk", "index_n_heads", "index_head_dim", "full_attention_interval",
 	"linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim",
 	"linear_conv_kernel_dim", "mtp_num_hidden_layers", "num_nextn_predict_layers", "num_mtp_modules"}
 

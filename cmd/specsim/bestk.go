@@ -116,23 +116,3 @@ func runBestK(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "\nband: throughputs ±%.0f%%, latencies ±%.0f%% (%s)\n", 100*band.Throughput, 100*band.Latency, bandSource)
 	return exitOK
 }
-
-// progressPrinter returns a progress callback for work counted in units
-// (done of total) by command: silent for the first second, then one line on w that
-// rewrites itself with "\r" and, once done reaches total, ends with the
-// elapsed time and a newline. now is the clock (time.Now outside tests).
-func progressPrinter(w io.Writer, command, units string, now func() time.Time) func(done, total int) {
-	start := now()
-	shown := false
-	return func(done, total int) {
-		elapsed := now().Sub(start)
-		switch {
-		case done < total && elapsed > time.Second:
-			fmt.Fprintf(w, "\r%s: %d/%d %s", command, done, total, units)
-			shown = true
-		case done >= total && shown:
-			fmt.Fprintf(w, "\r%s: %d/%d %s in %.1fs\n", command, done, total, units, elapsed.Seconds())
-			shown = false
-		}
-	}
-}

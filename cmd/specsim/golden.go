@@ -381,7 +381,7 @@ Examples:
 			d.add(strconv.Itoa(l+1), goldenRound(p))
 		}
 		res.Distribution = &d
-		if repairTouches(repair, *steps) {
+		if repair.Touches(*steps) {
 			warnings = append(warnings, fmt.Sprintf("distribution at k=%d comes from the consistent curve: its mean is %.3f, the measured AL %.3f; see \"consistent\"",
 				*steps, consistent.AL[*steps-1], al))
 		}
@@ -404,17 +404,6 @@ Examples:
 		goldenShowText(stdout, format, &res, curve, consistent, repair, dist)
 	}
 	return exitOK
-}
-
-// repairTouches reports whether the repair moved any AL(1..k), that is any
-// prefix acceptance the distribution at k uses.
-func repairTouches(r golden.Repair, k int) bool {
-	for j := 0; j < k && j < len(r.Moved); j++ {
-		if r.Moved[j] != 0 {
-			return true
-		}
-	}
-	return false
 }
 
 func goldenShowText(w io.Writer, format format, res *goldenShowResult, curve, consistent *golden.Curve, repair golden.Repair, dist []float64) {

@@ -129,8 +129,7 @@ func runLogs(args []string, stdout, stderr io.Writer) int {
 	} else {
 		writeLogsText(stdout, sum)
 	}
-	if sum.Target != nil && sum.AcceptLen != nil && sum.AcceptLen.Samples > 0 && !sum.Target.Agrees &&
-		!strings.HasPrefix(sum.Target.Verdict, "too few") {
+	if sum.Disagrees() {
 		return exitFindings
 	}
 	return exitOK

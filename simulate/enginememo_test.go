@@ -1,0 +1,52 @@
+package simulate
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+// TestStepMemoIdentical runs predicts that go through every memoized
+// prefill cost (plain and PP prefill, DP-attention prefill, GDN and full
+// attention, the prefill draft, TensorRT-LLM's mixed iterations) with the
+// memos on and off: the JSON must be byte-identical, since each memo is
+// keyed on all the inputs of a pure function.
+func TestStepMemoIdentical(t *testing.T) {
+	short := "duration=120"
+	cases := []struct {
+		name string
+		q    Query
+		topo string
+		conc int
+		k    int
+	}{
+		{"agentx 3P1D pp4 + dep8", Query{GPU: "gb300", Workload: "agentx", AgentX: short, MemFraction: 0.8}, "disagg:3xtp1pp4+1xdep8", 64, 6},
+		{"agentx agg tp2 (default predict)", Query{GPU: "gb300", Workload: "agentx", AgentX: short}, "agg:tp2", 7, 6},
+		{"agentx 1P1D prefill draft", Query{GPU: "gb300", Workload: "agentx", AgentX: short, Server: ServerConfig{PrefillDraft: true}}, "disagg:1xtp2+1xtp2", 16, 3},
+		{"fixed agg dep8", Query{GPU: "b200", Requests: 300}, "agg:dep8", 64, 3},
+		{"fixed trtllm mixed", Query{GPU: "b200", Requests: 200, Engine: "trtllm"}, "agg:tp4", 32, 2},
+		{"fixed pp2, no spec", Query{GPU: "h200", Requests: 200, Precision: "fp8"}, "agg:tp4pp2", 16, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			run := func(memo bool) []byte {
+				stepMemo = memo
+				defer func() { stepMemo = true }()
+				r := resolved(t, c.q)
+				res, err := Predict(r, topo(t, c.topo), c.conc, c.k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out, err := json.Marshal(res)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return out
+			}
+			off, on := run(false), run(true)
+			if !bytes.Equal(off, on) {
+				t.Errorf("memoized predict differs from the unmemoized one:\noff: %s\non:  %s", off, on)
+			}
+		})
+	}
+}
