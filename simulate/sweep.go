@@ -148,7 +148,16 @@ type SweepSpace struct {
 	Top        int // also event-simulate and report the Top best points by tokens/s/GPU
 	Shard      Shard
 	Workers    int // parallel workers; 0 = GOMAXPROCS
+	// MaxRefine bounds how many candidates are event-simulated; 0 means
+	// DefaultMaxRefine, a negative value no bound. When the bound stops
+	// refinement before the frontiers settle, the frontiers are built from
+	// the event-simulated points alone and SweepResult.RefineStopped says so.
+	MaxRefine int
 }
+
+// DefaultMaxRefine is the refinement budget of a sweep: with AgentX replays
+// of a few tenths of a second each, about a minute on two cores.
+const DefaultMaxRefine = 400
 
 // DefaultConcs are the concurrencies a sweep tries by default (InferenceX
 // conc lists step by powers of two).
@@ -234,6 +243,10 @@ type SweepResult struct {
 	Refined int `json:"refined"`
 	// Rounds is how many refinement rounds it took the frontiers to settle.
 	Rounds int `json:"refine_rounds"`
+	// RefineStopped is set when the refinement budget ran out before the
+	// frontiers settled: the frontiers are then of event-simulated points
+	// only, and a candidate left unsimulated might still beat them.
+	RefineStopped bool `json:"refine_budget_reached"`
 	// Removed says how many points each SLA limit removed.
 	Removed    []SLARemoval `json:"sla_removed"`
 	Skipped    []string     `json:"skipped"`
@@ -360,10 +373,23 @@ func Sweep(r *Resolved, space SweepSpace, progress Progress) (*SweepResult, erro
 		c.Workload.Trace = &t2
 		rr = &c
 	}
+	budget := space.MaxRefine
+	if budget == 0 {
+		budget = DefaultMaxRefine
+	}
 	for {
-		need := res.finish(space.SLA, space.Top, agentic)
+		need := res.finish(space.SLA, space.Top, agentic, false)
 		if len(need) == 0 {
 			break
+		}
+		if budget > 0 && res.Refined >= budget {
+			res.RefineStopped = true
+			res.finish(space.SLA, space.Top, agentic, true)
+			break
+		}
+		if budget > 0 && res.Refined+len(need) > budget {
+			need = res.mainFrontierFirst(need)[:budget-res.Refined]
+			sort.Ints(need)
 		}
 		res.Rounds++
 		errs := make([]error, len(need))
@@ -425,9 +451,18 @@ func parallel(workers, n int, f func(rw *Resolved, j int), r *Resolved) {
 // finish filters the points by sla, computes the frontiers and Top, and
 // returns the indexes (into Points) of the frontier and Top points that are
 // not event-simulated yet, in ascending order.
-func (res *SweepResult) finish(sla SLA, top int, agentic bool) []int {
+func (res *SweepResult) finish(sla SLA, top int, agentic, eventOnly bool) []int {
 	kept, removed := sla.Filter(res.Points)
 	res.Removed = removed
+	if eventOnly {
+		simulated := kept[:0:0]
+		for _, p := range kept {
+			if p.Sim == "event" {
+				simulated = append(simulated, p)
+			}
+		}
+		kept = simulated
+	}
 	res.Frontier = Frontier(kept, ByInteractivity, true)
 	res.E2ELMetric = "p50"
 	by := ByE2ELp50
@@ -468,6 +503,25 @@ func (res *SweepResult) finish(sla SLA, top int, agentic bool) []int {
 	}
 	sort.Ints(need)
 	return need
+}
+
+// mainFrontierFirst orders the positions of need so that the points on the
+// interactivity frontier come first (then by position): when the budget
+// allows only part of a round, the headline frontier is checked first.
+func (res *SweepResult) mainFrontierFirst(need []int) []int {
+	onMain := map[int]bool{}
+	for _, p := range res.Frontier {
+		onMain[p.Index] = true
+	}
+	out := append([]int(nil), need...)
+	sort.SliceStable(out, func(a, b int) bool {
+		ma, mb := onMain[res.Points[out[a]].Index], onMain[res.Points[out[b]].Index]
+		if ma != mb {
+			return ma
+		}
+		return out[a] < out[b]
+	})
+	return out
 }
 
 // TopPoints is the n points of highest tokens/s/GPU (ties: lower index).

@@ -34,7 +34,9 @@ type SweepInputs struct {
 	Scope      Scope          `json:"scope"`
 	SLA        SLA            `json:"sla"`
 	Top        int            `json:"top,omitempty"`
-	Shard      *Shard         `json:"shard,omitempty"`
+	// MaxRefine is the refinement budget in effect (-1: none).
+	MaxRefine int    `json:"max_refine"`
+	Shard     *Shard `json:"shard,omitempty"`
 }
 
 // NewSweepInputs fills SweepInputs from a resolved query and a sweep space.
@@ -42,7 +44,13 @@ func NewSweepInputs(version string, r *Resolved, space SweepSpace) SweepInputs {
 	in := SweepInputs{SpecsimVersion: version, Model: r.Model.Name, Precision: string(r.Precision), GPU: r.GPU.GPU.Name,
 		Engine: orDefault(r.Q.Engine, "sglang"), Workload: r.Workload.Name, WorkloadParams: snakeFields(r.Workload),
 		Query: snakeFields(r.Q), Seed: r.Q.Seed, GPUs: space.GPUs, Concs: space.Concs, Steps: [2]int{space.StepsLo, space.StepsHi},
-		Scope: space.Scope, SLA: space.SLA, Top: space.Top}
+		Scope: space.Scope, SLA: space.SLA, Top: space.Top, MaxRefine: space.MaxRefine}
+	switch {
+	case in.MaxRefine == 0:
+		in.MaxRefine = DefaultMaxRefine
+	case in.MaxRefine < 0:
+		in.MaxRefine = -1
+	}
 	if len(in.Concs) == 0 {
 		in.Concs = DefaultConcs()
 	}
@@ -197,6 +205,7 @@ func Merge(names []string, outs []*SweepOutput) (*SweepOutput, error) {
 		res.Evaluated += o.Evaluated
 		res.Infeasible += o.Infeasible
 		res.Refined += o.Refined
+		res.RefineStopped = res.RefineStopped || o.RefineStopped
 		res.Rounds = max(res.Rounds, o.Rounds)
 		res.MultiNode += o.MultiNode
 		for _, s := range o.Skipped {
@@ -214,7 +223,7 @@ func Merge(names []string, outs []*SweepOutput) (*SweepOutput, error) {
 		}
 	}
 	in := outs[0].Inputs
-	if need := res.finish(in.SLA, in.Top, in.Workload == "agentx"); len(need) > 0 {
+	if need := res.finish(in.SLA, in.Top, in.Workload == "agentx", res.RefineStopped); len(need) > 0 {
 		p := res.Points[need[0]]
 		return nil, fmt.Errorf("merge: %d frontier point(s) were not event-simulated in their shard, e.g. %s conc %d k %d; were the files edited?", len(need), p.Topology, p.Conc, p.Steps)
 	}

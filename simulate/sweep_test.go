@@ -173,3 +173,30 @@ func TestSweepScope(t *testing.T) {
 		t.Error("--scope both accepted")
 	}
 }
+
+// TestSweepRefineBudget: a budget smaller than the settled sweep needs
+// stops refinement at exactly that many simulations, says so, and still
+// prints only event-simulated points; an unbounded run refines more and
+// does not report a stop.
+func TestSweepRefineBudget(t *testing.T) {
+	r := resolved(t, Query{GPU: "b200", ISL: 1024, OSL: 1024, Requests: 48})
+	space := SweepSpace{GPUs: 4, Concs: []int{2, 16, 128}, StepsLo: 0, StepsHi: 2, Workers: 2, MaxRefine: -1}
+	full, err := Sweep(r, space, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full.RefineStopped || full.Refined < 4 {
+		t.Fatalf("unbounded sweep: stopped %v after %d refinements; want a settled sweep of at least 4", full.RefineStopped, full.Refined)
+	}
+	space.MaxRefine = 3
+	res, err := Sweep(r, space, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.RefineStopped || res.Refined != 3 {
+		t.Errorf("budget 3: stopped %v after %d refinements, want stopped after exactly 3", res.RefineStopped, res.Refined)
+	}
+	if n := res.Unchecked(); n != 0 || len(res.Frontier) == 0 {
+		t.Errorf("budget 3: %d mean-field frontier points, %d frontier points; want none and some", n, len(res.Frontier))
+	}
+}

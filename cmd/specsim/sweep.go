@@ -39,7 +39,8 @@ replaces it.
 
 Large sweeps split over a scheduler: --shard I/N prices topologies I, I+N,
 I+2N, ... and 'specsim merge' joins the N JSON outputs into the frontier the
-unsharded sweep gives.
+unsharded sweep gives (when no shard reaches --max-refine, which bounds each
+shard's refinement; an output that reached it says so).
 
 Examples:
   specsim sweep --gpu gb300 --gpus 72 --max-ttft-ms 5000 --plot frontier.png
@@ -60,6 +61,7 @@ type sweepFlags struct {
 	all      *bool
 	top      *int
 	workers  *int
+	refine   *int
 	sla      simulate.SLA
 }
 
@@ -80,6 +82,7 @@ func addSweepFlags(fs interface {
 	f.all = fs.Bool("all", false, "print every point, not just the frontiers")
 	f.top = fs.Int("top", 0, "also event-simulate and print the N points of highest tokens/s/GPU under the SLA")
 	f.workers = fs.Int("workers", 0, "parallel workers (0 = every CPU the Go runtime may use)")
+	f.refine = fs.Int("max-refine", simulate.DefaultMaxRefine, "event-simulate at most N frontier candidates (-1 = until the frontiers settle); when it stops first, the frontiers are of the simulated points only and the output says so")
 	fs.Float64Var(&f.sla.MaxTTFTms, "max-ttft-ms", 0, "SLA: drop points whose p90 TTFT exceeds this many ms (0 = no limit)")
 	fs.Float64Var(&f.sla.MaxTPOTms, "max-tpot-ms", 0, "SLA: drop points whose p90 TPOT exceeds this many ms (0 = no limit)")
 	fs.Float64Var(&f.sla.MaxE2ELs, "max-e2el-s", 0, "SLA: drop points whose p90 E2EL exceeds this many seconds (0 = no limit)")
@@ -108,7 +111,10 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	space := simulate.SweepSpace{GPUs: *sf.gpus, SLA: sf.sla, Top: *sf.top, Workers: *sf.workers}
+	if *sf.refine == 0 || *sf.refine < -1 {
+		return fail(fmt.Errorf("--max-refine %d: want a positive count, or -1 for no bound", *sf.refine))
+	}
+	space := simulate.SweepSpace{GPUs: *sf.gpus, SLA: sf.sla, Top: *sf.top, Workers: *sf.workers, MaxRefine: *sf.refine}
 	if err := sf.sla.Validate(); err != nil {
 		return fail(err)
 	}
@@ -222,6 +228,9 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 	r := so.SweepResult
 	fmt.Fprintf(stdout, "%s %s on %s, up to %d GPUs, %s: %d configurations, %d feasible, %d do not fit in memory; %d candidates event-simulated in %d rounds\n",
 		in.Model, strings.ToUpper(in.Precision), strings.ToUpper(in.GPU), in.GPUs, workloadLabel(in), r.Evaluated, len(r.Points), r.Infeasible, r.Refined, r.Rounds)
+	if r.RefineStopped {
+		fmt.Fprintf(stdout, "refinement stopped at its budget (--max-refine %d) before the frontiers settled: the frontiers below are of the %d event-simulated points only, and a candidate not yet simulated might still beat them (raise --max-refine, or narrow with --topologies, --scope or --shard)\n", in.MaxRefine, r.Refined)
+	}
 	if so.Calibration != "" {
 		fmt.Fprintf(stdout, "calibration applied: %s\n", so.Calibration)
 	}
