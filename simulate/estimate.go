@@ -26,11 +26,17 @@ func (p *Plan) prefillTime(e *Engine, r Request) float64 {
 	if t, ok := e.prefillMemo[key]; ok {
 		return t
 	}
+	// Price the bin's representative (cached prefix at the bin's lower edge,
+	// new tokens at its middle), not whichever request reached the bin first,
+	// so that the memo's value is a function of its key alone and the
+	// estimate does not depend on the order requests arrive in.
+	cached := key.before << 8
+	isl := cached + key.newTok<<6 + 32
 	t := 0.0
-	done := r.Cached
-	for done < r.ISL {
-		n := min(r.ISL-done, p.chunk)
-		t += e.Prefill([]PrefillPart{{New: n, Before: done, Last: done+n >= r.ISL}}, spec).Total()
+	done := cached
+	for done < isl {
+		n := min(isl-done, p.chunk)
+		t += e.Prefill([]PrefillPart{{New: n, Before: done, Last: done+n >= isl}}, spec).Total()
 		done += n
 	}
 	if len(e.prefillMemo) > 1<<16 {

@@ -1,0 +1,45 @@
+package simulate
+
+import "testing"
+
+// TestPrefillTimeIndependentOfOrder: two requests in one memo bin get the
+// same mean-field prefill time whichever is priced first (the memo used to
+// keep the first request's own time), and that time is the bin
+// representative's, priced chunk by chunk without the memo.
+func TestPrefillTimeIndependentOfOrder(t *testing.T) {
+	r := resolved(t, Query{GPU: "b200", ISL: 1024, OSL: 1024, Requests: 8})
+	topo, err := ParseTopology("agg:tp2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := func() *Plan {
+		sc, err := r.Scenario(topo, 4, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := NewPlan(sc, r.GPU)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a := Request{ISL: 5000 + 300, Cached: 300} // new 5000 -> bin 78, cached bin 1
+	b := Request{ISL: 5030 + 400, Cached: 400} // new 5030 -> bin 78, cached bin 1
+	p1, p2 := plan(), plan()
+	ab := []float64{p1.prefillTime(p1.agg, a), p1.prefillTime(p1.agg, b)}
+	ba := []float64{p2.prefillTime(p2.agg, b), p2.prefillTime(p2.agg, a)}
+	if ab[0] != ab[1] || ba[0] != ba[1] || ab[0] != ba[0] {
+		t.Fatalf("prefill times depend on order: a,b = %v; b,a = %v", ab, ba)
+	}
+	// The representative: cached 256 (bin 1's lower edge), 78*64+32 = 5024 new tokens.
+	want := 0.0
+	e := plan().agg
+	for done := 256; done < 256+5024; {
+		n := min(256+5024-done, p1.chunk)
+		want += e.Prefill([]PrefillPart{{New: n, Before: done, Last: done+n >= 256+5024}}, false).Total()
+		done += n
+	}
+	if ab[0] != want {
+		t.Errorf("prefill time %g s, want the representative's %g s", ab[0], want)
+	}
+}
