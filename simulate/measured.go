@@ -3,6 +3,7 @@ package simulate
 import (
 	"errors"
 	"fmt"
+	quant "github.com/specsim/specsim/internal/quantile"
 	"math"
 	"sort"
 	"strconv"
@@ -252,18 +253,13 @@ func sortedKeys(m map[string]float64) []string {
 	return out
 }
 
-// medianOf returns the median of xs (NaN when empty).
+// medianOf returns the median of xs by the project's one quantile
+// definition (NaN when empty).
 func medianOf(xs []float64) float64 {
 	if len(xs) == 0 {
 		return math.NaN()
 	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
+	return quant.Of(xs, 0.5)
 }
 
 // DeploymentString is a measured deployment as one short line.

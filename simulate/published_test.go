@@ -153,18 +153,7 @@ func predictPublishedUncached(r publishedRow) (float64, error) {
 	return 0, fmt.Errorf("unknown metric %q", r.Metric)
 }
 
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
+func median(xs []float64) float64 { return medianOf(xs) }
 
 // publishedBounds are the median absolute errors each model family must
 // stay under, tuned and held-out rows separately (see the README section
