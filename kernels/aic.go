@@ -92,10 +92,9 @@ func (imp *AICImport) parse(name string, data []byte, devices map[string]bool) e
 	if err != nil {
 		return err
 	}
-	for _, c := range []string{"framework", "version", "device", "op_name", "kernel_source", "latency"} {
-		if !rows.has(c) {
-			return fmt.Errorf("%s:%d: header has no %q column: not an AIConfigurator database (want framework,version,device,op_name,kernel_source,<op columns>,latency)", name, rows.headerLine, c)
-		}
+	if err := rows.require(name, ": not an AIConfigurator database (want framework,version,device,op_name,kernel_source,<op columns>,latency)",
+		"framework", "version", "device", "op_name", "kernel_source", "latency"); err != nil {
+		return err
 	}
 	// Within one file a MoE layer may be measured under several routing
 	// distributions; uniform rows win, else the file's first distribution.

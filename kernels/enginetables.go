@@ -101,10 +101,9 @@ func ParseGDNTable(name string, data []byte) ([]GDNRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range []string{"mode", "batch", "q_len", "heads", "kv_heads", "head_dim", "graph_us"} {
-		if !rows.has(c) {
-			return nil, fmt.Errorf("%s:%d: header has no %q column (want kernel,mode,state_dtype,batch,q_len,heads,kv_heads,head_dim,graph_us,eager_us,eager_sync_us)", name, rows.headerLine, c)
-		}
+	if err := rows.require(name, " (want kernel,mode,state_dtype,batch,q_len,heads,kv_heads,head_dim,graph_us,eager_us,eager_sync_us)",
+		"mode", "batch", "q_len", "heads", "kv_heads", "head_dim", "graph_us"); err != nil {
+		return nil, err
 	}
 	var out []GDNRow
 	for {
@@ -160,10 +159,9 @@ func ParseMoEKernelTable(name string, data []byte) ([]MoEKernelRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range []string{"tokens", "experts", "topk", "hidden", "inter", "kernels_us"} {
-		if !rows.has(c) {
-			return nil, fmt.Errorf("%s:%d: header has no %q column (want kernel,dtype,tokens,experts,topk,hidden,inter,config,kernels_us)", name, rows.headerLine, c)
-		}
+	if err := rows.require(name, " (want kernel,dtype,tokens,experts,topk,hidden,inter,config,kernels_us)",
+		"tokens", "experts", "topk", "hidden", "inter", "kernels_us"); err != nil {
+		return nil, err
 	}
 	var out []MoEKernelRow
 	for {

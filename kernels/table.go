@@ -164,6 +164,17 @@ func readCSV(name string, data []byte) (map[string]string, *csvRows, error) {
 	return meta, &csvRows{name: name, headerLine: headerLine, r: r, col: col}, nil
 }
 
+// require is an error naming the first of columns the header lacks, with
+// the file, the header's line and suffix (what the file should hold).
+func (c *csvRows) require(name, suffix string, columns ...string) error {
+	for _, col := range columns {
+		if !c.has(col) {
+			return fmt.Errorf("%s:%d: header has no %q column%s", name, c.headerLine, col, suffix)
+		}
+	}
+	return nil
+}
+
 func (c *csvRows) has(column string) bool {
 	_, ok := c.col[column]
 	return ok
@@ -295,10 +306,8 @@ func ParseCollectiveTable(name string, data []byte) (*CollectiveTable, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, need := range []string{"op", "gpus", "bytes", "latency_us"} {
-		if !rows.has(need) {
-			return nil, fmt.Errorf("%s:%d: header has no %q column (want op,dtype,gpus,bytes,latency_us)", name, rows.headerLine, need)
-		}
+	if err := rows.require(name, " (want op,dtype,gpus,bytes,latency_us)", "op", "gpus", "bytes", "latency_us"); err != nil {
+		return nil, err
 	}
 	t := &CollectiveTable{Name: name, Meta: meta}
 	type collKey struct {
