@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/specsim/specsim/internal/regular"
 	"io"
 	"math"
-	"os"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -140,14 +140,11 @@ const maxCalibrationBytes = 1 << 20
 
 // LoadCalibration reads and checks a calibration file.
 func LoadCalibration(path string) (*CalibrationFile, error) {
-	f, err := os.Open(path)
+	f, _, err := regular.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("--calibration: %w", err)
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("--calibration %s: not a regular file", path)
-	}
 	data, err := io.ReadAll(io.LimitReader(f, maxCalibrationBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("--calibration %s: %w", path, err)

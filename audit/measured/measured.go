@@ -17,9 +17,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/specsim/specsim/internal/regular"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strings"
 )
@@ -103,18 +103,11 @@ func SortedMetricKeys() []string {
 
 // ReadFile reads one result file of any supported format.
 func ReadFile(path string) (*Set, error) {
-	f, err := os.Open(path)
+	f, st, err := regular.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
 	if st.Size() > MaxFileBytes {
 		return nil, fmt.Errorf("%s: larger than %d MiB; split it", path, MaxFileBytes>>20)
 	}

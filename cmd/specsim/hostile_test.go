@@ -132,6 +132,11 @@ func TestHostileInput(t *testing.T) {
 		{[]string{"predict", "--method", "empirical"}, exitBadInput, "--histogram"},
 		{[]string{"predict", "--histogram", f["empty"]}, exitBadInput, "empirical only"},
 		{[]string{"predict", "--method", "empirical", "--histogram", f["fifo"]}, exitBadInput, f["fifo"]},
+		// Readers added with measured runs, sweeps and trace replays.
+		{[]string{"compare", f["fifo"]}, exitBadInput, f["fifo"] + ": not a regular file"},
+		{[]string{"merge", f["fifo"]}, exitBadInput, f["fifo"] + ": not a regular file"},
+		{[]string{"predict", "--calibration", f["fifo"]}, exitBadInput, f["fifo"] + ": not a regular file"},
+		{[]string{"predict", "--agentx-trace", f["fifo"]}, exitBadInput, f["fifo"]},
 	}
 	for _, tc := range tests {
 		type result struct {

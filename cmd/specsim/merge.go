@@ -2,8 +2,8 @@ package main
 
 import (
 	"fmt"
+	"github.com/specsim/specsim/internal/regular"
 	"io"
-	"os"
 	"time"
 
 	"github.com/specsim/specsim/simulate"
@@ -46,7 +46,7 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	}
 	outs := make([]*simulate.SweepOutput, len(files))
 	for i, name := range files {
-		f, err := os.Open(name)
+		f, _, err := regular.Open(name)
 		if err != nil {
 			return fail(err)
 		}

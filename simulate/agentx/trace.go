@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/specsim/specsim/internal/regular"
 	"io"
 	"math"
 	"os"
@@ -161,7 +162,7 @@ func LoadTraces(path string, maxFiles int) ([]*Trace, error) {
 }
 
 func readTraceFile(name string) (*Trace, error) {
-	f, err := os.Open(name)
+	f, _, err := regular.Open(name)
 	if err != nil {
 		return nil, err
 	}
