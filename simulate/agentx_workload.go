@@ -183,14 +183,7 @@ func (p *Plan) agentxResult(rp *agentx.Replay, cachedTok, inputTok float64) *Res
 	res.E2EL = Percentiles{P50: m.E2EL.P50, P90: m.E2EL.P90}
 	res.TputPerGPU = m.TotalTPS / float64(p.gpus)
 	res.OutputPerGPU = m.OutputTPS / float64(p.gpus)
-	res.AL = 1
-	if p.sc.Spec.Steps > 0 {
-		res.AL = p.sc.Spec.AL
-		res.Method = p.sc.Spec.Method
-		if res.Method == "" {
-			res.Method = DefaultMethod
-		}
-	}
+	p.setAcceptance(res)
 	mem := p.memory()
 	res.MemoryGiB = mem.Report(min(mem.KVPerToken*p.sc.Workload.MeanContext()*float64(max(mem.MaxRunning, 1)), max(mem.KVCapacity, 0)))
 	rep := &AgentXReport{Corpus: p.sc.Workload.Trace.Source, Stats: rp.Stats(), WindowS: t1 - t0, ProfiledS: m.DurationS,

@@ -912,14 +912,7 @@ func (p *Plan) result(ttft, tpot, e2el, norm []float64, tokens, outTokens, windo
 		res.TputPerGPU = tokens / window / float64(p.gpus)
 		res.OutputPerGPU = outTokens / window / float64(p.gpus)
 	}
-	res.AL = 1
-	if p.sc.Spec.Steps > 0 {
-		res.AL = p.sc.Spec.AL
-		res.Method = p.sc.Spec.Method
-		if res.Method == "" {
-			res.Method = DefaultMethod
-		}
-	}
+	p.setAcceptance(res)
 	mem := p.memory()
 	e := p.decodeEngine()
 	running := min(p.sc.Conc, max(mem.MaxRunning, 1))
@@ -929,6 +922,19 @@ func (p *Plan) result(ttft, tpot, e2el, norm []float64, tokens, outTokens, windo
 	kvUsed := min(mem.KVPerToken*p.sc.Workload.MeanContext()*float64(ceilDiv(running, e.Par.AttentionDP())), max(mem.KVCapacity, 0))
 	res.MemoryGiB = mem.Report(kvUsed)
 	return res
+}
+
+// setAcceptance reports the target AL and the sampler's method (AL 1 and no
+// method without speculation).
+func (p *Plan) setAcceptance(res *Result) {
+	res.AL = 1
+	if p.sc.Spec.Steps > 0 {
+		res.AL = p.sc.Spec.AL
+		res.Method = p.sc.Spec.Method
+		if res.Method == "" {
+			res.Method = DefaultMethod
+		}
+	}
 }
 
 // quantile of xs (package internal/quantile's definition); xs is sorted in
