@@ -48,6 +48,7 @@ PREFILL_B = [1, 2, 4, 8]
 MAX_TOKENS = 32768
 REC_B = [1, 4, 16, 64, 256]
 VERIFY_Q = [2, 4]
+SIGMOID_VERIFY = False
 STATE = {"fp32": torch.float32, "bf16": torch.bfloat16}
 
 
@@ -206,7 +207,7 @@ def prefill_case(kernel, batch, q_len, HV, HK, sd):
     return make, fn, nbytes, nsets
 
 
-def recurrent_case(mode, batch, q_len, HV, HK, sd):
+def recurrent_case(mode, batch, q_len, HV, HK, sd, kernel_sig=False):
     dev = "cuda"
     T = batch * q_len
     sbytes = 4 if sd == "fp32" else 2
@@ -224,7 +225,11 @@ def recurrent_case(mode, batch, q_len, HV, HK, sd):
         idx = torch.arange(i * batch, (i + 1) * batch, device=dev, dtype=torch.int32)
         return q, k, v, A_log, dt_bias, a, b, g[None].contiguous(), beta[None].contiguous(), idx
 
-    if mode == "decode":
+    if mode == "decode" or kernel_sig:
+        # verify_sigmoid: the q_len tokens of each request as one varlen sequence through the fused
+        # sigmoid-gating kernel (the call newer SGLang's TritonGDNKernel makes for target verify; this
+        # source's version of the kernel keeps no per-step intermediate states, so the timing lacks
+        # their stores: a lower bound for the newer kernel's verify).
         def fn(q, k, v, A_log, dt_bias, a, b, g, beta, idx):
             return fused_sigmoid_gating_delta_rule_update(A_log=A_log, a=a, dt_bias=dt_bias, softplus_beta=1.0,
                                                           softplus_threshold=20.0, q=q, k=k, v=v, b=b,
@@ -282,6 +287,10 @@ def cases(args):
                 pre16.append(("gdn_chunk", ("sglang_chunk", "prefill", "bf16", 1, T, HV, HK)))
         for sd in ("fp32", "bf16"):
             for B in REC_B:
+                if SIGMOID_VERIFY:
+                    rec.extend(("gdn_verify_sigmoid", ("sglang_fused_sigmoid_gating", "verify", sd, B, Q, HV, HK))
+                               for Q in VERIFY_Q)
+                    continue
                 rec.append(("gdn_recurrent", ("sglang_fused_sigmoid_gating", "decode", sd, B, 1, HV, HK)))
                 for Q in VERIFY_Q:
                     rec.append(("gdn_recurrent", ("sglang_fused_recurrent_update", "verify", sd, B, Q, HV, HK)))
@@ -315,6 +324,8 @@ def main():
     ap.add_argument("--stride", type=int, default=1)
     ap.add_argument("--only-recurrent", action="store_true", help="decode and verify rows only (run 3)")
     ap.add_argument("--rec-batches", type=lambda s: [int(x) for x in s.split(",")], default=None)
+    ap.add_argument("--sigmoid-verify", action="store_true",
+                    help="also verify through fused_sigmoid_gating_delta_rule_update (gdn_verify_sigmoid.csv)")
     ap.add_argument("--verify-q", type=lambda s: [int(x) for x in s.split(",")], default=None)
     ap.add_argument("--upstream", default="2:1024,2:4096,2:16384,4:4096,8:4096,1:4096",
                     help="tp:q_len points for upstream fla's chunk kernel (batch 1, fp32 state)")
@@ -325,7 +336,8 @@ def main():
     if not check():
         log("CORRECTNESS FAILED: no timing")
         sys.exit(1)
-    global REC_B, VERIFY_Q
+    global REC_B, VERIFY_Q, SIGMOID_VERIFY
+    SIGMOID_VERIFY = args.sigmoid_verify
     if args.rec_batches:
         REC_B = args.rec_batches
     if args.verify_q:
@@ -359,7 +371,8 @@ def main():
             if mode == "prefill":
                 make, fn, nbytes, nsets = prefill_case("upstream" if kernel.startswith("fla") else "sglang", B, T, HV, HK, sd)
             else:
-                make, fn, nbytes, nsets = recurrent_case(mode, B, T, HV, HK, sd)
+                make, fn, nbytes, nsets = recurrent_case(mode, B, T, HV, HK, sd,
+                                                         kernel_sig=(mode == "verify" and kernel == "sglang_fused_sigmoid_gating"))
             g_us, e_us, s_us = time_both(make, fn, nbytes, nsets)
             files[name].write(f"{kernel},{mode},{sd},{B},{T},{HV},{HK},{D},{g_us:.3f},{e_us:.3f},{s_us:.3f}\n")
             files[name].flush()

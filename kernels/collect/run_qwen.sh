@@ -17,3 +17,8 @@ fi
 if [ "$1" = recurrent ]; then
   timeout 420 python3 collect_gdn.py --out $OUT/gdn --budget 380 --only-recurrent --rec-batches 1,2,4,8,16,32,64,128,256 --verify-q 2,3,4,6,8 2>&1 | tee -a $OUT/log.txt
 fi
+if [ "$1" = launch ]; then
+  # issue 12 round 3: launch costs, then the fused sigmoid-gating kernel as verify (gdn_verify_sigmoid.csv)
+  timeout 120 python3 collect_launch.py --out $OUT/launch 2>&1 | tee -a $OUT/log.txt
+  timeout 330 python3 collect_gdn.py --out $OUT/gdn --budget 300 --only-recurrent --sigmoid-verify --rec-batches 1,2,4,8,16,32,64 --verify-q 2,3,4,5,6,7,8 2>&1 | tee -a $OUT/log.txt
+fi
