@@ -224,7 +224,8 @@ func (c *Coster) tensorScaledGEMM(dt DType, m, n, k int) Cost {
 		return Cost{Source: c.offTable}
 	}
 	cost := c.gemmRoofline(classGEMM, dt, m, n, k)
-	c.tables.adjust(&cost, classGEMM, dt, lineKey{n, k, 0, 0, 0}, coords1(m))
+	gk, gc := gemmGrid(dt, m, n, k)
+	c.tables.adjust(&cost, gk, gc)
 	return cost
 }
 
@@ -356,7 +357,8 @@ func (c *Coster) MoE(s MoEShape) Cost {
 		cost := c.roofline(classMoE, dt, weights+act, 2*padded*3*h*in, rate)
 		cost.FLOPs = useful
 		if s.Skew == 0 {
-			c.tables.adjust(&cost, classMoE, dt, lineKey{s.Experts, topk, s.Hidden, s.Inter, 0}, coords1(s.Tokens))
+			gk, gc := s.grid()
+			c.tables.adjust(&cost, gk, gc)
 		}
 		return cost
 	}
@@ -468,7 +470,8 @@ func (c *Coster) Attention(s AttentionShape) Cost {
 	}
 	cost.FLOPs = flops
 	if !s.Prefill && !s.MLA {
-		c.tables.adjust(&cost, classAttention, kvDT, lineKey{s.Heads, max(s.KVHeads, 1), s.HeadDim, 0, 0}, coords3(s.KVLen, s.Batch, s.QLen))
+		gk, gc := s.grid()
+		c.tables.adjust(&cost, gk, gc)
 	}
 	return cost
 }
@@ -536,7 +539,8 @@ func (c *Coster) gdnReference(s GDNShape) Cost {
 	rate, _ := c.gpu.ComputeRate(FP32)
 	cost := c.rooflineUnits(classGDN, BF16, state+io, flops, rate, b*vh)
 	if s.KDim == s.VDim && sd == FP32 {
-		c.tables.adjust(&cost, classGDN, BF16, lineKey{s.VHeads, max(s.KHeads, 1), s.KDim, boolInt(s.KeepIntermediate && s.QLen > 1), 0}, coords2(s.Batch, s.QLen))
+		gk, gc := s.grid()
+		c.tables.adjust(&cost, gk, gc)
 	}
 	return cost
 }
@@ -557,7 +561,8 @@ func (c *Coster) Norm(tokens, hidden int) Cost {
 	}
 	t, h := f(tokens), f(hidden)
 	cost := c.roofline(classNorm, BF16, 2*t*h*2+2*h, 4*t*h, c.gpu.Peak[BF16])
-	c.tables.adjust(&cost, classNorm, BF16, lineKey{}, coords2(tokens, hidden))
+	gk, gc := normGrid(tokens, hidden)
+	c.tables.adjust(&cost, gk, gc)
 	return cost
 }
 
@@ -569,7 +574,8 @@ func (c *Coster) Elementwise(bytes float64) Cost {
 	}
 	cost := c.roofline(classCopy, BF16, bytes, 0, c.gpu.Peak[BF16])
 	if half := bytes / 2; half < 1<<50 {
-		c.tables.adjust(&cost, classCopy, BF16, lineKey{}, coords1(int(half)))
+		gk, gc := copyGrid(int(half))
+		c.tables.adjust(&cost, gk, gc)
 	}
 	return cost
 }
@@ -606,7 +612,8 @@ func (c *Coster) LMHeadSample(tokens, hidden, vocab int, dt DType) Cost {
 	rate, _ := c.gpu.ComputeRate(dt)
 	cost := c.roofline(classLMHead, dt, bytes, 2*paddedRows(tokens, lmHeadRowTile)*v*h, rate)
 	cost.FLOPs = 2 * t * v * h
-	c.tables.adjust(&cost, classLMHead, dt, lineKey{vocab, hidden, 0, 0, 0}, coords1(tokens))
+	gk, gc := lmHeadGrid(dt, tokens, hidden, vocab)
+	c.tables.adjust(&cost, gk, gc)
 	return cost
 }
 

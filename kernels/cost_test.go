@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -202,20 +203,58 @@ func TestSimpleOpsByHand(t *testing.T) {
 	}
 }
 
-func TestZeroShapesCostNothing(t *testing.T) {
+// TestBadShapesAreErrors replaces TestZeroShapesCostNothing, which pinned
+// a defect: a shape no kernel runs (a zero or negative dimension, query
+// heads the KV heads do not divide, topk above experts) priced as zero
+// seconds. Such a shape is now a ShapeError, from its Validate and from
+// PredictRow; good shapes still validate.
+func TestBadShapesAreErrors(t *testing.T) {
 	c := NewCoster(mustGPU(t, "h200"))
-	for name, cost := range map[string]Cost{
-		"gemm":      c.GEMM(BF16, 0, 10, 10),
-		"moe":       c.MoE(MoEShape{Tokens: 0, Experts: 8, TopK: 2, Hidden: 8, Inter: 8}),
-		"attention": c.Attention(AttentionShape{Batch: 0}),
-		"gdn":       c.GatedDeltaNet(GDNShape{}),
-		"norm":      c.Norm(0, 1),
-		"copy":      c.Elementwise(-1),
-		"coll":      c.Collective(AllReduce, 1024, 1),
+	for name, err := range map[string]error{
+		"gemm m=0":            ValidateGEMM(0, 10, 10),
+		"gemm k<0":            ValidateGEMM(1, 10, -1),
+		"moe tokens=0":        MoEShape{Tokens: 0, Experts: 8, TopK: 2, Hidden: 8, Inter: 8}.Validate(),
+		"moe topk>experts":    MoEShape{Tokens: 1, Experts: 2, TopK: 3, Hidden: 8, Inter: 8}.Validate(),
+		"attention empty":     AttentionShape{Batch: 0}.Validate(),
+		"attention 10 over 4": AttentionShape{Batch: 1, QLen: 1, KVLen: 8, Heads: 10, KVHeads: 4, HeadDim: 64}.Validate(),
+		"gdn empty":           GDNShape{}.Validate(),
+		"gdn 6 over 4":        GDNShape{Batch: 1, QLen: 1, KHeads: 4, VHeads: 6, KDim: 128, VDim: 128}.Validate(),
+		"norm tokens=0":       ValidateNorm(0, 1),
+		"lm_head vocab=0":     ValidateLMHead(1, 8, 0),
 	} {
-		if cost.Seconds != 0 {
-			t.Errorf("%s of an empty shape costs %v s", name, cost.Seconds)
+		var se *ShapeError
+		if !errors.As(err, &se) {
+			t.Errorf("%s: err = %v, want a ShapeError", name, err)
 		}
+	}
+	for _, r := range []OpRow{
+		{Op: "gemm", M: 0, N: 10, K: 10},
+		{Op: "moe", Tokens: 1, Experts: 2, TopK: 3, Hidden: 8, Inter: 8},
+		{Op: "attention", Batch: 1, QLen: 1, KVLen: 8, Heads: 10, KVHeads: 4, HeadDim: 64},
+		{Op: "gdn", Batch: 1, QLen: 1, Heads: 6, KVHeads: 4, HeadDim: 128},
+		{Op: "rmsnorm", Tokens: 0, Hidden: 1},
+		{Op: "copy", N: -1},
+	} {
+		if cost, err := c.PredictRow(r); err == nil {
+			t.Errorf("PredictRow(%+v) = %v s, want an error", r, cost.Seconds)
+		}
+		if _, _, ok := rowGrid(r); ok {
+			t.Errorf("rowGrid(%+v) placed a bad row", r)
+		}
+	}
+	for name, err := range map[string]error{
+		"gemm":      ValidateGEMM(1, 1, 1),
+		"moe":       MoEShape{Tokens: 1, Experts: 2, TopK: 2, Hidden: 8, Inter: 8}.Validate(),
+		"attention": AttentionShape{Batch: 1, QLen: 1, KVLen: 8, Heads: 8, HeadDim: 64}.Validate(),
+		"gdn":       GDNShape{Batch: 1, QLen: 1, KHeads: 4, VHeads: 8, KDim: 128, VDim: 128}.Validate(),
+	} {
+		if err != nil {
+			t.Errorf("%s: good shape rejected: %v", name, err)
+		}
+	}
+	// The collective's single-GPU case is no bad shape: nothing to reduce.
+	if s := c.Collective(AllReduce, 1024, 1).Seconds; s != 0 {
+		t.Errorf("allreduce over one GPU costs %v s", s)
 	}
 }
 

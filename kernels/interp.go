@@ -286,7 +286,7 @@ func (t *opTables) nearest(class opClass, slot dtypeSlot, key lineKey) *residual
 // kernels of similar shapes miss the roofline in similar ways, and on the
 // H200 table this cuts the error of unmeasured GEMM shapes from a 10% to a
 // 4% median (leave-one-shape-out).
-func (t *opTables) adjust(cost *Cost, class opClass, dt DType, key lineKey, c coords) {
+func (t *opTables) adjust(cost *Cost, k gridKey, c coords) {
 	if t == nil {
 		return
 	}
@@ -295,7 +295,6 @@ func (t *opTables) adjust(cost *Cost, class opClass, dt DType, key lineKey, c co
 			return
 		}
 	}
-	k := gridKey{class, slotOf(dt), key}
 	g, exact := t.grids[k]
 	if !exact {
 		g = t.nearestMemo(k)

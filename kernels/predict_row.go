@@ -10,96 +10,78 @@ func Ops() []string {
 	return []string{"gemm", "moe", "attention", "gdn", "rmsnorm", "lm_head", "copy"}
 }
 
-// PredictRow prices one table row as the H200 collector defines the op:
+// rowOp is one table row as the op it measures: its validation, its grid
+// and its price, each defined by the op's shape.
+type rowOp struct {
+	valid error
+	grid  func() (gridKey, coords)
+	price func(c *Coster) Cost
+}
+
+// opOf reads a row as the collector defines its op:
 // gemm (m,n,k; FP8 with per-tensor scales), moe (tokens, experts, topk, hidden, inter; the PyTorch
 // grouped-GEMM path, MoETorchGrouped), attention (batch, q_len, kv_len, heads, kv_heads,
 // head_dim; dtype is the KV cache's), gdn (batch, q_len, heads = value
 // heads, kv_heads = key heads, head_dim for both key and value; q_len > 1
 // keeps intermediate states, as verify does), rmsnorm (tokens, hidden),
 // lm_head (m = tokens, n = vocab, k = hidden) and copy (n = bytes copied).
-func (c *Coster) PredictRow(r OpRow) (Cost, error) {
-	need := func(cols ...string) error {
-		var missing []string
-		vals := map[string]int{"m": r.M, "n": r.N, "k": r.K, "tokens": r.Tokens, "experts": r.Experts,
-			"topk": r.TopK, "hidden": r.Hidden, "inter": r.Inter, "batch": r.Batch, "q_len": r.QLen,
-			"kv_len": r.KVLen, "heads": r.Heads, "head_dim": r.HeadDim}
-		for _, col := range cols {
-			if vals[col] <= 0 {
-				missing = append(missing, col)
-			}
-		}
-		if len(missing) > 0 {
-			return fmt.Errorf("op %s needs positive %s", r.Op, strings.Join(missing, ", "))
-		}
-		return nil
-	}
+func opOf(r OpRow) (rowOp, bool) {
 	switch r.Op {
 	case "gemm":
-		if err := need("m", "n", "k"); err != nil {
-			return Cost{}, err
-		}
-		return c.tensorScaledGEMM(r.DType, r.M, r.N, r.K), nil
+		return rowOp{ValidateGEMM(r.M, r.N, r.K),
+			func() (gridKey, coords) { return gemmGrid(r.DType, r.M, r.N, r.K) },
+			func(c *Coster) Cost { return c.tensorScaledGEMM(r.DType, r.M, r.N, r.K) }}, true
 	case "moe":
-		if err := need("tokens", "experts", "topk", "hidden", "inter"); err != nil {
-			return Cost{}, err
-		}
-		return c.MoE(MoEShape{Tokens: r.Tokens, Experts: r.Experts, TopK: r.TopK, Hidden: r.Hidden, Inter: r.Inter, DType: r.DType, Kernel: MoETorchGrouped}), nil
+		s := MoEShape{Tokens: r.Tokens, Experts: r.Experts, TopK: r.TopK, Hidden: r.Hidden, Inter: r.Inter, DType: r.DType, Kernel: MoETorchGrouped}
+		return rowOp{s.Validate(), s.grid, func(c *Coster) Cost { return c.MoE(s) }}, true
 	case "attention":
-		if err := need("batch", "q_len", "kv_len", "heads", "head_dim"); err != nil {
-			return Cost{}, err
-		}
-		return c.Attention(AttentionShape{Batch: r.Batch, QLen: r.QLen, KVLen: r.KVLen, Heads: r.Heads,
-			KVHeads: max(r.KVHeads, 1), HeadDim: r.HeadDim, KVDType: r.DType}), nil
+		s := AttentionShape{Batch: r.Batch, QLen: r.QLen, KVLen: r.KVLen, Heads: r.Heads,
+			KVHeads: r.KVHeads, HeadDim: r.HeadDim, KVDType: r.DType}
+		return rowOp{s.Validate(), s.grid, func(c *Coster) Cost { return c.Attention(s) }}, true
 	case "gdn":
-		if err := need("batch", "q_len", "heads", "head_dim"); err != nil {
-			return Cost{}, err
-		}
-		return c.gdnReference(GDNShape{Batch: r.Batch, QLen: r.QLen, KHeads: max(r.KVHeads, 1), VHeads: r.Heads,
-			KDim: r.HeadDim, VDim: r.HeadDim, KeepIntermediate: r.QLen > 1}), nil
+		s := GDNShape{Batch: r.Batch, QLen: r.QLen, KHeads: r.KVHeads, VHeads: r.Heads,
+			KDim: r.HeadDim, VDim: r.HeadDim, KeepIntermediate: r.QLen > 1}
+		return rowOp{s.Validate(), s.grid, func(c *Coster) Cost { return c.gdnReference(s) }}, true
 	case "rmsnorm", "norm":
-		if err := need("tokens", "hidden"); err != nil {
-			return Cost{}, err
-		}
-		return c.Norm(r.Tokens, r.Hidden), nil
+		return rowOp{ValidateNorm(r.Tokens, r.Hidden),
+			func() (gridKey, coords) { return normGrid(r.Tokens, r.Hidden) },
+			func(c *Coster) Cost { return c.Norm(r.Tokens, r.Hidden) }}, true
 	case "lm_head":
-		if err := need("m", "n", "k"); err != nil {
-			return Cost{}, err
-		}
-		return c.LMHeadSample(r.M, r.K, r.N, r.DType), nil
+		return rowOp{ValidateLMHead(r.M, r.K, r.N),
+			func() (gridKey, coords) { return lmHeadGrid(r.DType, r.M, r.K, r.N) },
+			func(c *Coster) Cost { return c.LMHeadSample(r.M, r.K, r.N, r.DType) }}, true
 	case "copy":
-		if err := need("n"); err != nil {
-			return Cost{}, err
-		}
-		return c.Elementwise(2 * f(r.N)), nil
+		return rowOp{positive("copy", "n", r.N),
+			func() (gridKey, coords) { return copyGrid(r.N) },
+			func(c *Coster) Cost { return c.Elementwise(2 * f(r.N)) }}, true
 	}
-	return Cost{}, fmt.Errorf("unknown op %q: want %s", r.Op, strings.Join(Ops(), ", "))
+	return rowOp{}, false
+}
+
+// PredictRow prices one table row as the collector defines its op (see
+// opOf); a row whose shape no kernel runs is a [ShapeError].
+func (c *Coster) PredictRow(r OpRow) (Cost, error) {
+	op, ok := opOf(r)
+	if !ok {
+		return Cost{}, fmt.Errorf("unknown op %q: want %s", r.Op, strings.Join(Ops(), ", "))
+	}
+	if op.valid != nil {
+		return Cost{}, op.valid
+	}
+	return op.price(c), nil
 }
 
 // rowGrid is where a measured row sits: its grid (op class, dtype,
 // categorical dimensions) and its continuous coordinates, the first being
-// the line's varying dimension. It must match the adjust calls of the op
-// methods. ok is false for rows PredictRow rejects.
+// the line's varying dimension, as its shape defines them. ok is false
+// for rows PredictRow rejects.
 func rowGrid(r OpRow) (k gridKey, c coords, ok bool) {
-	switch r.Op {
-	case "gemm":
-		return gridKey{classGEMM, slotOf(r.DType), lineKey{r.N, r.K, 0, 0, 0}}, coords1(r.M), r.M > 0 && r.N > 0 && r.K > 0
-	case "moe":
-		return gridKey{classMoE, slotOf(r.DType), lineKey{r.Experts, min(r.TopK, r.Experts), r.Hidden, r.Inter, 0}}, coords1(r.Tokens),
-			r.Tokens > 0 && r.Experts > 0 && r.TopK > 0 && r.Hidden > 0 && r.Inter > 0
-	case "attention":
-		return gridKey{classAttention, slotOf(r.DType), lineKey{r.Heads, max(r.KVHeads, 1), r.HeadDim, 0, 0}}, coords3(r.KVLen, r.Batch, r.QLen),
-			r.Batch > 0 && r.QLen > 0 && r.KVLen > 0 && r.Heads > 0 && r.HeadDim > 0
-	case "gdn":
-		return gridKey{classGDN, slotBF16, lineKey{r.Heads, max(r.KVHeads, 1), r.HeadDim, boolInt(r.QLen > 1), 0}}, coords2(r.Batch, r.QLen),
-			r.Batch > 0 && r.QLen > 0 && r.Heads > 0 && r.HeadDim > 0
-	case "rmsnorm", "norm":
-		return gridKey{classNorm, slotBF16, lineKey{}}, coords2(r.Tokens, r.Hidden), r.Tokens > 0 && r.Hidden > 0
-	case "lm_head":
-		return gridKey{classLMHead, slotOf(r.DType), lineKey{r.N, r.K, 0, 0, 0}}, coords1(r.M), r.M > 0 && r.N > 0 && r.K > 0
-	case "copy":
-		return gridKey{classCopy, slotBF16, lineKey{}}, coords1(r.N), r.N > 0
+	op, known := opOf(r)
+	if !known || op.valid != nil {
+		return gridKey{}, coords{}, false
 	}
-	return gridKey{}, coords{}, false
+	k, c = op.grid()
+	return k, c, true
 }
 
 // rowUnits are the parallel work units the op of a row reports to the

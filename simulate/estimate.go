@@ -65,6 +65,11 @@ func (p *Plan) Estimate() (*Result, error) {
 	}
 	n := float64(len(reqs))
 	isl, osl = isl/n, osl/n
+	if h := p.cacheKeep(float64(p.sc.Conc), isl+osl); h < 1 {
+		for i := range reqs {
+			reqs[i].Cached = int(h * float64(reqs[i].Cached))
+		}
+	}
 	ctx = isl + osl/2
 	al := 1.0
 	k := p.sc.Spec.Steps
@@ -138,6 +143,7 @@ func (p *Plan) Estimate() (*Result, error) {
 	// Fixed point over the decode batch b (per decode lane).
 	b := math.Max(1, math.Min(capRun, conc/decLanes))
 	var td, lambda, rhoP, ttft, wq float64
+	thinkEff := think
 	lambda = conc / math.Max(meanTp+steps*1e-3, 1e-6)
 	for range 40 {
 		bi := max(int(math.Round(b)), 1)
@@ -168,7 +174,16 @@ func (p *Plan) Estimate() (*Result, error) {
 		}
 		// Little's law over the closed loop: sessions = rate x cycle,
 		// think time included.
-		cycle := ttft + steps*td/(1-rhoP) + think
+		busy := ttft + steps*td/(1-rhoP)
+		thinkEff = think
+		if tr := p.sc.Workload.Trace; tr != nil && conc == 1 {
+			// AIPerf's system idle cap (agentx.Replay.capSystem) shortens
+			// every gap of a lone session, nothing else being in flight.
+			// With more sessions it applies only when all are idle and
+			// the next arrival is over the cap away; not modelled.
+			thinkEff = tr.thinkAlone
+		}
+		cycle := busy + thinkEff
 		want := conc / cycle // the rate the sessions would drive
 		if want < lambda {
 			lambda = want
@@ -182,7 +197,7 @@ func (p *Plan) Estimate() (*Result, error) {
 	}
 	cycle := conc / lambda
 	// Requests beyond the running cap wait before their prefill.
-	queueWait := math.Max(0, cycle-(ttft+steps*td/(1-rhoP)+think))
+	queueWait := math.Max(0, cycle-(ttft+steps*td/(1-rhoP)+thinkEff))
 	ttfts := make([]float64, len(reqs))
 	tpots := make([]float64, 0, len(reqs))
 	e2els := make([]float64, len(reqs))
@@ -208,4 +223,26 @@ func (p *Plan) Estimate() (*Result, error) {
 	res.ALRealized = al
 	res.Sim = "mean-field"
 	return res, nil
+}
+
+// cacheKeep is the fraction of a session's shared prefix that is still in
+// its rank's radix cache when the session's next turn arrives, by Che's
+// approximation of an LRU cache (Che, Tung and Wang, IEEE JSAC 20(7),
+// 2002): with n sessions of equal rate and chain size s sharing a cache of
+// C tokens (device pool plus HiCache host tier), a chain survives with
+// probability 1-exp(-T/cycle) where T solves n s (1-exp(-T/cycle)) = C,
+// i.e. min(1, C/(n s)). The event simulation runs the LRU itself
+// (prefixCache); without a trace replay no cache decides hits.
+func (p *Plan) cacheKeep(conc, chain float64) float64 {
+	if !p.cacheOn() || chain <= 0 {
+		return 1
+	}
+	t := p.sc.Topology
+	e, mem, lanes := p.agg, p.aggMem, float64(t.Agg.PP)
+	if t.Disagg {
+		e, mem, lanes = p.prefill, p.preMem, float64(t.PrefillWorkers*t.Prefill.PP)
+	}
+	caches := lanes * float64(e.Par.AttentionDP())
+	capTok := float64(mem.TokensFit+mem.HostTokens) / float64(e.Par.PP)
+	return math.Min(1, capTok/(conc/caches*chain))
 }

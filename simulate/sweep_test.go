@@ -200,3 +200,24 @@ func TestSweepRefineBudget(t *testing.T) {
 		t.Errorf("budget 3: %d mean-field frontier points, %d frontier points; want none and some", n, len(res.Frontier))
 	}
 }
+
+// TestSweepWorkersByteIdentical: the sweep's JSON does not depend on how
+// many goroutines price and refine it.
+func TestSweepWorkersByteIdentical(t *testing.T) {
+	_, _, serial := smallSweep(t, Shard{}, 1, SLA{})
+	_, _, par := smallSweep(t, Shard{}, 3, SLA{})
+	a, err := json.Marshal(serial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(par)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) {
+		t.Errorf("sweep JSON differs between 1 and 3 workers (%d vs %d bytes)", len(a), len(b))
+	}
+	if serial.Refined == 0 {
+		t.Error("nothing refined: the test compares no event simulation")
+	}
+}

@@ -1,0 +1,119 @@
+package kernels
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Each op's grid key and coordinates are defined once here, by its shape:
+// the op methods adjust their roofline cost at that key, and rowGrid
+// places a measured row at the same key, so a table row and the cost of
+// the same shape cannot disagree on where they sit.
+
+func gemmGrid(dt DType, m, n, k int) (gridKey, coords) {
+	return gridKey{classGEMM, slotOf(dt), lineKey{n, k, 0, 0, 0}}, coords1(m)
+}
+
+func lmHeadGrid(dt DType, tokens, hidden, vocab int) (gridKey, coords) {
+	return gridKey{classLMHead, slotOf(dt), lineKey{vocab, hidden, 0, 0, 0}}, coords1(tokens)
+}
+
+func normGrid(tokens, hidden int) (gridKey, coords) {
+	return gridKey{classNorm, slotBF16, lineKey{}}, coords2(tokens, hidden)
+}
+
+func copyGrid(half int) (gridKey, coords) {
+	return gridKey{classCopy, slotBF16, lineKey{}}, coords1(half)
+}
+
+func (s MoEShape) grid() (gridKey, coords) {
+	return gridKey{classMoE, slotOf(s.DType), lineKey{s.Experts, min(s.TopK, s.Experts), s.Hidden, s.Inter, 0}}, coords1(s.Tokens)
+}
+
+func (s AttentionShape) grid() (gridKey, coords) {
+	return gridKey{classAttention, slotOf(s.KVDType), lineKey{s.Heads, max(s.KVHeads, 1), s.HeadDim, 0, 0}}, coords3(s.KVLen, s.Batch, s.QLen)
+}
+
+func (s GDNShape) grid() (gridKey, coords) {
+	return gridKey{classGDN, slotBF16, lineKey{s.VHeads, max(s.KHeads, 1), s.KDim, boolInt(s.KeepIntermediate && s.QLen > 1), 0}}, coords2(s.Batch, s.QLen)
+}
+
+// ShapeError is a shape no kernel runs: the op and what is wrong with it.
+type ShapeError struct {
+	Op     string
+	Reason string
+}
+
+func (e *ShapeError) Error() string { return e.Op + " shape: " + e.Reason }
+
+// positive returns a ShapeError naming every dimension that is not
+// positive, or nil.
+func positive(op string, dims ...any) error {
+	var bad []string
+	for i := 0; i+1 < len(dims); i += 2 {
+		if v := dims[i+1].(int); v <= 0 {
+			bad = append(bad, fmt.Sprintf("%s %d", dims[i], v))
+		}
+	}
+	if len(bad) > 0 {
+		return &ShapeError{op, "needs positive " + strings.Join(bad, ", ")}
+	}
+	return nil
+}
+
+// divides reports the grouped-head rule: heads must be a multiple of the
+// key/value heads (each KV head serves heads/kvHeads query heads).
+func divides(op string, heads, kvHeads int) error {
+	if kvHeads > 0 && heads%kvHeads != 0 {
+		return &ShapeError{op, fmt.Sprintf("heads %d not divisible by kv_heads %d", heads, kvHeads)}
+	}
+	if kvHeads < 0 {
+		return &ShapeError{op, fmt.Sprintf("kv_heads %d is negative", kvHeads)}
+	}
+	return nil
+}
+
+// ValidateGEMM reports a GEMM shape with a dimension that is not positive.
+func ValidateGEMM(m, n, k int) error { return positive("gemm", "m", m, "n", n, "k", k) }
+
+// ValidateLMHead reports an lm_head shape with a dimension that is not positive.
+func ValidateLMHead(tokens, hidden, vocab int) error {
+	return positive("lm_head", "tokens", tokens, "hidden", hidden, "vocab", vocab)
+}
+
+// ValidateNorm reports an RMSNorm shape with a dimension that is not positive.
+func ValidateNorm(tokens, hidden int) error {
+	return positive("rmsnorm", "tokens", tokens, "hidden", hidden)
+}
+
+// Validate reports a MoE shape no kernel runs: a dimension that is not
+// positive, or more experts per token than experts.
+func (s MoEShape) Validate() error {
+	if err := positive("moe", "tokens", s.Tokens, "experts", s.Experts, "topk", s.TopK, "hidden", s.Hidden, "inter", s.Inter); err != nil {
+		return err
+	}
+	if s.TopK > s.Experts {
+		return &ShapeError{"moe", fmt.Sprintf("topk %d exceeds experts %d", s.TopK, s.Experts)}
+	}
+	return nil
+}
+
+// Validate reports an attention shape no kernel runs: a dimension that is
+// not positive, or query heads that the KV heads do not divide (KVHeads 0
+// means one).
+func (s AttentionShape) Validate() error {
+	if err := positive("attention", "batch", s.Batch, "q_len", s.QLen, "kv_len", s.KVLen, "heads", s.Heads, "head_dim", s.HeadDim); err != nil {
+		return err
+	}
+	return divides("attention", s.Heads, s.KVHeads)
+}
+
+// Validate reports a Gated DeltaNet shape no kernel runs: a dimension
+// that is not positive, or value heads that the key heads do not divide
+// (KHeads 0 means one).
+func (s GDNShape) Validate() error {
+	if err := positive("gdn", "batch", s.Batch, "q_len", s.QLen, "v_heads", s.VHeads, "k_dim", s.KDim, "v_dim", s.VDim); err != nil {
+		return err
+	}
+	return divides("gdn", s.VHeads, s.KHeads)
+}
