@@ -144,6 +144,13 @@ func (p *Plan) Estimate() (*Result, error) {
 	b := math.Max(1, math.Min(capRun, conc/decLanes))
 	var td, lambda, rhoP, ttft, wq float64
 	thinkEff := think
+	if tr := p.sc.Workload.Trace; tr != nil && conc == 1 {
+		// AIPerf's system idle cap (agentx.Replay.capSystem) shortens
+		// every gap of a lone session, nothing else being in flight.
+		// With more sessions it applies only when all are idle and the
+		// next arrival is over the cap away; not modelled.
+		thinkEff = tr.thinkAlone
+	}
 	lambda = conc / math.Max(meanTp+steps*1e-3, 1e-6)
 	for range 40 {
 		bi := max(int(math.Round(b)), 1)
@@ -174,16 +181,7 @@ func (p *Plan) Estimate() (*Result, error) {
 		}
 		// Little's law over the closed loop: sessions = rate x cycle,
 		// think time included.
-		busy := ttft + steps*td/(1-rhoP)
-		thinkEff = think
-		if tr := p.sc.Workload.Trace; tr != nil && conc == 1 {
-			// AIPerf's system idle cap (agentx.Replay.capSystem) shortens
-			// every gap of a lone session, nothing else being in flight.
-			// With more sessions it applies only when all are idle and
-			// the next arrival is over the cap away; not modelled.
-			thinkEff = tr.thinkAlone
-		}
-		cycle := busy + thinkEff
+		cycle := ttft + steps*td/(1-rhoP) + thinkEff
 		want := conc / cycle // the rate the sessions would drive
 		if want < lambda {
 			lambda = want
