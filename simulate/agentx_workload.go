@@ -28,6 +28,11 @@ type TraceWorkload struct {
 	// thinkAlone is the same mean with the gap also capped at the system
 	// idle cap: a lone session's think time (nothing else in flight).
 	thinkAlone float64
+	// par is the requests of the usable trees over the requests on their
+	// longest dependency paths: a tree whose chains run side by side
+	// drives par requests per response-plus-think cycle of its critical
+	// path (Little's law over the tree with equal cycles).
+	par float64
 }
 
 // NewTraceWorkload prepares traces (nil = the embedded public corpus) for
@@ -51,12 +56,23 @@ func NewTraceWorkload(source string, traces []*agentx.Trace, cfg agentx.Config) 
 		use = use[:cfg.MaxTraces]
 	}
 	var sum, think, alone float64
-	waits := 0
+	waits, nReq, nPath := 0, 0, 0
 	for _, t := range use {
 		if cfg.MaxContext > 0 && t.PeakContext() > cfg.MaxContext || t.RootTurns() < 2 {
 			continue
 		}
 		tw.maxCtx = max(tw.maxCtx, t.PeakContext())
+		depth := make([]int, len(t.Requests))
+		longest := 0
+		for p, q := range t.Requests {
+			for _, d := range q.Preds {
+				depth[p] = max(depth[p], depth[d])
+			}
+			depth[p]++
+			longest = max(longest, depth[p])
+		}
+		nReq += len(t.Requests)
+		nPath += longest
 		for _, q := range t.Requests {
 			tw.usable = append(tw.usable, Request{ISL: int(q.In), OSL: max(int(q.Out), 1), Cached: min(int(q.Shared), int(q.In)-1)})
 			sum += float64(q.In) + float64(q.Out)/2
@@ -71,6 +87,7 @@ func NewTraceWorkload(source string, traces []*agentx.Trace, cfg agentx.Config) 
 		return nil, fmt.Errorf("%s: no usable trace (each needs two root turns and a peak context within max-context %d)", source, cfg.MaxContext)
 	}
 	tw.meanCtx = sum / float64(len(tw.usable))
+	tw.par = float64(nReq) / float64(nPath)
 	if waits > 0 {
 		tw.think = think / float64(waits)
 		tw.thinkAlone = alone / float64(waits)

@@ -81,6 +81,9 @@ func (p *Plan) Estimate() (*Result, error) {
 		al = s.ExpectedMean()
 	}
 	conc := float64(p.sc.Conc)
+	if tr := p.sc.Workload.Trace; tr != nil {
+		conc *= tr.par // chains of a tree that run side by side
+	}
 	think := p.sc.Workload.ThinkTime()
 	t := p.sc.Topology
 	pre, dec := p.agg, p.agg
@@ -144,7 +147,7 @@ func (p *Plan) Estimate() (*Result, error) {
 	b := math.Max(1, math.Min(capRun, conc/decLanes))
 	var td, lambda, rhoP, ttft, wq float64
 	thinkEff := think
-	if tr := p.sc.Workload.Trace; tr != nil && conc == 1 {
+	if tr := p.sc.Workload.Trace; tr != nil && p.sc.Conc == 1 {
 		// AIPerf's system idle cap (agentx.Replay.capSystem) shortens
 		// every gap of a lone session, nothing else being in flight.
 		// With more sessions it applies only when all are idle and the

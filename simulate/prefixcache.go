@@ -70,16 +70,23 @@ type Hit struct {
 }
 
 // acquire admits a request of session whose prompt shares shared tokens
-// with the session's previous prompt and needs need tokens of KV in all
+// with the session's previous prompt (on a session's first request, with
+// session from's latest; from is -1 when none) and needs need tokens of KV in all
 // (prompt plus the output it will write). It returns the hit and whether
 // the device pool could make room; on false nothing changed.
-func (c *prefixCache) acquire(session, shared, prompt, need int, now float64) (Hit, bool) {
+func (c *prefixCache) acquire(session, from, shared, prompt, need int, now float64) (Hit, bool) {
 	ch := c.chains[session]
 	want := shared / c.page
 	var devHit, hostHit int
 	if ch != nil {
 		devHit = min(want, ch.dev)
 		hostHit = min(want-devHit, ch.host)
+	} else if src := c.chains[from]; from >= 0 && src != nil {
+		// A new session forked from another: its prefix matches that
+		// session's cached blocks, read in place (the radix tree shares the
+		// nodes; the new chain's own copy is counted below as its need).
+		devHit = min(want, src.dev)
+		hostHit = min(want-devHit, src.host)
 	}
 	needBlocks := ceilDiv(need, c.page)
 	// The chain's own blocks beyond the match are dropped (a rewritten

@@ -9,7 +9,7 @@ func TestPrefixCacheLRUOrder(t *testing.T) {
 	c := newPrefixCache(64, 640, 0)
 	must := func(session, shared, prompt, need int, now float64, want Hit) {
 		t.Helper()
-		h, ok := c.acquire(session, shared, prompt, need, now)
+		h, ok := c.acquire(session, -1, shared, prompt, need, now)
 		if !ok || h != want {
 			t.Fatalf("acquire(session %d at %g) = %+v, %v; want %+v, true", session, now, h, ok, want)
 		}
@@ -39,7 +39,7 @@ func TestPrefixCacheLRUOrder(t *testing.T) {
 	res(1, 128, 0)
 	res(3, 192, 0)
 	// Nothing evictable is left but session 1's 2 blocks: 3 blocks fail.
-	if _, ok := c.acquire(5, 0, 128, 192, 9); ok {
+	if _, ok := c.acquire(5, -1, 0, 128, 192, 9); ok {
 		t.Fatal("acquire beyond the evictable blocks succeeded")
 	}
 	res(1, 128, 0)
@@ -55,12 +55,12 @@ func TestPrefixCacheLRUOrder(t *testing.T) {
 // as host hits; the host tier evicts its own least recently used tails.
 func TestPrefixCacheHostTier(t *testing.T) {
 	c := newPrefixCache(64, 512, 384) // 8 device, 6 host blocks
-	c.acquire(1, 0, 256, 256, 1)
+	c.acquire(1, -1, 0, 256, 256, 1)
 	c.release(1, 256, 2)
-	c.acquire(2, 0, 256, 256, 3)
+	c.acquire(2, -1, 0, 256, 256, 3)
 	c.release(2, 256, 4)
 	// 8 blocks for session 3 push out all of 1 and 2 (1 first).
-	c.acquire(3, 0, 512, 512, 5)
+	c.acquire(3, -1, 0, 512, 512, 5)
 	if d, h := c.resident(1); d != 0 || h != 128 {
 		t.Errorf("session 1 after eviction: %d device + %d host tokens, want 0 + 128 (host keeps 6 of 8 blocks, 1's tail lost first)", d, h)
 	}
@@ -69,7 +69,7 @@ func TestPrefixCacheHostTier(t *testing.T) {
 	}
 	c.release(3, 512, 6)
 	// Session 2 returns sharing its 4 blocks: all from the host tier.
-	h, ok := c.acquire(2, 256, 320, 384, 7)
+	h, ok := c.acquire(2, -1, 256, 320, 384, 7)
 	if !ok || h != (Hit{Host: 256}) {
 		t.Fatalf("session 2 hit %+v, %v; want 256 host tokens", h, ok)
 	}
@@ -157,10 +157,36 @@ func BenchmarkPrefixCache(b *testing.B) {
 			prompt = 2000
 		}
 		now := float64(i)
-		if _, ok := c.acquire(s, shared, prompt, prompt+500, now); !ok {
+		if _, ok := c.acquire(s, -1, shared, prompt, prompt+500, now); !ok {
 			b.Fatal("no room")
 		}
 		c.release(s, prompt+500, now+0.5)
 		ctx[s] = prompt
+	}
+}
+
+// TestPrefixCacheFork: a new session forked from another reads that
+// session's resident blocks as hits (up to what it shares), takes its own
+// blocks, and leaves the source's chain as it was.
+func TestPrefixCacheFork(t *testing.T) {
+	c := newPrefixCache(64, 2048, 0) // 32 blocks
+	c.acquire(1, -1, 0, 256, 320, 1)
+	c.release(1, 320, 2) // session 1 holds 5 blocks
+	// Session 2 forks sharing 3 blocks of session 1's prompt.
+	h, ok := c.acquire(2, 1, 192, 384, 448, 3)
+	if !ok || h != (Hit{Device: 192}) {
+		t.Fatalf("fork hit %+v, %v; want 192 device tokens", h, ok)
+	}
+	if d, _ := c.resident(1); d != 320 {
+		t.Errorf("source session resident %d tokens, want 320", d)
+	}
+	// Sharing more than the source holds hits only what it holds.
+	h, ok = c.acquire(3, 1, 640, 704, 768, 4)
+	if !ok || h != (Hit{Device: 320}) {
+		t.Fatalf("fork past the source: %+v, %v; want 320 device tokens", h, ok)
+	}
+	// A fork of an unknown session is cold.
+	if h, ok := c.acquire(4, 9, 128, 192, 192, 5); !ok || h != (Hit{}) {
+		t.Fatalf("fork of an absent session: %+v, %v; want no hit", h, ok)
 	}
 }

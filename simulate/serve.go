@@ -167,6 +167,7 @@ type simRequest struct {
 	// prefix-cache chain.
 	rank     int
 	shared   int
+	from     int // session whose cached prefix shared refers to on a first turn, or -1
 	hostLoad int
 	id       int
 	target   int // router target, -1 when not routed
@@ -478,7 +479,7 @@ func (p *Plan) Simulate() (*Result, error) {
 		return srv.targetInst[tg]
 	}
 	issue := func(session int, t float64) {
-		r := &simRequest{Request: p.sc.Workload.Sample(rng), session: session, arrival: t, shared: -1, target: -1}
+		r := &simRequest{Request: p.sc.Workload.Sample(rng), session: session, arrival: t, shared: -1, from: -1, target: -1}
 		r.done = r.Cached
 		r.measured = issued >= warmup && issued < warmup+measuredN
 		issued++
@@ -486,7 +487,7 @@ func (p *Plan) Simulate() (*Result, error) {
 	}
 	issueReplay := func(q agentx.Request) {
 		r := &simRequest{Request: Request{ISL: q.Input, OSL: q.Output}, session: q.Session, arrival: q.Arrival,
-			shared: q.Shared, id: q.ID, measured: q.Phase == agentx.Profile, target: -1}
+			shared: q.Shared, from: q.From, id: q.ID, measured: q.Phase == agentx.Profile, target: -1}
 		if !p.cacheOn() {
 			r.shared = 0
 		}
@@ -524,7 +525,7 @@ func (p *Plan) Simulate() (*Result, error) {
 			need = r.ISL
 		}
 		if in.caches != nil && r.shared >= 0 {
-			hit, ok := in.caches[rk].acquire(r.session, r.shared, r.ISL, need, now)
+			hit, ok := in.caches[rk].acquire(r.session, r.from, r.shared, r.ISL, need, now)
 			if !ok && busy {
 				return false
 			}

@@ -22,7 +22,7 @@ var defaultCorpus []byte
 // DefaultCorpusName names the embedded corpus in reports.
 const DefaultCorpusName = "kv-cache-tester@94f6046 (public WEKA Claude-Code traces, compact)"
 
-const corpusMagic = "specsim-agentx-corpus v1\n"
+const corpusMagic = "specsim-agentx-corpus v2\n"
 
 var (
 	defaultOnce   sync.Once
@@ -63,6 +63,7 @@ func EncodeCorpus(w io.Writer, traces []*Trace) error {
 			put(uint64(r.In))
 			put(uint64(r.Out))
 			put(uint64(r.Shared))
+			put(uint64(r.From + 1))
 			st := max(ms(r.Start), prevStart)
 			put(st - prevStart)
 			prevStart = st
@@ -139,6 +140,7 @@ func DecodeCorpus(r io.Reader) ([]*Trace, error) {
 			q.In = int32(get(maxTokens, "in"))
 			q.Out = int32(get(maxTokens, "out"))
 			q.Shared = int32(get(uint64(q.In), "shared"))
+			q.From = int32(get(uint64(len(t.Sessions)), "shared-from session")) - 1
 			start += get(maxSeconds*1e3, "start")
 			q.Start = float64(start) / 1e3
 			q.Gap = float64(get(maxSeconds*1e3, "gap")) / 1e3

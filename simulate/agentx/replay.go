@@ -310,9 +310,13 @@ func (r *Replay) ready(tr *tree, p int32, t float64) {
 
 func (r *Replay) emit(tr *tree, p int32, at float64, ph Phase, out, shared int) {
 	q := &tr.info.tr.Requests[p]
+	from := -1
+	if q.From >= 0 && shared > 0 {
+		from = tr.sessBase + int(q.From)
+	}
 	l := &liveReq{Request: Request{ID: len(r.live), Tree: tr.id, Lane: tr.lane, Session: tr.sessBase + int(q.Session),
 		Trace: tr.info.idx, Turn: int(tr.info.turn[p]), Arrival: at, Input: int(q.In), Output: max(out, 1),
-		Shared: shared, Phase: ph}, tree: tr, pos: p}
+		Shared: shared, From: from, Phase: ph}, tree: tr, pos: p}
 	tr.state[p] = stPending
 	if ph == Warmup {
 		r.stats.WarmupRequests++

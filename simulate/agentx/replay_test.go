@@ -97,10 +97,10 @@ func TestReplayByHand(t *testing.T) {
 	wants := []want{
 		{0, 640, 1, 0, 0, Warmup},           // primer: ends at 1.64, profiling starts
 		{0, 1000, 50, 640, 11.64, Profile},  // 1.64 + 15 s gap, shifted 5 s by the 10 s system cap
-		{1, 300, 20, 0, 20.49, Profile},     // ends 13.49 + 7
-		{1, 400, 30, 300, 28.98, Profile},   // 21.98 + 7
-		{0, 1200, 10, 1000, 40.37, Profile}, // join at 30.37 + 17, shifted 7 s
-		{2, 640, 100, 0, 41.66, Profile},    // recycled play, cold, turn 0
+		{1, 300, 20, 0, 14.49, Profile},     // spawning turn ends 13.49, + 1 s offset from the spawn
+		{1, 400, 30, 300, 22.98, Profile},   // 15.98 + 7
+		{0, 1200, 10, 1000, 34.37, Profile}, // join at 24.37 + 17, shifted 7 s
+		{2, 640, 100, 0, 35.66, Profile},    // recycled play, cold, turn 0
 	}
 	if len(fr.sent) != len(wants) {
 		t.Fatalf("sent %d requests, want %d: %+v", len(fr.sent), len(wants), fr.sent)
@@ -112,8 +112,8 @@ func TestReplayByHand(t *testing.T) {
 		}
 	}
 	st := fr.rp.Stats()
-	// Shifts: 5 s and 7 s above, then 5 s at 44.29 (the recycled turn 1,
-	// due at 59.29, moves to 54.29: past the window, so it is not sent).
+	// Shifts: 5 s and 7 s above, then 5 s at 38.29 (the recycled turn 1,
+	// due at 53.29, moves to 48.29: past the window, so it is not sent).
 	if st.IdleShifts != 3 || !near(st.IdleShiftS, 17) || st.Trees != 2 || st.WarmupRequests != 1 {
 		t.Errorf("stats %+v: want 3 idle shifts of 17 s in all, 2 trees, 1 warm-up request", st)
 	}
@@ -126,9 +126,9 @@ func TestReplayByHand(t *testing.T) {
 	if m.Requests != 5 || !near(m.E2EL.P50, 1.49) || !near(m.E2EL.P90, 1.85+0.6*(2.63-1.85)) {
 		t.Errorf("metrics %+v", m.E2EL)
 	}
-	// (3540 in + 210 out) tokens over 44.29 - 11.64 s.
-	if !near(m.TotalTPS, 3750/(44.29-11.64)) {
-		t.Errorf("total tokens/s %g, want %g", m.TotalTPS, 3750/(44.29-11.64))
+	// (3540 in + 210 out) tokens over 38.29 - 11.64 s.
+	if !near(m.TotalTPS, 3750/(38.29-11.64)) {
+		t.Errorf("total tokens/s %g, want %g", m.TotalTPS, 3750/(38.29-11.64))
 	}
 }
 

@@ -60,11 +60,17 @@ type Request struct {
 	Output int
 	// Shared is how many leading prompt tokens (whole 64-token blocks)
 	// equal the leading tokens of the same session's previous request's
-	// prompt (the longest common prefix of their hash_ids). 0 on a
-	// session's first request, including the first turn of a recycled play
-	// (AIPerf's cache-bust marker makes every play's prefix unique). The
-	// server's cache decides how much of it is still resident.
+	// prompt (the longest common prefix of their hash_ids), or on a
+	// session's first request those of another session of the same tree
+	// (From). The first turn of a recycled play shares nothing with an
+	// earlier play (AIPerf's cache-bust marker is per tree). The server's
+	// cache decides how much of it is still resident.
 	Shared int
+	// From is the session whose prompt Shared refers to on a session's
+	// first request (a chain forked from another chain of the tree: the
+	// whole tree is one prefix-cache domain, branch_orchestrator.py
+	// _marker_for_root), or -1.
+	From int
 	// Phase is Warmup or Profile.
 	Phase Phase
 }

@@ -24,16 +24,13 @@ const (
 	maxHashIDs         = 1 << 17 // 8M tokens of 64-token blocks
 	maxTokens          = 1 << 24
 	maxSeconds         = 1e8
-	// chainWindow bounds the chains a request is matched against (the
-	// public traces have at most a handful per agent).
-	chainWindow = 32
 )
 
 // Session kinds within a trace.
 const (
-	KindRoot     uint8 = iota // the root conversation's main context chain
-	KindSide                  // another context chain of the root agent (side calls)
-	KindSubagent              // a context chain of a spawned subagent
+	KindRoot     uint8 = iota // the root's main agent chain (detect_agent_chains' main_index)
+	KindSide                  // another agent chain among the root's top-level requests (AIPerf's flat chains)
+	KindSubagent              // an agent chain of a subagent entry (its main chain or a nested one)
 )
 
 // Trace is one recorded session tree reduced to what the replay needs.
@@ -49,18 +46,26 @@ type Trace struct {
 type TraceRequest struct {
 	Session int32 // index into Trace.Sessions
 	In, Out int32 // prompt and output tokens
-	Shared  int32 // prompt tokens shared with the session's previous request
+	Shared  int32 // prompt tokens shared with the session's previous request (or From's)
+	// From is, on a session's first request, the session whose latest
+	// request (started earlier) shares the longest prefix with it, and -1
+	// otherwise or when none does.
+	From int32
 	// Start is the recorded start, in seconds from the trace's first request.
 	Start float64
 	// Gap is the recorded idle time between the end of the latest-ending
 	// predecessor and this request's start (AIPerf's end-to-start delay,
-	// weka_trace.py _end_to_start_delay_ms, clamped at 0). For a request with
-	// no predecessor it is the offset from the tree's start.
+	// weka_trace.py _end_to_start_delay_ms, clamped at 0), at most, on a
+	// chain's first request after its spawning turn, the recorded offset
+	// from the branch start. For a request with no predecessor it is the
+	// offset from the tree's start.
 	Gap float64
 	// Preds are the requests whose completion this one waits for: the
 	// session's previous request, the other chains of the same agent that
-	// had finished when it started, a subagent's spawning parent turn, and
-	// for the parent turn after a subagent, every chain of that subagent.
+	// had finished when it started, on a spawned chain's first request its
+	// spawning main turn (or, when the branch started while that turn was
+	// in flight, what the turn waited for), and on the main turn that joins
+	// a subagent or a flat chain, the last request of each of its chains.
 	Preds []int32
 }
 
@@ -106,6 +111,7 @@ func (e *ParseError) Error() string {
 type rawRequest struct {
 	T          *float64     `json:"t"`
 	Type       string       `json:"type"`
+	Model      string       `json:"model"`
 	In         *int64       `json:"in"`
 	Out        *int64       `json:"out"`
 	HashIDs    []int64      `json:"hash_ids"`
@@ -302,6 +308,8 @@ type flatReq struct {
 	scope      int // 0 = root agent, 1+i = subagent entry i
 	chain      int // trace-wide chain (session) index
 	outer      int // index of the entry in the root list
+	inner      int // index within its list: outer for the root, the inner index in a subagent
+	model      string
 }
 
 func buildTrace(name string, reqs []rawRequest, offs []int64, blockSize int64, fail func(int64, string, ...any) error) (*Trace, error) {
@@ -339,7 +347,7 @@ func buildTrace(name string, reqs []rawRequest, offs []int64, blockSize int64, f
 		if t < base-1e-6 { // a subagent's inner t before its spawn is relative (weka_trace.py _subagent_request_absolute_t)
 			t += base
 		}
-		return flatReq{start: t, end: t + api, in: *r.In, out: *r.Out, hash: r.HashIDs}, nil
+		return flatReq{start: t, end: t + api, in: *r.In, out: *r.Out, hash: r.HashIDs, model: r.Model}, nil
 	}
 	prevT := -1.0
 	for i := range reqs {
@@ -368,7 +376,7 @@ func buildTrace(name string, reqs []rawRequest, offs []int64, blockSize int64, f
 					return nil, err
 				}
 				fr.scope = 1 + len(subs)
-				fr.outer = i
+				fr.outer, fr.inner = i, j
 				flat = append(flat, fr)
 				s.end = max(s.end, fr.end)
 			}
@@ -383,94 +391,235 @@ func buildTrace(name string, reqs []rawRequest, offs []int64, blockSize int64, f
 		if err != nil {
 			return nil, err
 		}
-		fr.outer = i
+		fr.outer, fr.inner = i, i
 		flat = append(flat, fr)
 	}
 	if len(flat) == 0 {
 		return nil, fail(0, "no requests with tokens")
 	}
-	// Context chains per agent scope: a request continues the chain whose
-	// latest prompt shares the longest hash-id prefix with it (AIPerf runs
-	// the same hash-id LCP chain detection; weka_trace.py
-	// _expand_subagent_to_child_plans).
-	order := make([]int, len(flat))
-	for i := range order {
-		order[i] = i
+	// Agent chains per scope (the root's top-level requests, and each
+	// subagent entry's inner requests), as AIPerf splits them:
+	// _split_off_preamble, then detect_agent_chains (chains.go); the
+	// preamble rides the scope's main chain.
+	nScopes := 1 + len(subs)
+	scopeReqs := make([][]int, nScopes) // flat indices per scope
+	for i := range flat {
+		scopeReqs[flat[i].scope] = append(scopeReqs[flat[i].scope], i)
 	}
-	sort.SliceStable(order, func(a, b int) bool { return flat[order[a]].start < flat[order[b]].start })
-	tr := &Trace{Name: name}
-	type chainState struct {
-		last  int // flat index
-		scope int
-	}
-	var chains []chainState
-	shared := make([]int64, len(flat))
-	for _, fi := range order {
-		f := &flat[fi]
-		best, bestL := -1, 0
-		for c := len(chains) - 1; c >= 0 && c >= len(chains)-chainWindow; c-- {
-			if chains[c].scope != f.scope {
-				continue
+	scopeChain := make([]int, len(flat)) // chain within its scope, 0 = main
+	for sc, idx := range scopeReqs {
+		if len(idx) == 0 {
+			continue
+		}
+		cr := make([]chainReq, len(idx))
+		for k, i := range idx {
+			f := &flat[i]
+			cr[k] = chainReq{outer: f.inner, t: f.start, end: f.end, out: f.out, hash: f.hash, model: f.model}
+		}
+		pre := splitOffPreamble(cr)
+		rest := cr
+		if pre >= 0 {
+			rest = append(append([]chainReq(nil), cr[:pre]...), cr[pre+1:]...)
+		}
+		of, _, _, ok := detectAgentChains(rest, SeamMaxGapSeconds, SeamMinOverlapRatio)
+		if !ok {
+			if sc > 0 {
+				o := subs[sc-1].outer
+				return nil, fail(offs[o], "request %d (subagent): more than %d agent chains (or too much hash-id matching to detect them)", o, MaxChainsPerScope)
 			}
-			if l := lcp(flat[chains[c].last].hash, f.hash); l > bestL {
-				best, bestL = c, l
+			return nil, fail(0, "the top-level requests form more than %d agent chains (or too much hash-id matching to detect them)", MaxChainsPerScope)
+		}
+		for k, i := range idx {
+			switch {
+			case k == pre:
+				scopeChain[i] = 0
+			case pre >= 0 && k > pre:
+				scopeChain[i] = of[k-1]
+			default:
+				scopeChain[i] = of[k]
 			}
 		}
-		if best < 0 {
+	}
+	// A subagent with no main-chain turn before it is dropped, as AIPerf
+	// drops it (_dropped_subagent_indices: no parent turn can spawn it).
+	var mainOuter []int // outer indices of the root's main chain, ascending
+	for _, i := range scopeReqs[0] {
+		if scopeChain[i] == 0 {
+			mainOuter = append(mainOuter, flat[i].outer)
+		}
+	}
+	sort.Ints(mainOuter)
+	dropped := make([]bool, nScopes)
+	for si, s := range subs {
+		dropped[1+si] = len(mainOuter) == 0 || mainOuter[0] > s.outer
+	}
+	order := make([]int, 0, len(flat))
+	for i := range flat {
+		if !dropped[flat[i].scope] {
+			order = append(order, i)
+		}
+	}
+	if len(order) == 0 {
+		return nil, fail(0, "no requests with tokens")
+	}
+	sort.SliceStable(order, func(a, b int) bool { return flat[order[a]].start < flat[order[b]].start })
+	// Trace-wide session numbers in order of first request.
+	tr := &Trace{Name: name}
+	type scopeChainKey struct{ scope, chain int }
+	session := map[scopeChainKey]int{}
+	var lastOfChain []int // session -> flat index of its latest request so far
+	shared := make([]int64, len(flat))
+	from := make([]int32, len(flat))
+	for _, fi := range order {
+		f := &flat[fi]
+		key := scopeChainKey{f.scope, scopeChain[fi]}
+		c, ok := session[key]
+		if !ok {
+			c = len(tr.Sessions)
+			session[key] = c
 			kind := KindSubagent
 			if f.scope == 0 {
 				kind = KindSide
-				if len(tr.Sessions) == 0 {
+				if key.chain == 0 {
 					kind = KindRoot
 				}
 			}
-			best = len(chains)
-			chains = append(chains, chainState{last: fi, scope: f.scope})
 			tr.Sessions = append(tr.Sessions, kind)
+			lastOfChain = append(lastOfChain, fi)
+			// A new chain's prompt starts with whatever prefix it shares
+			// with another chain's latest prompt: the server's radix cache
+			// matches content, and the tree shares one cache-bust marker.
+			from[fi] = -1
+			bestL := 0
+			for o, li := range lastOfChain[:c] {
+				if l := lcp(flat[li].hash, f.hash); l > bestL {
+					bestL, from[fi] = l, int32(o)
+				}
+			}
+			if from[fi] >= 0 {
+				prev := &flat[lastOfChain[from[fi]]]
+				shared[fi] = min(int64(bestL)*blockSize, prev.in, f.in)
+			}
 		} else {
-			prev := &flat[chains[best].last]
-			shared[fi] = min(int64(bestL)*blockSize, prev.in, f.in)
-			chains[best].last = fi
+			prev := &flat[lastOfChain[c]]
+			shared[fi] = min(int64(lcp(prev.hash, f.hash))*blockSize, prev.in, f.in)
+			from[fi] = -1
 		}
-		f.chain = best
+		lastOfChain[c] = fi
+		f.chain = c
 	}
 	pos := make([]int, len(flat)) // flat index -> position in order
 	for p, fi := range order {
 		pos[fi] = p
 	}
-	// Root requests' positions (in start order) for spawn and join anchors.
-	var rootPos []int
+	// Spawn and join anchors on the root's main chain (weka_trace.py
+	// _reconstruct_serial): a subagent spawns from the last main turn before
+	// its entry in the file and joins the first later main turn that starts
+	// at or after its recorded end (_sa_end_seconds); a detected worker chain
+	// of the root ("flat" chain) spawns from the last main turn before its
+	// first request (the first main turn if none) and joins the first later
+	// main turn at or after its last request's end. No join: background.
+	var mainPos []int // positions in order of the main chain's turns
 	for p, fi := range order {
-		if flat[fi].scope == 0 {
-			rootPos = append(rootPos, p)
+		if flat[fi].scope == 0 && scopeChain[fi] == 0 {
+			mainPos = append(mainPos, p)
 		}
 	}
-	rootStart := func(i int) float64 { return flat[order[rootPos[i]]].start }
-	spawnOf := make([]int, len(subs)) // position of the spawning root turn, or -1
-	joins := map[int][]int{}          // root position -> subagent chain ends it waits for
-	for si, s := range subs {
-		i := sort.Search(len(rootPos), func(i int) bool { return rootStart(i) > s.start+1e-9 })
-		spawnOf[si] = -1
-		if i > 0 {
-			spawnOf[si] = rootPos[i-1]
+	mainFlat := func(k int) *flatReq { return &flat[order[mainPos[k]]] }
+	spawnBefore := func(outer int) int { // last main turn with outer index < outer, or -1
+		k := sort.Search(len(mainPos), func(k int) bool { return mainFlat(k).outer >= outer })
+		if k == 0 {
+			return -1
 		}
-		j := sort.Search(len(rootPos), func(i int) bool { return rootStart(i) >= s.end-1e-9 })
-		if j == len(rootPos) || s.n == 0 {
-			continue // a background subagent: nothing joins it
-		}
-		lastOf := map[int]int{}
-		for k := s.first; k < s.first+s.n; k++ {
-			if cur, ok := lastOf[flat[k].chain]; !ok || pos[k] > cur {
-				lastOf[flat[k].chain] = pos[k]
+		return mainPos[k-1]
+	}
+	joinAfter := func(outer int, end float64) int { // position, or -1
+		for k := range mainPos {
+			if m := mainFlat(k); m.outer > outer && m.start+1e-6 >= end {
+				return mainPos[k]
 			}
 		}
-		for _, q := range lastOf {
-			joins[rootPos[j]] = append(joins[rootPos[j]], q)
+		return -1
+	}
+	// A spawn branch is the group of chains with the same spawning turn and
+	// join turn (subagents and flat chains grouped apart). The branch
+	// orchestrator (timing/branch_orchestrator.py) dispatches it when the
+	// spawning turn completes, each child's first request at its recorded
+	// offset from the branch start (the earliest subagent entry's t, or the
+	// earliest first request of the flat chains); a branch that starts
+	// before the spawning turn's recorded end is dispatched when that turn
+	// is issued instead (on_credit_issued), at offsets from its start.
+	type spawnInfo struct {
+		turn        int     // spawning main turn's position
+		branchStart float64 // recorded
+	}
+	firstSpawn := map[int]spawnInfo{} // session -> its spawn
+	joins := map[int][]int{}          // main turn position -> chain ends it waits for
+	chainLast := map[int]int{}        // session -> position of its last request
+	chainFirst := map[int]int{}
+	for p, fi := range order {
+		c := flat[fi].chain
+		if _, ok := chainFirst[c]; !ok {
+			chainFirst[c] = p
+		}
+		chainLast[c] = p
+	}
+	type branchKey struct{ flat, spawn, join int }
+	branchStart := map[branchKey]float64{}
+	type member struct {
+		key    branchKey
+		chains []int
+		start  float64
+	}
+	var members []member
+	for si, s := range subs {
+		if dropped[1+si] || s.n == 0 {
+			continue
+		}
+		m := member{key: branchKey{0, spawnBefore(s.outer), joinAfter(s.outer, s.end)}, start: s.start}
+		seen := map[int]bool{}
+		for k := s.first; k < s.first+s.n; k++ {
+			if c := flat[k].chain; !seen[c] {
+				seen[c] = true
+				m.chains = append(m.chains, c)
+			}
+		}
+		members = append(members, m)
+	}
+	for c, kind := range tr.Sessions {
+		if kind != KindSide {
+			continue
+		}
+		first := &flat[order[chainFirst[c]]]
+		a := spawnBefore(first.outer)
+		if a < 0 && len(mainPos) > 0 {
+			a = mainPos[0]
+		}
+		end := 0.0
+		for p := chainFirst[c]; p <= chainLast[c]; p++ {
+			if g := &flat[order[p]]; g.chain == c {
+				end = max(end, g.end)
+			}
+		}
+		members = append(members, member{key: branchKey{1, a, joinAfter(first.outer, end)}, chains: []int{c}, start: first.start})
+	}
+	for _, m := range members {
+		if b, ok := branchStart[m.key]; !ok || m.start < b {
+			branchStart[m.key] = m.start
 		}
 	}
+	for _, m := range members {
+		for _, c := range m.chains {
+			firstSpawn[c] = spawnInfo{turn: m.key.spawn, branchStart: branchStart[m.key]}
+			if m.key.join >= 0 {
+				joins[m.key.join] = append(joins[m.key.join], chainLast[c])
+			}
+		}
+	}
+	nChains := len(tr.Sessions)
 	t0 := flat[order[0]].start
 	tr.Requests = make([]TraceRequest, len(order))
-	lastInChain := make([]int, len(chains))
+	lastInChain := make([]int, nChains)
 	for i := range lastInChain {
 		lastInChain[i] = -1
 	}
@@ -509,11 +658,17 @@ func buildTrace(name string, reqs []rawRequest, offs []int64, blockSize int64, f
 				add(q)
 			}
 		}
-		if f.scope > 0 && own < 0 {
-			// A subagent chain's first request waits on the parent turn that
-			// spawned it: the last root request that started by the spawn.
-			if a := spawnOf[f.scope-1]; a >= 0 && a < p {
-				add(a)
+		gapCap := math.Inf(1)
+		if sp, ok := firstSpawn[f.chain]; ok && own < 0 && sp.turn >= 0 && sp.turn < p {
+			a := &flat[order[sp.turn]]
+			if sp.branchStart < a.end && a.end > a.start {
+				// Dispatched with the spawning turn: wait for what it waited for.
+				for _, q := range tr.Requests[sp.turn].Preds {
+					add(int(q))
+				}
+			} else {
+				add(sp.turn)
+				gapCap = max(0, f.start-sp.branchStart)
 			}
 		}
 		for _, q := range joins[p] { // SPAWN_JOIN
@@ -523,7 +678,7 @@ func buildTrace(name string, reqs []rawRequest, offs []int64, blockSize int64, f
 		}
 		tq := &tr.Requests[p]
 		tq.Session = int32(f.chain)
-		tq.In, tq.Out, tq.Shared = int32(f.in), int32(f.out), int32(shared[fi])
+		tq.In, tq.Out, tq.Shared, tq.From = int32(f.in), int32(f.out), int32(shared[fi]), from[fi]
 		tq.Start = f.start - t0
 		latestEnd := -1.0
 		for _, q := range preds {
@@ -532,7 +687,7 @@ func buildTrace(name string, reqs []rawRequest, offs []int64, blockSize int64, f
 		sort.Slice(preds, func(a, b int) bool { return preds[a] < preds[b] })
 		tq.Preds = preds
 		if latestEnd >= 0 {
-			tq.Gap = max(0, f.start-latestEnd)
+			tq.Gap = min(max(0, f.start-latestEnd), gapCap)
 		} else {
 			tq.Gap = f.start - t0
 		}

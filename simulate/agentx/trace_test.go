@@ -21,15 +21,17 @@ func loadFixture(t testing.TB) *Trace {
 // The fixture's values worked by hand: gaps are end-to-start (start minus
 // the latest predecessor's start+api_time), subagent inner t is relative to
 // the spawn at 30 s, the subagent's end is 30 + 20000 ms, and the first
-// root turn after it (t=60) joins it.
+// root turn after it (t=60) joins it. The subagent's first request waits on
+// the turn before the entry (ended at 24 s, before the spawn, so the branch
+// is dispatched at its completion) and starts 31 - 30 = 1 s after it.
 func TestParseTraceFixture(t *testing.T) {
 	tr := loadFixture(t)
 	want := []TraceRequest{
-		{Session: 0, In: 640, Out: 100, Shared: 0, Start: 0, Gap: 0},
-		{Session: 0, In: 1000, Out: 50, Shared: 640, Start: 20, Gap: 15, Preds: []int32{0}},
-		{Session: 1, In: 300, Out: 20, Shared: 0, Start: 31, Gap: 7, Preds: []int32{1}},
-		{Session: 1, In: 400, Out: 30, Shared: 300, Start: 40, Gap: 7, Preds: []int32{2}},
-		{Session: 0, In: 1200, Out: 10, Shared: 1000, Start: 60, Gap: 17, Preds: []int32{1, 3}},
+		{Session: 0, From: -1, In: 640, Out: 100, Shared: 0, Start: 0, Gap: 0},
+		{Session: 0, From: -1, In: 1000, Out: 50, Shared: 640, Start: 20, Gap: 15, Preds: []int32{0}},
+		{Session: 1, From: -1, In: 300, Out: 20, Shared: 0, Start: 31, Gap: 1, Preds: []int32{1}},
+		{Session: 1, From: -1, In: 400, Out: 30, Shared: 300, Start: 40, Gap: 7, Preds: []int32{2}},
+		{Session: 0, From: -1, In: 1200, Out: 10, Shared: 1000, Start: 60, Gap: 17, Preds: []int32{1, 3}},
 	}
 	if !reflect.DeepEqual(tr.Requests, want) {
 		t.Fatalf("requests:\n got %+v\nwant %+v", tr.Requests, want)
