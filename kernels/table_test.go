@@ -193,16 +193,16 @@ func TestNearestShapeResidual(t *testing.T) {
 		grids[k] = newResidualGrid(p)
 	}
 	c := newCoster(g, &calibration{eff: defaultEfficiencies(), tables: newOpTables(grids)}, SourceRoofline)
-	near6k := c.GEMM(BF16, 64, 6144, 4096)
-	want := probe.GEMM(BF16, 64, 6144, 4096).Seconds * 1.10
+	near6k := must(t)(c.GEMM(BF16, 64, 6144, 4096))
+	want := must(t)(probe.GEMM(BF16, 64, 6144, 4096)).Seconds * 1.10
 	if !near(near6k.Seconds, want, 1e-9) || near6k.Source != SourceRoofline {
 		t.Errorf("unmeasured (6144, 4096): %v %s, want %v roofline", near6k.Seconds, near6k.Source, want)
 	}
-	far := c.GEMM(BF16, 64, 128, 128)
-	if !near(far.Seconds, probe.GEMM(BF16, 64, 128, 128).Seconds, 1e-12) {
+	far := must(t)(c.GEMM(BF16, 64, 128, 128))
+	if !near(far.Seconds, must(t)(probe.GEMM(BF16, 64, 128, 128)).Seconds, 1e-12) {
 		t.Errorf("a shape 32x away borrowed a residual: %v", far.Seconds)
 	}
-	if got := c.GEMM(BF16, 16, 4096, 4096); got.Source != SourceMeasured {
+	if got := must(t)(c.GEMM(BF16, 16, 4096, 4096)); got.Source != SourceMeasured {
 		t.Errorf("measured shape: %s", got.Source)
 	}
 	fit, held := SplitShapes(append(rows, OpRow{Op: "gemm", DType: BF16, M: 1, N: 128, K: 128, LatencyUS: 1}))

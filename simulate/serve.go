@@ -424,7 +424,21 @@ func (p *Plan) requestCount() (warmup, measured int) {
 // Engine.MixedExtra), decode iterations whose accepted lengths come from the
 // engine's sampler, closed loop sessions that send their next request when
 // the previous one ends.
-func (p *Plan) Simulate() (*Result, error) {
+func (p *Plan) Simulate() (*Result, error) { return p.shapeChecked(p.simulate()) }
+
+// shapeChecked returns the first shape an engine of the plan priced that
+// no kernel runs (Engine.Err) in place of the result: such a step was
+// priced wrong, and so is anything built on it.
+func (p *Plan) shapeChecked(r *Result, err error) (*Result, error) {
+	for _, e := range []*Engine{p.agg, p.prefill, p.decode} {
+		if e != nil && e.Err() != nil {
+			return nil, fmt.Errorf("%s on %s: %w", p.sc.Model.Name, p.gpuName, e.Err())
+		}
+	}
+	return r, err
+}
+
+func (p *Plan) simulate() (*Result, error) {
 	if err := p.checkWork(); err != nil {
 		return nil, err
 	}

@@ -5,7 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -324,92 +324,62 @@ func predictOne(c *kernels.Coster, op string, s *shapeFlags) (kernelPrediction, 
 	if err != nil {
 		return kernelPrediction{}, fmt.Errorf("--dtype: %v", err)
 	}
-	p := kernelPrediction{GPU: c.GPU().Name, Op: op, DType: string(dt)}
-	var cost kernels.Cost
-	r := s.row
-	r.Op, r.DType = strings.ToLower(op), dt
-	switch r.Op {
-	case "collective", "allreduce", "allgather", "reducescatter", "alltoall":
-		name := s.collective
-		if r.Op != "collective" {
-			name = r.Op
-		}
-		cop, err := kernels.ParseCollectiveOp(name)
-		if err != nil {
-			return p, err
-		}
-		if s.gpus < 2 || !(s.bytes > 0) || math.IsInf(s.bytes, 1) {
-			return p, errors.New("collective needs --gpus >= 2 and finite --bytes > 0")
-		}
-		cost = c.Collective(cop, s.bytes, s.gpus)
-		p.Op = string(cop)
-	case "moe":
-		if r.Tokens <= 0 || r.Experts <= 0 || r.TopK <= 0 || r.Hidden <= 0 || r.Inter <= 0 {
-			return p, errors.New("moe needs positive --tokens --experts --topk --hidden --inter")
-		}
-		if r.TopK > r.Experts {
-			return p, fmt.Errorf("moe: --topk %d exceeds --experts %d", r.TopK, r.Experts)
-		}
-		if !(s.skew >= 0 && s.skew <= 4) {
-			return p, fmt.Errorf("--skew %g: want 0..4", s.skew)
-		}
-		k := kernels.MoEKernel(s.moeKernel)
-		if k != kernels.MoEFused && k != kernels.MoETorchGrouped && k != kernels.MoETriton {
-			return p, fmt.Errorf("--moe-kernel %q: want %s, %s or %s", s.moeKernel, kernels.MoETorchGrouped, kernels.MoEFused, kernels.MoETriton)
-		}
-		cost = c.MoE(kernels.MoEShape{Tokens: r.Tokens, Experts: r.Experts, TopK: r.TopK, Hidden: r.Hidden, Inter: r.Inter, DType: dt, Skew: s.skew, Kernel: k})
-		p.MoEKernel = string(k)
-	case "attention":
-		if s.prefill || s.mla {
-			if r.Batch <= 0 || r.QLen <= 0 || r.KVLen <= 0 || r.Heads <= 0 || r.HeadDim <= 0 {
-				return p, errors.New("attention needs positive --batch --q-len --kv-len --heads --head-dim")
-			}
-			cost = c.Attention(kernels.AttentionShape{Batch: r.Batch, QLen: r.QLen, KVLen: r.KVLen, Heads: r.Heads,
-				KVHeads: max(r.KVHeads, 1), HeadDim: r.HeadDim, KVDType: dt, Prefill: s.prefill, MLA: s.mla})
-			break
-		}
-		if cost, err = c.PredictRow(r); err != nil {
-			return p, err
-		}
-	case "gdn":
-		if r.Batch <= 0 || r.QLen <= 0 || r.Heads <= 0 || r.HeadDim <= 0 {
-			return p, errors.New("gdn needs positive --batch --q-len --heads --head-dim")
-		}
-		sd, err := kernels.ParseDType(s.stateDType)
-		if err != nil || (sd != kernels.FP32 && sd != kernels.BF16) {
-			return p, fmt.Errorf("--state-dtype %q: want fp32 or bf16", s.stateDType)
-		}
-		shape := kernels.GDNShape{Batch: r.Batch, QLen: r.QLen, KHeads: max(r.KVHeads, 1), VHeads: r.Heads, KDim: r.HeadDim, VDim: r.HeadDim, StateDType: sd}
-		if s.noIntermed {
-			if s.gdnMode != "" {
-				return p, errors.New("--no-intermediate and --mode exclude each other")
-			}
-			cost = c.GatedDeltaNetReference(shape)
-			p.Mode, p.StateDType = "reference", string(sd)
-			break
-		}
-		mode := kernels.DefaultGDNMode(r.QLen)
-		if s.gdnMode != "" {
-			if mode, err = kernels.ParseGDNMode(s.gdnMode); err != nil {
-				return p, fmt.Errorf("--mode: %v", err)
-			}
-		}
-		g, err := c.GDN(shape, mode)
-		if err != nil {
-			return p, err
-		}
-		cost = g.Cost
-		p.Mode, p.Kernel, p.StateDType, p.EagerUS = string(g.Mode), g.Kernel, string(g.StateDType), g.EagerSeconds*1e6
-		if g.StateSubstituted {
-			p.Note = fmt.Sprintf("no %s-state rows for this head layout: priced from the %s-state rows (prefill reads and writes the state once per sequence)", sd, g.StateDType)
-		}
-	default:
-		if cost, err = c.PredictRow(r); err != nil {
-			return p, err
+	q := kernels.OpQuery{Row: s.row, Collective: s.collective, Bytes: s.bytes, GPUs: s.gpus,
+		MoEKernel: kernels.MoEKernel(s.moeKernel), Skew: s.skew, Prefill: s.prefill, MLA: s.mla,
+		Reference: s.noIntermed, GDNMode: kernels.GDNMode(s.gdnMode)}
+	q.Row.Op, q.Row.DType = op, dt
+	if q.StateDType, err = kernels.ParseDType(s.stateDType); err != nil {
+		return kernelPrediction{}, fmt.Errorf("--state-dtype: %v", err)
+	}
+	if s.gdnMode != "" {
+		if q.GDNMode, err = kernels.ParseGDNMode(s.gdnMode); err != nil {
+			return kernelPrediction{}, fmt.Errorf("--mode: %v", err)
 		}
 	}
-	p.LatencyUS, p.Source, p.Bound, p.Bytes, p.FLOPs = cost.Seconds*1e6, cost.Source, cost.Bound, cost.Bytes, cost.FLOPs
-	return p, nil
+	r, err := c.PredictOp(q)
+	if err != nil {
+		return kernelPrediction{}, opFlagError(q.Row.Op, err)
+	}
+	return kernelPrediction{GPU: c.GPU().Name, Op: r.Op, DType: string(dt), MoEKernel: string(r.MoEKernel),
+		LatencyUS: r.Seconds * 1e6, Source: r.Source, Bound: r.Bound, Bytes: r.Bytes, FLOPs: r.FLOPs, Note: r.Note,
+		Mode: string(r.Mode), Kernel: r.Kernel, StateDType: string(r.StateDType), EagerUS: r.EagerSeconds * 1e6}, nil
+}
+
+// opQueryFlags names the flag that sets each field of kernels.OpQuery.
+var opQueryFlags = map[string]string{
+	"Collective": "--collective", "GPUs": "--gpus", "Bytes": "--bytes", "MoEKernel": "--moe-kernel",
+	"Skew": "--skew", "StateDType": "--state-dtype", "GDNMode": "--mode (with --no-intermediate)",
+}
+
+// shapeDimFlags names the flag that sets each dimension of an op's shape
+// (kernels.ShapeError.Dims), where it is not the dimension's own name.
+var shapeDimFlags = map[string]map[string]string{
+	"gdn":     {"v_heads": "--heads", "k_dim": "--head-dim", "v_dim": "--head-dim", "kv_heads": "--kv-heads"},
+	"lm_head": {"tokens": "--m", "vocab": "--n", "hidden": "--k"},
+	"copy":    {"n": "--n"},
+}
+
+// opFlagError restates a kernels error in the flags of "kernels predict".
+func opFlagError(op string, err error) error {
+	var qe *kernels.QueryError
+	var se *kernels.ShapeError
+	switch {
+	case errors.As(err, &qe):
+		return fmt.Errorf("%s %s: %s", opQueryFlags[qe.Field], qe.Value, qe.Reason)
+	case errors.As(err, &se):
+		var flags []string
+		for _, d := range se.Dims {
+			f, ok := shapeDimFlags[se.Op][d]
+			if !ok {
+				f = "--" + strings.ReplaceAll(d, "_", "-")
+			}
+			if !slices.Contains(flags, f) {
+				flags = append(flags, f)
+			}
+		}
+		return fmt.Errorf("%v (%s)", err, strings.Join(flags, " "))
+	}
+	return err
 }
 
 func predictFile(c *kernels.Coster, path string, format format, stdout, stderr io.Writer) int {
