@@ -51,7 +51,6 @@ func (d *deepFlags) run(r *audit.Report, quiet bool, stderr io.Writer) (*deep.Re
 	if !d.on && !d.all {
 		return nil, exitOK
 	}
-	tensors := r.DeepTensors(d.all)
 	opt := deep.Options{Budget: budget}
 	if !quiet {
 		start, last := time.Now(), time.Time{}
@@ -62,12 +61,11 @@ func (d *deepFlags) run(r *audit.Report, quiet bool, stderr io.Writer) (*deep.Re
 			}
 		}
 	}
-	rep, err := deep.Audit(tensors, opt)
+	rep, err := r.Deep(d.all, opt)
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim audit: --deep:", err)
 		return nil, exitBadInput
 	}
-	r.AddFindings(rep.Findings)
 	return rep, exitOK
 }
 

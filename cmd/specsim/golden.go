@@ -73,27 +73,7 @@ func addGoldenFlags(fs *flag.FlagSet) *goldenFlags {
 
 // load returns the embedded curves, then --golden-dir's, then each
 // --golden-file's merged over them.
-func (g *goldenFlags) load() (*golden.Set, error) {
-	s, err := golden.Default()
-	if err != nil {
-		return nil, fmt.Errorf("embedded golden curves: %w", err)
-	}
-	if g.dir != "" {
-		d, err := golden.LoadDir(g.dir)
-		if err != nil {
-			return nil, err
-		}
-		s.Merge(d)
-	}
-	for _, f := range g.files {
-		o, err := golden.LoadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		s.Merge(o)
-	}
-	return s, nil
-}
+func (g *goldenFlags) load() (*golden.Set, error) { return golden.Load(g.dir, g.files) }
 
 // goldenKeyed is a JSON object with keys in insertion order ("1", "2", ...,
 // "10"), which a Go map would sort as strings.
@@ -320,9 +300,6 @@ Examples:
 	if err != nil {
 		return fail(err)
 	}
-	if *steps < 0 || *steps > golden.MaxDraftLength {
-		return fail(fmt.Errorf("--steps %d outside 1..%d", *steps, golden.MaxDraftLength))
-	}
 	if *plotFile != "" {
 		if ext := strings.ToLower(filepath.Ext(*plotFile)); ext != ".png" && ext != ".svg" {
 			return fail(fmt.Errorf("--plot %s: want a .png or .svg file", *plotFile))
@@ -332,27 +309,17 @@ Examples:
 	if err != nil {
 		return fail(err)
 	}
-	curve, err := set.Curve(*model, mode)
+	rep, err := set.ReportCurve(*model, mode, *steps, *extrapolate)
 	if err != nil {
 		return fail(err)
 	}
-	warnings := curve.Check()
-	if *steps > curve.MaxK() {
-		if !*extrapolate {
-			return fail(fmt.Errorf("%s thinking %s: no golden AL at k=%d; measured draft lengths are 1..%d (%s); --extrapolate extends the curve",
-				curve.Model, mode, *steps, curve.MaxK(), curve.Source))
-		}
-		if curve, err = curve.Extrapolate(*steps); err != nil {
-			return fail(err)
-		}
-		warnings = append(warnings, fmt.Sprintf("AL at k=%d..%d is extrapolated, not measured: %s", curve.Measured+1, *steps, curve.Extrapolation))
-	}
-	consistent, repair := curve.Consistent()
+	curve, consistent, repair, dist := rep.Curve, rep.Consistent, rep.Repair, rep.Dist
 	res := goldenShowResult{
 		Model: curve.Model, Thinking: string(mode), Source: curve.Source,
 		Curve:            goldenCurveObject(curve.AL),
 		PrefixAcceptance: goldenRoundAll(curve.PrefixAcceptance()),
 		Conditional:      goldenRoundAll(curve.ConditionalAcceptance()),
+		Warnings:         append([]string{}, rep.Warnings...),
 	}
 	if repair.Changed {
 		rj := &goldenRepairJSON{Projection: repair.Projection, Curve: goldenCurveObject(consistent.AL),
@@ -365,31 +332,15 @@ Examples:
 	if curve.Measured > 0 {
 		res.Extrapolated = &goldenExtrapolationJSON{FromK: curve.Measured + 1, Method: curve.Extrapolation}
 	}
-	var dist []float64
-	if *steps > 0 {
-		al, _ := curve.At(*steps)
-		dist, err = curve.Distribution(*steps)
-		if err != nil {
-			return fail(err)
-		}
-		mean, variance := golden.Moments(dist)
-		mean, variance = goldenRound(mean), goldenRound(variance)
-		al = goldenRound(al)
-		res.Steps, res.AL, res.Mean, res.Variance = *steps, &al, &mean, &variance
+	if rep.Steps > 0 {
+		al, mean, variance := goldenRound(rep.AL), goldenRound(rep.Mean), goldenRound(rep.Variance)
+		res.Steps, res.AL, res.Mean, res.Variance = rep.Steps, &al, &mean, &variance
 		var d goldenKeyed
 		for l, p := range dist {
 			d.add(strconv.Itoa(l+1), goldenRound(p))
 		}
 		res.Distribution = &d
-		if repair.Touches(*steps) {
-			warnings = append(warnings, fmt.Sprintf("distribution at k=%d comes from the consistent curve: its mean is %.3f, the measured AL %.3f; see \"consistent\"",
-				*steps, consistent.AL[*steps-1], al))
-		}
 	}
-	if warnings == nil {
-		warnings = []string{}
-	}
-	res.Warnings = warnings
 	if *plotFile != "" {
 		if err := goldenPlot(*plotFile, curve, consistent, repair, *steps, dist); err != nil {
 			return fail(err)
