@@ -146,7 +146,7 @@ func runGoldenList(args []string, stdout, stderr io.Writer) int {
 Example:
   specsim golden list --golden-file my_model_mtp.yaml`, stderr)
 	gf := addGoldenFlags(fs)
-	ff := addFormatFlags(fs, true)
+	ff := addFormatFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return usageExit(err)
@@ -155,11 +155,12 @@ Example:
 		fmt.Fprintf(stderr, "specsim golden list: unexpected argument %q\n", pos[0])
 		return exitBadInput
 	}
-	format, err := ff.resolve(true)
+	format, err := ff.resolve()
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim golden list:", err)
 		return exitBadInput
 	}
+	stdout = textOut(stdout, format)
 	set, err := gf.load()
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim golden list:", err)
@@ -217,10 +218,8 @@ Example:
 		row = append(row, strconv.Itoa(len(m.Warnings)))
 		t.add(row...)
 	}
-	if format == formatMarkdown {
-		t.writeMarkdown(stdout)
-	} else {
-		t.writeText(stdout)
+	t.write(stdout, format)
+	if format != formatMarkdown {
 		fmt.Fprintln(stdout, "\nAL counts the bonus token (tokens per verify step per request). Details: specsim golden show --model M --thinking on|off")
 	}
 	return exitOK
@@ -272,7 +271,7 @@ Examples:
   specsim golden show --model nvidia/Qwen3.5-397B-A17B-NVFP4 --thinking off --json
   specsim golden show --model qwen3.5 --steps 10 --extrapolate --plot al.svg`, stderr)
 	gf := addGoldenFlags(fs)
-	ff := addFormatFlags(fs, true)
+	ff := addFormatFlags(fs)
 	model := fs.String("model", "", "model `name`: key, file prefix or hub name (required)")
 	thinking := fs.String("thinking", "on", "thinking `mode`: on or off (AgentX replays run with thinking on)")
 	steps := fs.Int("steps", 0, "draft length `K` (speculative-num-steps / num_speculative_tokens / max_draft_len) for AL and the distribution of L")
@@ -289,10 +288,11 @@ Examples:
 	if len(pos) > 0 {
 		return fail(fmt.Errorf("unexpected argument %q", pos[0]))
 	}
-	format, err := ff.resolve(true)
+	format, err := ff.resolve()
 	if err != nil {
 		return fail(err)
 	}
+	stdout = textOut(stdout, format)
 	if *model == "" {
 		return fail(fmt.Errorf("--model is required (a key such as qwen3.5-397b-a17b-nvfp4, a prefix such as qwen3.5, or a hub name)"))
 	}
@@ -383,11 +383,7 @@ func goldenShowText(w io.Writer, format format, res *goldenShowResult, curve, co
 		row = append(row, fmt.Sprintf("%.3f", cond[k]))
 		t.add(row...)
 	}
-	if md {
-		t.writeMarkdown(w)
-	} else {
-		t.writeText(w)
-	}
+	t.write(w, format)
 	if repair.Changed {
 		fmt.Fprintf(w, "\nConsistent curve: %s. c_k = p_k/p_(k-1) of the consistent curve.\n", repair.Projection)
 	}
@@ -400,11 +396,7 @@ func goldenShowText(w io.Writer, format format, res *goldenShowResult, curve, co
 			d.add(strconv.Itoa(l+1), fmt.Sprintf("%.4f", p), fmt.Sprintf("%.4f", max(0, tail)))
 			tail -= p
 		}
-		if md {
-			d.writeMarkdown(w)
-		} else {
-			d.writeText(w)
-		}
+		d.write(w, format)
 	}
 	if len(res.Warnings) > 0 {
 		fmt.Fprintln(w)

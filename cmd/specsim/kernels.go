@@ -194,15 +194,16 @@ func runKernelsPredict(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&aicPaths, "kernel-table", "AIConfigurator kernel database `FILE` (gemm_perf.txt, moe_perf.txt, generation_attention_perf.txt, gdn_perf.txt, custom_allreduce_perf.txt; repeatable) to price from")
 	shape := addShapeFlags(fs)
 	cat := addGPUCatalogFlag(fs)
-	ff := addFormatFlags(fs, false)
+	ff := addFormatFlags(fs)
 	if _, err := parseFlags(fs, args); err != nil {
 		return usageExit(err)
 	}
-	format, err := ff.resolve(false)
+	format, err := ff.resolve()
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim kernels predict:", err)
 		return exitBadInput
 	}
+	stdout = textOut(stdout, format)
 	coster, err := kernelsCoster(*gpuName, cat, *tablePath, *collPath)
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim kernels predict:", err)
@@ -265,7 +266,7 @@ func runKernelsPredict(args []string, stdout, stderr io.Writer) int {
 		t.add(p.GPU, opName, p.DType, fmt.Sprintf("%.2f", p.LatencyUS), p.Source, p.Bound,
 			fmt.Sprintf("%.3f", p.Bytes/1e6), fmt.Sprintf("%.3f", p.FLOPs/1e9))
 	}
-	t.writeText(stdout)
+	t.write(stdout, format)
 	if p.Note != "" {
 		fmt.Fprintln(stdout, "\nnote:", p.Note)
 	}
@@ -421,7 +422,7 @@ func predictFile(c *kernels.Coster, path string, format format, stdout, stderr i
 		}
 		tb.add(strconv.Itoa(p.Row), p.Op, fmt.Sprintf("%.2f", p.LatencyUS), meas, p.Source, p.Bound)
 	}
-	tb.writeText(stdout)
+	tb.write(stdout, format)
 	fmt.Fprintln(stdout, "\ncalibration:", out.Calibration)
 	return exitOK
 }
@@ -464,15 +465,16 @@ func runKernelsValidate(args []string, stdout, stderr io.Writer) int {
 	heldout := fs.String("heldout", "", "held-aside op CSV `FILE` instead of the embedded ops_heldout.csv")
 	collPath := fs.String("collective-table", "", "measured collectives CSV `FILE` instead of the embedded one")
 	cat := addGPUCatalogFlag(fs)
-	ff := addFormatFlags(fs, true)
+	ff := addFormatFlags(fs)
 	if _, err := parseFlags(fs, args); err != nil {
 		return usageExit(err)
 	}
-	format, err := ff.resolve(true)
+	format, err := ff.resolve()
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim kernels validate:", err)
 		return exitBadInput
 	}
+	stdout = textOut(stdout, format)
 	fail := func(err error) int {
 		fmt.Fprintln(stderr, "specsim kernels validate:", err)
 		return exitBadInput
@@ -586,11 +588,7 @@ func writeOpValidation(v *kernels.Validation, format format, stdout io.Writer) i
 	}
 	t.add("all", strconv.Itoa(v.HeldoutPoints), pct(v.MedianAbsErr), pct(v.P90AbsErr), "", "")
 	fmt.Fprintf(stdout, "%s: fitted on %d rows of %s, predicting %d held-out rows\n\n", v.GPU, v.FitPoints, v.Table, v.HeldoutPoints)
-	if format == formatMarkdown {
-		t.writeMarkdown(stdout)
-	} else {
-		t.writeText(stdout)
-	}
+	t.write(stdout, format)
 	if iv := v.Independent; iv != nil {
 		fmt.Fprintf(stdout, "\nheld-aside shapes (%s), model fitted on the whole table:\n\n", iv.Table)
 		it := &table{header: []string{"op", ">points", ">median_err_%", ">p90_err_%", ">max_err_%"}}
@@ -598,11 +596,7 @@ func writeOpValidation(v *kernels.Validation, format format, stdout io.Writer) i
 			it.add(o.Op, strconv.Itoa(o.Points), pct(o.MedianAbsErr), pct(o.P90AbsErr), pct(o.MaxAbsErr))
 		}
 		it.add("all", strconv.Itoa(iv.Points), pct(iv.MedianAbsErr), pct(iv.P90AbsErr), "")
-		if format == formatMarkdown {
-			it.writeMarkdown(stdout)
-		} else {
-			it.writeText(stdout)
-		}
+		it.write(stdout, format)
 	}
 	if len(v.UnmeasuredShapes) > 0 {
 		fmt.Fprintf(stdout, "\nshapes the table lacks (every 4th shape left out whole; off-table prediction):\n\n")
@@ -610,11 +604,7 @@ func writeOpValidation(v *kernels.Validation, format format, stdout io.Writer) i
 		for _, o := range v.UnmeasuredShapes {
 			ut.add(o.Op, strconv.Itoa(o.Points), pct(o.MedianAbsErr), pct(o.P90AbsErr), pct(o.RooflineMedianAbsErr))
 		}
-		if format == formatMarkdown {
-			ut.writeMarkdown(stdout)
-		} else {
-			ut.writeText(stdout)
-		}
+		ut.write(stdout, format)
 	}
 	if len(v.EngineKernels) > 0 {
 		fmt.Fprintf(stdout, "\nengine kernels (SGLang's, measured on this GPU; odd-positions: inner points left out of each measured line; held-aside: a file never fitted on):\n\n")
@@ -622,11 +612,7 @@ func writeOpValidation(v *kernels.Validation, format format, stdout io.Writer) i
 		for _, e := range v.EngineKernels {
 			et.add(e.Table, e.Metric, e.Kind, strconv.Itoa(e.Points), pct(e.MedianAbsErr), pct(e.P90AbsErr), pct(e.MaxAbsErr))
 		}
-		if format == formatMarkdown {
-			et.writeMarkdown(stdout)
-		} else {
-			et.writeText(stdout)
-		}
+		et.write(stdout, format)
 	}
 	fmt.Fprintf(stdout, "\nbar (held-out median <= %.0f%% for gemm, moe, attention; held-aside median <= %.0f%%, every op <= %.0f%%): %s\n",
 		100*kernels.OpBar, 100*kernels.OpBar, 100*kernels.OpClassBar, passFail(v.MeetsBar))
@@ -653,22 +639,14 @@ func writeCollectiveValidation(v *kernels.CollectiveValidation, format format, s
 		t.add(o.Op, strconv.Itoa(o.Points), pct(o.MedianAbsErr), pct(o.P90AbsErr), pct(o.MaxAbsErr), pct(o.RooflineMedianAbsErr))
 	}
 	t.add("all", strconv.Itoa(v.HeldoutPoints), pct(v.MedianAbsErr), pct(v.P90AbsErr), "", "")
-	write := t.writeText
-	if format == formatMarkdown {
-		write = t.writeMarkdown
-	}
-	write(stdout)
+	t.write(stdout, format)
 	if len(v.CountHoldout) > 0 {
 		fmt.Fprintln(stdout, "\neach GPU count predicted from the others:")
 		ct := &table{header: []string{">gpus", ">points", ">median_err_%"}}
 		for _, c := range v.CountHoldout {
 			ct.add(strconv.Itoa(c.GPUs), strconv.Itoa(c.Points), pct(c.MedianAbsErr))
 		}
-		if format == formatMarkdown {
-			ct.writeMarkdown(stdout)
-		} else {
-			ct.writeText(stdout)
-		}
+		ct.write(stdout, format)
 	}
 	fmt.Fprintf(stdout, "\nbar (held-out median <= %.0f%%): %s\n", 100*kernels.CollectiveBar, passFail(v.MeetsBar))
 	return exitOK
@@ -700,11 +678,11 @@ type gpuJSON struct {
 func runKernelsGPUs(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("kernels gpus", kernelsGPUsHelp, stderr)
 	cat := addGPUCatalogFlag(fs)
-	ff := addFormatFlags(fs, true)
+	ff := addFormatFlags(fs)
 	if _, err := parseFlags(fs, args); err != nil {
 		return usageExit(err)
 	}
-	format, err := ff.resolve(true)
+	format, err := ff.resolve()
 	var catalog *kernels.Catalog
 	if err == nil {
 		catalog, err = cat.load()
@@ -713,6 +691,7 @@ func runKernelsGPUs(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specsim kernels gpus:", err)
 		return exitBadInput
 	}
+	stdout = textOut(stdout, format)
 	var list []gpuJSON
 	for _, name := range catalog.Names() {
 		g, _ := catalog.Lookup(name)
@@ -745,11 +724,7 @@ func runKernelsGPUs(args []string, stdout, stderr io.Writer) int {
 			tf(j.TFLOPS, "bf16"), tf(j.TFLOPS, "fp8"), tf(j.TFLOPS, "nvfp4"), strconv.FormatFloat(j.NVLinkGBPerS, 'f', -1, 64),
 			strconv.Itoa(j.NVLinkDomain), strconv.FormatFloat(j.NetworkGBPerS, 'f', -1, 64), source)
 	}
-	if format == formatMarkdown {
-		t.writeMarkdown(stdout)
-	} else {
-		t.writeText(stdout)
-	}
+	t.write(stdout, format)
 	return exitOK
 }
 
@@ -767,11 +742,11 @@ func runKernelsEfficiencies(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("kernels efficiencies", kernelsEfficienciesHelp, stderr)
 	gpuName := fs.String("gpu", "h200", "GPU name from the catalog")
 	cat := addGPUCatalogFlag(fs)
-	ff := addFormatFlags(fs, true)
+	ff := addFormatFlags(fs)
 	if _, err := parseFlags(fs, args); err != nil {
 		return usageExit(err)
 	}
-	format, err := ff.resolve(true)
+	format, err := ff.resolve()
 	var c *kernels.Coster
 	if err == nil {
 		c, err = kernelsCoster(*gpuName, cat, "", "")
@@ -780,6 +755,7 @@ func runKernelsEfficiencies(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specsim kernels efficiencies:", err)
 		return exitBadInput
 	}
+	stdout = textOut(stdout, format)
 	effs := c.Efficiencies()
 	if format == formatJSON {
 		if err := writeJSON(stdout, map[string]any{"gpu": c.GPU().Name, "calibration": c.Calibration(), "efficiencies": effs}); err != nil {
@@ -793,11 +769,7 @@ func runKernelsEfficiencies(args []string, stdout, stderr io.Writer) int {
 			fmt.Sprintf("%.1f", e.Efficiency.Fixed*1e6), fmt.Sprintf("%.1f", e.Efficiency.P), fmt.Sprintf("%.2f", e.Efficiency.HalfUnits), strconv.Itoa(e.FittedRows))
 	}
 	fmt.Fprintf(stdout, "%s: %s\n\n", c.GPU().Name, c.Calibration())
-	if format == formatMarkdown {
-		t.writeMarkdown(stdout)
-	} else {
-		t.writeText(stdout)
-	}
+	t.write(stdout, format)
 	return exitOK
 }
 
@@ -817,15 +789,16 @@ func runKernelsBackends(args []string, stdout, stderr io.Writer) int {
 	dtype := fs.String("dtype", "bf16", "expert weight dtype (with --engine)")
 	gpuName := fs.String("gpu", "", "resolve for this GPU's architecture (backends that do not run there are not chosen)")
 	cat := addGPUCatalogFlag(fs)
-	ff := addFormatFlags(fs, true)
+	ff := addFormatFlags(fs)
 	if _, err := parseFlags(fs, args); err != nil {
 		return usageExit(err)
 	}
-	format, err := ff.resolve(true)
+	format, err := ff.resolve()
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim kernels backends:", err)
 		return exitBadInput
 	}
+	stdout = textOut(stdout, format)
 	type backendJSON struct {
 		Engine     string   `json:"engine"`
 		Name       string   `json:"name"`
@@ -886,10 +859,6 @@ func runKernelsBackends(args []string, stdout, stderr io.Writer) int {
 		}
 		t.add(j.Engine, name, strings.Join(j.DTypes, ","), fmt.Sprintf("%.2f", j.Efficiency), j.Notes)
 	}
-	if format == formatMarkdown {
-		t.writeMarkdown(stdout)
-	} else {
-		t.writeText(stdout)
-	}
+	t.write(stdout, format)
 	return exitOK
 }

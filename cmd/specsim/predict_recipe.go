@@ -321,7 +321,7 @@ func writeRecipePredictions(w io.Writer, file string, ps []recipePrediction) {
 		for _, s := range p.Read {
 			t.add(s.Setting, s.Value, s.From)
 		}
-		writeTable(w, t, formatText)
+		t.write(w, formatText)
 		if len(p.Unsupported) > 0 {
 			fmt.Fprintln(w, "not modelled (listed, not applied):")
 			for _, u := range p.Unsupported {

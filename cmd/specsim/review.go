@@ -49,7 +49,7 @@ Example:
 func runReview(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("review", reviewHelp, stderr)
 	gf := addGoldenFlags(fs)
-	ff := addFormatFlags(fs, true)
+	ff := addFormatFlags(fs)
 	recipePath := fs.String("recipe", "", "srt-slurm recipe `FILE[:selector]` (required)")
 	ckpt := fs.String("checkpoint", "", "checkpoint `DIR` (configs + index suffice) or hf://ORG/MODEL[@REV] (required)")
 	var logs goldenFileList
@@ -64,10 +64,11 @@ func runReview(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specsim review:", err)
 		return exitBadInput
 	}
-	format, err := ff.resolve(true)
+	format, err := ff.resolve()
 	if err != nil {
 		return fail(err)
 	}
+	stdout = textOut(stdout, format)
 	switch {
 	case len(pos) > 0:
 		return fail(fmt.Errorf("unexpected argument %q (use --recipe and --checkpoint)", pos[0]))
@@ -321,11 +322,11 @@ func writeReviewMarkdown(w io.Writer, rep *review.Report, command string) {
 			fmt.Fprintln(w)
 			if len(v.Audit.Memory) > 0 {
 				fmt.Fprintf(w, "Draft weight memory per rank (GiB = 2^30 bytes, as SGLang logs it; the floor is the parameter bytes, the footprint an upper estimate with allocator rounding):\n\n")
-				memoryRows(v).writeMarkdown(w)
+				memoryRows(v).write(w, formatMarkdown)
 				fmt.Fprintln(w)
 			}
 			if len(v.Audit.Log) > 0 {
-				logTable(v.Audit).writeMarkdown(w)
+				logTable(v.Audit).write(w, formatMarkdown)
 				fmt.Fprintln(w)
 			}
 		}
@@ -335,7 +336,7 @@ func writeReviewMarkdown(w io.Writer, rep *review.Report, command string) {
 		} else {
 			fmt.Fprintf(w, "No golden curve found for the recipe's model (see findings).\n\n")
 		}
-		roleRows(v, len(rep.Logs) > 0).writeMarkdown(w)
+		roleRows(v, len(rep.Logs) > 0).write(w, formatMarkdown)
 		fmt.Fprintln(w)
 		if v.Accept != nil {
 			fmt.Fprintf(w, "Logged accept length vs the golden AL: %s.\n\n", v.Accept.Verdict)
@@ -364,10 +365,10 @@ func writeReviewText(w io.Writer, rep *review.Report) {
 				fmt.Fprintf(w, "  %-24s %s\n", r[0]+":", strings.ReplaceAll(r[1], "**", ""))
 			}
 			if len(v.Audit.Memory) > 0 {
-				memoryRows(v).writeText(w)
+				memoryRows(v).write(w, formatText)
 			}
 			if len(v.Audit.Log) > 0 {
-				logTable(v.Audit).writeText(w)
+				logTable(v.Audit).write(w, formatText)
 			}
 		}
 		fmt.Fprintln(w)
@@ -375,7 +376,7 @@ func writeReviewText(w io.Writer, rep *review.Report) {
 		if v.Curve != "" {
 			fmt.Fprintf(w, "  curve %s, thinking %s\n", v.Curve, v.Thinking)
 		}
-		roleRows(v, len(rep.Logs) > 0).writeText(w)
+		roleRows(v, len(rep.Logs) > 0).write(w, formatText)
 		if v.Accept != nil {
 			fmt.Fprintf(w, "  logged accept length: %s\n", v.Accept.Verdict)
 		}
