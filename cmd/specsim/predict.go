@@ -383,4 +383,3 @@ func printLimits(w io.Writer, p *simulate.Result, format format) {
 		fmt.Fprintln(w, "note:", n)
 	}
 }
-
