@@ -4,19 +4,13 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
-	"image/color"
 	"io"
 	"math"
-	"path/filepath"
 	"strconv"
 	"strings"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-
 	"github.com/specsim/specsim/golden"
+	"github.com/specsim/specsim/simulate/chart"
 )
 
 func init() {
@@ -300,11 +294,6 @@ Examples:
 	if err != nil {
 		return fail(err)
 	}
-	if *plotFile != "" {
-		if ext := strings.ToLower(filepath.Ext(*plotFile)); ext != ".png" && ext != ".svg" {
-			return fail(fmt.Errorf("--plot %s: want a .png or .svg file", *plotFile))
-		}
-	}
 	set, err := gf.load()
 	if err != nil {
 		return fail(err)
@@ -342,7 +331,7 @@ Examples:
 		res.Distribution = &d
 	}
 	if *plotFile != "" {
-		if err := goldenPlot(*plotFile, curve, consistent, repair, *steps, dist); err != nil {
+		if err := chart.AL(*plotFile, rep); err != nil {
 			return fail(err)
 		}
 	}
@@ -405,83 +394,6 @@ func goldenShowText(w io.Writer, format format, res *goldenShowResult, curve, co
 		}
 	}
 }
-
-// goldenPlot draws AL(k) (measured, consistent where repaired) or, with
-// steps > 0, the distribution of L at that draft length.
-func goldenPlot(file string, curve, consistent *golden.Curve, repair golden.Repair, steps int, dist []float64) error {
-	p := plot.New()
-	if steps > 0 {
-		p.Title.Text = fmt.Sprintf("%s, thinking %s, k=%d: distribution of L", curve.Model, curve.Thinking, steps)
-		p.X.Label.Text = "accepted length L (tokens per verify step, bonus included)"
-		p.Y.Label.Text = "probability"
-		vals := make(plotter.Values, len(dist))
-		copy(vals, dist)
-		bars, err := plotter.NewBarChart(vals, vg.Points(20))
-		if err != nil {
-			return fmt.Errorf("plot: %w", err)
-		}
-		p.Add(bars)
-		names := make([]string, len(dist))
-		for i := range names {
-			names[i] = strconv.Itoa(i + 1)
-		}
-		p.NominalX(names...)
-	} else {
-		p.Title.Text = fmt.Sprintf("%s, thinking %s: golden AL", curve.Model, curve.Thinking)
-		p.X.Label.Text = "draft length k"
-		p.Y.Label.Text = "AL (tokens per verify step)"
-		n := len(curve.AL)
-		if curve.Measured > 0 {
-			n = curve.Measured
-		}
-		measured := make(plotter.XYs, n)
-		for i := range n {
-			measured[i] = plotter.XY{X: float64(i + 1), Y: curve.AL[i]}
-		}
-		line, pts, err := plotter.NewLinePoints(measured)
-		if err != nil {
-			return fmt.Errorf("plot: %w", err)
-		}
-		p.Add(line, pts)
-		p.Legend.Add("measured", line, pts)
-		if curve.Measured > 0 {
-			ext := make(plotter.XYs, 0, len(curve.AL)-n+1)
-			for i := n - 1; i < len(curve.AL); i++ {
-				ext = append(ext, plotter.XY{X: float64(i + 1), Y: curve.AL[i]})
-			}
-			l, err := plotter.NewLine(ext)
-			if err != nil {
-				return fmt.Errorf("plot: %w", err)
-			}
-			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-			p.Add(l)
-			p.Legend.Add("extrapolated", l)
-		}
-		if repair.Changed {
-			cons := make(plotter.XYs, len(consistent.AL))
-			for i, v := range consistent.AL {
-				cons[i] = plotter.XY{X: float64(i + 1), Y: v}
-			}
-			l, s, err := plotter.NewLinePoints(cons)
-			if err != nil {
-				return fmt.Errorf("plot: %w", err)
-			}
-			l.Color = goldenRed
-			s.Color = goldenRed
-			s.Shape = draw.CrossGlyph{}
-			p.Add(l, s)
-			p.Legend.Add("consistent", l, s)
-		}
-		p.Legend.Top = false
-		p.Legend.Left = false
-	}
-	if err := p.Save(6*vg.Inch, 4*vg.Inch, file); err != nil {
-		return fmt.Errorf("plot %s: %w", file, err)
-	}
-	return nil
-}
-
-var goldenRed = color.RGBA{R: 200, G: 30, B: 30, A: 255}
 
 const goldenLookupHelp = `specsim golden lookup: the bare golden AL for one model, thinking mode and draft
 length, for scripts: one number on stdout, formatted as InferenceX writes it into

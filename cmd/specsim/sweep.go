@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/specsim/specsim/simulate"
-	"github.com/specsim/specsim/simulate/paretoplot"
+	"github.com/specsim/specsim/simulate/chart"
 )
 
 func init() {
@@ -186,12 +186,7 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 	in := so.Inputs
 	if plotPath != "" {
 		progress("plotting", 0, 1)
-		title := fmt.Sprintf("%s %s on %s, %d GPUs, %s", in.Model, strings.ToUpper(in.Precision), strings.ToUpper(in.GPU), in.GPUs, workloadLabel(in))
-		band := 0.0
-		if so.Band != nil {
-			band = so.Band.Relative.Throughput
-		}
-		if err := paretoplot.WriteBand(plotPath, title, so.SweepResult, band); err != nil {
+		if err := chart.Sweep(plotPath, so); err != nil {
 			return fail(err)
 		}
 		progress("plotting", 1, 1)
