@@ -38,6 +38,20 @@ type OpTable struct {
 	Rows []OpRow
 }
 
+// Only is the table's rows of one op (nil for a nil table).
+func (t *OpTable) Only(op string) *OpTable {
+	if t == nil {
+		return nil
+	}
+	out := &OpTable{Name: t.Name, Meta: t.Meta}
+	for _, r := range t.Rows {
+		if r.Op == op {
+			out.Rows = append(out.Rows, r)
+		}
+	}
+	return out
+}
+
 // Limits that bound what a table file may cost.
 const (
 	maxTableBytes = 8 << 20 // the measured H200 op table is under 1 MiB

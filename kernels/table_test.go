@@ -210,3 +210,14 @@ func TestNearestShapeResidual(t *testing.T) {
 		t.Errorf("SplitShapes held out %d of %d rows, want the 4 of the second of three shapes", len(held), len(held)+len(fit))
 	}
 }
+
+func TestOpTableOnly(t *testing.T) {
+	tb := &OpTable{Name: "x.csv", Rows: []OpRow{{Op: "gemm", M: 1}, {Op: "moe"}, {Op: "gemm", M: 2}}}
+	got := tb.Only("gemm")
+	if got.Name != "x.csv" || len(got.Rows) != 2 || got.Rows[0].M != 1 || got.Rows[1].M != 2 {
+		t.Errorf("Only(gemm) = %+v", got)
+	}
+	if (*OpTable)(nil).Only("gemm") != nil {
+		t.Error("Only of a nil table is not nil")
+	}
+}

@@ -426,19 +426,15 @@ func addLogMetrics(ms []simulate.Measurement, files []string) error {
 	if v, err := strconv.Atoi(ms[0].Deployment["steps"]); err == nil {
 		steps = v
 	}
-	col, err := enginelog.ReadFiles(files, steps)
+	al, running, err := enginelog.RunMeans(files, steps)
 	if err != nil {
-		return err
+		return fmt.Errorf("--logs %w", err)
 	}
-	sum := enginelog.Summarize(col, 1)
-	if sum.Samples == 0 {
-		return fmt.Errorf("--logs %s: no decode statistics line", strings.Join(files, ","))
+	if al > 0 {
+		ms[0].Metrics["al"] = al
 	}
-	if sum.AcceptLen != nil && sum.AcceptLen.Mean > 0 {
-		ms[0].Metrics["al"] = sum.AcceptLen.Mean
-	}
-	if sum.MeanRunning > 0 {
-		ms[0].Metrics["decode_batch_mean"] = sum.MeanRunning
+	if running > 0 {
+		ms[0].Metrics["decode_batch_mean"] = running
 	}
 	return nil
 }

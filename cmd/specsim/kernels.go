@@ -521,8 +521,7 @@ func runKernelsValidate(args []string, stdout, stderr io.Writer) int {
 		return fail(fmt.Errorf("no measured op table for %s in this build (kernels/data/%s/ops.csv); pass --table FILE", g.Name, g.Name))
 	}
 	if *op != "" {
-		ops = filterOps(ops, strings.ToLower(*op))
-		held = filterOps(held, strings.ToLower(*op))
+		ops, held = ops.Only(strings.ToLower(*op)), held.Only(strings.ToLower(*op))
 		if len(ops.Rows) == 0 {
 			return fail(fmt.Errorf("%s has no rows of op %q", ops.Name, *op))
 		}
@@ -532,45 +531,11 @@ func runKernelsValidate(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	if *tablePath == "" && (*op == "" || strings.EqualFold(*op, "gdn") || strings.EqualFold(*op, "moe")) {
-		if v.EngineKernels, err = engineValidation(g.Name, strings.ToLower(*op)); err != nil {
+		if v.EngineKernels, err = kernels.ValidateEmbeddedEngineTables(g.Name, strings.ToLower(*op)); err != nil {
 			return fail(err)
 		}
 	}
 	return writeOpValidation(v, format, stdout)
-}
-
-// engineValidation scores the GPU's embedded engine-kernel tables (only
-// the op's when op is set).
-func engineValidation(gpu, op string) ([]kernels.EngineError, error) {
-	t, err := kernels.EmbeddedEngineTables(gpu)
-	if err != nil || t == nil {
-		return nil, err
-	}
-	hg, hm, err := kernels.EmbeddedEngineHeldout(gpu)
-	if err != nil {
-		return nil, err
-	}
-	sub := *t
-	switch op {
-	case "gdn":
-		sub.MoE, sub.FusedMoE, hm = nil, nil, nil
-	case "moe":
-		sub.GDN, hg = nil, nil
-	}
-	return kernels.ValidateEngineTables(&sub, hg, hm), nil
-}
-
-func filterOps(t *kernels.OpTable, op string) *kernels.OpTable {
-	if t == nil {
-		return nil
-	}
-	out := &kernels.OpTable{Name: t.Name, Meta: t.Meta}
-	for _, r := range t.Rows {
-		if r.Op == op {
-			out.Rows = append(out.Rows, r)
-		}
-	}
-	return out
 }
 
 func pct(v float64) string { return fmt.Sprintf("%.1f", 100*v) }
