@@ -389,3 +389,31 @@ func must(tb testing.TB) func(kernels.Cost, error) kernels.Cost {
 		return c
 	}
 }
+
+// A step the engine prices with a shape no kernel runs used to cost zero;
+// now its kernels.ShapeError sticks on the Engine and the plan that priced
+// it returns that error in place of a result. NewEngine's Model.Validate
+// refuses such a model, so the test zeroes the head size after the engine
+// is built: the q/k/v projection becomes a GEMM of n = 0. A good step
+// leaves no error.
+func TestEngineShapeErrorFailsThePlan(t *testing.T) {
+	m := tinyDense()
+	e, err := NewEngine(m, gpu(t, "h200"), Parallel{TP: 1, EP: 1, PP: 1}, EngineConfig{Precision: BF16, SchedOverhead: -1, SpecOverhead: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.DecodeStep(8, 0, 1000)
+	if e.Err() != nil {
+		t.Fatalf("a good step left %v", e.Err())
+	}
+	m.HeadDim = 0
+	e.DecodeStep(8, 0, 5000)
+	var se *kernels.ShapeError
+	if !errors.As(e.Err(), &se) || se.Op != "gemm" {
+		t.Fatalf("Err() = %v, want a gemm ShapeError", e.Err())
+	}
+	p := &Plan{sc: Scenario{Model: m}, agg: e, gpuName: "h200"}
+	if r, err := p.shapeChecked(&Result{}, nil); r != nil || !errors.As(err, &se) || !strings.Contains(err.Error(), "tiny-dense on h200") {
+		t.Errorf("shapeChecked = %v, %v; want no result and the ShapeError naming model and GPU", r, err)
+	}
+}
