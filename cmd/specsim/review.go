@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/specsim/specsim/audit"
-	"github.com/specsim/specsim/audit/finding"
 	"github.com/specsim/specsim/audit/recipe"
 	"github.com/specsim/specsim/audit/review"
 	"github.com/specsim/specsim/golden"
@@ -185,17 +184,8 @@ func precisionRows(v *review.Variant) [][2]string {
 		rows = append(rows, [2]string{"draft MoE backend", fmt.Sprintf("%s, %s: %s", a.Effective.Backend, fb, a.Effective.BackendNote)})
 	}
 	var prohibited []string
-	if v.Recipe != nil {
-		for _, f := range v.Recipe.Findings {
-			if f.Code == recipe.CodeFP8NextNMoE || f.Code == recipe.CodeDraftQuantization || f.Code == recipe.CodeDraftDTypeOverride || f.Code == recipe.CodeDraftDummyWeights {
-				prohibited = append(prohibited, fmt.Sprintf("%s `%s`: %s", f.Severity, f.Code, f.Message))
-			}
-		}
-	}
-	for _, f := range v.Findings {
-		if f.Code == review.CodeProhibitedShown {
-			prohibited = append(prohibited, fmt.Sprintf("%s `%s`: %s", f.Severity, f.Code, f.Message))
-		}
+	for _, f := range v.Prohibited() {
+		prohibited = append(prohibited, fmt.Sprintf("%s `%s`: %s", f.Severity, f.Code, f.Message))
 	}
 	if len(prohibited) == 0 {
 		prohibited = []string{"none set or inherited (SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE, draft quantization, draft dtype overrides)"}
@@ -281,28 +271,6 @@ func shownCell(r review.Role) string {
 	return strings.Join(parts, "; ")
 }
 
-// reviewFindings are every error and warning of a variant: recipe, audit
-// and log checks.
-func reviewFindings(v *review.Variant) []finding.Finding {
-	var out []finding.Finding
-	add := func(fs []finding.Finding) {
-		for _, f := range fs {
-			if f.Severity != finding.Info {
-				out = append(out, f)
-			}
-		}
-	}
-	if v.Recipe != nil {
-		add(v.Recipe.Findings)
-	}
-	if v.Audit != nil {
-		add(v.Audit.Findings)
-	}
-	add(v.Findings)
-	finding.Sort(out)
-	return out
-}
-
 func writeReviewMarkdown(w io.Writer, rep *review.Report, command string) {
 	for i := range rep.Variants {
 		v := &rep.Variants[i]
@@ -341,7 +309,7 @@ func writeReviewMarkdown(w io.Writer, rep *review.Report, command string) {
 		if v.Accept != nil {
 			fmt.Fprintf(w, "Logged accept length vs the golden AL: %s.\n\n", v.Accept.Verdict)
 		}
-		if fs := reviewFindings(v); len(fs) > 0 {
+		if fs := v.Problems(); len(fs) > 0 {
 			fmt.Fprintf(w, "Findings:\n\n")
 			for _, f := range fs {
 				fmt.Fprintf(w, "- **%s** `%s`: %s\n", f.Severity, f.Code, f.Message)
@@ -380,7 +348,7 @@ func writeReviewText(w io.Writer, rep *review.Report) {
 		if v.Accept != nil {
 			fmt.Fprintf(w, "  logged accept length: %s\n", v.Accept.Verdict)
 		}
-		if fs := reviewFindings(v); len(fs) > 0 {
+		if fs := v.Problems(); len(fs) > 0 {
 			fmt.Fprintln(w)
 			for _, f := range fs {
 				fmt.Fprintf(w, "  %-7s %s: %s\n", f.Severity, f.Code, f.Message)
