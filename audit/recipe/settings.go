@@ -40,14 +40,14 @@ type Settings struct {
 	GPU, Model, Precision, Engine string
 	Agentic                       bool
 	// Disagg: Prefill and Decode pools; otherwise one Agg instance.
-	Disagg                 bool
-	Agg, Prefill, Decode   Layout
-	MaxRunning, GraphMaxBS int
-	MemFraction            float64
-	Chunk                  int
-	KVDType, MambaSSMDType string
-	MoEBackend             string
-	SpecMoEBackend         string
+	Disagg                  bool
+	Agg, Prefill, Decode    Layout
+	MaxRunning, GraphMaxBS  int
+	MemFraction             float64
+	Chunk                   int
+	KVDType, MambaSSMDType  string
+	MoEBackend              string
+	SpecMoEBackend          string
 	AllReduceFusion, SpecV2 bool
 	// Steps is the draft length (0: no speculation); GoldenAL the AL the
 	// recipe check expects AgentX to inject at it.
