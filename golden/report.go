@@ -41,12 +41,25 @@ type Report struct {
 	Warnings       []string
 }
 
+// DraftLengthError is a draft length a curve report cannot give: outside
+// 1..MaxDraftLength, or past the measured lengths when extrapolation was
+// not asked for (Extrapolable).
+type DraftLengthError struct {
+	Steps        int
+	Reason       string
+	Extrapolable bool
+}
+
+func (e *DraftLengthError) Error() string {
+	return fmt.Sprintf("draft length %d: %s", e.Steps, e.Reason)
+}
+
 // ReportCurve reports the curve of model and thinking mode t; steps 0 for
 // the curve alone. steps past the measured draft lengths are an error
-// unless extrapolate is set (Extrapolate).
+// unless extrapolate is set (Extrapolate); both are a [DraftLengthError].
 func (s *Set) ReportCurve(model string, t Thinking, steps int, extrapolate bool) (*Report, error) {
 	if steps < 0 || steps > MaxDraftLength {
-		return nil, fmt.Errorf("--steps %d outside 1..%d", steps, MaxDraftLength)
+		return nil, &DraftLengthError{Steps: steps, Reason: fmt.Sprintf("outside 1..%d", MaxDraftLength)}
 	}
 	curve, err := s.Curve(model, t)
 	if err != nil {
@@ -55,8 +68,8 @@ func (s *Set) ReportCurve(model string, t Thinking, steps int, extrapolate bool)
 	r := &Report{Warnings: curve.Check()}
 	if steps > curve.MaxK() {
 		if !extrapolate {
-			return nil, fmt.Errorf("%s thinking %s: no golden AL at k=%d; measured draft lengths are 1..%d (%s); --extrapolate extends the curve",
-				curve.Model, t, steps, curve.MaxK(), curve.Source)
+			return nil, &DraftLengthError{Steps: steps, Extrapolable: true, Reason: fmt.Sprintf("%s thinking %s has no golden AL at k=%d; measured draft lengths are 1..%d (%s)",
+				curve.Model, t, steps, curve.MaxK(), curve.Source)}
 		}
 		if curve, err = curve.Extrapolate(steps); err != nil {
 			return nil, err

@@ -1,6 +1,7 @@
 package golden
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -39,15 +40,16 @@ func TestReportCurve(t *testing.T) {
 	if !r.Repair.Changed || math.Abs(r.Consistent.AL[0]-1.6) > 1e-12 || math.Abs(r.Consistent.AL[1]-2.2) > 1e-12 || len(r.Warnings) < 2 {
 		t.Errorf("bad-1b: consistent %v, warnings %q; want 1.6, 2.2 and a check warning plus the distribution warning", r.Consistent.AL, r.Warnings)
 	}
-	if _, err := s.ReportCurve("good-1b", ThinkingOn, 5, false); err == nil || !strings.Contains(err.Error(), "--extrapolate") {
-		t.Errorf("k=5 without extrapolate: err = %v", err)
+	var de *DraftLengthError
+	if _, err := s.ReportCurve("good-1b", ThinkingOn, 5, false); !errors.As(err, &de) || !de.Extrapolable || de.Steps != 5 || !strings.Contains(err.Error(), "1..3") {
+		t.Errorf("k=5 without extrapolate: err = %v, want an extrapolable DraftLengthError naming 1..3", err)
 	}
 	// Extrapolated: r = p_3/p_2 = 2/3, so AL(4) = 2.8 + 0.4*2/3.
 	r, err = s.ReportCurve("good-1b", ThinkingOn, 4, true)
 	if err != nil || math.Abs(r.AL-(2.8+0.4*2.0/3)) > 1e-12 || r.Curve.Measured != 3 {
 		t.Errorf("k=4 extrapolated: AL %v, err %v; want %v", r.AL, err, 2.8+0.4*2.0/3)
 	}
-	if _, err := s.ReportCurve("good-1b", ThinkingOn, -1, false); err == nil {
-		t.Error("steps -1 accepted")
+	if _, err := s.ReportCurve("good-1b", ThinkingOn, -1, false); !errors.As(err, &de) || de.Extrapolable {
+		t.Errorf("steps -1: err = %v, want a DraftLengthError", err)
 	}
 }

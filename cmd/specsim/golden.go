@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -299,7 +300,13 @@ Examples:
 		return fail(err)
 	}
 	rep, err := set.ReportCurve(*model, mode, *steps, *extrapolate)
-	if err != nil {
+	var de *golden.DraftLengthError
+	switch {
+	case errors.As(err, &de) && de.Extrapolable:
+		return fail(fmt.Errorf("--steps %d: %s; --extrapolate extends the curve", de.Steps, de.Reason))
+	case errors.As(err, &de):
+		return fail(fmt.Errorf("--steps %d: %s", de.Steps, de.Reason))
+	case err != nil:
 		return fail(err)
 	}
 	curve, consistent, repair, dist := rep.Curve, rep.Consistent, rep.Repair, rep.Dist
