@@ -73,13 +73,13 @@ func (w *Workload) Validate() error {
 	switch w.Name {
 	case "fixed":
 		if w.ISL < 1 || w.ISL > 4<<20 {
-			return fmt.Errorf("--isl %d: want 1..%d tokens", w.ISL, 4<<20)
+			return &Error{Field: "ISL", Value: strconv.Itoa(w.ISL), Reason: fmt.Sprintf("want 1..%d tokens", 4<<20)}
 		}
 		if w.OSL < 1 || w.OSL > 1<<20 {
-			return fmt.Errorf("--osl %d: want 1..%d tokens", w.OSL, 1<<20)
+			return &Error{Field: "OSL", Value: strconv.Itoa(w.OSL), Reason: fmt.Sprintf("want 1..%d tokens", 1<<20)}
 		}
 		if !(w.RangeRatio >= 0 && w.RangeRatio <= 1) {
-			return fmt.Errorf("--range-ratio %g: want [0, 1]", w.RangeRatio)
+			return &Error{Field: "RangeRatio", Value: fmt.Sprint(w.RangeRatio), Reason: "want [0, 1]"}
 		}
 		if !(w.CachedFraction >= 0 && w.CachedFraction < 1) {
 			return fmt.Errorf("cached fraction %g: want [0, 1)", w.CachedFraction)

@@ -21,7 +21,7 @@ var queryFlagNames = map[string]string{
 	"MoESkew": "--moe-skew", "Requests": "--requests", "Seed": "--seed", "Calibration": "--calibration",
 	"MambaSSMDType": "--mamba-ssm-dtype", "KernelTables": "--kernel-table", "AllReduceFusion": "--enable-flashinfer-allreduce-fusion",
 	"SpecV2": "--spec-v2", "MoEBackend": "--moe-runner-backend", "SpecMoEBackend": "--speculative-moe-runner-backend",
-	"AgentXTrace": "--agentx-trace",
+	"AgentXTrace": "--agentx-trace", "Conc": "--conc", "Steps": "--steps",
 	// The server flags (--prefill-max-running, --hicache-*, ...) name
 	// themselves in ServerConfig's errors.
 	"Server": "server flags",
