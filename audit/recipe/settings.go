@@ -60,6 +60,14 @@ type Settings struct {
 	Unsupported []string
 }
 
+// UnknownModelError: none of a recipe's model names is one the caller
+// knows (SettingsOptions.KnownModel); the caller has to name the model.
+type UnknownModelError struct{ Names []string }
+
+func (e *UnknownModelError) Error() string {
+	return fmt.Sprintf("none of the recipe's model names (%s) is a model specsim knows", strings.Join(e.Names, ", "))
+}
+
 // sglangModelled are the SGLang arguments Settings turns into the
 // deployment (keys with '-').
 var sglangModelled = map[string]bool{
@@ -94,7 +102,7 @@ func (v *Variant) Settings(vr *VariantReport, o SettingsOptions) (*Settings, err
 			}
 		}
 		if s.Model == "" {
-			return nil, fmt.Errorf("none of the recipe's model names (%s) is a model specsim knows; pass --model", strings.Join(v.ModelNames, ", "))
+			return nil, &UnknownModelError{Names: v.ModelNames}
 		}
 	} else {
 		s.Model = o.Model

@@ -1,6 +1,7 @@
 package recipe
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -49,7 +50,8 @@ func TestSettings(t *testing.T) {
 	if len(s.Unsupported) != n+1 || !strings.Contains(s.Unsupported[n], "golden AL 3.39 differs from the AL simulated, 3.40") {
 		t.Errorf("CheckAL: %q", s.Unsupported)
 	}
-	if _, err := v.Settings(nil, SettingsOptions{Conc: 7, KnownModel: func(string) bool { return false }}); err == nil || !strings.Contains(err.Error(), "pass --model") {
-		t.Errorf("no known model: err = %v", err)
+	var ue *UnknownModelError
+	if _, err := v.Settings(nil, SettingsOptions{Conc: 7, KnownModel: func(string) bool { return false }}); !errors.As(err, &ue) || len(ue.Names) == 0 {
+		t.Errorf("no known model: err = %v, want an UnknownModelError", err)
 	}
 }

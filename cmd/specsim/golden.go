@@ -339,7 +339,7 @@ Examples:
 	}
 	if *plotFile != "" {
 		if err := chart.AL(*plotFile, rep); err != nil {
-			return fail(err)
+			return fail(plotFlagError(err))
 		}
 	}
 	switch format {

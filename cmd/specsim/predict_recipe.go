@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -56,6 +57,10 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 		o.Model = qf.q.Model
 	}
 	st, err := v.Settings(vr, o)
+	var ue *recipe.UnknownModelError
+	if errors.As(err, &ue) {
+		return nil, fmt.Errorf("%w; pass --model", err)
+	}
 	if err != nil {
 		return nil, err
 	}

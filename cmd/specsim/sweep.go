@@ -187,7 +187,7 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 	if plotPath != "" {
 		progress("plotting", 0, 1)
 		if err := chart.Sweep(plotPath, so); err != nil {
-			return fail(err)
+			return fail(plotFlagError(err))
 		}
 		progress("plotting", 1, 1)
 	}

@@ -14,11 +14,17 @@ import (
 	"gonum.org/v1/plot/vg"
 )
 
+// FormatError is a plot path whose extension names no format the package
+// writes.
+type FormatError struct{ Path string }
+
+func (e *FormatError) Error() string { return e.Path + ": want a .png or .svg file" }
+
 // checkExt refuses a path that is not .png or .svg, before anything is
 // drawn or written.
 func checkExt(path string) error {
 	if ext := strings.ToLower(filepath.Ext(path)); ext != ".png" && ext != ".svg" {
-		return fmt.Errorf("--plot %s: want a .png or .svg file", path)
+		return &FormatError{path}
 	}
 	return nil
 }
