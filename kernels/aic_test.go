@@ -62,7 +62,7 @@ func TestAICFixture(t *testing.T) {
 func TestAICPricesFromMeasurement(t *testing.T) {
 	imp := readAICFixture(t, "moe_perf.txt", "gdn_perf.txt", "gemm_perf.txt")
 	c := CosterFromAIC(mustGPU(t, "b200"), imp)
-	moe := c.MoE(MoEShape{Tokens: 64, Experts: 512, TopK: 10, Hidden: 4096, Inter: 256, DType: BF16})
+	moe := must(t)(c.MoE(MoEShape{Tokens: 64, Experts: 512, TopK: 10, Hidden: 4096, Inter: 256, DType: BF16}))
 	if want := loglog(64, 16, 90, 256, 360); math.Abs(moe.Seconds*1e6-want) > 1e-9 || moe.Source != SourceMeasured {
 		t.Errorf("fused MoE at 64 tokens %.4f us (%s), want %.4f", moe.Seconds*1e6, moe.Source, want)
 	}
@@ -70,11 +70,11 @@ func TestAICPricesFromMeasurement(t *testing.T) {
 	if err != nil || math.Abs(g.Seconds*1e6-math.Sqrt(50*150)) > 1e-9 || g.Kernel != "chunk_gated_delta_rule" {
 		t.Errorf("gdn prefill %.4f us %q %v, want %.4f", g.Seconds*1e6, g.Kernel, err, math.Sqrt(50*150))
 	}
-	if gm := c.GEMM(BF16, 256, 4096, 4096); math.Abs(gm.Seconds*1e6-14) > 0.01*14 || gm.Source != SourceMeasured {
+	if gm := must(t)(c.GEMM(BF16, 256, 4096, 4096)); math.Abs(gm.Seconds*1e6-14) > 0.01*14 || gm.Source != SourceMeasured {
 		t.Errorf("gemm at a measured point %.3f us (%s), want 14", gm.Seconds*1e6, gm.Source)
 	}
 	// without the tables the B200 is priced by carried-over efficiencies
-	if NewCoster(mustGPU(t, "b200")).MoE(MoEShape{Tokens: 64, Experts: 512, TopK: 10, Hidden: 4096, Inter: 256, DType: BF16}).Source == SourceMeasured {
+	if must(t)(NewCoster(mustGPU(t, "b200")).MoE(MoEShape{Tokens: 64, Experts: 512, TopK: 10, Hidden: 4096, Inter: 256, DType: BF16})).Source == SourceMeasured {
 		t.Error("b200 without tables priced as measured")
 	}
 }

@@ -1,6 +1,9 @@
 package kernels
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // Cost is the predicted time of one op and the traffic and work it was
 // priced from.
@@ -209,20 +212,22 @@ func f(i int) float64 { return float64(i) }
 // NVFP4 on Blackwell) and BF16 otherwise, BF16 output.
 // FP8 weights are block-scaled as the FP8 checkpoints ship them (see
 // hopperBlockFP8Mem).
-func (c *Coster) GEMM(dt DType, m, n, k int) Cost {
+// A dimension that is not positive is a [ShapeError].
+func (c *Coster) GEMM(dt DType, m, n, k int) (Cost, error) {
+	if err := ValidateGEMM(m, n, k); err != nil {
+		return Cost{}, err
+	}
 	cost := c.tensorScaledGEMM(dt, m, n, k)
-	if dt == FP8 && m > 0 && n > 0 && k > 0 {
+	if dt == FP8 {
 		c.blockScaledFP8(&cost, c.eff[classGEMM][slotFP8].Fixed, f(n)*f(k))
 	}
-	return cost
+	return cost, nil
 }
 
 // tensorScaledGEMM is GEMM with per-tensor FP8 scales: what the H200
-// collector timed (torch._scaled_mm) and what the tables are fitted to.
+// collector timed (torch._scaled_mm) and what the tables are fitted to,
+// of a valid shape (ValidateGEMM).
 func (c *Coster) tensorScaledGEMM(dt DType, m, n, k int) Cost {
-	if m <= 0 || n <= 0 || k <= 0 {
-		return Cost{Source: c.offTable}
-	}
 	cost := c.gemmRoofline(classGEMM, dt, m, n, k)
 	gk, gc := gemmGrid(dt, m, n, k)
 	c.tables.adjust(&cost, gk, gc)
@@ -324,15 +329,21 @@ const (
 // token rows in and out. Weight bytes count touched experts only; compute
 // counts rows padded to the kernel's row tile per touched expert (half a
 // tile wasted on average, a whole one at least). s.Kernel picks the
-// implementation (an engine's fused kernels by default).
-func (c *Coster) MoE(s MoEShape) Cost {
-	if s.Tokens <= 0 || s.Experts <= 0 || s.TopK <= 0 || s.Hidden <= 0 || s.Inter <= 0 {
-		return Cost{Source: c.offTable}
+// implementation (an engine's fused kernels by default). A shape no kernel
+// runs is a [ShapeError] (MoEShape.Validate).
+func (c *Coster) MoE(s MoEShape) (Cost, error) {
+	if err := s.Validate(); err != nil {
+		return Cost{}, err
 	}
 	if cost, ok := c.engineMoE(s); ok {
-		return cost
+		return cost, nil
 	}
-	topk := min(s.TopK, s.Experts)
+	return c.moe(s), nil
+}
+
+// moe is MoE's roofline of a valid shape.
+func (c *Coster) moe(s MoEShape) Cost {
+	topk := s.TopK
 	dt := s.DType
 	if dt == "" {
 		dt = BF16
@@ -415,11 +426,16 @@ const mlaRopeDim = 64
 // KVLen cached tokens. Decode (QLen 1) and verify (QLen k+1) read each
 // sequence's KV once for all its queries, as flash decoding kernels fold the
 // query group into one tile; prefill is causal and usually compute-bound.
-// MLA reads one latent vector per token shared by K and V.
-func (c *Coster) Attention(s AttentionShape) Cost {
-	if s.Batch <= 0 || s.QLen <= 0 || s.KVLen <= 0 || s.Heads <= 0 || s.HeadDim <= 0 {
-		return Cost{Source: c.offTable}
+// MLA reads one latent vector per token shared by K and V. A shape no
+// kernel runs is a [ShapeError] (AttentionShape.Validate).
+func (c *Coster) Attention(s AttentionShape) (Cost, error) {
+	if err := s.Validate(); err != nil {
+		return Cost{}, err
 	}
+	return c.attention(s), nil
+}
+
+func (c *Coster) attention(s AttentionShape) Cost {
 	kvDT := s.KVDType
 	if kvDT == "" {
 		kvDT = BF16
@@ -505,23 +521,24 @@ type GDNShape struct {
 // head's [KDim x VDim] state is read once and written once, or QLen times
 // when the intermediate states are kept so that a rejected draft can roll
 // back, and per token and head the update costs about 8*KDim*VDim FLOPs
-// (decay, k^T S, the rank-1 correction and q^T S) on CUDA cores.
-func (c *Coster) GatedDeltaNet(s GDNShape) Cost {
+// (decay, k^T S, the rank-1 correction and q^T S) on CUDA cores. A shape
+// no kernel runs is a [ShapeError] (GDNShape.Validate).
+func (c *Coster) GatedDeltaNet(s GDNShape) (Cost, error) {
+	if err := s.Validate(); err != nil {
+		return Cost{}, err
+	}
 	if m, ok := gdnModeOf(s); ok {
 		if g, ok := c.engineGDN(s, m); ok {
-			return g.Cost
+			return g.Cost, nil
 		}
 	}
-	return c.gdnReference(s)
+	return c.gdnReference(s), nil
 }
 
-// gdnReference is GatedDeltaNet's reference model (the roofline,
-// interpolated in ops.csv's reference-kernel rows where they cover the
-// shape): what PredictRow's gdn rows are.
+// gdnReference is GatedDeltaNet's reference model of a valid shape (the
+// roofline, interpolated in ops.csv's reference-kernel rows where they
+// cover the shape): what PredictRow's gdn rows are.
 func (c *Coster) gdnReference(s GDNShape) Cost {
-	if s.Batch <= 0 || s.QLen <= 0 || s.VHeads <= 0 || s.KDim <= 0 || s.VDim <= 0 {
-		return Cost{Source: c.offTable}
-	}
 	sd := s.StateDType
 	if sd == "" {
 		sd = FP32
@@ -554,11 +571,16 @@ func boolInt(b bool) int {
 
 // Norm prices an RMSNorm over tokens rows of hidden BF16 values (read the
 // input and the weight, write the output). A fused residual-add norm moves
-// twice the activations: price it as two.
-func (c *Coster) Norm(tokens, hidden int) Cost {
-	if tokens <= 0 || hidden <= 0 {
-		return Cost{Source: c.offTable}
+// twice the activations: price it as two. A dimension that is not
+// positive is a [ShapeError].
+func (c *Coster) Norm(tokens, hidden int) (Cost, error) {
+	if err := ValidateNorm(tokens, hidden); err != nil {
+		return Cost{}, err
 	}
+	return c.norm(tokens, hidden), nil
+}
+
+func (c *Coster) norm(tokens, hidden int) Cost {
 	t, h := f(tokens), f(hidden)
 	cost := c.roofline(classNorm, BF16, 2*t*h*2+2*h, 4*t*h, c.gpu.Peak[BF16])
 	gk, gc := normGrid(tokens, hidden)
@@ -567,11 +589,16 @@ func (c *Coster) Norm(tokens, hidden int) Cost {
 }
 
 // Elementwise prices a memory-bound kernel that moves bytes in total
-// (reads plus writes), like a copy of bytes/2.
-func (c *Coster) Elementwise(bytes float64) Cost {
-	if !(bytes > 0) {
-		return Cost{Source: c.offTable}
+// (reads plus writes), like a copy of bytes/2. bytes that are not a
+// positive finite number are a [ShapeError].
+func (c *Coster) Elementwise(bytes float64) (Cost, error) {
+	if !(bytes > 0) || math.IsInf(bytes, 1) {
+		return Cost{}, &ShapeError{"elementwise", []string{"bytes"}, fmt.Sprintf("needs positive finite bytes, got %g", bytes)}
 	}
+	return c.elementwise(bytes), nil
+}
+
+func (c *Coster) elementwise(bytes float64) Cost {
 	cost := c.roofline(classCopy, BF16, bytes, 0, c.gpu.Peak[BF16])
 	if half := bytes / 2; half < 1<<50 {
 		gk, gc := copyGrid(int(half))
@@ -598,11 +625,16 @@ func paddedRows(m, tile int) float64 {
 }
 
 // LMHeadSample prices the lm_head matmul over tokens rows, writing BF16
-// logits, and greedy sampling (one more pass over the logits as FP32).
-func (c *Coster) LMHeadSample(tokens, hidden, vocab int, dt DType) Cost {
-	if tokens <= 0 || hidden <= 0 || vocab <= 0 {
-		return Cost{Source: c.offTable}
+// logits, and greedy sampling (one more pass over the logits as FP32). A
+// dimension that is not positive is a [ShapeError].
+func (c *Coster) LMHeadSample(tokens, hidden, vocab int, dt DType) (Cost, error) {
+	if err := ValidateLMHead(tokens, hidden, vocab); err != nil {
+		return Cost{}, err
 	}
+	return c.lmHeadSample(tokens, hidden, vocab, dt), nil
+}
+
+func (c *Coster) lmHeadSample(tokens, hidden, vocab int, dt DType) Cost {
 	if dt == "" {
 		dt = BF16
 	}

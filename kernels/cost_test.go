@@ -58,7 +58,7 @@ func TestGEMMRooflineByHand(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ideal := idealCoster(t, tc.gpu)
-			c := ideal.GEMM(tc.dt, tc.m, tc.n, tc.k)
+			c := must(t)(ideal.GEMM(tc.dt, tc.m, tc.n, tc.k))
 			if strings.HasSuffix(tc.name, "per-tensor") {
 				c = ideal.tensorScaledGEMM(tc.dt, tc.m, tc.n, tc.k)
 			}
@@ -95,7 +95,7 @@ func TestMoEByHand(t *testing.T) {
 	// act out 32*2 + down in 32*2 + down out 16*2 = 448 bytes; gather and
 	// combine 16*2*2 = 64 bytes.
 	s := MoEShape{Tokens: 1, Experts: 8, TopK: 2, Hidden: 16, Inter: 32, DType: BF16}
-	got := c.MoE(s)
+	got := must(t)(c.MoE(s))
 	wantBytes := 2*3*16*32*2.0 + 2*448 + 64
 	if !near(got.Bytes, wantBytes, 1e-12) {
 		t.Errorf("bytes = %v, want %v", got.Bytes, wantBytes)
@@ -112,17 +112,17 @@ func TestMoEByHand(t *testing.T) {
 	// 64-row tile for each of the 8 experts, compute-bound (1.7 ms of
 	// compute against 0.4 ms of traffic).
 	prefill := MoEShape{Tokens: 8192, Experts: 8, TopK: 2, Hidden: 4096, Inter: 4096, DType: BF16, Kernel: MoETorchGrouped}
-	if got, want := c.MoE(prefill).Seconds, 2*(8192*2+8*32.0)*3*4096*4096/989e12; !near(got, want, 1e-9) {
+	if got, want := must(t)(c.MoE(prefill)).Seconds, 2*(8192*2+8*32.0)*3*4096*4096/989e12; !near(got, want, 1e-9) {
 		t.Errorf("prefill latency = %v, want %v", got, want)
 	}
 	big := MoEShape{Tokens: 4, Experts: 256, TopK: 8, Hidden: 7168, Inter: 2048, DType: FP8}
 	d := 256 * (1 - math.Pow(1-8.0/256, 4))
-	if got := c.MoE(big); got.Bytes < d*3*7168*2048 || got.Bytes > d*3*7168*2048*1.01 {
+	if got := must(t)(c.MoE(big)); got.Bytes < d*3*7168*2048 || got.Bytes > d*3*7168*2048*1.01 {
 		t.Errorf("bytes = %v, want about %v (weights of %.2f experts)", got.Bytes, d*3*7168*2048, d)
 	}
 	// Block-scaled FP8 experts on Hopper stream their weights at 52% of
 	// HBM bandwidth; on the ideal roofline that floor is the whole time.
-	if got, want := c.MoE(big).Seconds, d*3*7168*2048/(4.8e12*0.52); !near(got, want, 1e-9) {
+	if got, want := must(t)(c.MoE(big)).Seconds, d*3*7168*2048/(4.8e12*0.52); !near(got, want, 1e-9) {
 		t.Errorf("block-scaled FP8 latency = %v, want %v", got, want)
 	}
 }
@@ -151,7 +151,7 @@ func TestAttentionByHand(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := c.Attention(tc.s)
+			got := must(t)(c.Attention(tc.s))
 			if !near(got.Bytes, tc.bytes, 1e-12) || !near(got.FLOPs, tc.flops, 1e-12) {
 				t.Errorf("bytes, flops = %v, %v; want %v, %v", got.Bytes, got.FLOPs, tc.bytes, tc.flops)
 			}
@@ -171,13 +171,13 @@ func TestGatedDeltaNetByHand(t *testing.T) {
 	base := GDNShape{Batch: 4, QLen: 3, KHeads: 16, VHeads: 32, KDim: 128, VDim: 128}
 	state := 4 * 32 * 128 * 128 * 4.0 // FP32 state per batch
 	io := 4 * 3 * (2*16*128 + 2*32*128 + 2*32) * 2.0
-	got := c.GatedDeltaNet(base)
+	got := must(t)(c.GatedDeltaNet(base))
 	if want := 2*state + io; !near(got.Bytes, want, 1e-12) {
 		t.Errorf("no rollback: bytes = %v, want %v", got.Bytes, want)
 	}
 	keep := base
 	keep.KeepIntermediate = true
-	got = c.GatedDeltaNet(keep)
+	got = must(t)(c.GatedDeltaNet(keep))
 	if want := 4*state + io; !near(got.Bytes, want, 1e-12) {
 		t.Errorf("rollback: bytes = %v, want %v (one read, three writes)", got.Bytes, want)
 	}
@@ -185,13 +185,13 @@ func TestGatedDeltaNetByHand(t *testing.T) {
 
 func TestSimpleOpsByHand(t *testing.T) {
 	c := idealCoster(t, "h200")
-	if got, want := c.Norm(10, 100).Bytes, 10*100*4+200.0; got != want {
+	if got, want := must(t)(c.Norm(10, 100)).Bytes, 10*100*4+200.0; got != want {
 		t.Errorf("norm bytes = %v, want %v", got, want)
 	}
-	if got, want := c.Elementwise(4.8e9).Seconds, 1e-3; !near(got, want, 1e-12) {
+	if got, want := must(t)(c.Elementwise(4.8e9)).Seconds, 1e-3; !near(got, want, 1e-12) {
 		t.Errorf("elementwise 4.8 GB = %v s, want %v", got, want)
 	}
-	lm := c.LMHeadSample(2, 1024, 1000, BF16)
+	lm := must(t)(c.LMHeadSample(2, 1024, 1000, BF16))
 	if want := 1000*1024*2 + 2*1024*2 + 2*1000*2 + 2*1000*4.0; lm.Bytes != want {
 		t.Errorf("lm_head bytes = %v, want %v", lm.Bytes, want)
 	}
@@ -206,8 +206,9 @@ func TestSimpleOpsByHand(t *testing.T) {
 // TestBadShapesAreErrors replaces TestZeroShapesCostNothing, which pinned
 // a defect: a shape no kernel runs (a zero or negative dimension, query
 // heads the KV heads do not divide, topk above experts) priced as zero
-// seconds. Such a shape is now a ShapeError, from its Validate and from
-// PredictRow; good shapes still validate.
+// seconds. Such a shape is now a ShapeError, from its Validate, from
+// PredictRow and from every op method of the Coster; good shapes still
+// validate.
 func TestBadShapesAreErrors(t *testing.T) {
 	c := NewCoster(mustGPU(t, "h200"))
 	for name, err := range map[string]error{
@@ -252,9 +253,40 @@ func TestBadShapesAreErrors(t *testing.T) {
 			t.Errorf("%s: good shape rejected: %v", name, err)
 		}
 	}
+	// The Coster's op methods refuse the same shapes, with no cost.
+	opErr := func(_ Cost, err error) error { return err }
+	for name, err := range map[string]error{
+		"GEMM m=0":               opErr(c.GEMM(FP8, 0, 10, 10)),
+		"MoE topk>experts":       opErr(c.MoE(MoEShape{Tokens: 1, Experts: 2, TopK: 3, Hidden: 8, Inter: 8})),
+		"Attention 10 over 4":    opErr(c.Attention(AttentionShape{Batch: 1, QLen: 1, KVLen: 8, Heads: 10, KVHeads: 4, HeadDim: 64})),
+		"GatedDeltaNet empty":    opErr(c.GatedDeltaNet(GDNShape{})),
+		"GatedDeltaNetReference": opErr(c.GatedDeltaNetReference(GDNShape{Batch: 1, QLen: 1, KHeads: 4, VHeads: 6, KDim: 128, VDim: 128})),
+		"Norm hidden<0":          opErr(c.Norm(1, -1)),
+		"LMHeadSample tokens=0":  opErr(c.LMHeadSample(0, 8, 8, BF16)),
+		"Elementwise bytes=0":    opErr(c.Elementwise(0)),
+		"Elementwise bytes=NaN":  opErr(c.Elementwise(math.NaN())),
+		"Elementwise bytes=+Inf": opErr(c.Elementwise(math.Inf(1))),
+		"GDN decode of no batch": func() error { _, err := c.GDN(GDNShape{QLen: 1, VHeads: 8, KDim: 8, VDim: 8}, GDNDecode); return err }(),
+	} {
+		var se *ShapeError
+		if !errors.As(err, &se) {
+			t.Errorf("%s: err = %v, want a ShapeError", name, err)
+		}
+	}
 	// The collective's single-GPU case is no bad shape: nothing to reduce.
 	if s := c.Collective(AllReduce, 1024, 1).Seconds; s != 0 {
 		t.Errorf("allreduce over one GPU costs %v s", s)
+	}
+}
+
+// must fails tb on a shape error and returns the cost.
+func must(tb testing.TB) func(Cost, error) Cost {
+	return func(c Cost, err error) Cost {
+		if err != nil {
+			tb.Helper()
+			tb.Fatal(err)
+		}
+		return c
 	}
 }
 
@@ -272,17 +304,17 @@ func TestMoEKernels(t *testing.T) {
 	tiny := MoEShape{Tokens: 1, Experts: 8, TopK: 2, Hidden: 16, Inter: 32, DType: BF16}
 	// A tiny layer costs only the fixed time: three fused kernels at the
 	// GEMM's fixed time, or the reference path's fitted fixed time.
-	if got, want := c.MoE(tiny).Seconds, 3*c.eff[classGEMM][slotBF16].Fixed; !near(got, want, 0.01) {
+	if got, want := must(t)(c.MoE(tiny)).Seconds, 3*c.eff[classGEMM][slotBF16].Fixed; !near(got, want, 0.01) {
 		t.Errorf("fused tiny MoE = %v, want %v", got, want)
 	}
 	tiny.Kernel = MoETorchGrouped
-	if got, want := c.MoE(tiny).Seconds, c.eff[classMoE][slotBF16].Fixed; !near(got, want, 0.01) {
+	if got, want := must(t)(c.MoE(tiny)).Seconds, c.eff[classMoE][slotBF16].Fixed; !near(got, want, 0.01) {
 		t.Errorf("torch-grouped tiny MoE = %v, want %v", got, want)
 	}
 	// PredictRow prices what the collector measured.
 	r := OpRow{Op: "moe", DType: BF16, Tokens: 1, Experts: 8, TopK: 2, Hidden: 16, Inter: 32}
-	if got, _ := c.PredictRow(r); got.Seconds != c.MoE(tiny).Seconds {
-		t.Errorf("PredictRow(moe) = %v, want the torch-grouped price %v", got.Seconds, c.MoE(tiny).Seconds)
+	if got, _ := c.PredictRow(r); got.Seconds != must(t)(c.MoE(tiny)).Seconds {
+		t.Errorf("PredictRow(moe) = %v, want the torch-grouped price %v", got.Seconds, must(t)(c.MoE(tiny)).Seconds)
 	}
 }
 
@@ -295,8 +327,8 @@ func TestMoEKernels(t *testing.T) {
 func TestMLADecodeOnBlackwell(t *testing.T) {
 	s := AttentionShape{Batch: 512, QLen: 4, KVLen: 4096, Heads: 128, KVHeads: 1, HeadDim: 576, KVDType: BF16, MLA: true}
 	flops := 2.0 * 512 * 128 * 4 * 4096 * (576 + 512)
-	h := NewCoster(mustGPU(t, "h200")).Attention(s)
-	b := NewCoster(mustGPU(t, "b200")).Attention(s)
+	h := must(t)(NewCoster(mustGPU(t, "h200")).Attention(s))
+	b := must(t)(NewCoster(mustGPU(t, "b200")).Attention(s))
 	if want := flops / 660e12; h.Seconds < want || h.Seconds > 1.03*want {
 		t.Errorf("h200: %.3f ms, want %.3f ms (+3%%)", h.Seconds*1e3, want*1e3)
 	}
@@ -320,7 +352,7 @@ func TestBlockScaledFP8Source(t *testing.T) {
 	// o_proj of DeepSeek-V3 at TP8, 4 tokens: 14.7 MB of FP8 weights, on
 	// the measured grid (N 7168, K 2048).
 	tensor := c.tensorScaledGEMM(FP8, 4, 7168, 2048)
-	block := c.GEMM(FP8, 4, 7168, 2048)
+	block := must(t)(c.GEMM(FP8, 4, 7168, 2048))
 	if tensor.Source != SourceMeasured {
 		t.Fatalf("per-tensor source %q, want %q", tensor.Source, SourceMeasured)
 	}
@@ -330,7 +362,7 @@ func TestBlockScaledFP8Source(t *testing.T) {
 			block.Seconds*1e6, block.Source, tensor.Seconds*1e6, floor*1e6)
 	}
 	// BF16 is untouched.
-	if a, b := c.GEMM(BF16, 4, 7168, 2048), c.tensorScaledGEMM(BF16, 4, 7168, 2048); a != b {
+	if a, b := must(t)(c.GEMM(BF16, 4, 7168, 2048)), c.tensorScaledGEMM(BF16, 4, 7168, 2048); a != b {
 		t.Errorf("BF16 GEMM changed: %+v vs %+v", a, b)
 	}
 }

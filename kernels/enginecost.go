@@ -43,8 +43,8 @@ func gdnModeOf(s GDNShape) (GDNMode, bool) {
 // calibrated on the reference recurrent kernel, which for prefill
 // extrapolates a per-token recurrence to the whole chunk).
 func (c *Coster) GDN(s GDNShape, mode GDNMode) (GDNCost, error) {
-	if s.Batch <= 0 || s.QLen <= 0 || s.VHeads <= 0 || s.KDim <= 0 || s.VDim <= 0 {
-		return GDNCost{}, fmt.Errorf("gdn needs positive batch, q_len, heads and head_dim")
+	if err := s.Validate(); err != nil {
+		return GDNCost{}, err
 	}
 	switch mode {
 	case GDNDecode:
@@ -145,12 +145,12 @@ func (c *Coster) engineMoE(s MoEShape) (Cost, bool) {
 	plain.Skew = 0
 	c2 := *c
 	c2.engine = nil
-	base := c2.MoE(plain)
+	base := c2.moe(plain)
 	cost := Cost{Seconds: us * 1e-6, Bytes: base.Bytes, FLOPs: base.FLOPs, Source: src, Bound: "measured"}
 	if s.Skew > 0 {
 		skewed := plain
 		skewed.Skew = s.Skew
-		if sk := c2.MoE(skewed); base.Seconds > 0 {
+		if sk := c2.moe(skewed); base.Seconds > 0 {
 			cost.Seconds *= sk.Seconds / base.Seconds
 			cost.Bytes = sk.Bytes
 		}
@@ -219,5 +219,11 @@ func buildEngineIndex(gpu string) *engineIndex {
 
 // GatedDeltaNetReference prices s with the reference model alone (the
 // recurrent kernel of ops.csv and its roofline), whatever engine tables the
-// GPU has: the pricing GDN replaces, kept for comparison.
-func (c *Coster) GatedDeltaNetReference(s GDNShape) Cost { return c.gdnReference(s) }
+// GPU has: the pricing GDN replaces, kept for comparison. A shape no
+// kernel runs is a [ShapeError].
+func (c *Coster) GatedDeltaNetReference(s GDNShape) (Cost, error) {
+	if err := s.Validate(); err != nil {
+		return Cost{}, err
+	}
+	return c.gdnReference(s), nil
+}

@@ -100,15 +100,15 @@ func TestGDNModesFromMeasurement(t *testing.T) {
 		t.Errorf("unmeasured layout: kernel %q source %q err %v; want the reference model", g.Kernel, g.Source, err)
 	}
 	// GatedDeltaNet (what simulate calls) takes the measured kernel where one exists
-	if got, want := c.GatedDeltaNet(tp2).Seconds, 324.288e-6; math.Abs(got-want) > 1e-12 {
+	if got, want := must(t)(c.GatedDeltaNet(tp2)).Seconds, 324.288e-6; math.Abs(got-want) > 1e-12 {
 		t.Errorf("GatedDeltaNet prefill %.3g s, want the chunk kernel's %.3g", got, want)
 	}
 	short := GDNShape{Batch: 4, QLen: 8, KHeads: 8, VHeads: 32, KDim: 128, VDim: 128}
-	if c.GatedDeltaNet(short) != c.GatedDeltaNetReference(short) {
+	if must(t)(c.GatedDeltaNet(short)) != must(t)(c.GatedDeltaNetReference(short)) {
 		t.Error("an 8-token chunk without intermediate states has no engine kernel: want the reference model")
 	}
 	// the chunked kernel is what makes prefill cheap: the reference recurrence is several times slower
-	if ref := c.GatedDeltaNetReference(tp2).Seconds; ref < 3*324.288e-6 {
+	if ref := must(t)(c.GatedDeltaNetReference(tp2)).Seconds; ref < 3*324.288e-6 {
 		t.Errorf("reference recurrence at 4096 tokens %.3g s: expected several times the chunk kernel", ref)
 	}
 }
@@ -127,7 +127,7 @@ func TestDefaultGDNMode(t *testing.T) {
 func TestTritonMoEFromMeasurement(t *testing.T) {
 	c := h200Coster(t)
 	s := MoEShape{Tokens: 40, Experts: 512, TopK: 10, Hidden: 4096, Inter: 256, DType: BF16, Kernel: MoETriton}
-	got := c.MoE(s)
+	got := must(t)(c.MoE(s))
 	want := loglog(40, 32, 377.173, 48, 490.763) // moe_triton.csv, TP4 shard
 	if math.Abs(got.Seconds*1e6-want) > 1e-6*want || got.Source != SourceMeasured {
 		t.Errorf("triton MoE 40 tokens: %.3f us (%s), want %.3f", got.Seconds*1e6, got.Source, want)
@@ -143,17 +143,17 @@ func TestTritonMoEFromMeasurement(t *testing.T) {
 	fused := MoEShape{Tokens: 40, Experts: 512, TopK: 10, Hidden: 4096, Inter: 256, DType: BF16, Kernel: MoEFused}
 	fsk := fused
 	fsk.Skew = 1.2
-	ratio := c.MoE(fsk).Seconds / c.MoE(fused).Seconds
-	if g := c.MoE(sk).Seconds; math.Abs(g-got.Seconds*ratio) > 1e-9*g || !(ratio < 1) {
+	ratio := must(t)(c.MoE(fsk)).Seconds / must(t)(c.MoE(fused)).Seconds
+	if g := must(t)(c.MoE(sk)).Seconds; math.Abs(g-got.Seconds*ratio) > 1e-9*g || !(ratio < 1) {
 		t.Errorf("skewed triton MoE %.4g s, want %.4g (ratio %.3f < 1)", g, got.Seconds*ratio, ratio)
 	}
 	// fused (no user table) and shapes off the table keep the model
-	if c.MoE(fused).Source == SourceMeasured {
+	if must(t)(c.MoE(fused)).Source == SourceMeasured {
 		t.Error("fused MoE priced from the Triton table")
 	}
 	off := s
 	off.Hidden = 7168
-	if c.MoE(off).Source == SourceMeasured {
+	if must(t)(c.MoE(off)).Source == SourceMeasured {
 		t.Error("an unmeasured MoE layer priced as measured")
 	}
 }
@@ -174,7 +174,7 @@ func TestWithEngineTablesReplacesLines(t *testing.T) {
 	if g, _ := u.GDN(GDNShape{Batch: 1, QLen: 4096, KHeads: 4, VHeads: 16, KDim: 128, VDim: 128}, GDNPrefill); math.Abs(g.Seconds*1e6-212.274) > 1e-6 {
 		t.Errorf("embedded TP4 line: %.3f us, want 212.274", g.Seconds*1e6)
 	}
-	m := u.MoE(MoEShape{Tokens: 8, Experts: 256, TopK: 8, Hidden: 7168, Inter: 256, DType: BF16})
+	m := must(t)(u.MoE(MoEShape{Tokens: 8, Experts: 256, TopK: 8, Hidden: 7168, Inter: 256, DType: BF16}))
 	if want := loglog(8, 1, 50, 64, 200); math.Abs(m.Seconds*1e6-want) > 1e-9 || m.Source != SourceMeasured {
 		t.Errorf("user fused MoE: %.3f us %s, want %.3f", m.Seconds*1e6, m.Source, want)
 	}

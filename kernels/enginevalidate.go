@@ -216,3 +216,25 @@ func EmbeddedEngineHeldout(gpu string) ([]GDNRow, []MoEKernelRow, error) {
 	}
 	return g, m, nil
 }
+
+// ValidateEmbeddedEngineTables scores the GPU's embedded engine-kernel
+// tables on their held-out rows: every table, or only op's ("gdn" or
+// "moe") when op is set. A GPU without tables scores nothing.
+func ValidateEmbeddedEngineTables(gpu, op string) ([]EngineError, error) {
+	t, err := EmbeddedEngineTables(gpu)
+	if err != nil || t == nil {
+		return nil, err
+	}
+	hg, hm, err := EmbeddedEngineHeldout(gpu)
+	if err != nil {
+		return nil, err
+	}
+	sub := *t
+	switch op {
+	case "gdn":
+		sub.MoE, sub.FusedMoE, hm = nil, nil, nil
+	case "moe":
+		sub.GDN, hg = nil, nil
+	}
+	return ValidateEngineTables(&sub, hg, hm), nil
+}

@@ -143,7 +143,7 @@ func FuzzParseCatalog(f *testing.F) {
 			if err != nil || !(g.HBMBandwidth > 0) || !(g.Peak[BF16] > 0) {
 				t.Fatalf("accepted unusable GPU %+v (%v)", g, err)
 			}
-			NewCoster(g).GEMM(BF16, 1, 1, 1)
+			must(t)(NewCoster(g).GEMM(BF16, 1, 1, 1))
 		}
 	})
 }

@@ -51,7 +51,7 @@ func TestEmbeddedCalibration(t *testing.T) {
 	if err != nil || c.Source != SourceMeasured {
 		t.Fatalf("%+v: %v %v", r, c, err)
 	}
-	if b := NewCoster(mustGPU(t, "b200")); b.GEMM(BF16, 64, 4096, 4096).Source != SourceCarryOver || b.tables != nil {
+	if b := NewCoster(mustGPU(t, "b200")); must(t)(b.GEMM(BF16, 64, 4096, 4096)).Source != SourceCarryOver || b.tables != nil {
 		t.Error("b200 costs must be carried over, without the H200's per-shape grids")
 	}
 	// The H100 shares the H200's die: it borrows the grids, scaled by its

@@ -33,11 +33,11 @@ func opOf(r OpRow) (rowOp, bool) {
 			func(c *Coster) Cost { return c.tensorScaledGEMM(r.DType, r.M, r.N, r.K) }}, true
 	case "moe":
 		s := MoEShape{Tokens: r.Tokens, Experts: r.Experts, TopK: r.TopK, Hidden: r.Hidden, Inter: r.Inter, DType: r.DType, Kernel: MoETorchGrouped}
-		return rowOp{s.Validate(), s.grid, func(c *Coster) Cost { return c.MoE(s) }}, true
+		return rowOp{s.Validate(), s.grid, func(c *Coster) Cost { return c.moe(s) }}, true
 	case "attention":
 		s := AttentionShape{Batch: r.Batch, QLen: r.QLen, KVLen: r.KVLen, Heads: r.Heads,
 			KVHeads: r.KVHeads, HeadDim: r.HeadDim, KVDType: r.DType}
-		return rowOp{s.Validate(), s.grid, func(c *Coster) Cost { return c.Attention(s) }}, true
+		return rowOp{s.Validate(), s.grid, func(c *Coster) Cost { return c.attention(s) }}, true
 	case "gdn":
 		s := GDNShape{Batch: r.Batch, QLen: r.QLen, KHeads: r.KVHeads, VHeads: r.Heads,
 			KDim: r.HeadDim, VDim: r.HeadDim, KeepIntermediate: r.QLen > 1}
@@ -45,15 +45,15 @@ func opOf(r OpRow) (rowOp, bool) {
 	case "rmsnorm", "norm":
 		return rowOp{ValidateNorm(r.Tokens, r.Hidden),
 			func() (gridKey, coords) { return normGrid(r.Tokens, r.Hidden) },
-			func(c *Coster) Cost { return c.Norm(r.Tokens, r.Hidden) }}, true
+			func(c *Coster) Cost { return c.norm(r.Tokens, r.Hidden) }}, true
 	case "lm_head":
 		return rowOp{ValidateLMHead(r.M, r.K, r.N),
 			func() (gridKey, coords) { return lmHeadGrid(r.DType, r.M, r.K, r.N) },
-			func(c *Coster) Cost { return c.LMHeadSample(r.M, r.K, r.N, r.DType) }}, true
+			func(c *Coster) Cost { return c.lmHeadSample(r.M, r.K, r.N, r.DType) }}, true
 	case "copy":
-		return rowOp{positive("copy", "n", r.N),
+		return rowOp{positive("copy", dim{"n", r.N}),
 			func() (gridKey, coords) { return copyGrid(r.N) },
-			func(c *Coster) Cost { return c.Elementwise(2 * f(r.N)) }}, true
+			func(c *Coster) Cost { return c.elementwise(2 * f(r.N)) }}, true
 	}
 	return rowOp{}, false
 }

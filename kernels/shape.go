@@ -38,62 +38,72 @@ func (s GDNShape) grid() (gridKey, coords) {
 	return gridKey{classGDN, slotBF16, lineKey{s.VHeads, max(s.KHeads, 1), s.KDim, boolInt(s.KeepIntermediate && s.QLen > 1), 0}}, coords2(s.Batch, s.QLen)
 }
 
-// ShapeError is a shape no kernel runs: the op and what is wrong with it.
+// ShapeError is a shape no kernel runs: the op, the dimensions at fault
+// (by the names of the op's measured-table columns) and what is wrong.
 type ShapeError struct {
 	Op     string
+	Dims   []string
 	Reason string
 }
 
 func (e *ShapeError) Error() string { return e.Op + " shape: " + e.Reason }
 
+// dim is one named dimension of a shape.
+type dim struct {
+	name string
+	v    int
+}
+
 // positive returns a ShapeError naming every dimension that is not
-// positive, or nil.
-func positive(op string, dims ...any) error {
-	var bad []string
-	for i := 0; i+1 < len(dims); i += 2 {
-		if v := dims[i+1].(int); v <= 0 {
-			bad = append(bad, fmt.Sprintf("%s %d", dims[i], v))
+// positive, or nil. It does not allocate for a valid shape (the op
+// methods price millions of shapes a sweep).
+func positive(op string, dims ...dim) error {
+	var bad, names []string
+	for _, d := range dims {
+		if d.v <= 0 {
+			bad = append(bad, fmt.Sprintf("%s %d", d.name, d.v))
+			names = append(names, d.name)
 		}
 	}
 	if len(bad) > 0 {
-		return &ShapeError{op, "needs positive " + strings.Join(bad, ", ")}
+		return &ShapeError{op, names, "needs positive " + strings.Join(bad, ", ")}
 	}
 	return nil
 }
 
 // divides reports the grouped-head rule: heads must be a multiple of the
 // key/value heads (each KV head serves heads/kvHeads query heads).
-func divides(op string, heads, kvHeads int) error {
+func divides(op, headsName string, heads, kvHeads int) error {
 	if kvHeads > 0 && heads%kvHeads != 0 {
-		return &ShapeError{op, fmt.Sprintf("heads %d not divisible by kv_heads %d", heads, kvHeads)}
+		return &ShapeError{op, []string{headsName, "kv_heads"}, fmt.Sprintf("%s %d not divisible by kv_heads %d", headsName, heads, kvHeads)}
 	}
 	if kvHeads < 0 {
-		return &ShapeError{op, fmt.Sprintf("kv_heads %d is negative", kvHeads)}
+		return &ShapeError{op, []string{"kv_heads"}, fmt.Sprintf("kv_heads %d is negative", kvHeads)}
 	}
 	return nil
 }
 
 // ValidateGEMM reports a GEMM shape with a dimension that is not positive.
-func ValidateGEMM(m, n, k int) error { return positive("gemm", "m", m, "n", n, "k", k) }
+func ValidateGEMM(m, n, k int) error { return positive("gemm", dim{"m", m}, dim{"n", n}, dim{"k", k}) }
 
 // ValidateLMHead reports an lm_head shape with a dimension that is not positive.
 func ValidateLMHead(tokens, hidden, vocab int) error {
-	return positive("lm_head", "tokens", tokens, "hidden", hidden, "vocab", vocab)
+	return positive("lm_head", dim{"tokens", tokens}, dim{"hidden", hidden}, dim{"vocab", vocab})
 }
 
 // ValidateNorm reports an RMSNorm shape with a dimension that is not positive.
 func ValidateNorm(tokens, hidden int) error {
-	return positive("rmsnorm", "tokens", tokens, "hidden", hidden)
+	return positive("rmsnorm", dim{"tokens", tokens}, dim{"hidden", hidden})
 }
 
 // Validate reports a MoE shape no kernel runs: a dimension that is not
 // positive, or more experts per token than experts.
 func (s MoEShape) Validate() error {
-	if err := positive("moe", "tokens", s.Tokens, "experts", s.Experts, "topk", s.TopK, "hidden", s.Hidden, "inter", s.Inter); err != nil {
+	if err := positive("moe", dim{"tokens", s.Tokens}, dim{"experts", s.Experts}, dim{"topk", s.TopK}, dim{"hidden", s.Hidden}, dim{"inter", s.Inter}); err != nil {
 		return err
 	}
 	if s.TopK > s.Experts {
-		return &ShapeError{"moe", fmt.Sprintf("topk %d exceeds experts %d", s.TopK, s.Experts)}
+		return &ShapeError{"moe", []string{"topk", "experts"}, fmt.Sprintf("topk %d exceeds experts %d", s.TopK, s.Experts)}
 	}
 	return nil
 }
@@ -102,18 +112,18 @@ func (s MoEShape) Validate() error {
 // not positive, or query heads that the KV heads do not divide (KVHeads 0
 // means one).
 func (s AttentionShape) Validate() error {
-	if err := positive("attention", "batch", s.Batch, "q_len", s.QLen, "kv_len", s.KVLen, "heads", s.Heads, "head_dim", s.HeadDim); err != nil {
+	if err := positive("attention", dim{"batch", s.Batch}, dim{"q_len", s.QLen}, dim{"kv_len", s.KVLen}, dim{"heads", s.Heads}, dim{"head_dim", s.HeadDim}); err != nil {
 		return err
 	}
-	return divides("attention", s.Heads, s.KVHeads)
+	return divides("attention", "heads", s.Heads, s.KVHeads)
 }
 
 // Validate reports a Gated DeltaNet shape no kernel runs: a dimension
 // that is not positive, or value heads that the key heads do not divide
 // (KHeads 0 means one).
 func (s GDNShape) Validate() error {
-	if err := positive("gdn", "batch", s.Batch, "q_len", s.QLen, "v_heads", s.VHeads, "k_dim", s.KDim, "v_dim", s.VDim); err != nil {
+	if err := positive("gdn", dim{"batch", s.Batch}, dim{"q_len", s.QLen}, dim{"v_heads", s.VHeads}, dim{"k_dim", s.KDim}, dim{"v_dim", s.VDim}); err != nil {
 		return err
 	}
-	return divides("gdn", s.VHeads, s.KHeads)
+	return divides("gdn", "v_heads", s.VHeads, s.KHeads)
 }

@@ -12,9 +12,9 @@ import (
 	"strings"
 )
 
-// OpColumns are the shape columns of a measured op table and of
+// opColumns are the shape columns of a measured op table and of
 // "kernels predict --input", in order.
-var OpColumns = []string{"op", "dtype", "m", "n", "k", "tokens", "experts", "topk", "hidden", "inter",
+var opColumns = []string{"op", "dtype", "m", "n", "k", "tokens", "experts", "topk", "hidden", "inter",
 	"batch", "q_len", "kv_len", "heads", "kv_heads", "head_dim"}
 
 // OpRow is one row of an op table: the op, its dtype and the shape columns
@@ -38,6 +38,20 @@ type OpTable struct {
 	Rows []OpRow
 }
 
+// Only is the table's rows of one op (nil for a nil table).
+func (t *OpTable) Only(op string) *OpTable {
+	if t == nil {
+		return nil
+	}
+	out := &OpTable{Name: t.Name, Meta: t.Meta}
+	for _, r := range t.Rows {
+		if r.Op == op {
+			out.Rows = append(out.Rows, r)
+		}
+	}
+	return out
+}
+
 // Limits that bound what a table file may cost.
 const (
 	maxTableBytes = 8 << 20 // the measured H200 op table is under 1 MiB
@@ -52,7 +66,7 @@ const (
 const MaxTableBytes = maxTableBytes
 
 // ParseOpTable reads an op CSV: optional "# key: value" metadata lines, a
-// header naming at least "op" (other OpColumns optional, extra columns
+// header naming at least "op" (other opColumns optional, extra columns
 // ignored), then rows. With needLatency the "latency_us" column is required
 // and every row must carry a positive latency.
 func ParseOpTable(name string, data []byte, needLatency bool) (*OpTable, error) {
@@ -61,7 +75,7 @@ func ParseOpTable(name string, data []byte, needLatency bool) (*OpTable, error) 
 		return nil, err
 	}
 	if !rows.has("op") {
-		return nil, fmt.Errorf("%s:%d: header has no \"op\" column (want %s)", name, rows.headerLine, strings.Join(OpColumns, ","))
+		return nil, fmt.Errorf("%s:%d: header has no \"op\" column (want %s)", name, rows.headerLine, strings.Join(opColumns, ","))
 	}
 	hasLat := rows.has("latency_us")
 	if needLatency && !hasLat {

@@ -193,20 +193,31 @@ func TestNearestShapeResidual(t *testing.T) {
 		grids[k] = newResidualGrid(p)
 	}
 	c := newCoster(g, &calibration{eff: defaultEfficiencies(), tables: newOpTables(grids)}, SourceRoofline)
-	near6k := c.GEMM(BF16, 64, 6144, 4096)
-	want := probe.GEMM(BF16, 64, 6144, 4096).Seconds * 1.10
+	near6k := must(t)(c.GEMM(BF16, 64, 6144, 4096))
+	want := must(t)(probe.GEMM(BF16, 64, 6144, 4096)).Seconds * 1.10
 	if !near(near6k.Seconds, want, 1e-9) || near6k.Source != SourceRoofline {
 		t.Errorf("unmeasured (6144, 4096): %v %s, want %v roofline", near6k.Seconds, near6k.Source, want)
 	}
-	far := c.GEMM(BF16, 64, 128, 128)
-	if !near(far.Seconds, probe.GEMM(BF16, 64, 128, 128).Seconds, 1e-12) {
+	far := must(t)(c.GEMM(BF16, 64, 128, 128))
+	if !near(far.Seconds, must(t)(probe.GEMM(BF16, 64, 128, 128)).Seconds, 1e-12) {
 		t.Errorf("a shape 32x away borrowed a residual: %v", far.Seconds)
 	}
-	if got := c.GEMM(BF16, 16, 4096, 4096); got.Source != SourceMeasured {
+	if got := must(t)(c.GEMM(BF16, 16, 4096, 4096)); got.Source != SourceMeasured {
 		t.Errorf("measured shape: %s", got.Source)
 	}
 	fit, held := SplitShapes(append(rows, OpRow{Op: "gemm", DType: BF16, M: 1, N: 128, K: 128, LatencyUS: 1}))
 	if len(held) != 4 || len(fit) != 5 {
 		t.Errorf("SplitShapes held out %d of %d rows, want the 4 of the second of three shapes", len(held), len(held)+len(fit))
+	}
+}
+
+func TestOpTableOnly(t *testing.T) {
+	tb := &OpTable{Name: "x.csv", Rows: []OpRow{{Op: "gemm", M: 1}, {Op: "moe"}, {Op: "gemm", M: 2}}}
+	got := tb.Only("gemm")
+	if got.Name != "x.csv" || len(got.Rows) != 2 || got.Rows[0].M != 1 || got.Rows[1].M != 2 {
+		t.Errorf("Only(gemm) = %+v", got)
+	}
+	if (*OpTable)(nil).Only("gemm") != nil {
+		t.Error("Only of a nil table is not nil")
 	}
 }

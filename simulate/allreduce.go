@@ -68,14 +68,14 @@ func (e *Engine) measuredMoE(tAll int, dt kernels.DType, draft bool) (float64, b
 	measured := func(c kernels.Cost) bool {
 		return c.Source == kernels.SourceMeasured || c.Source == kernels.SourceExtrapolated
 	}
-	if c := e.Coster.MoE(s); measured(c) {
+	if c := e.ops().MoE(s); measured(c) {
 		return c.Seconds, true
 	}
 	hc, speed := e.h200Carry()
 	if hc == nil {
 		return 0, false
 	}
-	if c := hc.MoE(s); measured(c) {
+	if c, err := hc.MoE(s); err == nil && measured(c) {
 		return c.Seconds / speed, true
 	}
 	return 0, false

@@ -158,8 +158,8 @@ func TestGDNPrefillFromChunkTable(t *testing.T) {
 	c := kernels.NewCoster(g)
 	const T = 4096
 	kh, vh := 2, 8
-	proj := c.GEMM("fp8", T, 2*kh*128+2*vh*128+2*vh, m.Hidden).Seconds + c.Elementwise(float64(T*(2*kh*128+vh*128))*2*2).Seconds +
-		c.GEMM("fp8", T, m.Hidden, vh*128).Seconds
+	proj := must(t)(c.GEMM("fp8", T, 2*kh*128+2*vh*128+2*vh, m.Hidden)).Seconds + must(t)(c.Elementwise(float64(T*(2*kh*128+vh*128))*2*2)).Seconds +
+		must(t)(c.GEMM("fp8", T, m.Hidden, vh*128)).Seconds
 	got := e.linearAttention(T, 1, shape{seqs: 1, q: T, prefill: true}, "fp8")
 	if want := proj + 150.900e-6; !near(got, want, 1e-6) {
 		t.Errorf("GDN prefill layer %.1f us, want %.1f (projections + measured chunk kernel)", got*1e6, want*1e6)

@@ -53,6 +53,7 @@ type Engine struct {
 	prefillMemo map[prefillKey]float64
 	pm          prefillMemos // enginememo.go
 	layerKinds  *layerKinds
+	shapeErr    error // the first shape no kernel runs (engineops.go)
 }
 
 type stepKey struct {
@@ -217,7 +218,7 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 // layerCost prices one target decoder layer l for shape s on one GPU.
 func (e *Engine) layerCost(l int, s shape, w WeightDTypes, moeEff float64) Breakdown {
-	m, p, c := e.Model, e.Par, e.Coster
+	m, p, c := e.Model, e.Par, e.ops()
 	seqsRank := ceilDiv(s.seqs, p.AttentionDP())
 	ta := seqsRank * s.q // tokens on one attention rank
 	tAll := s.seqs * s.q
@@ -271,12 +272,12 @@ func (e *Engine) auxKernels(l, ta int, w WeightDTypes) float64 {
 	if (moeLayer && w.Experts != "bf16") || (!moeLayer && w.Dense != "bf16") {
 		n++
 	}
-	return float64(n) * e.Coster.Elementwise(float64(ta*m.Hidden)*2*2).Seconds
+	return float64(n) * e.ops().Elementwise(float64(ta*m.Hidden)*2*2).Seconds
 }
 
 // attention prices projections and the attention kernel of a full layer.
 func (e *Engine) attention(ta, seqs int, s shape, dt kernels.DType) float64 {
-	m, c := e.Model, e.Coster
+	m, c := e.Model, e.ops()
 	at := e.Par.AttentionTP()
 	kvLen := s.ctx + s.q
 	t := 0.0
@@ -321,7 +322,7 @@ func (e *Engine) attention(ta, seqs int, s shape, dt kernels.DType) float64 {
 // linearAttention prices a Gated DeltaNet layer: projections, the causal
 // convolution and the recurrent state update.
 func (e *Engine) linearAttention(ta, seqs int, s shape, dt kernels.DType) float64 {
-	m, c := e.Model, e.Coster
+	m, c := e.Model, e.ops()
 	at := e.Par.AttentionTP()
 	kh, vh := max(m.LinearKHeads/at, 1), m.LinearVHeads/at
 	qkvz := 2*kh*m.LinearKDim + 2*vh*m.LinearVDim
@@ -346,14 +347,14 @@ func (e *Engine) mlp(tokens, inter int, dt kernels.DType) float64 {
 	if inter <= 0 || tokens <= 0 {
 		return 0
 	}
-	c, h := e.Coster, e.Model.Hidden
+	c, h := e.ops(), e.Model.Hidden
 	return c.GEMM(dt, tokens, 2*inter, h).Seconds + c.GEMM(dt, tokens, h, inter).Seconds
 }
 
 // moe prices the router and the routed experts one GPU holds (the
 // draft's when draft is set).
 func (e *Engine) moe(ta, tAll int, dt kernels.DType, eff float64, draft bool) float64 {
-	m, p, c := e.Model, e.Par, e.Coster
+	m, p, c := e.Model, e.Par, e.ops()
 	router := c.GEMM("bf16", ta, m.Experts, m.Hidden).Seconds
 	if t, ok := e.measuredMoE(tAll, dt, draft); ok {
 		return router + t
@@ -507,7 +508,7 @@ func (e *Engine) lmHead(s shape, vocab int) float64 {
 		return 0
 	}
 	at := e.Par.AttentionTP()
-	t := e.Coster.LMHeadSample(rows, e.Model.Hidden, ceilDiv(vocab, at), "bf16").Seconds
+	t := e.ops().LMHeadSample(rows, e.Model.Hidden, ceilDiv(vocab, at), "bf16").Seconds
 	if at > 1 {
 		// Vocab-parallel sampling gathers each rank's best candidates.
 		t += e.Coster.Collective("allgather", float64(rows)*8, at).Seconds
@@ -542,7 +543,7 @@ func (e *Engine) draftForward(s shape) float64 {
 	if d.Kind == "eagle3" {
 		fuse = 3
 	}
-	t := e.Coster.GEMM(e.Draft.Attention, ta, m.Hidden, fuse*m.Hidden).Seconds
+	t := e.ops().GEMM(e.Draft.Attention, ta, m.Hidden, fuse*m.Hidden).Seconds
 	for range max(d.Layers, 1) {
 		t += e.attention(ta, seqsRank, shape{seqs: s.seqs, q: s.q, ctx: s.ctx, prefill: s.prefill}, e.Draft.Attention)
 		if d.MoE && m.Experts > 0 {
@@ -561,7 +562,7 @@ func (e *Engine) draftForward(s shape) float64 {
 			}
 			t += e.mlp(ta, inter/at, e.Draft.Dense)
 		}
-		t += 3*e.Coster.Norm(ta, m.Hidden).Seconds + e.auxKernels(m.Layers-1, ta, e.Draft)
+		t += 3*e.ops().Norm(ta, m.Hidden).Seconds + e.auxKernels(m.Layers-1, ta, e.Draft)
 		t += e.layerComm(ta, tAll)
 	}
 	vocab := d.Vocab
@@ -719,8 +720,12 @@ func (e *Engine) MixedExtra(batch, q int, parts []PrefillPart, spec bool) float6
 			continue
 		}
 		ps := shape{seqs: 1, q: pt.New, ctx: pt.Before, prefill: true}
-		t += float64(full) * e.attention(pt.New, 1, ps, e.Target.Attention)
-		t += float64(m.Layers-full) * e.linearAttention(pt.New, 1, ps, e.Target.Attention)
+		if full > 0 {
+			t += float64(full) * e.attention(pt.New, 1, ps, e.Target.Attention)
+		}
+		if lin := m.Layers - full; lin > 0 {
+			t += float64(lin) * e.linearAttention(pt.New, 1, ps, e.Target.Attention)
+		}
 		if pt.Last {
 			logits++
 		}
@@ -745,7 +750,7 @@ func (e *Engine) MixedExtra(batch, q int, parts []PrefillPart, spec bool) float6
 		}
 		t += float64(moeLayers) * d
 	}
-	c := e.Coster
+	c := e.ops()
 	// Norms and the small per-layer kernels (priced at the last layer's
 	// kind) for the busiest rank's extra tokens. The exchange: a gather of
 	// every rank's tokens grows by all the context tokens (priced as an

@@ -60,14 +60,14 @@ func TestDecodeStepByHand(t *testing.T) {
 	c := kernels.NewCoster(g)
 	const B, ctx = 8, 1000 // ctx bucket: (1000>>8)<<8 + 128 = 896
 	kv := 896 + 1
-	perLayer := c.GEMM("bf16", B, 4*64+2*2*64, 256).Seconds + // q, k, v projections
-		c.Attention(kernels.AttentionShape{Batch: B, QLen: 1, KVLen: kv, Heads: 4, KVHeads: 2, HeadDim: 64, KVDType: "fp8"}).Seconds +
-		c.GEMM("bf16", B, 256, 4*64).Seconds + // o_proj
-		c.GEMM("bf16", B, 2*512, 256).Seconds + c.GEMM("bf16", B, 256, 512).Seconds + // gate_up, down
-		2*c.Norm(B, 256).Seconds +
-		3*c.Elementwise(float64(B*256)*2*2).Seconds // rope + KV write, q and k norms (BF16: no activation quantization)
+	perLayer := must(t)(c.GEMM("bf16", B, 4*64+2*2*64, 256)).Seconds + // q, k, v projections
+		must(t)(c.Attention(kernels.AttentionShape{Batch: B, QLen: 1, KVLen: kv, Heads: 4, KVHeads: 2, HeadDim: 64, KVDType: "fp8"})).Seconds +
+		must(t)(c.GEMM("bf16", B, 256, 4*64)).Seconds + // o_proj
+		must(t)(c.GEMM("bf16", B, 2*512, 256)).Seconds + must(t)(c.GEMM("bf16", B, 256, 512)).Seconds + // gate_up, down
+		2*must(t)(c.Norm(B, 256)).Seconds +
+		3*must(t)(c.Elementwise(float64(B*256)*2*2)).Seconds // rope + KV write, q and k norms (BF16: no activation quantization)
 	// Each layer also waits 25 us between its dependent kernels (layerGap).
-	want := 2*(perLayer+25e-6) + c.LMHeadSample(B, 256, 1000, "bf16").Seconds + c.Launch(2*14+6, true).Seconds + 0.1e-3
+	want := 2*(perLayer+25e-6) + must(t)(c.LMHeadSample(B, 256, 1000, "bf16")).Seconds + c.Launch(2*14+6, true).Seconds + 0.1e-3
 	got := e.DecodeStep(B, 0, ctx)
 	if !near(got.Total(), want, 1e-9) {
 		t.Errorf("DecodeStep = %.6f ms, want %.6f ms by hand", got.Total()*1e3, want*1e3)
@@ -93,16 +93,16 @@ func TestVerifyAndDraftByHand(t *testing.T) {
 	T := B * q // 12 tokens
 	kv := 128 + q
 	attn := func(tokens, qlen, kvlen int, dt kernels.DType) float64 {
-		return c.GEMM(dt, tokens, 2*32+2*2*32, 128).Seconds +
-			c.Attention(kernels.AttentionShape{Batch: B, QLen: qlen, KVLen: kvlen, Heads: 2, KVHeads: 2, HeadDim: 32, KVDType: "fp8"}).Seconds +
-			c.GEMM(dt, tokens, 128, 2*32).Seconds
+		return must(t)(c.GEMM(dt, tokens, 2*32+2*2*32, 128)).Seconds +
+			must(t)(c.Attention(kernels.AttentionShape{Batch: B, QLen: qlen, KVLen: kvlen, Heads: 2, KVHeads: 2, HeadDim: 32, KVDType: "fp8"})).Seconds +
+			must(t)(c.GEMM(dt, tokens, 128, 2*32)).Seconds
 	}
 	moe := func(tokens int, dt kernels.DType, eff float64) float64 {
-		return c.GEMM("bf16", tokens, 8, 128).Seconds +
-			c.MoE(kernels.MoEShape{Tokens: tokens, Experts: 4, TopK: 1, Hidden: 128, Inter: 64, DType: dt}).Seconds/eff // each EP rank: every token, one of its two picks
+		return must(t)(c.GEMM("bf16", tokens, 8, 128)).Seconds +
+			must(t)(c.MoE(kernels.MoEShape{Tokens: tokens, Experts: 4, TopK: 1, Hidden: 128, Inter: 64, DType: dt})).Seconds/eff // each EP rank: every token, one of its two picks
 	}
 	shared := func(tokens int, dt kernels.DType) float64 {
-		return c.GEMM(dt, tokens, 2*32, 128).Seconds + c.GEMM(dt, tokens, 128, 32).Seconds
+		return must(t)(c.GEMM(dt, tokens, 2*32, 128)).Seconds + must(t)(c.GEMM(dt, tokens, 128, 32)).Seconds
 	}
 	// SGLang's custom all-reduce at TP2 (published H100 figures, scaled to
 	// NVLink 5): 3.7 us at 512 B and 3.9 us at 4 KiB; messages of 3 KiB and
@@ -115,16 +115,16 @@ func TestVerifyAndDraftByHand(t *testing.T) {
 		return 2 * ar.Seconds
 	}
 	lm := func(rows, vocab int) float64 {
-		return c.LMHeadSample(rows, 128, vocab/2, "bf16").Seconds + c.Collective("allgather", float64(rows)*8, 2).Seconds
+		return must(t)(c.LMHeadSample(rows, 128, vocab/2, "bf16")).Seconds + c.Collective("allgather", float64(rows)*8, 2).Seconds
 	}
 	// rope + KV write, q and k norms, FP8 quantization of the attention and
 	// expert inputs, top-k routing: six activation-sized kernels per layer.
-	aux := func(tokens int) float64 { return 6 * c.Elementwise(float64(tokens*128)*2*2).Seconds }
-	verify := attn(T, q, kv, "fp8") + moe(T, "fp8", e.TargetMoEEff) + shared(T, "fp8") + 2*c.Norm(T, 128).Seconds + aux(T) + comm(T) +
+	aux := func(tokens int) float64 { return 6 * must(t)(c.Elementwise(float64(tokens*128)*2*2)).Seconds }
+	verify := attn(T, q, kv, "fp8") + moe(T, "fp8", e.TargetMoEEff) + shared(T, "fp8") + 2*must(t)(c.Norm(T, 128)).Seconds + aux(T) + comm(T) +
 		lm(T, 512) + c.Launch(14+6, true).Seconds + 25e-6 // one layer's inter-kernel gap (layerGap)
 	draftStep := func(tokens, qlen, kvlen, rows int) float64 {
-		return c.GEMM("fp8", tokens, 128, 256).Seconds + attn(tokens, qlen, kvlen, "fp8") + moe(tokens, "fp8", e.DraftMoEEff) +
-			shared(tokens, "fp8") + 3*c.Norm(tokens, 128).Seconds + aux(tokens) + comm(tokens) + lm(rows, 512) + c.Launch(20, true).Seconds +
+		return must(t)(c.GEMM("fp8", tokens, 128, 256)).Seconds + attn(tokens, qlen, kvlen, "fp8") + moe(tokens, "fp8", e.DraftMoEEff) +
+			shared(tokens, "fp8") + 3*must(t)(c.Norm(tokens, 128)).Seconds + aux(tokens) + comm(tokens) + lm(rows, 512) + c.Launch(20, true).Seconds +
 			25e-6 // the draft layer's inter-kernel gap
 	}
 	draft := draftStep(B, 1, 128+1+1, B) + draftStep(T, q, kv, T)
@@ -293,28 +293,28 @@ func TestMixedExtraByHand(t *testing.T) {
 	c := kernels.NewCoster(g)
 	// Rank 0: 2 generation tokens + 300 context tokens; all ranks: 4 + 550.
 	const ta, nb, tAll, total = 2, 300, 4, 550
-	att := c.GEMM("bf16", nb, 4*32+2*4*32, 128).Seconds +
-		c.Attention(kernels.AttentionShape{Batch: 1, QLen: nb, KVLen: nb, Heads: 4, KVHeads: 4, HeadDim: 32, KVDType: "fp8", Prefill: true}).Seconds +
-		c.GEMM("bf16", nb, 128, 4*32).Seconds
+	att := must(t)(c.GEMM("bf16", nb, 4*32+2*4*32, 128)).Seconds +
+		must(t)(c.Attention(kernels.AttentionShape{Batch: 1, QLen: nb, KVLen: nb, Heads: 4, KVHeads: 4, HeadDim: 32, KVDType: "fp8", Prefill: true})).Seconds +
+		must(t)(c.GEMM("bf16", nb, 128, 4*32)).Seconds
 	// Router over the rank's tokens; experts: EP2 and top-2, so each rank
 	// sees every token with one pick of its 4 experts.
 	experts := func(tokens int) float64 {
-		return c.MoE(kernels.MoEShape{Tokens: tokens, Experts: 4, TopK: 1, Hidden: 128, Inter: 64, DType: "bf16"}).Seconds / e.TargetMoEEff
+		return must(t)(c.MoE(kernels.MoEShape{Tokens: tokens, Experts: 4, TopK: 1, Hidden: 128, Inter: 64, DType: "bf16"})).Seconds / e.TargetMoEEff
 	}
-	moe := c.GEMM("bf16", ta+nb, 8, 128).Seconds - c.GEMM("bf16", ta, 8, 128).Seconds + experts(tAll+total) - experts(tAll)
+	moe := must(t)(c.GEMM("bf16", ta+nb, 8, 128)).Seconds - must(t)(c.GEMM("bf16", ta, 8, 128)).Seconds + experts(tAll+total) - experts(tAll)
 	shared := func(tok int) float64 {
-		return c.GEMM("bf16", tok, 128, 128).Seconds + c.GEMM("bf16", tok, 128, 64).Seconds
+		return must(t)(c.GEMM("bf16", tok, 128, 128)).Seconds + must(t)(c.GEMM("bf16", tok, 128, 64)).Seconds
 	}
 	// Norms: 2 RMSNorms; aux: rope+KV write, q/k norms, top-k routing.
-	aux := func(tok int) float64 { return 4 * c.Elementwise(float64(tok*128)*4).Seconds }
+	aux := func(tok int) float64 { return 4 * must(t)(c.Elementwise(float64(tok*128)*4)).Seconds }
 	comm := func(tok int) float64 {
 		msg := float64(tok*128) * 2
 		return c.Collective("allgather", msg, 2).Seconds + c.Collective("reducescatter", 2*msg, 2).Seconds
 	}
 	// The gather grows by all 550 context tokens: 275 more per rank.
 	want := att + moe + shared(ta+nb) - shared(ta) +
-		2*(c.Norm(ta+nb, 128).Seconds-c.Norm(ta, 128).Seconds) + aux(ta+nb) - aux(ta) + comm(ta+total/2) - comm(ta) +
-		c.LMHeadSample(1, 128, 512, "bf16").Seconds // the 300-token prompt completes
+		2*(must(t)(c.Norm(ta+nb, 128)).Seconds-must(t)(c.Norm(ta, 128)).Seconds) + aux(ta+nb) - aux(ta) + comm(ta+total/2) - comm(ta) +
+		must(t)(c.LMHeadSample(1, 128, 512, "bf16")).Seconds // the 300-token prompt completes
 	if got := e.MixedExtra(4, 1, parts, false); !near(got, want, 1e-9) {
 		t.Errorf("MixedExtra = %.3f us, want %.3f us", got*1e6, want*1e6)
 	}
@@ -376,5 +376,44 @@ func TestMemoryFractionSemantics(t *testing.T) {
 		if mem.FractionOfFree != (tc.engine == "trtllm") {
 			t.Errorf("%s: FractionOfFree = %v", tc.engine, mem.FractionOfFree)
 		}
+	}
+}
+
+// must fails tb on a shape error and returns the cost.
+func must(tb testing.TB) func(kernels.Cost, error) kernels.Cost {
+	return func(c kernels.Cost, err error) kernels.Cost {
+		if err != nil {
+			tb.Helper()
+			tb.Fatal(err)
+		}
+		return c
+	}
+}
+
+// A step the engine prices with a shape no kernel runs used to cost zero;
+// now its kernels.ShapeError sticks on the Engine and the plan that priced
+// it returns that error in place of a result. NewEngine's Model.Validate
+// refuses such a model, so the test zeroes the head size after the engine
+// is built: the q/k/v projection becomes a GEMM of n = 0. A good step
+// leaves no error.
+func TestEngineShapeErrorFailsThePlan(t *testing.T) {
+	m := tinyDense()
+	e, err := NewEngine(m, gpu(t, "h200"), Parallel{TP: 1, EP: 1, PP: 1}, EngineConfig{Precision: BF16, SchedOverhead: -1, SpecOverhead: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.DecodeStep(8, 0, 1000)
+	if e.Err() != nil {
+		t.Fatalf("a good step left %v", e.Err())
+	}
+	m.HeadDim = 0
+	e.DecodeStep(8, 0, 5000)
+	var se *kernels.ShapeError
+	if !errors.As(e.Err(), &se) || se.Op != "gemm" {
+		t.Fatalf("Err() = %v, want a gemm ShapeError", e.Err())
+	}
+	p := &Plan{sc: Scenario{Model: m}, agg: e, gpuName: "h200"}
+	if r, err := p.shapeChecked(&Result{}, nil); r != nil || !errors.As(err, &se) || !strings.Contains(err.Error(), "tiny-dense on h200") {
+		t.Errorf("shapeChecked = %v, %v; want no result and the ShapeError naming model and GPU", r, err)
 	}
 }

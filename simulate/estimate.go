@@ -51,7 +51,9 @@ func (p *Plan) prefillTime(e *Engine, r Request) float64 {
 // prefill share and request rate come from a fixed point of Little's law
 // over the closed loop; percentiles come from sampled request lengths
 // (without the AL variance that Simulate draws step by step).
-func (p *Plan) Estimate() (*Result, error) {
+func (p *Plan) Estimate() (*Result, error) { return p.shapeChecked(p.estimate()) }
+
+func (p *Plan) estimate() (*Result, error) {
 	rng := rand.New(rand.NewPCG(p.sc.Seed, 0x5eed))
 	reqs := make([]Request, meanFieldSamples)
 	if p.sc.Workload.Name == "fixed" {

@@ -30,7 +30,7 @@ func TestKernelTablesPriceGDN(t *testing.T) {
 	base, with := step(nil), step(imp)
 	// 45 GDN layers; the table's decode kernel replaces the reference update of each
 	c := kernels.NewCoster(g)
-	ref := c.GatedDeltaNet(kernels.GDNShape{Batch: 64, QLen: 1, KHeads: 4, VHeads: 16, KDim: 128, VDim: 128, StateDType: kernels.FP32}).Seconds
+	ref := must(t)(c.GatedDeltaNet(kernels.GDNShape{Batch: 64, QLen: 1, KHeads: 4, VHeads: 16, KDim: 128, VDim: 128, StateDType: kernels.FP32})).Seconds
 	want := base.GDN + 45*(20e-6-ref)
 	if math.Abs(with.GDN-want) > 1e-3*want {
 		t.Errorf("GDN with the table %.4f ms, want %.4f (base %.4f, reference update %.2f us)", with.GDN*1e3, want*1e3, base.GDN*1e3, ref*1e6)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+	"strconv"
 
 	quant "github.com/specsim/specsim/internal/quantile"
 	"github.com/specsim/specsim/simulate/acceptance"
@@ -254,13 +255,13 @@ type Plan struct {
 // It returns *InfeasibleError when weights and caches cannot fit.
 func NewPlan(sc Scenario, gpu GPUSpec) (*Plan, error) {
 	if sc.Conc < 1 || sc.Conc > 1<<16 {
-		return nil, fmt.Errorf("--conc %d: want 1..%d sessions", sc.Conc, 1<<16)
+		return nil, &Error{Field: "Conc", Value: strconv.Itoa(sc.Conc), Reason: fmt.Sprintf("want 1..%d sessions", 1<<16)}
 	}
 	if err := sc.Workload.Validate(); err != nil {
 		return nil, err
 	}
 	if sc.Spec.Steps < 0 || sc.Spec.Steps > acceptance.MaxDraftLength {
-		return nil, fmt.Errorf("--steps %d: want 0..%d", sc.Spec.Steps, acceptance.MaxDraftLength)
+		return nil, &Error{Field: "Steps", Value: strconv.Itoa(sc.Spec.Steps), Reason: fmt.Sprintf("want 0..%d", acceptance.MaxDraftLength)}
 	}
 	if sc.Spec.Steps > 0 && sc.Model.Draft.Kind == "" {
 		return nil, fmt.Errorf("%s has no draft module to speculate with", sc.Model.Name)
@@ -273,7 +274,7 @@ func NewPlan(sc Scenario, gpu GPUSpec) (*Plan, error) {
 		p.memFrac = DefaultMemFraction
 	}
 	if !(p.memFrac >= 0 && p.memFrac <= 1) {
-		return nil, fmt.Errorf("--mem-fraction %g: want (0, 1], or 0 for the engine's own rule", p.memFrac)
+		return nil, &Error{Field: "MemFraction", Value: fmt.Sprint(p.memFrac), Reason: "want (0, 1], or 0 for the engine's own rule"}
 	}
 	build := func(par Parallel, r role, what string, conc int) (*Engine, Memory, error) {
 		e := sc.engines[par]
@@ -425,7 +426,21 @@ func (p *Plan) requestCount() (warmup, measured int) {
 // Engine.MixedExtra), decode iterations whose accepted lengths come from the
 // engine's sampler, closed loop sessions that send their next request when
 // the previous one ends.
-func (p *Plan) Simulate() (*Result, error) {
+func (p *Plan) Simulate() (*Result, error) { return p.shapeChecked(p.simulate()) }
+
+// shapeChecked returns the first shape an engine of the plan priced that
+// no kernel runs (Engine.Err) in place of the result: such a step was
+// priced wrong, and so is anything built on it.
+func (p *Plan) shapeChecked(r *Result, err error) (*Result, error) {
+	for _, e := range []*Engine{p.agg, p.prefill, p.decode} {
+		if e != nil && e.Err() != nil {
+			return nil, fmt.Errorf("%s on %s: %w", p.sc.Model.Name, p.gpuName, e.Err())
+		}
+	}
+	return r, err
+}
+
+func (p *Plan) simulate() (*Result, error) {
 	if err := p.checkWork(); err != nil {
 		return nil, err
 	}

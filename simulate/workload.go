@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"github.com/specsim/specsim/simulate/agentx"
 )
 
@@ -71,13 +73,13 @@ func (w *Workload) Validate() error {
 	switch w.Name {
 	case "fixed":
 		if w.ISL < 1 || w.ISL > 4<<20 {
-			return fmt.Errorf("--isl %d: want 1..%d tokens", w.ISL, 4<<20)
+			return &Error{Field: "ISL", Value: strconv.Itoa(w.ISL), Reason: fmt.Sprintf("want 1..%d tokens", 4<<20)}
 		}
 		if w.OSL < 1 || w.OSL > 1<<20 {
-			return fmt.Errorf("--osl %d: want 1..%d tokens", w.OSL, 1<<20)
+			return &Error{Field: "OSL", Value: strconv.Itoa(w.OSL), Reason: fmt.Sprintf("want 1..%d tokens", 1<<20)}
 		}
 		if !(w.RangeRatio >= 0 && w.RangeRatio <= 1) {
-			return fmt.Errorf("--range-ratio %g: want [0, 1]", w.RangeRatio)
+			return &Error{Field: "RangeRatio", Value: fmt.Sprint(w.RangeRatio), Reason: "want [0, 1]"}
 		}
 		if !(w.CachedFraction >= 0 && w.CachedFraction < 1) {
 			return fmt.Errorf("cached fraction %g: want [0, 1)", w.CachedFraction)
@@ -126,9 +128,9 @@ func (w *Workload) MeanContext() float64 {
 		return w.Trace.meanCtx
 	}
 	if w.Name == "agentx" {
-		a := w.AgentX
-		isl := math.Min(a.ISLMedian*math.Exp(a.ISLSigma*a.ISLSigma/2), float64(a.ISLMax))
-		osl := math.Min(a.OSLMedian*math.Exp(a.OSLSigma*a.OSLSigma/2), float64(a.OSLMax))
+		islD, oslD := w.AgentX.lengths(nil)
+		isl := math.Min(islD.Mean(), float64(w.AgentX.ISLMax))
+		osl := math.Min(oslD.Mean(), float64(w.AgentX.OSLMax))
 		return isl + osl/2
 	}
 	f := 1.0
@@ -155,17 +157,19 @@ func (w *Workload) Sample(r *rand.Rand) Request {
 	if w.Name != "agentx" {
 		isl, osl := w.ISL, w.OSL
 		if w.RangeRatio > 0 && w.RangeRatio < 1 {
-			isl = max(1, int(float64(isl)*(w.RangeRatio+(1-w.RangeRatio)*r.Float64())))
-			osl = max(1, int(float64(osl)*(w.RangeRatio+(1-w.RangeRatio)*r.Float64())))
+			// bench_serving's --random-range-ratio: uniform in [ratio*len, len].
+			isl = max(1, int(distuv.Uniform{Min: w.RangeRatio * float64(isl), Max: float64(isl), Src: r}.Rand()))
+			osl = max(1, int(distuv.Uniform{Min: w.RangeRatio * float64(osl), Max: float64(osl), Src: r}.Rand()))
 		}
 		return Request{ISL: isl, OSL: osl, Cached: int(float64(isl) * w.CachedFraction)}
 	}
 	a := w.AgentX
-	isl := clampInt(int(math.Round(a.ISLMedian*math.Exp(a.ISLSigma*r.NormFloat64()))), a.ISLMin, a.ISLMax)
-	osl := clampInt(int(math.Round(a.OSLMedian*math.Exp(a.OSLSigma*r.NormFloat64()))), 1, a.OSLMax)
+	islD, oslD := a.lengths(r)
+	isl := clampInt(int(math.Round(islD.Rand())), a.ISLMin, a.ISLMax)
+	osl := clampInt(int(math.Round(oslD.Rand())), 1, a.OSLMax)
 	hit := 0.0
 	if a.FirstTurns == 0 || r.Float64() >= a.FirstTurns {
-		hit = sampleBeta(r, a.CacheHit*a.CacheConc, (1-a.CacheHit)*a.CacheConc)
+		hit = a.cacheHit(r)
 	}
 	cached := min(int(hit*float64(isl)), isl-1)
 	return Request{ISL: isl, OSL: osl, Cached: max(cached, 0)}
@@ -173,42 +177,26 @@ func (w *Workload) Sample(r *rand.Rand) Request {
 
 func clampInt(v, lo, hi int) int { return max(lo, min(hi, v)) }
 
-// sampleBeta draws Beta(a, b) from two Gamma draws (Marsaglia-Tsang).
-func sampleBeta(r *rand.Rand, a, b float64) float64 {
-	if a <= 0 {
-		return 0
-	}
-	if b <= 0 {
-		return 1
-	}
-	x := sampleGamma(r, a)
-	y := sampleGamma(r, b)
-	if x+y == 0 {
-		return a / (a + b)
-	}
-	return x / (x + y)
+// lengths are the synthetic AgentX prompt and output lengths before
+// clamping: log-normal with medians ISLMedian and OSLMedian (Mu = ln
+// median) and shapes ISLSigma and OSLSigma, drawing from src.
+func (a *AgentX) lengths(src rand.Source) (isl, osl distuv.LogNormal) {
+	return distuv.LogNormal{Mu: math.Log(a.ISLMedian), Sigma: a.ISLSigma, Src: src},
+		distuv.LogNormal{Mu: math.Log(a.OSLMedian), Sigma: a.OSLSigma, Src: src}
 }
 
-func sampleGamma(r *rand.Rand, a float64) float64 {
-	if a < 1 {
-		u := r.Float64()
-		return sampleGamma(r, a+1) * math.Pow(u, 1/a)
+// cacheHit draws a warm request's cached-prefix fraction: Beta with mean
+// CacheHit and concentration CacheConc (alpha + beta); a degenerate
+// parameter pins it to its end.
+func (a *AgentX) cacheHit(src rand.Source) float64 {
+	alpha, beta := a.CacheHit*a.CacheConc, (1-a.CacheHit)*a.CacheConc
+	switch {
+	case !(alpha > 0):
+		return 0
+	case !(beta > 0):
+		return 1
 	}
-	d := a - 1.0/3
-	c := 1 / math.Sqrt(9*d)
-	for range 1000 {
-		x := r.NormFloat64()
-		v := 1 + c*x
-		if v <= 0 {
-			continue
-		}
-		v = v * v * v
-		u := r.Float64()
-		if math.Log(u) < 0.5*x*x+d-d*v+d*math.Log(v) {
-			return d * v
-		}
-	}
-	return a // the loop accepts with probability > 0.95 per draw; unreachable in practice
+	return distuv.Beta{Alpha: alpha, Beta: beta, Src: src}.Rand()
 }
 
 // ParseAgentXOverrides applies "key=value,key=value" overrides to a, for the

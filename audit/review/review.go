@@ -83,6 +83,50 @@ type Variant struct {
 	Accept *enginelog.Agreement `json:"accept,omitempty"`
 }
 
+// Problems are every error and warning of the variant, from the recipe
+// check, the checkpoint audit and the review itself, most serious first.
+func (v *Variant) Problems() []finding.Finding {
+	var out []finding.Finding
+	add := func(fs []finding.Finding) {
+		for _, f := range fs {
+			if f.Severity != finding.Info {
+				out = append(out, f)
+			}
+		}
+	}
+	if v.Recipe != nil {
+		add(v.Recipe.Findings)
+	}
+	if v.Audit != nil {
+		add(v.Audit.Findings)
+	}
+	add(v.Findings)
+	finding.Sort(out)
+	return out
+}
+
+// Prohibited are the findings of settings that lower the draft's
+// precision or replace its weights, set in the recipe or inherited
+// (FP8_NEXTN_MOE, draft quantization, draft dtype overrides, dummy draft
+// weights), and those shown in the run's logs.
+func (v *Variant) Prohibited() []finding.Finding {
+	var out []finding.Finding
+	if v.Recipe != nil {
+		for _, f := range v.Recipe.Findings {
+			switch f.Code {
+			case recipe.CodeFP8NextNMoE, recipe.CodeDraftQuantization, recipe.CodeDraftDTypeOverride, recipe.CodeDraftDummyWeights:
+				out = append(out, f)
+			}
+		}
+	}
+	for _, f := range v.Findings {
+		if f.Code == CodeProhibitedShown {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // Report is a review of one recipe (one or more variants).
 type Report struct {
 	Recipe     string    `json:"recipe"`

@@ -1,9 +1,12 @@
 package review
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/specsim/specsim/audit"
 	"github.com/specsim/specsim/audit/finding"
+	"github.com/specsim/specsim/audit/recipe"
 )
 
 // TestEnvFindings: logged values compare as numbers (InferenceX writes
@@ -35,5 +38,40 @@ func TestEnvFindings(t *testing.T) {
 	hits["SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE"][0].Value = "1"
 	if fs := prohibitedShown(hits); len(fs) != 1 || fs[0].Severity != finding.Error {
 		t.Errorf("prohibited env in a log: %+v", fs)
+	}
+}
+
+// Problems gathers the errors and warnings of the recipe check, the audit
+// and the review, most serious first, without info lines; Prohibited
+// picks the precision-lowering recipe settings and the logged ones.
+func TestVariantProblemsAndProhibited(t *testing.T) {
+	f := func(code string, sev finding.Severity) finding.Finding {
+		return finding.Finding{Code: code, Severity: sev, Message: code}
+	}
+	v := &Variant{
+		Recipe: &recipe.VariantReport{Findings: []finding.Finding{
+			f(recipe.CodeFP8NextNMoE, finding.Error), f("recipe-note", finding.Info), f(recipe.CodeDraftQuantization, finding.Warning)}},
+		Audit:    &audit.Report{Findings: []finding.Finding{f("audit-warn", finding.Warning)}},
+		Findings: []finding.Finding{f(CodeProhibitedShown, finding.Error), f(CodeEnvNotShown, finding.Warning)},
+	}
+	var codes []string
+	for _, p := range v.Problems() {
+		if p.Severity == finding.Info {
+			t.Errorf("Problems kept info %s", p.Code)
+		}
+		codes = append(codes, p.Code)
+	}
+	if len(codes) != 5 || codes[0] != recipe.CodeFP8NextNMoE && codes[0] != CodeProhibitedShown {
+		t.Errorf("Problems = %v, want 5, errors first", codes)
+	}
+	codes = nil
+	for _, p := range v.Prohibited() {
+		codes = append(codes, p.Code)
+	}
+	if want := []string{recipe.CodeFP8NextNMoE, recipe.CodeDraftQuantization, CodeProhibitedShown}; strings.Join(codes, ",") != strings.Join(want, ",") {
+		t.Errorf("Prohibited = %v, want %v", codes, want)
+	}
+	if (&Variant{}).Problems() != nil || (&Variant{}).Prohibited() != nil {
+		t.Error("an empty variant has problems")
 	}
 }

@@ -30,5 +30,5 @@ func printAgentX(w io.Writer, p *simulate.Result, format format) {
 		steady = "NOT steady (the window's halves differ by more than 10%)"
 	}
 	t.add("tokens/s by window quarter", fmt.Sprintf("%.0f %.0f %.0f %.0f", q[0], q[1], q[2], q[3]), steady)
-	writeTable(w, t, format)
+	t.write(w, format)
 }

@@ -93,17 +93,18 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	targetMoE := fs.String("moe-runner-backend", "", "the target's MoE runner backend, SGLang --moe-runner-backend (default: the engine's, \"auto\"); the draft inherits it")
 	env := envFlag{}
 	fs.Var(env, "env", "engine environment variable NAME=VALUE (repeatable), e.g. SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1")
-	ff := addFormatFlags(fs, true)
+	ff := addFormatFlags(fs)
 	deepOpt := addDeepFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return usageExit(err)
 	}
-	format, err := ff.resolve(true)
+	format, err := ff.resolve()
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim audit:", err)
 		return exitBadInput
 	}
+	stdout = textOut(stdout, format)
 	if len(pos) != 1 {
 		fmt.Fprintln(stderr, "specsim audit: want exactly one checkpoint directory or hf://ORG/MODEL[@REV] (see --help)")
 		return exitBadInput
@@ -242,12 +243,12 @@ func writeAuditText(w io.Writer, r *audit.Report) {
 	fmt.Fprintln(w)
 	if len(r.Memory) > 0 {
 		fmt.Fprintf(w, "Weight memory per rank (%s, most loaded rank)\n", r.Engine)
-		memoryTable(r).writeText(w)
+		memoryTable(r).write(w, formatText)
 		fmt.Fprintln(w)
 	}
 	if len(r.Log) > 0 {
 		fmt.Fprintln(w, "Load log")
-		logTable(r).writeText(w)
+		logTable(r).write(w, formatText)
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w, "Findings")
@@ -321,11 +322,11 @@ func writeAuditMarkdown(w io.Writer, r *audit.Report) {
 	fmt.Fprintln(w)
 	if len(r.Memory) > 0 {
 		fmt.Fprintf(w, "Weight memory per rank under %s (GiB = 2^30 bytes, as the engine logs it):\n\n", r.Engine)
-		memoryTable(r).writeMarkdown(w)
+		memoryTable(r).write(w, formatMarkdown)
 		fmt.Fprintln(w)
 	}
 	if len(r.Log) > 0 {
-		logTable(r).writeMarkdown(w)
+		logTable(r).write(w, formatMarkdown)
 		fmt.Fprintln(w)
 	}
 	if len(r.Findings) > 0 {

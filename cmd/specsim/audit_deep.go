@@ -51,7 +51,6 @@ func (d *deepFlags) run(r *audit.Report, quiet bool, stderr io.Writer) (*deep.Re
 	if !d.on && !d.all {
 		return nil, exitOK
 	}
-	tensors := r.DeepTensors(d.all)
 	opt := deep.Options{Budget: budget}
 	if !quiet {
 		start, last := time.Now(), time.Time{}
@@ -62,12 +61,11 @@ func (d *deepFlags) run(r *audit.Report, quiet bool, stderr io.Writer) (*deep.Re
 			}
 		}
 	}
-	rep, err := deep.Audit(tensors, opt)
+	rep, err := r.Deep(d.all, opt)
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim audit: --deep:", err)
 		return nil, exitBadInput
 	}
-	r.AddFindings(rep.Findings)
 	return rep, exitOK
 }
 
@@ -148,9 +146,9 @@ func writeDeepText(w io.Writer, d *deep.Report) {
 		fmt.Fprintln(w, "  no BF16/F16/F32 draft tensors to test (use --deep-all to test every tensor)")
 		return
 	}
-	deepTable(d).writeText(w)
+	deepTable(d).write(w, formatText)
 	fmt.Fprintln(w)
-	deepModules(d).writeText(w)
+	deepModules(d).write(w, formatText)
 }
 
 func writeDeepMarkdown(w io.Writer, d *deep.Report) {
@@ -162,9 +160,9 @@ func writeDeepMarkdown(w io.Writer, d *deep.Report) {
 		fmt.Fprintln(w, "No BF16/F16/F32 draft tensors to test.")
 		return
 	}
-	deepModules(d).writeMarkdown(w)
+	deepModules(d).write(w, formatMarkdown)
 	fmt.Fprintln(w)
-	deepTable(d).writeMarkdown(w)
+	deepTable(d).write(w, formatMarkdown)
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, strings.TrimSpace(`
 A block is 16 to 128 consecutive values along the input dimension; it is "on a grid" when one

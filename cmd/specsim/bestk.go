@@ -28,7 +28,7 @@ func runBestK(args []string, stdout, stderr io.Writer) int {
 	qf := addQueryFlags(fs, true)
 	concList := fs.String("conc", "1,2,4,8,16,32,64,128", "comma-separated concurrencies")
 	sim := fs.Bool("simulate", false, "use the event simulation (slower) instead of the mean-field estimate")
-	ff := addFormatFlags(fs, true)
+	ff := addFormatFlags(fs)
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return usageExit(err)
@@ -37,10 +37,11 @@ func runBestK(args []string, stdout, stderr io.Writer) int {
 	if len(rest) > 0 {
 		return fail(fmt.Errorf("unexpected argument %q", rest[0]))
 	}
-	format, err := ff.resolve(true)
+	format, err := ff.resolve()
 	if err != nil {
 		return fail(err)
 	}
+	stdout = textOut(stdout, format)
 	if qf.q.Spec == "none" {
 		return fail(fmt.Errorf("bestk compares draft lengths: use --spec mtp"))
 	}
@@ -109,7 +110,7 @@ func runBestK(args []string, stdout, stderr io.Writer) int {
 		t.add(strconv.Itoa(r.Conc), strconv.Itoa(r.BestK), fmt.Sprintf("%.2f", b.AL), fmt.Sprintf("%.2f", b.StepMS),
 			fmt.Sprintf("%.1f", b.Interactivity), fmt.Sprintf("%.0f", b.OutputPerGPU), speed, r.Why)
 	}
-	writeTable(stdout, t, format)
+	t.write(stdout, format)
 	if note := calibrationNote(res); note != "" {
 		fmt.Fprintf(stdout, "\ncalibration applied: %s\n", note)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/csv"
 	"errors"
 	"flag"
 	"fmt"
@@ -113,18 +112,6 @@ func (f *measuredFlags) load(files []string) ([]simulate.Measurement, []simulate
 	return ms, skips, nil
 }
 
-// resolveFormat adds csv to the formats of formatFlags.
-func resolveFormat(ff *formatFlags) (format, bool, error) {
-	if strings.ToLower(ff.format) == "csv" {
-		if ff.json {
-			return 0, false, errors.New("--json conflicts with --format csv")
-		}
-		return formatText, true, nil
-	}
-	f, err := ff.resolve(true)
-	return f, false, err
-}
-
 func signedPct(v float64) string {
 	if math.IsNaN(v) {
 		return "-"
@@ -147,14 +134,14 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	mf := addMeasuredFlags(fs)
 	calPath := fs.String("calibration", "", "apply a `FILE` written by specsim calibrate to every prediction")
 	logs := fs.String("logs", "", "comma-separated engine logs of the ONE measured run (SGLang, vLLM, TensorRT-LLM; as specsim logs reads): add its measured accept length and mean running batch")
-	ff := addFormatFlags(fs, true)
-	fs.Lookup("format").Usage = "output format: text|json|markdown|csv"
+	ff := addFormatFlags(fs)
+	fs.Lookup("format").Usage = "output format: text|json|markdown|csv (csv: one row per point and metric)"
 	files, err := parseFlags(fs, args)
 	if err != nil {
 		return usageExit(err)
 	}
 	fail := func(err error) int { fmt.Fprintln(stderr, "specsim compare:", err); return exitBadInput }
-	format, asCSV, err := resolveFormat(ff)
+	format, err := ff.resolve()
 	if err != nil {
 		return fail(err)
 	}
@@ -194,8 +181,8 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 			return fail(err)
 		}
 		return exitOK
-	case asCSV:
-		if err := writeCompareCSV(stdout, c); err != nil {
+	case format == formatCSV:
+		if err := compareCSV(c).writeCSV(stdout); err != nil {
 			return fail(err)
 		}
 		return exitOK
@@ -204,17 +191,17 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func writeCompareCSV(w io.Writer, c *simulate.Comparison) error {
-	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"source", "gpu", "engine", "deployment", "metric", "measured", "predicted", "error", "band_lo", "band_hi", "in_band", "likely_in"})
+// compareCSV is the comparison with one row per point and metric, every
+// figure at full precision.
+func compareCSV(c *simulate.Comparison) *table {
+	t := &table{header: []string{"source", "gpu", "engine", "deployment", "metric", "measured", "predicted", "error", "band_lo", "band_hi", "in_band", "likely_in"}}
 	for _, r := range c.Rows {
 		for _, e := range r.Metrics {
-			_ = cw.Write([]string{r.Source, r.GPU, r.Engine, r.Deployment, e.Metric, fmt.Sprint(e.Measured), fmt.Sprint(e.Predicted),
-				fmt.Sprintf("%.6f", e.Error), fmt.Sprint(e.Band.Lo), fmt.Sprint(e.Band.Hi), fmt.Sprint(e.InBand), r.LikelyIn})
+			t.add(r.Source, r.GPU, r.Engine, r.Deployment, e.Metric, fmt.Sprint(e.Measured), fmt.Sprint(e.Predicted),
+				fmt.Sprintf("%.6f", e.Error), fmt.Sprint(e.Band.Lo), fmt.Sprint(e.Band.Hi), fmt.Sprint(e.InBand), r.LikelyIn)
 		}
 	}
-	cw.Flush()
-	return cw.Error()
+	return t
 }
 
 func printComparison(w io.Writer, c *simulate.Comparison, format format) {
@@ -237,25 +224,25 @@ func printComparison(w io.Writer, c *simulate.Comparison, format format) {
 			t.add(src, e.Metric, fig(e.Measured), fig(e.Predicted), signedPct(e.Error), fig(e.Band.Lo)+"-"+fig(e.Band.Hi), in)
 		}
 	}
-	writeTable(w, t, format)
+	t.write(w, format)
 	fmt.Fprintln(w)
 	lt := &table{header: []string{"point", "gpu", "topology", ">conc", ">k", "error most likely in", ">explains"}}
 	for _, r := range c.Rows {
 		lt.add(r.Source, r.GPU, r.Topology, fmt.Sprint(r.Conc), fmt.Sprint(r.Steps), r.LikelyIn, fmt.Sprintf("%.0f%%", 100*r.Explained))
 	}
-	writeTable(w, lt, format)
+	lt.write(w, format)
 	fmt.Fprintln(w)
 	mt := &table{header: []string{"metric", ">points", ">median error", ">median |error|", ">in band"}}
 	for _, m := range c.Medians {
 		mt.add(m.Metric, fmt.Sprint(m.Points), signedPct(m.Signed), signedPct(m.Abs)[1:], fmt.Sprintf("%d/%d", m.InBand, m.Points))
 	}
-	writeTable(w, mt, format)
+	mt.write(w, format)
 	fmt.Fprintln(w)
 	ct := &table{header: []string{"measured curve (pareto_coverage)", "x", ">points", ">invalid", ">frontier", ">recommended", "status"}}
 	for _, cv := range c.Coverage {
 		ct.add(cv.Key, cv.X, fmt.Sprint(cv.MeasuredPoints), fmt.Sprint(cv.InvalidPoints), fmt.Sprint(cv.FrontierPoints), fmt.Sprint(cv.RecommendedPoints), cv.Status)
 	}
-	writeTable(w, ct, format)
+	ct.write(w, format)
 	if len(c.Skipped) > 0 {
 		fmt.Fprintf(w, "\nskipped:\n")
 		for _, s := range c.Skipped {
@@ -288,16 +275,17 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("o", "", "write the calibration to `FILE` (YAML)")
 	onlyGPU := fs.String("gpu", "", "calibrate only the points of this GPU (e.g. b200)")
 	params := fs.String("params", "", "comma-separated parameters to fit (default all: "+strings.Join(simulate.CalParamNames, ",")+")")
-	ff := addFormatFlags(fs, true)
+	ff := addFormatFlags(fs)
 	files, err := parseFlags(fs, args)
 	if err != nil {
 		return usageExit(err)
 	}
 	fail := func(err error) int { fmt.Fprintln(stderr, "specsim calibrate:", err); return exitBadInput }
-	format, err := ff.resolve(true)
+	format, err := ff.resolve()
 	if err != nil {
 		return fail(err)
 	}
+	stdout = textOut(stdout, format)
 	if *out == "" {
 		return fail(errors.New("-o FILE is required"))
 	}
@@ -382,7 +370,7 @@ func printCalibration(w io.Writer, reports []simulate.CalGroupReport, skipped []
 			t.add(k, signedPct(e.Before[k])[1:], signedPct(e.InSample[k])[1:], signedPct(e.LeaveOneOut[k])[1:])
 		}
 		fmt.Fprintln(w, "  median |error|:")
-		writeTable(w, t, format)
+		t.write(w, format)
 		fmt.Fprintf(w, "  band with this calibration: ±%.1f%% throughput, ±%.1f%% latency (p80 of leave-one-out |error|)\n\n", 100*e.Band.Throughput, 100*e.Band.Latency)
 	}
 	if len(skipped) > 0 {
@@ -438,19 +426,15 @@ func addLogMetrics(ms []simulate.Measurement, files []string) error {
 	if v, err := strconv.Atoi(ms[0].Deployment["steps"]); err == nil {
 		steps = v
 	}
-	col, err := enginelog.ReadFiles(files, steps)
+	al, running, err := enginelog.RunMeans(files, steps)
 	if err != nil {
-		return err
+		return fmt.Errorf("--logs %w", err)
 	}
-	sum := enginelog.Summarize(col, 1)
-	if sum.Samples == 0 {
-		return fmt.Errorf("--logs %s: no decode statistics line", strings.Join(files, ","))
+	if al > 0 {
+		ms[0].Metrics["al"] = al
 	}
-	if sum.AcceptLen != nil && sum.AcceptLen.Mean > 0 {
-		ms[0].Metrics["al"] = sum.AcceptLen.Mean
-	}
-	if sum.MeanRunning > 0 {
-		ms[0].Metrics["decode_batch_mean"] = sum.MeanRunning
+	if running > 0 {
+		ms[0].Metrics["decode_batch_mean"] = running
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/specsim/specsim/simulate"
 	"github.com/specsim/specsim/simulate/acceptance"
+	"github.com/specsim/specsim/simulate/chart"
 )
 
 // queryFlagNames maps the fields of simulate.Query to the flags that set
@@ -21,10 +22,19 @@ var queryFlagNames = map[string]string{
 	"MoESkew": "--moe-skew", "Requests": "--requests", "Seed": "--seed", "Calibration": "--calibration",
 	"MambaSSMDType": "--mamba-ssm-dtype", "KernelTables": "--kernel-table", "AllReduceFusion": "--enable-flashinfer-allreduce-fusion",
 	"SpecV2": "--spec-v2", "MoEBackend": "--moe-runner-backend", "SpecMoEBackend": "--speculative-moe-runner-backend",
-	"AgentXTrace": "--agentx-trace",
+	"AgentXTrace": "--agentx-trace", "Conc": "--conc", "Steps": "--steps",
 	// The server flags (--prefill-max-running, --hicache-*, ...) name
 	// themselves in ServerConfig's errors.
 	"Server": "server flags",
+}
+
+// plotFlagError names --plot in a chart's refusal of its file name.
+func plotFlagError(err error) error {
+	var fe *chart.FormatError
+	if errors.As(err, &fe) {
+		return fmt.Errorf("--plot %w", err)
+	}
+	return err
 }
 
 // flagError restates a library error about a setting in terms of the flag

@@ -2,21 +2,16 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
-	"image/color"
 	"io"
 	"math"
-	"path/filepath"
 	"strconv"
 	"strings"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-
 	"github.com/specsim/specsim/golden"
+	"github.com/specsim/specsim/simulate/chart"
 )
 
 func init() {
@@ -73,27 +68,7 @@ func addGoldenFlags(fs *flag.FlagSet) *goldenFlags {
 
 // load returns the embedded curves, then --golden-dir's, then each
 // --golden-file's merged over them.
-func (g *goldenFlags) load() (*golden.Set, error) {
-	s, err := golden.Default()
-	if err != nil {
-		return nil, fmt.Errorf("embedded golden curves: %w", err)
-	}
-	if g.dir != "" {
-		d, err := golden.LoadDir(g.dir)
-		if err != nil {
-			return nil, err
-		}
-		s.Merge(d)
-	}
-	for _, f := range g.files {
-		o, err := golden.LoadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		s.Merge(o)
-	}
-	return s, nil
-}
+func (g *goldenFlags) load() (*golden.Set, error) { return golden.Load(g.dir, g.files) }
 
 // goldenKeyed is a JSON object with keys in insertion order ("1", "2", ...,
 // "10"), which a Go map would sort as strings.
@@ -166,7 +141,7 @@ func runGoldenList(args []string, stdout, stderr io.Writer) int {
 Example:
   specsim golden list --golden-file my_model_mtp.yaml`, stderr)
 	gf := addGoldenFlags(fs)
-	ff := addFormatFlags(fs, true)
+	ff := addFormatFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return usageExit(err)
@@ -175,11 +150,12 @@ Example:
 		fmt.Fprintf(stderr, "specsim golden list: unexpected argument %q\n", pos[0])
 		return exitBadInput
 	}
-	format, err := ff.resolve(true)
+	format, err := ff.resolve()
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim golden list:", err)
 		return exitBadInput
 	}
+	stdout = textOut(stdout, format)
 	set, err := gf.load()
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim golden list:", err)
@@ -237,10 +213,8 @@ Example:
 		row = append(row, strconv.Itoa(len(m.Warnings)))
 		t.add(row...)
 	}
-	if format == formatMarkdown {
-		t.writeMarkdown(stdout)
-	} else {
-		t.writeText(stdout)
+	t.write(stdout, format)
+	if format != formatMarkdown {
 		fmt.Fprintln(stdout, "\nAL counts the bonus token (tokens per verify step per request). Details: specsim golden show --model M --thinking on|off")
 	}
 	return exitOK
@@ -292,7 +266,7 @@ Examples:
   specsim golden show --model nvidia/Qwen3.5-397B-A17B-NVFP4 --thinking off --json
   specsim golden show --model qwen3.5 --steps 10 --extrapolate --plot al.svg`, stderr)
 	gf := addGoldenFlags(fs)
-	ff := addFormatFlags(fs, true)
+	ff := addFormatFlags(fs)
 	model := fs.String("model", "", "model `name`: key, file prefix or hub name (required)")
 	thinking := fs.String("thinking", "on", "thinking `mode`: on or off (AgentX replays run with thinking on)")
 	steps := fs.Int("steps", 0, "draft length `K` (speculative-num-steps / num_speculative_tokens / max_draft_len) for AL and the distribution of L")
@@ -309,10 +283,11 @@ Examples:
 	if len(pos) > 0 {
 		return fail(fmt.Errorf("unexpected argument %q", pos[0]))
 	}
-	format, err := ff.resolve(true)
+	format, err := ff.resolve()
 	if err != nil {
 		return fail(err)
 	}
+	stdout = textOut(stdout, format)
 	if *model == "" {
 		return fail(fmt.Errorf("--model is required (a key such as qwen3.5-397b-a17b-nvfp4, a prefix such as qwen3.5, or a hub name)"))
 	}
@@ -320,39 +295,27 @@ Examples:
 	if err != nil {
 		return fail(err)
 	}
-	if *steps < 0 || *steps > golden.MaxDraftLength {
-		return fail(fmt.Errorf("--steps %d outside 1..%d", *steps, golden.MaxDraftLength))
-	}
-	if *plotFile != "" {
-		if ext := strings.ToLower(filepath.Ext(*plotFile)); ext != ".png" && ext != ".svg" {
-			return fail(fmt.Errorf("--plot %s: want a .png or .svg file", *plotFile))
-		}
-	}
 	set, err := gf.load()
 	if err != nil {
 		return fail(err)
 	}
-	curve, err := set.Curve(*model, mode)
-	if err != nil {
+	rep, err := set.ReportCurve(*model, mode, *steps, *extrapolate)
+	var de *golden.DraftLengthError
+	switch {
+	case errors.As(err, &de) && de.Extrapolable:
+		return fail(fmt.Errorf("--steps %d: %s; --extrapolate extends the curve", de.Steps, de.Reason))
+	case errors.As(err, &de):
+		return fail(fmt.Errorf("--steps %d: %s", de.Steps, de.Reason))
+	case err != nil:
 		return fail(err)
 	}
-	warnings := curve.Check()
-	if *steps > curve.MaxK() {
-		if !*extrapolate {
-			return fail(fmt.Errorf("%s thinking %s: no golden AL at k=%d; measured draft lengths are 1..%d (%s); --extrapolate extends the curve",
-				curve.Model, mode, *steps, curve.MaxK(), curve.Source))
-		}
-		if curve, err = curve.Extrapolate(*steps); err != nil {
-			return fail(err)
-		}
-		warnings = append(warnings, fmt.Sprintf("AL at k=%d..%d is extrapolated, not measured: %s", curve.Measured+1, *steps, curve.Extrapolation))
-	}
-	consistent, repair := curve.Consistent()
+	curve, consistent, repair, dist := rep.Curve, rep.Consistent, rep.Repair, rep.Dist
 	res := goldenShowResult{
 		Model: curve.Model, Thinking: string(mode), Source: curve.Source,
 		Curve:            goldenCurveObject(curve.AL),
 		PrefixAcceptance: goldenRoundAll(curve.PrefixAcceptance()),
 		Conditional:      goldenRoundAll(curve.ConditionalAcceptance()),
+		Warnings:         append([]string{}, rep.Warnings...),
 	}
 	if repair.Changed {
 		rj := &goldenRepairJSON{Projection: repair.Projection, Curve: goldenCurveObject(consistent.AL),
@@ -365,34 +328,18 @@ Examples:
 	if curve.Measured > 0 {
 		res.Extrapolated = &goldenExtrapolationJSON{FromK: curve.Measured + 1, Method: curve.Extrapolation}
 	}
-	var dist []float64
-	if *steps > 0 {
-		al, _ := curve.At(*steps)
-		dist, err = curve.Distribution(*steps)
-		if err != nil {
-			return fail(err)
-		}
-		mean, variance := golden.Moments(dist)
-		mean, variance = goldenRound(mean), goldenRound(variance)
-		al = goldenRound(al)
-		res.Steps, res.AL, res.Mean, res.Variance = *steps, &al, &mean, &variance
+	if rep.Steps > 0 {
+		al, mean, variance := goldenRound(rep.AL), goldenRound(rep.Mean), goldenRound(rep.Variance)
+		res.Steps, res.AL, res.Mean, res.Variance = rep.Steps, &al, &mean, &variance
 		var d goldenKeyed
 		for l, p := range dist {
 			d.add(strconv.Itoa(l+1), goldenRound(p))
 		}
 		res.Distribution = &d
-		if repair.Touches(*steps) {
-			warnings = append(warnings, fmt.Sprintf("distribution at k=%d comes from the consistent curve: its mean is %.3f, the measured AL %.3f; see \"consistent\"",
-				*steps, consistent.AL[*steps-1], al))
-		}
 	}
-	if warnings == nil {
-		warnings = []string{}
-	}
-	res.Warnings = warnings
 	if *plotFile != "" {
-		if err := goldenPlot(*plotFile, curve, consistent, repair, *steps, dist); err != nil {
-			return fail(err)
+		if err := chart.AL(*plotFile, rep); err != nil {
+			return fail(plotFlagError(err))
 		}
 	}
 	switch format {
@@ -432,11 +379,7 @@ func goldenShowText(w io.Writer, format format, res *goldenShowResult, curve, co
 		row = append(row, fmt.Sprintf("%.3f", cond[k]))
 		t.add(row...)
 	}
-	if md {
-		t.writeMarkdown(w)
-	} else {
-		t.writeText(w)
-	}
+	t.write(w, format)
 	if repair.Changed {
 		fmt.Fprintf(w, "\nConsistent curve: %s. c_k = p_k/p_(k-1) of the consistent curve.\n", repair.Projection)
 	}
@@ -449,11 +392,7 @@ func goldenShowText(w io.Writer, format format, res *goldenShowResult, curve, co
 			d.add(strconv.Itoa(l+1), fmt.Sprintf("%.4f", p), fmt.Sprintf("%.4f", max(0, tail)))
 			tail -= p
 		}
-		if md {
-			d.writeMarkdown(w)
-		} else {
-			d.writeText(w)
-		}
+		d.write(w, format)
 	}
 	if len(res.Warnings) > 0 {
 		fmt.Fprintln(w)
@@ -462,83 +401,6 @@ func goldenShowText(w io.Writer, format format, res *goldenShowResult, curve, co
 		}
 	}
 }
-
-// goldenPlot draws AL(k) (measured, consistent where repaired) or, with
-// steps > 0, the distribution of L at that draft length.
-func goldenPlot(file string, curve, consistent *golden.Curve, repair golden.Repair, steps int, dist []float64) error {
-	p := plot.New()
-	if steps > 0 {
-		p.Title.Text = fmt.Sprintf("%s, thinking %s, k=%d: distribution of L", curve.Model, curve.Thinking, steps)
-		p.X.Label.Text = "accepted length L (tokens per verify step, bonus included)"
-		p.Y.Label.Text = "probability"
-		vals := make(plotter.Values, len(dist))
-		copy(vals, dist)
-		bars, err := plotter.NewBarChart(vals, vg.Points(20))
-		if err != nil {
-			return fmt.Errorf("plot: %w", err)
-		}
-		p.Add(bars)
-		names := make([]string, len(dist))
-		for i := range names {
-			names[i] = strconv.Itoa(i + 1)
-		}
-		p.NominalX(names...)
-	} else {
-		p.Title.Text = fmt.Sprintf("%s, thinking %s: golden AL", curve.Model, curve.Thinking)
-		p.X.Label.Text = "draft length k"
-		p.Y.Label.Text = "AL (tokens per verify step)"
-		n := len(curve.AL)
-		if curve.Measured > 0 {
-			n = curve.Measured
-		}
-		measured := make(plotter.XYs, n)
-		for i := range n {
-			measured[i] = plotter.XY{X: float64(i + 1), Y: curve.AL[i]}
-		}
-		line, pts, err := plotter.NewLinePoints(measured)
-		if err != nil {
-			return fmt.Errorf("plot: %w", err)
-		}
-		p.Add(line, pts)
-		p.Legend.Add("measured", line, pts)
-		if curve.Measured > 0 {
-			ext := make(plotter.XYs, 0, len(curve.AL)-n+1)
-			for i := n - 1; i < len(curve.AL); i++ {
-				ext = append(ext, plotter.XY{X: float64(i + 1), Y: curve.AL[i]})
-			}
-			l, err := plotter.NewLine(ext)
-			if err != nil {
-				return fmt.Errorf("plot: %w", err)
-			}
-			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-			p.Add(l)
-			p.Legend.Add("extrapolated", l)
-		}
-		if repair.Changed {
-			cons := make(plotter.XYs, len(consistent.AL))
-			for i, v := range consistent.AL {
-				cons[i] = plotter.XY{X: float64(i + 1), Y: v}
-			}
-			l, s, err := plotter.NewLinePoints(cons)
-			if err != nil {
-				return fmt.Errorf("plot: %w", err)
-			}
-			l.Color = goldenRed
-			s.Color = goldenRed
-			s.Shape = draw.CrossGlyph{}
-			p.Add(l, s)
-			p.Legend.Add("consistent", l, s)
-		}
-		p.Legend.Top = false
-		p.Legend.Left = false
-	}
-	if err := p.Save(6*vg.Inch, 4*vg.Inch, file); err != nil {
-		return fmt.Errorf("plot %s: %w", file, err)
-	}
-	return nil
-}
-
-var goldenRed = color.RGBA{R: 200, G: 30, B: 30, A: 255}
 
 const goldenLookupHelp = `specsim golden lookup: the bare golden AL for one model, thinking mode and draft
 length, for scripts: one number on stdout, formatted as InferenceX writes it into

@@ -5,7 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -194,15 +194,16 @@ func runKernelsPredict(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&aicPaths, "kernel-table", "AIConfigurator kernel database `FILE` (gemm_perf.txt, moe_perf.txt, generation_attention_perf.txt, gdn_perf.txt, custom_allreduce_perf.txt; repeatable) to price from")
 	shape := addShapeFlags(fs)
 	cat := addGPUCatalogFlag(fs)
-	ff := addFormatFlags(fs, false)
+	ff := addFormatFlags(fs)
 	if _, err := parseFlags(fs, args); err != nil {
 		return usageExit(err)
 	}
-	format, err := ff.resolve(false)
+	format, err := ff.resolve()
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim kernels predict:", err)
 		return exitBadInput
 	}
+	stdout = textOut(stdout, format)
 	coster, err := kernelsCoster(*gpuName, cat, *tablePath, *collPath)
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim kernels predict:", err)
@@ -265,7 +266,7 @@ func runKernelsPredict(args []string, stdout, stderr io.Writer) int {
 		t.add(p.GPU, opName, p.DType, fmt.Sprintf("%.2f", p.LatencyUS), p.Source, p.Bound,
 			fmt.Sprintf("%.3f", p.Bytes/1e6), fmt.Sprintf("%.3f", p.FLOPs/1e9))
 	}
-	t.writeText(stdout)
+	t.write(stdout, format)
 	if p.Note != "" {
 		fmt.Fprintln(stdout, "\nnote:", p.Note)
 	}
@@ -324,92 +325,62 @@ func predictOne(c *kernels.Coster, op string, s *shapeFlags) (kernelPrediction, 
 	if err != nil {
 		return kernelPrediction{}, fmt.Errorf("--dtype: %v", err)
 	}
-	p := kernelPrediction{GPU: c.GPU().Name, Op: op, DType: string(dt)}
-	var cost kernels.Cost
-	r := s.row
-	r.Op, r.DType = strings.ToLower(op), dt
-	switch r.Op {
-	case "collective", "allreduce", "allgather", "reducescatter", "alltoall":
-		name := s.collective
-		if r.Op != "collective" {
-			name = r.Op
-		}
-		cop, err := kernels.ParseCollectiveOp(name)
-		if err != nil {
-			return p, err
-		}
-		if s.gpus < 2 || !(s.bytes > 0) || math.IsInf(s.bytes, 1) {
-			return p, errors.New("collective needs --gpus >= 2 and finite --bytes > 0")
-		}
-		cost = c.Collective(cop, s.bytes, s.gpus)
-		p.Op = string(cop)
-	case "moe":
-		if r.Tokens <= 0 || r.Experts <= 0 || r.TopK <= 0 || r.Hidden <= 0 || r.Inter <= 0 {
-			return p, errors.New("moe needs positive --tokens --experts --topk --hidden --inter")
-		}
-		if r.TopK > r.Experts {
-			return p, fmt.Errorf("moe: --topk %d exceeds --experts %d", r.TopK, r.Experts)
-		}
-		if !(s.skew >= 0 && s.skew <= 4) {
-			return p, fmt.Errorf("--skew %g: want 0..4", s.skew)
-		}
-		k := kernels.MoEKernel(s.moeKernel)
-		if k != kernels.MoEFused && k != kernels.MoETorchGrouped && k != kernels.MoETriton {
-			return p, fmt.Errorf("--moe-kernel %q: want %s, %s or %s", s.moeKernel, kernels.MoETorchGrouped, kernels.MoEFused, kernels.MoETriton)
-		}
-		cost = c.MoE(kernels.MoEShape{Tokens: r.Tokens, Experts: r.Experts, TopK: r.TopK, Hidden: r.Hidden, Inter: r.Inter, DType: dt, Skew: s.skew, Kernel: k})
-		p.MoEKernel = string(k)
-	case "attention":
-		if s.prefill || s.mla {
-			if r.Batch <= 0 || r.QLen <= 0 || r.KVLen <= 0 || r.Heads <= 0 || r.HeadDim <= 0 {
-				return p, errors.New("attention needs positive --batch --q-len --kv-len --heads --head-dim")
-			}
-			cost = c.Attention(kernels.AttentionShape{Batch: r.Batch, QLen: r.QLen, KVLen: r.KVLen, Heads: r.Heads,
-				KVHeads: max(r.KVHeads, 1), HeadDim: r.HeadDim, KVDType: dt, Prefill: s.prefill, MLA: s.mla})
-			break
-		}
-		if cost, err = c.PredictRow(r); err != nil {
-			return p, err
-		}
-	case "gdn":
-		if r.Batch <= 0 || r.QLen <= 0 || r.Heads <= 0 || r.HeadDim <= 0 {
-			return p, errors.New("gdn needs positive --batch --q-len --heads --head-dim")
-		}
-		sd, err := kernels.ParseDType(s.stateDType)
-		if err != nil || (sd != kernels.FP32 && sd != kernels.BF16) {
-			return p, fmt.Errorf("--state-dtype %q: want fp32 or bf16", s.stateDType)
-		}
-		shape := kernels.GDNShape{Batch: r.Batch, QLen: r.QLen, KHeads: max(r.KVHeads, 1), VHeads: r.Heads, KDim: r.HeadDim, VDim: r.HeadDim, StateDType: sd}
-		if s.noIntermed {
-			if s.gdnMode != "" {
-				return p, errors.New("--no-intermediate and --mode exclude each other")
-			}
-			cost = c.GatedDeltaNetReference(shape)
-			p.Mode, p.StateDType = "reference", string(sd)
-			break
-		}
-		mode := kernels.DefaultGDNMode(r.QLen)
-		if s.gdnMode != "" {
-			if mode, err = kernels.ParseGDNMode(s.gdnMode); err != nil {
-				return p, fmt.Errorf("--mode: %v", err)
-			}
-		}
-		g, err := c.GDN(shape, mode)
-		if err != nil {
-			return p, err
-		}
-		cost = g.Cost
-		p.Mode, p.Kernel, p.StateDType, p.EagerUS = string(g.Mode), g.Kernel, string(g.StateDType), g.EagerSeconds*1e6
-		if g.StateSubstituted {
-			p.Note = fmt.Sprintf("no %s-state rows for this head layout: priced from the %s-state rows (prefill reads and writes the state once per sequence)", sd, g.StateDType)
-		}
-	default:
-		if cost, err = c.PredictRow(r); err != nil {
-			return p, err
+	q := kernels.OpQuery{Row: s.row, Collective: s.collective, Bytes: s.bytes, GPUs: s.gpus,
+		MoEKernel: kernels.MoEKernel(s.moeKernel), Skew: s.skew, Prefill: s.prefill, MLA: s.mla,
+		Reference: s.noIntermed, GDNMode: kernels.GDNMode(s.gdnMode)}
+	q.Row.Op, q.Row.DType = op, dt
+	if q.StateDType, err = kernels.ParseDType(s.stateDType); err != nil {
+		return kernelPrediction{}, fmt.Errorf("--state-dtype: %v", err)
+	}
+	if s.gdnMode != "" {
+		if q.GDNMode, err = kernels.ParseGDNMode(s.gdnMode); err != nil {
+			return kernelPrediction{}, fmt.Errorf("--mode: %v", err)
 		}
 	}
-	p.LatencyUS, p.Source, p.Bound, p.Bytes, p.FLOPs = cost.Seconds*1e6, cost.Source, cost.Bound, cost.Bytes, cost.FLOPs
-	return p, nil
+	r, err := c.PredictOp(q)
+	if err != nil {
+		return kernelPrediction{}, opFlagError(q.Row.Op, err)
+	}
+	return kernelPrediction{GPU: c.GPU().Name, Op: r.Op, DType: string(dt), MoEKernel: string(r.MoEKernel),
+		LatencyUS: r.Seconds * 1e6, Source: r.Source, Bound: r.Bound, Bytes: r.Bytes, FLOPs: r.FLOPs, Note: r.Note,
+		Mode: string(r.Mode), Kernel: r.Kernel, StateDType: string(r.StateDType), EagerUS: r.EagerSeconds * 1e6}, nil
+}
+
+// opQueryFlags names the flag that sets each field of kernels.OpQuery.
+var opQueryFlags = map[string]string{
+	"Collective": "--collective", "GPUs": "--gpus", "Bytes": "--bytes", "MoEKernel": "--moe-kernel",
+	"Skew": "--skew", "StateDType": "--state-dtype", "GDNMode": "--mode (with --no-intermediate)",
+}
+
+// shapeDimFlags names the flag that sets each dimension of an op's shape
+// (kernels.ShapeError.Dims), where it is not the dimension's own name.
+var shapeDimFlags = map[string]map[string]string{
+	"gdn":     {"v_heads": "--heads", "k_dim": "--head-dim", "v_dim": "--head-dim", "kv_heads": "--kv-heads"},
+	"lm_head": {"tokens": "--m", "vocab": "--n", "hidden": "--k"},
+	"copy":    {"n": "--n"},
+}
+
+// opFlagError restates a kernels error in the flags of "kernels predict".
+func opFlagError(op string, err error) error {
+	var qe *kernels.QueryError
+	var se *kernels.ShapeError
+	switch {
+	case errors.As(err, &qe):
+		return fmt.Errorf("%s %s: %s", opQueryFlags[qe.Field], qe.Value, qe.Reason)
+	case errors.As(err, &se):
+		var flags []string
+		for _, d := range se.Dims {
+			f, ok := shapeDimFlags[se.Op][d]
+			if !ok {
+				f = "--" + strings.ReplaceAll(d, "_", "-")
+			}
+			if !slices.Contains(flags, f) {
+				flags = append(flags, f)
+			}
+		}
+		return fmt.Errorf("%v (%s)", err, strings.Join(flags, " "))
+	}
+	return err
 }
 
 func predictFile(c *kernels.Coster, path string, format format, stdout, stderr io.Writer) int {
@@ -451,7 +422,7 @@ func predictFile(c *kernels.Coster, path string, format format, stdout, stderr i
 		}
 		tb.add(strconv.Itoa(p.Row), p.Op, fmt.Sprintf("%.2f", p.LatencyUS), meas, p.Source, p.Bound)
 	}
-	tb.writeText(stdout)
+	tb.write(stdout, format)
 	fmt.Fprintln(stdout, "\ncalibration:", out.Calibration)
 	return exitOK
 }
@@ -494,15 +465,16 @@ func runKernelsValidate(args []string, stdout, stderr io.Writer) int {
 	heldout := fs.String("heldout", "", "held-aside op CSV `FILE` instead of the embedded ops_heldout.csv")
 	collPath := fs.String("collective-table", "", "measured collectives CSV `FILE` instead of the embedded one")
 	cat := addGPUCatalogFlag(fs)
-	ff := addFormatFlags(fs, true)
+	ff := addFormatFlags(fs)
 	if _, err := parseFlags(fs, args); err != nil {
 		return usageExit(err)
 	}
-	format, err := ff.resolve(true)
+	format, err := ff.resolve()
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim kernels validate:", err)
 		return exitBadInput
 	}
+	stdout = textOut(stdout, format)
 	fail := func(err error) int {
 		fmt.Fprintln(stderr, "specsim kernels validate:", err)
 		return exitBadInput
@@ -549,8 +521,7 @@ func runKernelsValidate(args []string, stdout, stderr io.Writer) int {
 		return fail(fmt.Errorf("no measured op table for %s in this build (kernels/data/%s/ops.csv); pass --table FILE", g.Name, g.Name))
 	}
 	if *op != "" {
-		ops = filterOps(ops, strings.ToLower(*op))
-		held = filterOps(held, strings.ToLower(*op))
+		ops, held = ops.Only(strings.ToLower(*op)), held.Only(strings.ToLower(*op))
 		if len(ops.Rows) == 0 {
 			return fail(fmt.Errorf("%s has no rows of op %q", ops.Name, *op))
 		}
@@ -560,45 +531,11 @@ func runKernelsValidate(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	if *tablePath == "" && (*op == "" || strings.EqualFold(*op, "gdn") || strings.EqualFold(*op, "moe")) {
-		if v.EngineKernels, err = engineValidation(g.Name, strings.ToLower(*op)); err != nil {
+		if v.EngineKernels, err = kernels.ValidateEmbeddedEngineTables(g.Name, strings.ToLower(*op)); err != nil {
 			return fail(err)
 		}
 	}
 	return writeOpValidation(v, format, stdout)
-}
-
-// engineValidation scores the GPU's embedded engine-kernel tables (only
-// the op's when op is set).
-func engineValidation(gpu, op string) ([]kernels.EngineError, error) {
-	t, err := kernels.EmbeddedEngineTables(gpu)
-	if err != nil || t == nil {
-		return nil, err
-	}
-	hg, hm, err := kernels.EmbeddedEngineHeldout(gpu)
-	if err != nil {
-		return nil, err
-	}
-	sub := *t
-	switch op {
-	case "gdn":
-		sub.MoE, sub.FusedMoE, hm = nil, nil, nil
-	case "moe":
-		sub.GDN, hg = nil, nil
-	}
-	return kernels.ValidateEngineTables(&sub, hg, hm), nil
-}
-
-func filterOps(t *kernels.OpTable, op string) *kernels.OpTable {
-	if t == nil {
-		return nil
-	}
-	out := &kernels.OpTable{Name: t.Name, Meta: t.Meta}
-	for _, r := range t.Rows {
-		if r.Op == op {
-			out.Rows = append(out.Rows, r)
-		}
-	}
-	return out
 }
 
 func pct(v float64) string { return fmt.Sprintf("%.1f", 100*v) }
@@ -616,11 +553,7 @@ func writeOpValidation(v *kernels.Validation, format format, stdout io.Writer) i
 	}
 	t.add("all", strconv.Itoa(v.HeldoutPoints), pct(v.MedianAbsErr), pct(v.P90AbsErr), "", "")
 	fmt.Fprintf(stdout, "%s: fitted on %d rows of %s, predicting %d held-out rows\n\n", v.GPU, v.FitPoints, v.Table, v.HeldoutPoints)
-	if format == formatMarkdown {
-		t.writeMarkdown(stdout)
-	} else {
-		t.writeText(stdout)
-	}
+	t.write(stdout, format)
 	if iv := v.Independent; iv != nil {
 		fmt.Fprintf(stdout, "\nheld-aside shapes (%s), model fitted on the whole table:\n\n", iv.Table)
 		it := &table{header: []string{"op", ">points", ">median_err_%", ">p90_err_%", ">max_err_%"}}
@@ -628,11 +561,7 @@ func writeOpValidation(v *kernels.Validation, format format, stdout io.Writer) i
 			it.add(o.Op, strconv.Itoa(o.Points), pct(o.MedianAbsErr), pct(o.P90AbsErr), pct(o.MaxAbsErr))
 		}
 		it.add("all", strconv.Itoa(iv.Points), pct(iv.MedianAbsErr), pct(iv.P90AbsErr), "")
-		if format == formatMarkdown {
-			it.writeMarkdown(stdout)
-		} else {
-			it.writeText(stdout)
-		}
+		it.write(stdout, format)
 	}
 	if len(v.UnmeasuredShapes) > 0 {
 		fmt.Fprintf(stdout, "\nshapes the table lacks (every 4th shape left out whole; off-table prediction):\n\n")
@@ -640,11 +569,7 @@ func writeOpValidation(v *kernels.Validation, format format, stdout io.Writer) i
 		for _, o := range v.UnmeasuredShapes {
 			ut.add(o.Op, strconv.Itoa(o.Points), pct(o.MedianAbsErr), pct(o.P90AbsErr), pct(o.RooflineMedianAbsErr))
 		}
-		if format == formatMarkdown {
-			ut.writeMarkdown(stdout)
-		} else {
-			ut.writeText(stdout)
-		}
+		ut.write(stdout, format)
 	}
 	if len(v.EngineKernels) > 0 {
 		fmt.Fprintf(stdout, "\nengine kernels (SGLang's, measured on this GPU; odd-positions: inner points left out of each measured line; held-aside: a file never fitted on):\n\n")
@@ -652,11 +577,7 @@ func writeOpValidation(v *kernels.Validation, format format, stdout io.Writer) i
 		for _, e := range v.EngineKernels {
 			et.add(e.Table, e.Metric, e.Kind, strconv.Itoa(e.Points), pct(e.MedianAbsErr), pct(e.P90AbsErr), pct(e.MaxAbsErr))
 		}
-		if format == formatMarkdown {
-			et.writeMarkdown(stdout)
-		} else {
-			et.writeText(stdout)
-		}
+		et.write(stdout, format)
 	}
 	fmt.Fprintf(stdout, "\nbar (held-out median <= %.0f%% for gemm, moe, attention; held-aside median <= %.0f%%, every op <= %.0f%%): %s\n",
 		100*kernels.OpBar, 100*kernels.OpBar, 100*kernels.OpClassBar, passFail(v.MeetsBar))
@@ -683,22 +604,14 @@ func writeCollectiveValidation(v *kernels.CollectiveValidation, format format, s
 		t.add(o.Op, strconv.Itoa(o.Points), pct(o.MedianAbsErr), pct(o.P90AbsErr), pct(o.MaxAbsErr), pct(o.RooflineMedianAbsErr))
 	}
 	t.add("all", strconv.Itoa(v.HeldoutPoints), pct(v.MedianAbsErr), pct(v.P90AbsErr), "", "")
-	write := t.writeText
-	if format == formatMarkdown {
-		write = t.writeMarkdown
-	}
-	write(stdout)
+	t.write(stdout, format)
 	if len(v.CountHoldout) > 0 {
 		fmt.Fprintln(stdout, "\neach GPU count predicted from the others:")
 		ct := &table{header: []string{">gpus", ">points", ">median_err_%"}}
 		for _, c := range v.CountHoldout {
 			ct.add(strconv.Itoa(c.GPUs), strconv.Itoa(c.Points), pct(c.MedianAbsErr))
 		}
-		if format == formatMarkdown {
-			ct.writeMarkdown(stdout)
-		} else {
-			ct.writeText(stdout)
-		}
+		ct.write(stdout, format)
 	}
 	fmt.Fprintf(stdout, "\nbar (held-out median <= %.0f%%): %s\n", 100*kernels.CollectiveBar, passFail(v.MeetsBar))
 	return exitOK
@@ -730,11 +643,11 @@ type gpuJSON struct {
 func runKernelsGPUs(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("kernels gpus", kernelsGPUsHelp, stderr)
 	cat := addGPUCatalogFlag(fs)
-	ff := addFormatFlags(fs, true)
+	ff := addFormatFlags(fs)
 	if _, err := parseFlags(fs, args); err != nil {
 		return usageExit(err)
 	}
-	format, err := ff.resolve(true)
+	format, err := ff.resolve()
 	var catalog *kernels.Catalog
 	if err == nil {
 		catalog, err = cat.load()
@@ -743,6 +656,7 @@ func runKernelsGPUs(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specsim kernels gpus:", err)
 		return exitBadInput
 	}
+	stdout = textOut(stdout, format)
 	var list []gpuJSON
 	for _, name := range catalog.Names() {
 		g, _ := catalog.Lookup(name)
@@ -775,11 +689,7 @@ func runKernelsGPUs(args []string, stdout, stderr io.Writer) int {
 			tf(j.TFLOPS, "bf16"), tf(j.TFLOPS, "fp8"), tf(j.TFLOPS, "nvfp4"), strconv.FormatFloat(j.NVLinkGBPerS, 'f', -1, 64),
 			strconv.Itoa(j.NVLinkDomain), strconv.FormatFloat(j.NetworkGBPerS, 'f', -1, 64), source)
 	}
-	if format == formatMarkdown {
-		t.writeMarkdown(stdout)
-	} else {
-		t.writeText(stdout)
-	}
+	t.write(stdout, format)
 	return exitOK
 }
 
@@ -797,11 +707,11 @@ func runKernelsEfficiencies(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("kernels efficiencies", kernelsEfficienciesHelp, stderr)
 	gpuName := fs.String("gpu", "h200", "GPU name from the catalog")
 	cat := addGPUCatalogFlag(fs)
-	ff := addFormatFlags(fs, true)
+	ff := addFormatFlags(fs)
 	if _, err := parseFlags(fs, args); err != nil {
 		return usageExit(err)
 	}
-	format, err := ff.resolve(true)
+	format, err := ff.resolve()
 	var c *kernels.Coster
 	if err == nil {
 		c, err = kernelsCoster(*gpuName, cat, "", "")
@@ -810,6 +720,7 @@ func runKernelsEfficiencies(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specsim kernels efficiencies:", err)
 		return exitBadInput
 	}
+	stdout = textOut(stdout, format)
 	effs := c.Efficiencies()
 	if format == formatJSON {
 		if err := writeJSON(stdout, map[string]any{"gpu": c.GPU().Name, "calibration": c.Calibration(), "efficiencies": effs}); err != nil {
@@ -823,11 +734,7 @@ func runKernelsEfficiencies(args []string, stdout, stderr io.Writer) int {
 			fmt.Sprintf("%.1f", e.Efficiency.Fixed*1e6), fmt.Sprintf("%.1f", e.Efficiency.P), fmt.Sprintf("%.2f", e.Efficiency.HalfUnits), strconv.Itoa(e.FittedRows))
 	}
 	fmt.Fprintf(stdout, "%s: %s\n\n", c.GPU().Name, c.Calibration())
-	if format == formatMarkdown {
-		t.writeMarkdown(stdout)
-	} else {
-		t.writeText(stdout)
-	}
+	t.write(stdout, format)
 	return exitOK
 }
 
@@ -847,15 +754,16 @@ func runKernelsBackends(args []string, stdout, stderr io.Writer) int {
 	dtype := fs.String("dtype", "bf16", "expert weight dtype (with --engine)")
 	gpuName := fs.String("gpu", "", "resolve for this GPU's architecture (backends that do not run there are not chosen)")
 	cat := addGPUCatalogFlag(fs)
-	ff := addFormatFlags(fs, true)
+	ff := addFormatFlags(fs)
 	if _, err := parseFlags(fs, args); err != nil {
 		return usageExit(err)
 	}
-	format, err := ff.resolve(true)
+	format, err := ff.resolve()
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim kernels backends:", err)
 		return exitBadInput
 	}
+	stdout = textOut(stdout, format)
 	type backendJSON struct {
 		Engine     string   `json:"engine"`
 		Name       string   `json:"name"`
@@ -916,10 +824,6 @@ func runKernelsBackends(args []string, stdout, stderr io.Writer) int {
 		}
 		t.add(j.Engine, name, strings.Join(j.DTypes, ","), fmt.Sprintf("%.2f", j.Efficiency), j.Notes)
 	}
-	if format == formatMarkdown {
-		t.writeMarkdown(stdout)
-	} else {
-		t.writeText(stdout)
-	}
+	t.write(stdout, format)
 	return exitOK
 }

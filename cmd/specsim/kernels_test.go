@@ -204,4 +204,19 @@ func TestKernelsBadInput(t *testing.T) {
 			t.Errorf("%v: exit %d, want %d", args, code, exitBadInput)
 		}
 	}
+	// The library's shape and query errors name the flags that set them.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--op", "lm_head", "--m", "0", "--n", "10", "--k", "10"}, "needs positive tokens 0 (--m)"},
+		{[]string{"--op", "gdn", "--batch", "1", "--q-len", "1", "--heads", "6", "--kv-heads", "4", "--head-dim", "128"}, "(--heads --kv-heads)"},
+		{[]string{"--op", "moe", "--tokens", "1", "--experts", "8", "--topk", "2", "--hidden", "8", "--inter", "8", "--skew", "9"}, "--skew 9: want 0..4"},
+		{[]string{"--op", "allreduce", "--bytes", "100"}, "--gpus 0: a collective needs 2 or more"},
+	} {
+		code, _, stderr := runCLI(append([]string{"kernels", "predict", "--gpu", "h200"}, tc.args...)...)
+		if code != exitBadInput || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, exitBadInput, tc.want)
+		}
+	}
 }

@@ -48,16 +48,17 @@ func runLogs(args []string, stdout, stderr io.Writer) int {
 	thinking := fs.String("thinking", "on", "thinking mode of the golden target: on or off")
 	buckets := fs.Int("buckets", 10, "timeline slices")
 	gf := addGoldenFlags(fs)
-	ff := addFormatFlags(fs, false)
+	ff := addFormatFlags(fs)
 	files, err := parseFlags(fs, args)
 	if err != nil {
 		return usageExit(err)
 	}
-	format, err := ff.resolve(false)
+	format, err := ff.resolve()
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim logs:", err)
 		return exitBadInput
 	}
+	stdout = textOut(stdout, format)
 	if len(files) == 0 {
 		fmt.Fprintln(stderr, "specsim logs: want at least one FILE")
 		return exitBadInput
@@ -127,7 +128,7 @@ func runLogs(args []string, stdout, stderr io.Writer) int {
 			return exitBadInput
 		}
 	} else {
-		writeLogsText(stdout, sum)
+		writeLogsText(stdout, sum, format)
 	}
 	if sum.Disagrees() {
 		return exitFindings
@@ -137,7 +138,7 @@ func runLogs(args []string, stdout, stderr io.Writer) int {
 
 func f2(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
 
-func writeLogsText(w io.Writer, s *enginelog.Summary) {
+func writeLogsText(w io.Writer, s *enginelog.Summary, f format) {
 	fmt.Fprintf(w, "%d decode samples from %d lines in %d file(s); engines: %s", s.Samples, s.Lines, len(s.Files), strings.Join(s.Engines, ", "))
 	if s.LongLines > 0 {
 		fmt.Fprintf(w, "; %d over-long lines skipped", s.LongLines)
@@ -149,7 +150,7 @@ func writeLogsText(w io.Writer, s *enginelog.Summary) {
 	for _, r := range s.Ranks {
 		rt.add(r.File, orDash(r.Rank), r.Engine, strconv.Itoa(r.Samples), f2(r.MeanAcceptLen), f2(r.MeanGenThroughput), f2(r.MeanRunning), strconv.Itoa(r.MaxRunning))
 	}
-	rt.writeText(w)
+	rt.write(w, f)
 
 	if d := s.AcceptLen; d != nil {
 		fmt.Fprintf(w, "\naccept length (tokens per verify step, bonus included) over %d logged intervals:\n", d.Samples)
@@ -163,7 +164,7 @@ func writeLogsText(w io.Writer, s *enginelog.Summary) {
 			share := float64(b.Count) / float64(d.Samples)
 			ht.add(fmt.Sprintf("[%.1f, %.1f)", b.Lo, b.Hi), strconv.Itoa(b.Count), strings.Repeat("#", int(share*40+0.5)))
 		}
-		ht.writeText(w)
+		ht.write(w, f)
 	} else {
 		fmt.Fprintln(w, "\nno accept-length samples (speculative decoding off, or the engine does not log it)")
 	}
@@ -190,7 +191,7 @@ func writeLogsText(w io.Writer, s *enginelog.Summary) {
 		}
 		tt.add(from, to, f2(b.Running), f2(b.GenThroughput), al, strconv.Itoa(b.Samples))
 	}
-	tt.writeText(w)
+	tt.write(w, f)
 	if s.Target != nil {
 		fmt.Fprintf(w, "\ntarget AL %.3f: %s\n", s.Target.Target, s.Target.Verdict)
 	}

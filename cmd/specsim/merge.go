@@ -28,7 +28,7 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("merge", mergeHelp, stderr)
 	plotPath := fs.String("plot", "", "draw the frontiers (MTP against none) into FILE.png or FILE.svg")
 	all := fs.Bool("all", false, "print every point, not just the frontiers")
-	ff := addFormatFlags(fs, true)
+	ff := addFormatFlags(fs)
 	files, err := parseFlags(fs, args)
 	if err != nil {
 		return usageExit(err)

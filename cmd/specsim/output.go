@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -16,6 +17,7 @@ const (
 	formatText format = iota
 	formatJSON
 	formatMarkdown
+	formatCSV // the tables alone, as RFC 4180 CSV, a blank line between two
 )
 
 // formatFlags adds --json and --format to a flag set. Call resolve after
@@ -25,39 +27,55 @@ type formatFlags struct {
 	format string
 }
 
-func addFormatFlags(fs *flag.FlagSet, markdown bool) *formatFlags {
+// addFormatFlags adds --json and --format text|json|markdown|csv. Every
+// table a command prints goes through table.write, so every format suits
+// every command: markdown and csv differ from text in how tables are
+// drawn, and csv drops the prose around them.
+func addFormatFlags(fs *flag.FlagSet) *formatFlags {
 	f := &formatFlags{}
 	fs.BoolVar(&f.json, "json", false, "print JSON with stable snake_case keys (same as --format json)")
-	choices := "text|json"
-	if markdown {
-		choices = "text|json|markdown"
-	}
-	fs.StringVar(&f.format, "format", "text", "output format: "+choices)
+	fs.StringVar(&f.format, "format", "text", "output format: text|json|markdown|csv (csv: the tables alone, a blank line between two)")
 	return f
 }
 
-func (f *formatFlags) resolve(markdown bool) (format, error) {
+func (f *formatFlags) resolve() (format, error) {
+	name := strings.ToLower(f.format)
 	if f.json {
-		if f.format != "text" && f.format != "json" {
+		if name != "text" && name != "json" {
 			return 0, fmt.Errorf("--json conflicts with --format %s", f.format)
 		}
 		return formatJSON, nil
 	}
-	switch f.format {
+	switch name {
 	case "text", "table", "":
 		return formatText, nil
 	case "json":
 		return formatJSON, nil
 	case "markdown", "md":
-		if markdown {
-			return formatMarkdown, nil
-		}
+		return formatMarkdown, nil
+	case "csv":
+		return formatCSV, nil
 	}
-	if markdown {
-		return 0, fmt.Errorf("--format %q: want text, json or markdown", f.format)
-	}
-	return 0, fmt.Errorf("--format %q: want text or json", f.format)
+	return 0, fmt.Errorf("--format %q: want text, json, markdown or csv", f.format)
 }
+
+// textOut is where a command writes its text result in format f: stdout,
+// or under csv a writer that drops prose and takes tables (table.write)
+// as CSV.
+func textOut(stdout io.Writer, f format) io.Writer {
+	if f == formatCSV {
+		return &csvOut{w: stdout}
+	}
+	return stdout
+}
+
+// csvOut drops what is written to it; table.write writes tables to w.
+type csvOut struct {
+	w      io.Writer
+	tables int
+}
+
+func (c *csvOut) Write(p []byte) (int, error) { return len(p), nil }
 
 // writeJSON prints v indented, with a trailing newline. Field order follows
 // the struct definitions and map keys are sorted, so output is stable.
@@ -76,6 +94,38 @@ type table struct {
 }
 
 func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
+
+// write prints t in format f: as CSV where w is a textOut of csv,
+// Markdown for markdown, aligned text otherwise.
+func (t *table) write(w io.Writer, f format) {
+	if c, ok := w.(*csvOut); ok {
+		if c.tables > 0 {
+			fmt.Fprintln(c.w)
+		}
+		c.tables++
+		t.writeCSV(c.w)
+		return
+	}
+	if f == formatMarkdown {
+		t.writeMarkdown(w)
+		return
+	}
+	t.writeText(w)
+}
+
+// writeCSV prints the header (without alignment marks) and the rows as
+// RFC 4180 CSV.
+func (t *table) writeCSV(w io.Writer) error {
+	names, _ := t.columns()
+	cw := csv.NewWriter(w)
+	if err := cw.Write(names); err != nil {
+		return err
+	}
+	if err := cw.WriteAll(t.rows); err != nil {
+		return err
+	}
+	return cw.Error()
+}
 
 func (t *table) columns() (names []string, right []bool) {
 	names = make([]string, len(t.header))

@@ -200,7 +200,7 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 	qf := addQueryFlags(fs, true)
 	conc := fs.Int("conc", 7, "concurrency: agentx = live session trees (a root conversation and its subagents, AIPerf --concurrency); fixed lengths = closed-loop sessions that send the next request when the previous one ends")
 	recipeArg := fs.String("recipe", "", "predict what an srt-slurm recipe FILE[:selector] deploys (topology, caps, CUDA graphs, mem fraction, speculation, golden AL); other flags fill what it leaves out")
-	ff := addFormatFlags(fs, true)
+	ff := addFormatFlags(fs)
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return usageExit(err)
@@ -209,11 +209,12 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "specsim predict: unexpected argument %q\n", rest[0])
 		return exitBadInput
 	}
-	format, err := ff.resolve(true)
+	format, err := ff.resolve()
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim predict:", flagError(err))
 		return exitBadInput
 	}
+	stdout = textOut(stdout, format)
 	if *recipeArg != "" {
 		return runPredictRecipe(fs, *recipeArg, qf, *conc, format, stdout, stderr)
 	}
@@ -321,7 +322,7 @@ func printPrediction(w io.Writer, r *simulate.Resolved, p *simulate.Result, form
 	t.add("E2EL p50 / p90", f2(p.E2EL.P50)+" / "+f2(p.E2EL.P90), b2(band.E2ELp90)+" (p90)", "s")
 	t.add("E2E normalized interactivity", f1(p.NormalizedInteractivity), "", "tok/s/user (1 / p90 of E2EL/OSL)")
 	t.add("mean decode batch", f1(p.DecodeBatch), "", "requests")
-	writeTable(w, t, format)
+	t.write(w, format)
 	fmt.Fprintf(w, "band: ±%.0f%% throughput, ±%.0f%% latency; %s\n\n", 100*band.Relative.Throughput, 100*band.Relative.Latency, band.Source)
 	s := p.StepMS
 	st := &table{header: []string{"decode iteration", ">ms", ">share"}}
@@ -345,7 +346,7 @@ func printPrediction(w io.Writer, r *simulate.Resolved, p *simulate.Result, form
 	row("  of which layer gaps", s.OverheadSplit.LayerGap)
 	row("  of which host", s.OverheadSplit.Host)
 	row("total", s.Total)
-	writeTable(w, st, format)
+	st.write(w, format)
 	for _, n := range s.Sources {
 		fmt.Fprintln(w, "  source:", n)
 	}
@@ -357,7 +358,7 @@ func printPrediction(w io.Writer, r *simulate.Resolved, p *simulate.Result, form
 	mt.add("linear-attention state", f1(m.State))
 	mt.add("KV cache in use", f1(m.KV))
 	mt.add("total / available", f1(m.Total)+" / "+f1(m.Capacity))
-	writeTable(w, mt, format)
+	mt.write(w, format)
 	printLimits(w, p, format)
 	printAgentX(w, p, format)
 	return nil
@@ -377,16 +378,8 @@ func printLimits(w io.Writer, p *simulate.Result, format format) {
 			notes = append(notes, l.Role+": "+l.Note)
 		}
 	}
-	writeTable(w, lt, format)
+	lt.write(w, format)
 	for _, n := range notes {
 		fmt.Fprintln(w, "note:", n)
 	}
-}
-
-func writeTable(w io.Writer, t *table, format format) {
-	if format == formatMarkdown {
-		t.writeMarkdown(w)
-		return
-	}
-	t.writeText(w)
 }

@@ -59,16 +59,17 @@ func runRecipe(args []string, stdout, stderr io.Writer) int {
 	model := fs.String("model", "", "model name for the golden curve (key, prefix such as qwen3.5, or hub name); default: from the recipe")
 	thinking := fs.String("thinking", "", "thinking mode of the golden curve: on or off (default on)")
 	gf := addGoldenFlags(fs)
-	ff := addFormatFlags(fs, true)
+	ff := addFormatFlags(fs)
 	pos, err := parseFlags(fs, args[1:])
 	if err != nil {
 		return usageExit(err)
 	}
-	format, err := ff.resolve(true)
+	format, err := ff.resolve()
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim recipe check:", err)
 		return exitBadInput
 	}
+	stdout = textOut(stdout, format)
 	if len(pos) != 1 {
 		fmt.Fprintln(stderr, "specsim recipe check: want exactly one FILE[:selector]")
 		return exitBadInput
@@ -210,7 +211,7 @@ func writeRecipeText(w io.Writer, rep *recipe.Report) {
 	fmt.Fprintf(w, "recipe %s: %d variant(s), %d error finding(s)\n", rep.File, len(rep.Variants), rep.Errors())
 	if len(rep.Findings) > 0 {
 		fmt.Fprintln(w)
-		findingTable(rep.Findings).writeText(w)
+		findingTable(rep.Findings).write(w, formatText)
 	}
 	for i := range rep.Variants {
 		v := &rep.Variants[i]
@@ -222,13 +223,13 @@ func writeRecipeText(w io.Writer, rep *recipe.Report) {
 		if l := curveLine(v); l != "" {
 			fmt.Fprintln(w, l)
 		}
-		roleTable(v).writeText(w)
+		roleTable(v).write(w, formatText)
 		if len(v.Findings) == 0 {
 			fmt.Fprintln(w, "no findings")
 			continue
 		}
 		fmt.Fprintln(w)
-		findingTable(v.Findings).writeText(w)
+		findingTable(v.Findings).write(w, formatText)
 	}
 }
 
@@ -240,7 +241,7 @@ func writeRecipeMarkdown(w io.Writer, rep *recipe.Report) {
 	fmt.Fprintf(w, "### specsim recipe check: `%s`\n\n%d variant(s); %s.\n", rep.File, len(rep.Variants), status)
 	if len(rep.Findings) > 0 {
 		fmt.Fprintln(w)
-		findingTable(rep.Findings).writeMarkdown(w)
+		findingTable(rep.Findings).write(w, formatMarkdown)
 	}
 	for i := range rep.Variants {
 		v := &rep.Variants[i]
@@ -248,12 +249,12 @@ func writeRecipeMarkdown(w io.Writer, rep *recipe.Report) {
 		if l := curveLine(v); l != "" {
 			fmt.Fprintf(w, "%s\n\n", l)
 		}
-		roleTable(v).writeMarkdown(w)
+		roleTable(v).write(w, formatMarkdown)
 		if len(v.Findings) == 0 {
 			fmt.Fprintln(w, "\nNo findings.")
 			continue
 		}
 		fmt.Fprintln(w)
-		findingTable(v.Findings).writeMarkdown(w)
+		findingTable(v.Findings).write(w, formatMarkdown)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/specsim/specsim/audit"
-	"github.com/specsim/specsim/audit/finding"
 	"github.com/specsim/specsim/audit/recipe"
 	"github.com/specsim/specsim/audit/review"
 	"github.com/specsim/specsim/golden"
@@ -49,7 +48,7 @@ Example:
 func runReview(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("review", reviewHelp, stderr)
 	gf := addGoldenFlags(fs)
-	ff := addFormatFlags(fs, true)
+	ff := addFormatFlags(fs)
 	recipePath := fs.String("recipe", "", "srt-slurm recipe `FILE[:selector]` (required)")
 	ckpt := fs.String("checkpoint", "", "checkpoint `DIR` (configs + index suffice) or hf://ORG/MODEL[@REV] (required)")
 	var logs goldenFileList
@@ -64,10 +63,11 @@ func runReview(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specsim review:", err)
 		return exitBadInput
 	}
-	format, err := ff.resolve(true)
+	format, err := ff.resolve()
 	if err != nil {
 		return fail(err)
 	}
+	stdout = textOut(stdout, format)
 	switch {
 	case len(pos) > 0:
 		return fail(fmt.Errorf("unexpected argument %q (use --recipe and --checkpoint)", pos[0]))
@@ -184,17 +184,8 @@ func precisionRows(v *review.Variant) [][2]string {
 		rows = append(rows, [2]string{"draft MoE backend", fmt.Sprintf("%s, %s: %s", a.Effective.Backend, fb, a.Effective.BackendNote)})
 	}
 	var prohibited []string
-	if v.Recipe != nil {
-		for _, f := range v.Recipe.Findings {
-			if f.Code == recipe.CodeFP8NextNMoE || f.Code == recipe.CodeDraftQuantization || f.Code == recipe.CodeDraftDTypeOverride || f.Code == recipe.CodeDraftDummyWeights {
-				prohibited = append(prohibited, fmt.Sprintf("%s `%s`: %s", f.Severity, f.Code, f.Message))
-			}
-		}
-	}
-	for _, f := range v.Findings {
-		if f.Code == review.CodeProhibitedShown {
-			prohibited = append(prohibited, fmt.Sprintf("%s `%s`: %s", f.Severity, f.Code, f.Message))
-		}
+	for _, f := range v.Prohibited() {
+		prohibited = append(prohibited, fmt.Sprintf("%s `%s`: %s", f.Severity, f.Code, f.Message))
 	}
 	if len(prohibited) == 0 {
 		prohibited = []string{"none set or inherited (SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE, draft quantization, draft dtype overrides)"}
@@ -280,28 +271,6 @@ func shownCell(r review.Role) string {
 	return strings.Join(parts, "; ")
 }
 
-// reviewFindings are every error and warning of a variant: recipe, audit
-// and log checks.
-func reviewFindings(v *review.Variant) []finding.Finding {
-	var out []finding.Finding
-	add := func(fs []finding.Finding) {
-		for _, f := range fs {
-			if f.Severity != finding.Info {
-				out = append(out, f)
-			}
-		}
-	}
-	if v.Recipe != nil {
-		add(v.Recipe.Findings)
-	}
-	if v.Audit != nil {
-		add(v.Audit.Findings)
-	}
-	add(v.Findings)
-	finding.Sort(out)
-	return out
-}
-
 func writeReviewMarkdown(w io.Writer, rep *review.Report, command string) {
 	for i := range rep.Variants {
 		v := &rep.Variants[i]
@@ -321,11 +290,11 @@ func writeReviewMarkdown(w io.Writer, rep *review.Report, command string) {
 			fmt.Fprintln(w)
 			if len(v.Audit.Memory) > 0 {
 				fmt.Fprintf(w, "Draft weight memory per rank (GiB = 2^30 bytes, as SGLang logs it; the floor is the parameter bytes, the footprint an upper estimate with allocator rounding):\n\n")
-				memoryRows(v).writeMarkdown(w)
+				memoryRows(v).write(w, formatMarkdown)
 				fmt.Fprintln(w)
 			}
 			if len(v.Audit.Log) > 0 {
-				logTable(v.Audit).writeMarkdown(w)
+				logTable(v.Audit).write(w, formatMarkdown)
 				fmt.Fprintln(w)
 			}
 		}
@@ -335,12 +304,12 @@ func writeReviewMarkdown(w io.Writer, rep *review.Report, command string) {
 		} else {
 			fmt.Fprintf(w, "No golden curve found for the recipe's model (see findings).\n\n")
 		}
-		roleRows(v, len(rep.Logs) > 0).writeMarkdown(w)
+		roleRows(v, len(rep.Logs) > 0).write(w, formatMarkdown)
 		fmt.Fprintln(w)
 		if v.Accept != nil {
 			fmt.Fprintf(w, "Logged accept length vs the golden AL: %s.\n\n", v.Accept.Verdict)
 		}
-		if fs := reviewFindings(v); len(fs) > 0 {
+		if fs := v.Problems(); len(fs) > 0 {
 			fmt.Fprintf(w, "Findings:\n\n")
 			for _, f := range fs {
 				fmt.Fprintf(w, "- **%s** `%s`: %s\n", f.Severity, f.Code, f.Message)
@@ -364,10 +333,10 @@ func writeReviewText(w io.Writer, rep *review.Report) {
 				fmt.Fprintf(w, "  %-24s %s\n", r[0]+":", strings.ReplaceAll(r[1], "**", ""))
 			}
 			if len(v.Audit.Memory) > 0 {
-				memoryRows(v).writeText(w)
+				memoryRows(v).write(w, formatText)
 			}
 			if len(v.Audit.Log) > 0 {
-				logTable(v.Audit).writeText(w)
+				logTable(v.Audit).write(w, formatText)
 			}
 		}
 		fmt.Fprintln(w)
@@ -375,11 +344,11 @@ func writeReviewText(w io.Writer, rep *review.Report) {
 		if v.Curve != "" {
 			fmt.Fprintf(w, "  curve %s, thinking %s\n", v.Curve, v.Thinking)
 		}
-		roleRows(v, len(rep.Logs) > 0).writeText(w)
+		roleRows(v, len(rep.Logs) > 0).write(w, formatText)
 		if v.Accept != nil {
 			fmt.Fprintf(w, "  logged accept length: %s\n", v.Accept.Verdict)
 		}
-		if fs := reviewFindings(v); len(fs) > 0 {
+		if fs := v.Problems(); len(fs) > 0 {
 			fmt.Fprintln(w)
 			for _, f := range fs {
 				fmt.Fprintf(w, "  %-7s %s: %s\n", f.Severity, f.Code, f.Message)

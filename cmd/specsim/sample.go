@@ -80,7 +80,7 @@ type sampleResult struct {
 func runSample(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("sample", sampleHelp, stderr)
 	gf := addGoldenFlags(fs)
-	ff := addFormatFlags(fs, false)
+	ff := addFormatFlags(fs)
 	model := fs.String("model", "", "model `name` for the golden target (key, file prefix or hub name)")
 	thinking := fs.String("thinking", "on", "thinking `mode`: on or off")
 	steps := fs.Int("steps", 0, "draft length `K` (speculative-num-steps / num_speculative_tokens / max_draft_len)")
@@ -102,10 +102,11 @@ func runSample(args []string, stdout, stderr io.Writer) int {
 	if len(pos) > 0 {
 		return fail(fmt.Errorf("unexpected argument %q", pos[0]))
 	}
-	format, err := ff.resolve(false)
+	format, err := ff.resolve()
 	if err != nil {
 		return fail(err)
 	}
+	stdout = textOut(stdout, format)
 	alSet := false
 	fs.Visit(func(f *flag.Flag) { alSet = alSet || f.Name == "al" })
 	if *batch < 1 || *batch > sampleMaxBatch {
@@ -229,11 +230,11 @@ func runSample(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
-	sampleText(stdout, &res, counts, sampler)
+	sampleText(stdout, &res, counts, sampler, format)
 	return exitOK
 }
 
-func sampleText(w io.Writer, res *sampleResult, counts []int64, s acceptance.Sampler) {
+func sampleText(w io.Writer, res *sampleResult, counts []int64, s acceptance.Sampler, f format) {
 	who := "each request draws its own length"
 	if res.SharedDraw {
 		who = "one draw per verify step, shared by the whole batch"
@@ -256,7 +257,7 @@ func sampleText(w io.Writer, res *sampleResult, counts []int64, s acceptance.Sam
 		}
 		t.add(strconv.Itoa(l), strconv.FormatInt(counts[l], 10), fmt.Sprintf("%.4f", float64(counts[l])/total), exp)
 	}
-	t.writeText(w)
+	t.write(w, f)
 	for _, s := range res.Warnings {
 		fmt.Fprintln(w, "warning:", s)
 	}

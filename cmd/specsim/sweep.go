@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
@@ -11,7 +10,7 @@ import (
 	"time"
 
 	"github.com/specsim/specsim/simulate"
-	"github.com/specsim/specsim/simulate/paretoplot"
+	"github.com/specsim/specsim/simulate/chart"
 )
 
 func init() {
@@ -94,7 +93,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("sweep", sweepHelp, stderr)
 	qf := addQueryFlags(fs, false)
 	sf := addSweepFlags(fs)
-	ff := addFormatFlags(fs, true)
+	ff := addFormatFlags(fs)
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return usageExit(err)
@@ -171,19 +170,10 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	return writeSweep(stdout, stderr, "sweep", so, res, format, csvOut, *sf.all, *sf.plotPath, *sf.emitDir, progress)
 }
 
-// resolveSweepFormat adds csv to the text|json|markdown formats.
+// resolveSweepFormat is --format, and whether it asks for the points as CSV.
 func resolveSweepFormat(ff *formatFlags) (format, bool, error) {
-	if strings.EqualFold(ff.format, "csv") {
-		if ff.json {
-			return 0, false, fmt.Errorf("--json conflicts with --format csv")
-		}
-		return formatText, true, nil
-	}
-	f, err := ff.resolve(true)
-	if err != nil {
-		return 0, false, fmt.Errorf("%v (or csv)", err)
-	}
-	return f, false, nil
+	f, err := ff.resolve()
+	return f, f == formatCSV, err
 }
 
 // writeSweep prints a sweep (or merged) result in the chosen format, and
@@ -196,13 +186,8 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 	in := so.Inputs
 	if plotPath != "" {
 		progress("plotting", 0, 1)
-		title := fmt.Sprintf("%s %s on %s, %d GPUs, %s", in.Model, strings.ToUpper(in.Precision), strings.ToUpper(in.GPU), in.GPUs, workloadLabel(in))
-		band := 0.0
-		if so.Band != nil {
-			band = so.Band.Relative.Throughput
-		}
-		if err := paretoplot.WriteBand(plotPath, title, so.SweepResult, band); err != nil {
-			return fail(err)
+		if err := chart.Sweep(plotPath, so); err != nil {
+			return fail(plotFlagError(err))
 		}
 		progress("plotting", 1, 1)
 	}
@@ -265,7 +250,7 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 	}
 	for _, s := range sections {
 		fmt.Fprintf(stdout, "\n%s:\n", s.title)
-		writeTable(stdout, pointTable(s.pts), format)
+		pointTable(s.pts).write(stdout, format)
 	}
 	if len(r.Skipped) > 0 {
 		fmt.Fprintf(stdout, "\nskipped %d topologies that cannot hold the model, e.g. %s\n", len(r.Skipped), r.Skipped[0])
@@ -348,21 +333,15 @@ func writeSweepCSV(w io.Writer, r *simulate.SweepResult, all bool) error {
 	} else {
 		sort.Ints(rows)
 	}
-	cw := csv.NewWriter(w)
-	if err := cw.Write(sweepCSVHeader); err != nil {
-		return err
-	}
+	t := &table{header: sweepCSVHeader}
 	g := func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
 	for _, i := range rows {
 		p := byIndex[i]
-		if err := cw.Write([]string{p.Topology, strconv.Itoa(p.GPUs), strconv.Itoa(p.Conc), strconv.Itoa(p.Steps), g(p.AL), g(p.TputPerGPU), g(p.OutputPerGPU),
+		t.add(p.Topology, strconv.Itoa(p.GPUs), strconv.Itoa(p.Conc), strconv.Itoa(p.Steps), g(p.AL), g(p.TputPerGPU), g(p.OutputPerGPU),
 			g(p.Interactivity), g(p.NormalizedInteractivity), g(p.TTFTms), g(p.TTFTp90ms), g(p.TPOTms), g(p.TPOTp90ms), g(p.E2EL.P50), g(p.E2EL.P90),
-			p.Sim, strconv.FormatBool(p.MultiNode), strings.Join(member[i], ";")}); err != nil {
-			return err
-		}
+			p.Sim, strconv.FormatBool(p.MultiNode), strings.Join(member[i], ";"))
 	}
-	cw.Flush()
-	return cw.Error()
+	return t.writeCSV(w)
 }
 
 // intList parses "1,2,4" with each value in 1..max; "" gives nil.

@@ -1,4 +1,4 @@
-package paretoplot
+package chart
 
 import (
 	"bytes"
@@ -8,20 +8,22 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot/plotter"
+
 	"github.com/specsim/specsim/simulate"
 )
 
 // frontiers builds a small sweep result by hand: two frontiers and a few
 // dominated points.
 func frontiers() *simulate.SweepResult {
-	pt := func(inter, tput float64) simulate.Point {
+	pt := func(inter, tput float64, topo string, k int) simulate.Point {
 		var p simulate.Point
-		p.Interactivity, p.TputPerGPU = inter, tput
+		p.Interactivity, p.TputPerGPU, p.Topology, p.Steps = inter, tput, topo, k
 		return p
 	}
-	mtp := []simulate.Point{pt(40, 3000), pt(80, 2200), pt(160, 900)}
-	none := []simulate.Point{pt(30, 2800), pt(60, 1800), pt(110, 600)}
-	all := append(append([]simulate.Point{pt(50, 1000), pt(90, 500)}, mtp...), none...)
+	mtp := []simulate.Point{pt(40, 3000, "agg:tp2", 3), pt(80, 2200, "agg:tp2", 3), pt(160, 900, "agg:tp8", 5)}
+	none := []simulate.Point{pt(30, 2800, "agg:tp2", 0), pt(60, 1800, "agg:tp4", 0), pt(110, 600, "disagg:1xtp4+1xdep8", 0)}
+	all := append(append([]simulate.Point{pt(50, 1000, "agg:tp1", 1), pt(90, 500, "agg:tp1", 1)}, mtp...), none...)
 	return &simulate.SweepResult{Points: all, FrontierMTP: mtp, FrontierNone: none}
 }
 
@@ -50,8 +52,10 @@ func TestWritePNGAndSVG(t *testing.T) {
 					break
 				}
 			}
-			// The title and both legend entries are drawn as text.
-			for _, s := range []string{"DeepSeek test frontier", "no speculation", "MTP"} {
+			// The title, both legend entries and each run of one
+			// deployment along a frontier are drawn as text; a second
+			// point of the same deployment is not labelled again.
+			for _, s := range []string{"DeepSeek test frontier", "no speculation", "MTP", ">tp2 k3<", ">tp8 k5<", ">tp4 k0<", ">disagg:1xtp4+1xdep8 k0<"} {
 				if !strings.Contains(string(data), s) {
 					t.Errorf("SVG lacks %q", s)
 				}
@@ -59,6 +63,14 @@ func TestWritePNGAndSVG(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
+			if strings.HasSuffix(tc.file, ".SVG") {
+				defer func() {
+					data, _ := os.ReadFile(filepath.Join(dir, tc.file))
+					if n := strings.Count(string(data), ">tp2 k3<"); n != 1 {
+						t.Errorf("tp2 k3 labelled %d times, want once (first point of its run)", n)
+					}
+				}()
+			}
 			path := filepath.Join(dir, tc.file)
 			if err := Write(path, "DeepSeek test frontier", frontiers()); err != nil {
 				t.Fatal(err)
@@ -117,5 +129,43 @@ func TestWriteBandShadesFrontiers(t *testing.T) {
 	if strings.Count(string(b), "fill-opacity") <= strings.Count(string(a), "fill-opacity") &&
 		strings.Count(string(b), "<path") <= strings.Count(string(a), "<path") {
 		t.Error("the shaded plot draws nothing more than the plain one")
+	}
+}
+
+// FrontierTitle names the workload: the AgentX replay, or the fixed lengths.
+func TestFrontierTitle(t *testing.T) {
+	in := simulate.SweepInputs{Model: "Qwen3.5-397B-A17B", Precision: "fp4", GPU: "gb300", GPUs: 72, Workload: "agentx"}
+	if got, want := FrontierTitle(in), "Qwen3.5-397B-A17B FP4 on 72 x GB300, AgentX trace replay"; got != want {
+		t.Errorf("FrontierTitle = %q, want %q", got, want)
+	}
+	in.Workload, in.WorkloadParams = "fixed", map[string]any{"isl": 1024, "osl": 8192}
+	if got := FrontierTitle(in); !strings.HasSuffix(got, "ISL 1024 / OSL 8192") {
+		t.Errorf("FrontierTitle = %q, want the lengths", got)
+	}
+}
+
+// A 72-GPU sweep's background of many thousands of points is thinned to
+// one per grid cell, so the file stays small: 40,000 points on a 200 x 200
+// lattice keep at most backgroundCells^2, and a plot of them is a few
+// hundred kB at most.
+func TestBackgroundThinned(t *testing.T) {
+	res := frontiers()
+	for i := range 40000 {
+		var p simulate.Point
+		p.Interactivity, p.TputPerGPU = 10+float64(i%200), 100+float64(i/200)*10
+		res.Points = append(res.Points, p)
+	}
+	if n := len(thin(xys(res.Points), backgroundCells)); n > backgroundCells*backgroundCells || n < backgroundCells {
+		t.Errorf("thinned to %d points, want %d..%d", n, backgroundCells, backgroundCells*backgroundCells)
+	}
+	path := filepath.Join(t.TempDir(), "big.svg")
+	if err := Write(path, "big", res); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Size() > 4<<20 {
+		t.Errorf("big.svg: %v bytes, err %v; want under 4 MiB", fi.Size(), err)
+	}
+	if got := thin(plotter.XYs{{X: 1, Y: 1}, {X: 1, Y: 1}}, 2); len(got) != 2 {
+		t.Errorf("thin keeps inputs shorter than n: got %d", len(got))
 	}
 }

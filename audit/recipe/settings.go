@@ -1,0 +1,321 @@
+package recipe
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Setting is one value a prediction read from a recipe, and where.
+type Setting struct {
+	Setting string `json:"setting"`
+	Value   string `json:"value"`
+	From    string `json:"from"`
+}
+
+// Layout is one role's parallel layout: tensor and expert parallel sizes,
+// DP attention, and how many identical workers run it.
+type Layout struct {
+	Workers, TP, EP int
+	DPAttention     bool
+}
+
+// SettingsOptions are what the caller knows besides the recipe: the
+// model and concurrency given on its command line, and which model names
+// it can price.
+type SettingsOptions struct {
+	Model      string // given by the caller ("" to take the recipe's)
+	Conc       int    // the caller's concurrency: the default, or given
+	ConcGiven  bool   // Conc was given and wins over the benchmark's
+	KnownModel func(name string) bool
+}
+
+// Settings is what a variant says about the deployment it serves, in the
+// terms of a serving prediction; zero values are unset (the caller's
+// defaults apply). Read lists every value taken and where it was, in
+// order; Unsupported what the recipe sets that a prediction does not
+// model.
+type Settings struct {
+	GPU, Model, Precision, Engine string
+	Agentic                       bool
+	// Disagg: Prefill and Decode pools; otherwise one Agg instance.
+	Disagg                  bool
+	Agg, Prefill, Decode    Layout
+	MaxRunning, GraphMaxBS  int
+	MemFraction             float64
+	Chunk                   int
+	KVDType, MambaSSMDType  string
+	MoEBackend              string
+	SpecMoEBackend          string
+	AllReduceFusion, SpecV2 bool
+	// Steps is the draft length (0: no speculation); GoldenAL the AL the
+	// recipe check expects AgentX to inject at it.
+	Steps    int
+	GoldenAL *float64
+	// Conc is the concurrency one simulated instance serves (split over
+	// identical agg workers).
+	Conc        int
+	Read        []Setting
+	Unsupported []string
+}
+
+// UnknownModelError: none of a recipe's model names is one the caller
+// knows (SettingsOptions.KnownModel); the caller has to name the model.
+type UnknownModelError struct{ Names []string }
+
+func (e *UnknownModelError) Error() string {
+	return fmt.Sprintf("none of the recipe's model names (%s) is a model specsim knows", strings.Join(e.Names, ", "))
+}
+
+// sglangModelled are the SGLang arguments Settings turns into the
+// deployment (keys with '-').
+var sglangModelled = map[string]bool{
+	"tensor-parallel-size": true, "tp-size": true, "tp": true, "data-parallel-size": true, "dp-size": true, "dp": true,
+	"expert-parallel-size": true, "ep-size": true, "ep": true, "enable-dp-attention": true,
+	"speculative-algorithm": true, "speculative-num-steps": true, "speculative-eagle-topk": true, "speculative-num-draft-tokens": true,
+	"cuda-graph-max-bs": true, "disable-cuda-graph": true, "max-running-requests": true, "mem-fraction-static": true,
+	"chunked-prefill-size": true, "kv-cache-dtype": true, "mamba-ssm-dtype": true, "moe-runner-backend": true,
+	"speculative-moe-runner-backend": true, "enable-flashinfer-allreduce-fusion": true, "quantization": true,
+	"served-model-name": true, "model-path": true,
+}
+
+// Settings reads the deployment of v; vr is v's recipe check (for the
+// golden AL).
+func (v *Variant) Settings(vr *VariantReport, o SettingsOptions) (*Settings, error) {
+	s := &Settings{Unsupported: []string{}}
+	read := func(setting, value, from string) { s.Read = append(s.Read, Setting{setting, value, from}) }
+	dep := v.Deployment()
+	if dep.GPUType != "" {
+		s.GPU = dep.GPUType
+		read("gpu", dep.GPUType, "resources.gpu_type")
+	}
+	if dep.GPUsPerNode > 0 {
+		read("gpus per node", strconv.Itoa(dep.GPUsPerNode), "resources.gpus_per_node (scheduling only; the NVLink domain is the GPU's)")
+	}
+	if o.Model == "" {
+		for _, name := range v.ModelNames {
+			if o.KnownModel != nil && o.KnownModel(name) {
+				s.Model = name
+				read("model", name, "recipe model names")
+				break
+			}
+		}
+		if s.Model == "" {
+			return nil, &UnknownModelError{Names: v.ModelNames}
+		}
+	} else {
+		s.Model = o.Model
+		read("model", o.Model, "--model")
+	}
+	if pr := strings.ToLower(v.ModelPrecision()); pr == "fp4" || pr == "fp8" || pr == "bf16" {
+		s.Precision = pr
+		read("precision", pr, "model.precision")
+	}
+	if v.Agentic {
+		s.Agentic = true
+		read("workload", "agentx", "benchmark (agentic)")
+	}
+	if v.Engine != "" {
+		s.Engine = v.Engine
+		read("engine", v.Engine, "engine")
+	}
+	roles := map[string]*Role{}
+	for _, r := range v.Roles {
+		roles[r.Name] = r
+	}
+	workers := map[string]int{}
+	for _, rd := range dep.Roles {
+		workers[rd.Name] = max(rd.Workers, 1)
+	}
+	layout := func(r *Role) Layout {
+		return Layout{Workers: max(workers[r.Name], 1), TP: max(r.TP, 1), EP: max(r.EP, 1), DPAttention: r.DPAttention && r.DP > 1}
+	}
+	var gen *Role
+	switch {
+	case roles["prefill"] != nil && roles["decode"] != nil:
+		gen = roles["decode"]
+		s.Disagg, s.Prefill, s.Decode = true, layout(roles["prefill"]), layout(gen)
+		s.Prefill.Workers, s.Decode.Workers = workers["prefill"], workers["decode"]
+	case roles["agg"] != nil:
+		gen = roles["agg"]
+		s.Agg = layout(gen)
+		if n := workers["agg"]; n > 1 {
+			s.Unsupported = append(s.Unsupported, fmt.Sprintf("roles.agg.workers %d: one instance is simulated at concurrency/%d (identical replicas, even split)", n, n))
+		}
+	default:
+		var names []string
+		for _, r := range v.Roles {
+			names = append(names, r.Name)
+		}
+		return nil, fmt.Errorf("no agg role and no prefill+decode pair (roles: %s)", strings.Join(names, ", "))
+	}
+	for _, r := range v.Roles {
+		read(r.Name+" topology", fmt.Sprintf("tp %d dp %d ep %d dp-attention %v, %d worker(s)", r.TP, r.DP, r.EP, r.DPAttention, workers[r.Name]), r.ArgsAt)
+	}
+	// Caps and engine settings come from the generating role (decode or agg).
+	if gen.MaxRunning > 0 {
+		s.MaxRunning = gen.MaxRunning
+		read("max running requests", strconv.Itoa(gen.MaxRunning), gen.ArgsAt+"."+gen.MaxRunningKey)
+	}
+	if gen.CUDAGraphMaxBS > 0 {
+		s.GraphMaxBS = gen.CUDAGraphMaxBS
+		read("cuda graph max bs", strconv.Itoa(gen.CUDAGraphMaxBS), gen.ArgsAt+"."+gen.CUDAGraphKey)
+	}
+	if gen.CUDAGraphDisable {
+		s.Unsupported = append(s.Unsupported, gen.ArgsAt+": CUDA graphs disabled (not modelled: graphs are assumed)")
+	}
+	sglang := gen.Engine == EngineSGLang
+	if sglang {
+		s.sglangArgs(gen, roles["prefill"], read)
+	}
+	for _, r := range v.Roles {
+		s.unmodelled(r, sglang)
+	}
+	// Speculation: the draft length and the golden AL AgentX injects.
+	if gen.Spec != nil && gen.Spec.DraftLength > 0 {
+		s.Steps = gen.Spec.DraftLength
+		read("speculative", fmt.Sprintf("%s, k = %d, topk %d, draft tokens %d", gen.Spec.Algorithm, gen.Spec.DraftLength, gen.Spec.TopK, gen.Spec.NumDraftTokens), gen.ArgsAt+"."+gen.Spec.DraftLengthKey)
+		if gen.Spec.TopK > 1 {
+			s.Unsupported = append(s.Unsupported, fmt.Sprintf("speculative topk %d: tree drafts are not modelled (chains of k)", gen.Spec.TopK))
+		}
+	}
+	if vr != nil {
+		for _, rr := range vr.Roles {
+			if rr.Role == gen.Name && rr.ExpectedAL != nil {
+				s.GoldenAL = rr.ExpectedAL
+				read("golden AL", FormatAL(*rr.ExpectedAL), "golden curve (injected by AgentX synthetic acceptance)")
+			}
+		}
+	}
+	s.Conc = o.Conc
+	switch {
+	case v.Concurrency > 0 && !o.ConcGiven:
+		s.Conc = v.Concurrency
+		read("concurrency", strconv.Itoa(v.Concurrency), "benchmark")
+	case o.ConcGiven:
+		read("concurrency", strconv.Itoa(o.Conc), "--conc")
+	default:
+		read("concurrency", strconv.Itoa(o.Conc), "--conc default (the recipe names none)")
+	}
+	if n := workers["agg"]; !s.Disagg && n > 1 {
+		s.Conc = max(1, (s.Conc+n-1)/n)
+	}
+	return s, nil
+}
+
+// sglangArgs reads the SGLang arguments of the generating role (and the
+// prefill role's chunk size) that a prediction models.
+func (s *Settings) sglangArgs(gen, prefill *Role, read func(setting, value, from string)) {
+	arg := func(r *Role, key string) string { return argValue(r.Args, key) }
+	if v := arg(gen, "mem-fraction-static"); v != "" {
+		if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 && f <= 1 {
+			s.MemFraction = f
+			read("mem fraction", v, gen.ArgsAt+".mem-fraction-static")
+		}
+	}
+	chunkRole := gen
+	if prefill != nil {
+		chunkRole = prefill
+	}
+	if v := arg(chunkRole, "chunked-prefill-size"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			s.Chunk = n
+			read("chunked prefill", v, "chunked-prefill-size")
+		}
+	}
+	if v := arg(gen, "kv-cache-dtype"); strings.HasPrefix(v, "fp8") || v == "bf16" || v == "bfloat16" || v == "auto" {
+		s.KVDType = map[bool]string{true: "fp8", false: "bf16"}[strings.HasPrefix(v, "fp8")]
+		read("kv cache dtype", v, gen.ArgsAt+".kv-cache-dtype")
+	}
+	for _, a := range []struct {
+		key, setting string
+		to           *string
+	}{
+		{"mamba-ssm-dtype", "mamba ssm dtype", &s.MambaSSMDType},
+		{"moe-runner-backend", "moe runner backend", &s.MoEBackend},
+		{"speculative-moe-runner-backend", "speculative moe runner backend", &s.SpecMoEBackend},
+	} {
+		if v := arg(gen, a.key); v != "" {
+			*a.to = v
+			read(a.setting, v, gen.ArgsAt+"."+a.key)
+		}
+	}
+	if v := arg(gen, "enable-flashinfer-allreduce-fusion"); v == "true" {
+		s.AllReduceFusion = true
+		read("flashinfer allreduce fusion", v, gen.ArgsAt+".enable-flashinfer-allreduce-fusion")
+	}
+	if v := gen.Env["SGLANG_ENABLE_SPEC_V2"]; v == "1" || strings.EqualFold(v, "true") {
+		s.SpecV2 = true
+		read("spec v2", v, gen.EnvFrom["SGLANG_ENABLE_SPEC_V2"])
+	}
+	if v := arg(gen, "enable-hierarchical-cache"); v == "true" {
+		ratio := arg(gen, "hicache-ratio")
+		if ratio == "" {
+			ratio = "-"
+		}
+		s.Unsupported = append(s.Unsupported, fmt.Sprintf("%s.enable-hierarchical-cache (HiCache, hicache-ratio %s): read, not modelled by this prediction (no host-tier prefix cache)", gen.ArgsAt, ratio))
+	}
+}
+
+// unmodelled lists r's engine arguments and environment that a
+// prediction does not model.
+func (s *Settings) unmodelled(r *Role, sglang bool) {
+	if r.Args == nil || r.Args.Kind != Map {
+		return
+	}
+	var extra []string
+	for _, k := range r.Args.Keys {
+		nk := strings.ReplaceAll(k, "_", "-")
+		if sglang && (sglangModelled[nk] || strings.HasPrefix(nk, "hicache-") || nk == "enable-hierarchical-cache") {
+			continue
+		}
+		extra = append(extra, k+"="+argPreview(r.Args.Fields[k]))
+	}
+	if len(extra) > 0 {
+		s.Unsupported = append(s.Unsupported, fmt.Sprintf("%s: not modelled: %s", r.ArgsAt, strings.Join(extra, ", ")))
+	}
+	var env []string
+	for k := range r.Env {
+		if k != "SGLANG_ENABLE_SPEC_V2" && !strings.HasPrefix(k, "SGLANG_SIMULATE_ACC") {
+			env = append(env, k)
+		}
+	}
+	sort.Strings(env)
+	if len(env) > 0 {
+		s.Unsupported = append(s.Unsupported, fmt.Sprintf("roles.%s env not modelled: %s", r.Name, strings.Join(env, ", ")))
+	}
+}
+
+// CheckAL notes where the AL a prediction simulates at Steps differs from
+// the golden AL the recipe check expects by more than the recipes'
+// two-decimal rounding.
+func (s *Settings) CheckAL(simulated float64, source string) {
+	if s.GoldenAL == nil || s.Steps == 0 {
+		return
+	}
+	if d := simulated - *s.GoldenAL; d >= 0.006 || d <= -0.006 {
+		s.Unsupported = append(s.Unsupported, fmt.Sprintf("the recipe's golden AL %s differs from the AL simulated, %.2f (%s)", FormatAL(*s.GoldenAL), simulated, source))
+	}
+}
+
+// argValue is an engine argument's scalar text, with '-' or '_' spelling.
+func argValue(args *Value, key string) string {
+	if args == nil {
+		return ""
+	}
+	if s := args.Get(key).String(); s != "" {
+		return s
+	}
+	return args.Get(strings.ReplaceAll(key, "-", "_")).String()
+}
+
+func argPreview(v *Value) string {
+	if s := v.String(); s != "" {
+		if len(s) > 40 {
+			return s[:37] + "..."
+		}
+		return s
+	}
+	return "{...}"
+}

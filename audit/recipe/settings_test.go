@@ -1,0 +1,57 @@
+package recipe
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// Settings reads a public schema-1 SGLang recipe; every expected value is
+// read off the YAML by hand (backend.sglang_config.aggregated).
+func TestSettings(t *testing.T) {
+	rc, err := Load("../../testdata/recipes/schema1_sglang_qwen3.5_gb300-fp4_agentic_agg-tp2-c1-mtp-hicache.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := rc.Variants[0]
+	known := func(name string) bool { return strings.Contains(name, "Qwen3.5-397B") }
+	s, err := v.Settings(nil, SettingsOptions{Conc: 7, KnownModel: known})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.GPU != "gb300" || s.Model != "nvidia/Qwen3.5-397B-A17B-NVFP4" || s.Precision != "fp4" || !s.Agentic || s.Engine != EngineSGLang {
+		t.Errorf("deployment %q %q %q agentic %v %q", s.GPU, s.Model, s.Precision, s.Agentic, s.Engine)
+	}
+	if s.Disagg || s.Agg != (Layout{Workers: 1, TP: 2, EP: 1}) {
+		t.Errorf("layout %+v disagg %v, want agg tp2", s.Agg, s.Disagg)
+	}
+	if s.MaxRunning != 72 || s.GraphMaxBS != 80 || s.MemFraction != 0.75 || s.Chunk != 16384 || s.KVDType != "fp8" ||
+		s.MambaSSMDType != "bfloat16" || s.MoEBackend != "flashinfer_trtllm" || s.Steps != 3 || s.Conc != 7 {
+		t.Errorf("settings %+v", s)
+	}
+	if len(s.Read) == 0 || s.Read[0] != (Setting{"gpu", "gb300", "resources.gpu_type"}) ||
+		s.Read[len(s.Read)-1] != (Setting{"concurrency", "7", "--conc default (the recipe names none)"}) {
+		t.Errorf("read %v", s.Read)
+	}
+	if !strings.Contains(strings.Join(s.Unsupported, "\n"), "enable-hierarchical-cache (HiCache, hicache-ratio 0.9)") {
+		t.Errorf("HiCache not listed: %q", s.Unsupported)
+	}
+	// The caller's --conc and --model win; an AL off the golden one by
+	// 0.01 is noted, one within the recipes' rounding is not.
+	al := 3.39
+	s, err = v.Settings(nil, SettingsOptions{Model: "qwen3.5", Conc: 16, ConcGiven: true})
+	if err != nil || s.Model != "qwen3.5" || s.Conc != 16 {
+		t.Fatalf("given model and conc: %+v, %v", s, err)
+	}
+	s.GoldenAL = &al
+	s.CheckAL(3.394, "curve")
+	n := len(s.Unsupported)
+	s.CheckAL(3.40, "curve")
+	if len(s.Unsupported) != n+1 || !strings.Contains(s.Unsupported[n], "golden AL 3.39 differs from the AL simulated, 3.40") {
+		t.Errorf("CheckAL: %q", s.Unsupported)
+	}
+	var ue *UnknownModelError
+	if _, err := v.Settings(nil, SettingsOptions{Conc: 7, KnownModel: func(string) bool { return false }}); !errors.As(err, &ue) || len(ue.Names) == 0 {
+		t.Errorf("no known model: err = %v, want an UnknownModelError", err)
+	}
+}
