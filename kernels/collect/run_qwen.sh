@@ -24,3 +24,7 @@ if [ "$1" = launch ]; then
   timeout 150 python3 collect_launch.py --out $OUT/launch 2>&1 | tee -a $OUT/log.txt
   timeout 360 python3 collect_gdn.py --out $OUT/gdn --budget 320 --only-recurrent --sigmoid-verify --packed-decode --rec-batches 1,2,4,8,16,32,64,128,256 --verify-q 2,3,4,5,6,7,8 2>&1 | tee -a $OUT/log.txt
 fi
+if [ "$1" = chain ]; then
+  # issue 12 round 4: the layer gap measured (chain of a stand-in Qwen3.5 decode layer vs its ops alone)
+  timeout 500 python3 collect_chain.py --out $OUT/chain 2>&1 | tee -a $OUT/log.txt
+fi
