@@ -230,7 +230,7 @@ func TestValidateEngineTablesH200(t *testing.T) {
 			t.Errorf("%+v: no points or bad error", e)
 		}
 	}
-	for _, k := range []string{"gdn_chunk graph_us held-aside", "gdn_chunk eager_us held-aside", "gdn_recurrent graph_us odd-positions", "moe_triton kernels_us held-aside"} {
+	for _, k := range []string{"gdn_chunk graph_us held-aside", "gdn_chunk eager_us held-aside", "gdn_verify graph_us odd-positions", "gdn_verify graph_us held-aside", "gdn_decode graph_us held-aside", "moe_triton kernels_us held-aside"} {
 		if !seen[k] {
 			t.Errorf("missing %s", k)
 		}

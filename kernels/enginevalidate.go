@@ -111,7 +111,7 @@ func gdnErrors(ix *gdnIndex, rows []GDNRow, kind string) []EngineError {
 	for _, r := range rows {
 		table := "gdn_chunk"
 		if r.Mode != GDNPrefill {
-			table = "gdn_recurrent"
+			table = "gdn_" + string(r.Mode) // gdn_decode_packed.csv, gdn_verify_sigmoid.csv
 		}
 		k := gdnKey{r.Mode, r.StateDType, r.Heads, r.KVHeads, r.HeadDim}
 		idx, x := float64(r.Batch), float64(r.Batch*r.QLen)
