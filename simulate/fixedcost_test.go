@@ -50,10 +50,17 @@ func TestLaunchConstantsMatchTables(t *testing.T) {
 	r := readLaunchTable(t, "launch_replay.csv")
 	r1, r3 := r["triton_1block/1000"]["replay_gpu_us"], r["triton_1block/3000"]["replay_gpu_us"]
 	intercept := r1 - 1000*(r3-r1)/2000
+	ch := readLaunchTable(t, "chain.csv") // batch/layers -> columns
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, row := range ch {
+		lo, hi = math.Min(lo, row["gap_per_op_us"]), math.Max(hi, row["gap_per_op_us"])
+	}
 	for _, c := range []struct {
 		name      string
 		got, want float64
 	}{
+		{"chain gap min", h200ChainGapMin, lo},
+		{"chain gap max", h200ChainGapMax, hi},
 		{"graph node", h200GraphNode, l["triton_1block/1000"]["graph_node_us"]},
 		{"graph replay", h200GraphLaunch, intercept},
 		{"eager cuBLAS", h200EagerGEMM, l["torch_linear_bf16_1x4096x256/1000"]["eager_launch_us"]},
@@ -95,6 +102,10 @@ func TestHybridKernelCounts(t *testing.T) {
 	counted, total, _, nodes := e.layerGapSplit()
 	if nodes != 377 || !near(counted, 377*h200GraphNode, 1e-12) || !near(total, 60*layerGap, 1e-12) {
 		t.Errorf("split: %d nodes, %.3f of %.3f ms; want 377 nodes", nodes, counted*1e3, total*1e3)
+	}
+	// critical paths: 45 GDN+MoE layers x 18 kernels + 15 full+MoE x 21
+	if got := e.criticalKernels(); got != 45*18+15*21 {
+		t.Errorf("critical-path kernels %v, want 1125", got)
 	}
 	// a decode forward in a graph pays one measured replay for launches
 	var b Breakdown
