@@ -12,7 +12,7 @@ import (
 
 // Engine kernel tables time a serving engine's own kernels (rather than the
 // reference ops of ops.csv): SGLang's Gated DeltaNet kernels (chunked
-// prefill, MTP verify, decode; gdn_chunk.csv and gdn_recurrent.csv) and its
+// prefill, MTP verify, decode; engineTableFiles) and its
 // Triton fused MoE (moe_triton.csv), measured on the H200 by
 // kernels/collect/collect_gdn.py and collect_moe_triton.py (method in
 // kernels/collect/NOTES.md). AIConfigurator's databases (ReadAICTable) fill
@@ -26,9 +26,11 @@ const (
 	// eagerly by SGLang for prefill/extend.
 	GDNPrefill GDNMode = "prefill"
 	// GDNVerify: the recurrent kernel over the draft tokens, keeping every
-	// intermediate state for rollback (fused_recurrent_gated_delta_rule_update).
+	// intermediate state for rollback (SGLang v0.5.14:
+	// fused_sigmoid_gating_delta_rule_update with intermediate_states_buffer).
 	GDNVerify GDNMode = "verify"
-	// GDNDecode: one token per sequence (fused_sigmoid_gating_delta_rule_update).
+	// GDNDecode: one token per sequence (SGLang v0.5.14:
+	// fused_recurrent_gated_delta_rule_packed_decode).
 	GDNDecode GDNMode = "decode"
 )
 
@@ -217,9 +219,27 @@ func EmbeddedEngineTables(gpu string) (*EngineTables, error) {
 	return loadEngineTables(gpu)
 }
 
+// engineTableFiles are the engine kernel tables a GPU's data folder may
+// hold. GDN decode and verify are the kernels of SGLang v0.5.14, the release
+// the InferenceX Qwen3.5 images run (lmsysorg/sglang:v0.5.14-cu130): on SM90
+// the default triton linear-attention backend
+// (linear/gdn_backend.py: GDNKernelDispatcher -> linear/kernels/gdn_triton.py:
+// TritonGDNKernel) decodes with fla/fused_recurrent.py:
+// fused_recurrent_gated_delta_rule_packed_decode and verifies with
+// fla/fused_sigmoid_gating_recurrent.py: fused_sigmoid_gating_delta_rule_update
+// keeping every step's state. gdn_recurrent.csv (the 2026-01-01 kernels:
+// fused_recurrent_gated_delta_rule_update for verify) stays in the folder as
+// a record and is not read.
+var engineTableFiles = []string{"gdn_chunk.csv", "gdn_decode_packed.csv", "gdn_verify_sigmoid.csv", "moe_triton.csv"}
+
+// gdnHeldoutFiles are the GDN rows held aside before their runs
+// (kernels/collect/NOTES.md): prefill points off the grid, verify q_len 3
+// and 6 at batch 2 and 32, packed decode at batch 2 and 32.
+var gdnHeldoutFiles = []string{"gdn_chunk_heldout.csv", "gdn_verify_sigmoid_heldout.csv", "gdn_decode_packed_heldout.csv"}
+
 func loadEngineTables(gpu string) (*EngineTables, error) {
 	t := &EngineTables{Source: "kernels/data/" + gpu}
-	for _, f := range []string{"gdn_chunk.csv", "gdn_recurrent.csv", "moe_triton.csv"} {
+	for _, f := range engineTableFiles {
 		b, err := dataFS.ReadFile("data/" + gpu + "/" + f)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue

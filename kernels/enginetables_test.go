@@ -31,13 +31,15 @@ func TestEmbeddedEngineTablesLoad(t *testing.T) {
 			rec++
 		}
 	}
-	// row counts of kernels/data/h200/gdn_chunk.csv, gdn_recurrent.csv, moe_triton.csv
-	if chunk != 136 || rec != 432 || len(tb.MoE) != 184 {
-		t.Errorf("rows: chunk %d, recurrent %d, moe %d; want 136, 432, 184", chunk, rec, len(tb.MoE))
+	// row counts of kernels/data/h200/gdn_chunk.csv, gdn_verify_sigmoid.csv (472) +
+	// gdn_decode_packed.csv (56), moe_triton.csv
+	if chunk != 136 || rec != 528 || len(tb.MoE) != 184 {
+		t.Errorf("rows: chunk %d, recurrent %d, moe %d; want 136, 528, 184", chunk, rec, len(tb.MoE))
 	}
+	// held aside: 24 prefill, 32 verify, 16 decode rows; 64 MoE
 	hg, hm, err := EmbeddedEngineHeldout("h200")
-	if err != nil || len(hg) != 24 || len(hm) != 64 {
-		t.Errorf("held-aside rows %d, %d (%v); want 24, 64", len(hg), len(hm), err)
+	if err != nil || len(hg) != 72 || len(hm) != 64 {
+		t.Errorf("held-aside rows %d, %d (%v); want 72, 64", len(hg), len(hm), err)
 	}
 	if tb, err := EmbeddedEngineTables("gb300"); err != nil || tb != nil {
 		t.Errorf("gb300 has no engine tables, got %v, %v", tb, err)
@@ -70,11 +72,13 @@ func TestGDNModesFromMeasurement(t *testing.T) {
 		// bf16 state at TP1 was not measured for prefill: the fp32 rows price it
 		{"prefill bf16 substituted", GDNShape{Batch: 1, QLen: 4096, KHeads: 16, VHeads: 64, KDim: 128, VDim: 128, StateDType: BF16}, GDNPrefill, 521.344, 0, SourceMeasured, true},
 		{"prefill bf16 measured", GDNShape{Batch: 1, QLen: 4096, KHeads: 8, VHeads: 32, KDim: 128, VDim: 128, StateDType: BF16}, GDNPrefill, 325.928, 593.416, SourceMeasured, false},
-		// verify q_len 5 lies halfway between the q_len 4 and 6 lines (gdn_recurrent.csv TP1 batch 64)
-		{"verify between q_lens", GDNShape{Batch: 64, QLen: 5, KHeads: 16, VHeads: 64, KDim: 128, VDim: 128}, GDNVerify, (485.088 + 690.901) / 2, 0, SourceMeasured, false},
-		{"verify bf16 point", GDNShape{Batch: 64, QLen: 4, KHeads: 16, VHeads: 64, KDim: 128, VDim: 128, StateDType: BF16}, GDNVerify, 876.299, 882.175, SourceMeasured, false},
+		// verify: SGLang v0.5.14's fused sigmoid-gating kernel (gdn_verify_sigmoid.csv, TP1 batch 64);
+		// a measured q_len 5 row comes back as measured
+		{"verify q_len 5", GDNShape{Batch: 64, QLen: 5, KHeads: 16, VHeads: 64, KDim: 128, VDim: 128}, GDNVerify, 434.539, 0, SourceMeasured, false},
+		{"verify bf16 point", GDNShape{Batch: 64, QLen: 4, KHeads: 16, VHeads: 64, KDim: 128, VDim: 128, StateDType: BF16}, GDNVerify, 224.581, 226.656, SourceMeasured, false},
+		// decode: v0.5.14's packed decode (gdn_decode_packed.csv TP1 batch 64 and 128)
 		{"decode between batches", GDNShape{Batch: 96, QLen: 1, KHeads: 16, VHeads: 64, KDim: 128, VDim: 128}, GDNDecode,
-			loglog(96, 64, 190.199, 128, 389.088), 0, SourceMeasured, false},
+			loglog(96, 64, 139.228, 128, 269.376), 0, SourceMeasured, false},
 	}
 	for _, tc := range cases {
 		g, err := c.GDN(tc.s, tc.mode)
@@ -226,7 +230,7 @@ func TestValidateEngineTablesH200(t *testing.T) {
 			t.Errorf("%+v: no points or bad error", e)
 		}
 	}
-	for _, k := range []string{"gdn_chunk graph_us held-aside", "gdn_chunk eager_us held-aside", "gdn_recurrent graph_us odd-positions", "moe_triton kernels_us held-aside"} {
+	for _, k := range []string{"gdn_chunk graph_us held-aside", "gdn_chunk eager_us held-aside", "gdn_verify graph_us odd-positions", "gdn_verify graph_us held-aside", "gdn_decode graph_us held-aside", "moe_triton kernels_us held-aside"} {
 		if !seen[k] {
 			t.Errorf("missing %s", k)
 		}

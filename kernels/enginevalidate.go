@@ -111,7 +111,7 @@ func gdnErrors(ix *gdnIndex, rows []GDNRow, kind string) []EngineError {
 	for _, r := range rows {
 		table := "gdn_chunk"
 		if r.Mode != GDNPrefill {
-			table = "gdn_recurrent"
+			table = "gdn_" + string(r.Mode) // gdn_decode_packed.csv, gdn_verify_sigmoid.csv
 		}
 		k := gdnKey{r.Mode, r.StateDType, r.Heads, r.KVHeads, r.HeadDim}
 		idx, x := float64(r.Batch), float64(r.Batch*r.QLen)
@@ -196,16 +196,23 @@ func quantileSorted(v []float64, q float64) float64 {
 }
 
 // EmbeddedEngineHeldout returns the held-aside engine-kernel files embedded
-// for a GPU (gdn_chunk_heldout.csv, moe_triton_heldout.csv); nil where absent.
+// for a GPU (gdnHeldoutFiles, moe_triton_heldout.csv); nil where absent.
 func EmbeddedEngineHeldout(gpu string) ([]GDNRow, []MoEKernelRow, error) {
 	var g []GDNRow
 	var m []MoEKernelRow
-	if b, name, err := embeddedHeldout(gpu, "gdn_chunk_heldout.csv"); err != nil {
-		return nil, nil, err
-	} else if b != nil {
-		if g, err = ParseGDNTable(name, b); err != nil {
+	for _, f := range gdnHeldoutFiles {
+		b, name, err := embeddedHeldout(gpu, f)
+		if err != nil {
 			return nil, nil, err
 		}
+		if b == nil {
+			continue
+		}
+		rows, err := ParseGDNTable(name, b)
+		if err != nil {
+			return nil, nil, err
+		}
+		g = append(g, rows...)
 	}
 	if b, name, err := embeddedHeldout(gpu, "moe_triton_heldout.csv"); err != nil {
 		return nil, nil, err

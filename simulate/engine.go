@@ -434,7 +434,7 @@ func (e *Engine) forward(s shape) Breakdown {
 	}
 	b.LMHead += e.lmHead(s, m.Vocab)
 	b.Communication += e.pipelineComm(s)
-	b.addOverhead(e.launch(m.Layers*14+6, s), float64(m.Layers)*e.LayerGap, 0)
+	e.addForwardFixed(&b, s) // fixedcost.go
 	if e.Par.PP > 1 {
 		b.Communication += e.pipelineBubble(func(l int) float64 {
 			return perKind[lk.of[l]]
@@ -570,7 +570,7 @@ func (e *Engine) draftForward(s shape) float64 {
 		vocab = m.Vocab
 	}
 	t += e.lmHead(s, vocab)
-	t += e.launch(20, s) + float64(max(d.Layers, 1))*e.LayerGap
+	t += e.draftFixed(s)
 	return t
 }
 

@@ -38,6 +38,11 @@ from sglang.srt.layers.attention.fla.fused_gdn_gating import fused_gdn_gating  #
 from sglang.srt.layers.attention.fla.fused_recurrent import fused_recurrent_gated_delta_rule_update  # noqa: E402
 from sglang.srt.layers.attention.fla.fused_sigmoid_gating_recurrent import fused_sigmoid_gating_delta_rule_update  # noqa: E402
 
+try:  # v0.5.14 (TritonGDNKernel.packed_decode); absent from the 2026-01-01 copy
+    from sglang.srt.layers.attention.fla.fused_recurrent import fused_recurrent_gated_delta_rule_packed_decode  # noqa: E402
+except ImportError:
+    fused_recurrent_gated_delta_rule_packed_decode = None
+
 COLUMNS = "kernel,mode,state_dtype,batch,q_len,heads,kv_heads,head_dim,graph_us,eager_us,eager_sync_us".split(",")
 # Qwen3.5-397B-A17B: linear_num_value_heads 64, linear_num_key_heads 16, head dims 128 (config.json);
 # attention TP t gives each rank 64/t v-heads and 16/t k-heads.
@@ -49,6 +54,7 @@ MAX_TOKENS = 32768
 REC_B = [1, 4, 16, 64, 256]
 VERIFY_Q = [2, 4]
 SIGMOID_VERIFY = False
+PACKED_DECODE = False
 STATE = {"fp32": torch.float32, "bf16": torch.bfloat16}
 
 
@@ -86,6 +92,11 @@ def rel(a, b):
     return ((a - b).norm() / b.norm()).item()
 
 
+def rel_state(x, ref):
+    """State error under either layout: the 2026-01-01 copy keeps [.., K, V], v0.5.14 [.., V, K]."""
+    return min(rel(x, ref), rel(x, ref.transpose(-1, -2)))
+
+
 def gates(T, HV, dev):
     A_log = torch.rand(HV, device=dev) * 2 - 1
     dt_bias = torch.rand(HV, device=dev)
@@ -97,14 +108,24 @@ def gates(T, HV, dev):
 
 
 def check():
+    """Each kernel against the float64 recurrence; returns {kernel: ok}. A kernel that raises counts as failed."""
     dev = "cuda"
     torch.manual_seed(11)
-    ok = True
+    ok = {}
     HV, HK = 8, 2
-    cu = [0, 77, 130]
-    T = cu[-1]
     scale = D ** -0.5
-    for sd in ("fp32", "bf16"):
+
+    def run(name, sd, fn):
+        try:
+            good = fn(sd)
+        except Exception as e:  # noqa: BLE001
+            log(f"check {name} state={sd}: {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''} FAIL")
+            good = False
+        ok[name] = ok.get(name, True) and good
+
+    def chunk(sd):
+        cu = [0, 77, 130]
+        T = cu[-1]
         q = torch.randn(1, T, HK, D, device=dev, dtype=torch.bfloat16)
         k = torch.randn(1, T, HK, D, device=dev, dtype=torch.bfloat16)
         v = torch.randn(1, T, HV, D, device=dev, dtype=torch.bfloat16)
@@ -113,63 +134,107 @@ def check():
         idx = torch.tensor([3, 1], device=dev, dtype=torch.int32)
         h0 = pool[idx.long()].clone()
         cu_t = torch.tensor(cu, device=dev, dtype=torch.int64)
+        # the reference reads h0 as [K, V]; v0.5.14 stores [V, K]: feed it the layout the pool holds
         o_ref, h_ref = ref_gdn(q[0], k[0], v[0], g, beta, h0, cu, scale)
+        o_ref_t, h_ref_t = ref_gdn(q[0], k[0], v[0], g, beta, h0.transpose(-1, -2), cu, scale)
         o, _, _ = chunk_gated_delta_rule(q=q, k=k, v=v, g=g[None].contiguous(), beta=beta[None].contiguous(),
                                          initial_state=pool, initial_state_indices=idx, cu_seqlens=cu_t,
                                          head_first=False, use_qk_l2norm_in_kernel=True)
         torch.cuda.synchronize()
-        e_o, e_h = rel(o[0], o_ref), rel(pool[idx.long()], h_ref)
+        e_o = min(rel(o[0], o_ref), rel(o[0], o_ref_t))
+        e_h = min(rel_state(pool[idx.long()], h_ref), rel_state(pool[idx.long()], h_ref_t))
         good = e_o < 2e-2 and e_h < 2e-2 and torch.isfinite(o).all().item()
-        ok &= good
         log(f"check chunk prefill state={sd}: rel err o {e_o:.2e}, final state {e_h:.2e} {'ok' if good else 'FAIL'}")
+        return good
 
-        # decode: one token per sequence, 3 sequences, gating fused in the kernel
-        N = 3
-        pool = torch.randn(6, HV, D, D, device=dev).mul_(0.1).to(STATE[sd])
-        idx = torch.tensor([4, 0, 2], device=dev, dtype=torch.int32)
+    def recurrent_inputs(N, Q, sd, slots, idx_list):
+        pool = torch.randn(slots, HV, D, D, device=dev).mul_(0.1).to(STATE[sd])
+        idx = torch.tensor(idx_list, device=dev, dtype=torch.int32)
         h0 = pool[idx.long()].clone()
-        qd = torch.randn(1, N, HK, D, device=dev, dtype=torch.bfloat16)
-        kd = torch.randn(1, N, HK, D, device=dev, dtype=torch.bfloat16)
-        vd = torch.randn(1, N, HV, D, device=dev, dtype=torch.bfloat16)
-        A_log, dt_bias, a, b, g, beta = gates(N, HV, dev)
+        q = torch.randn(1, N * Q, HK, D, device=dev, dtype=torch.bfloat16)
+        k = torch.randn(1, N * Q, HK, D, device=dev, dtype=torch.bfloat16)
+        v = torch.randn(1, N * Q, HV, D, device=dev, dtype=torch.bfloat16)
+        return pool, idx, h0, q, k, v, gates(N * Q, HV, dev)
+
+    def ref_either(q, k, v, g, beta, h0, cu):
+        """Reference under both state layouts; the caller keeps the one the kernel matches."""
+        return (ref_gdn(q, k, v, g, beta, h0, cu, scale),
+                ref_gdn(q, k, v, g, beta, h0.transpose(-1, -2), cu, scale))
+
+    def sig_decode(sd):
+        N = 3
+        pool, idx, h0, qd, kd, vd, (A_log, dt_bias, a, b, g, beta) = recurrent_inputs(N, 1, sd, 6, [4, 0, 2])
         cud = torch.arange(N + 1, device=dev, dtype=torch.int32)
         od = fused_sigmoid_gating_delta_rule_update(A_log=A_log, a=a, dt_bias=dt_bias, softplus_beta=1.0,
                                                     softplus_threshold=20.0, q=qd, k=kd, v=vd, b=b,
                                                     initial_state_source=pool, initial_state_indices=idx,
                                                     use_qk_l2norm_in_kernel=True, cu_seqlens=cud)
         torch.cuda.synchronize()
-        o_ref, h_ref = ref_gdn(qd[0], kd[0], vd[0], g, beta, h0, list(range(N + 1)), scale)
-        e_o, e_h = rel(od[0], o_ref), rel(pool[idx.long()], h_ref)
-        good = e_o < 2e-2 and e_h < 2e-2
-        ok &= good
-        log(f"check decode (fused sigmoid gating) state={sd}: rel err o {e_o:.2e}, state {e_h:.2e} {'ok' if good else 'FAIL'}")
+        best = None
+        for o_ref, h_ref in ref_either(qd[0], kd[0], vd[0], g, beta, h0, list(range(N + 1))):
+            e = (rel(od[0], o_ref), rel_state(pool[idx.long()], h_ref))
+            best = e if best is None or e[0] < best[0] else best
+        good = best[0] < 2e-2 and best[1] < 2e-2
+        log(f"check decode (fused sigmoid gating) state={sd}: rel err o {best[0]:.2e}, state {best[1]:.2e} {'ok' if good else 'FAIL'}")
+        return good
 
-        # verify: 2 sequences x 4 draft tokens, state not updated, every intermediate state kept
+    def packed_decode(sd):
+        if fused_recurrent_gated_delta_rule_packed_decode is None:
+            raise ImportError("fused_recurrent_gated_delta_rule_packed_decode not in this source")
+        N = 3
+        pool, idx, h0, qd, kd, vd, (A_log, dt_bias, a, b, g, beta) = recurrent_inputs(N, 1, sd, 6, [4, 0, 2])
+        mixed = torch.cat([qd[0].reshape(N, -1), kd[0].reshape(N, -1), vd[0].reshape(N, -1)], dim=1).contiguous()
+        out = torch.empty(N, 1, HV, D, device=dev, dtype=torch.bfloat16)
+        fused_recurrent_gated_delta_rule_packed_decode(mixed_qkv=mixed, a=a, b=b, A_log=A_log, dt_bias=dt_bias,
+                                                       scale=scale, initial_state=pool, out=out,
+                                                       ssm_state_indices=idx, use_qk_l2norm_in_kernel=True)
+        torch.cuda.synchronize()
+        best = None
+        for o_ref, h_ref in ref_either(qd[0], kd[0], vd[0], g, beta, h0, list(range(N + 1))):
+            e = (rel(out[:, 0], o_ref), rel_state(pool[idx.long()], h_ref))
+            best = e if best is None or e[0] < best[0] else best
+        good = best[0] < 2e-2 and best[1] < 2e-2
+        log(f"check packed decode state={sd}: rel err o {best[0]:.2e}, state {best[1]:.2e} {'ok' if good else 'FAIL'}")
+        return good
+
+    def verify(sd, sigmoid):
         N, Q = 2, 4
-        pool = torch.randn(4, HV, D, D, device=dev).mul_(0.1).to(STATE[sd])
-        idx = torch.tensor([2, 3], device=dev, dtype=torch.int32)
-        h0 = pool[idx.long()].clone()
-        qv = torch.randn(1, N * Q, HK, D, device=dev, dtype=torch.bfloat16)
-        kv = torch.randn(1, N * Q, HK, D, device=dev, dtype=torch.bfloat16)
-        vv = torch.randn(1, N * Q, HV, D, device=dev, dtype=torch.bfloat16)
-        A_log, dt_bias, a, b, g, beta = gates(N * Q, HV, dev)
+        pool, idx, h0, qv, kv, vv, (A_log, dt_bias, a, b, g, beta) = recurrent_inputs(N, Q, sd, 4, [2, 3])
         inter = torch.full((N, Q, HV, D, D), float("nan"), device=dev).to(STATE[sd])
         cuv = torch.arange(0, N * Q + 1, Q, device=dev, dtype=torch.int32)
-        ov = fused_recurrent_gated_delta_rule_update(q=qv, k=kv, v=vv, g=g[None], beta=beta[None],
-                                                     initial_state_source=pool, initial_state_indices=idx,
-                                                     cu_seqlens=cuv, use_qk_l2norm_in_kernel=True,
-                                                     disable_state_update=True, intermediate_states_buffer=inter,
-                                                     intermediate_state_indices=torch.arange(N, device=dev, dtype=torch.int32),
-                                                     cache_steps=Q)
+        iidx = torch.arange(N, device=dev, dtype=torch.int32)
+        if sigmoid:
+            ov = fused_sigmoid_gating_delta_rule_update(A_log=A_log, a=a, dt_bias=dt_bias, softplus_beta=1.0,
+                                                        softplus_threshold=20.0, q=qv, k=kv, v=vv, b=b,
+                                                        initial_state_source=pool, initial_state_indices=idx,
+                                                        use_qk_l2norm_in_kernel=True, cu_seqlens=cuv,
+                                                        disable_state_update=True, intermediate_states_buffer=inter,
+                                                        intermediate_state_indices=iidx, cache_steps=Q,
+                                                        retrieve_parent_token=None)
+        else:
+            ov = fused_recurrent_gated_delta_rule_update(q=qv, k=kv, v=vv, g=g[None], beta=beta[None],
+                                                         initial_state_source=pool, initial_state_indices=idx,
+                                                         cu_seqlens=cuv, use_qk_l2norm_in_kernel=True,
+                                                         disable_state_update=True, intermediate_states_buffer=inter,
+                                                         intermediate_state_indices=iidx, cache_steps=Q)
         torch.cuda.synchronize()
-        o_ref, h_ref = ref_gdn(qv[0], kv[0], vv[0], g, beta, h0, list(range(0, N * Q + 1, Q)), scale)
-        e_o = rel(ov[0], o_ref)
-        e_last = rel(inter[:, Q - 1], h_ref)
+        best = None
+        for o_ref, h_ref in ref_either(qv[0], kv[0], vv[0], g, beta, h0, list(range(0, N * Q + 1, Q))):
+            e = (rel(ov[0] if ov.dim() == 4 else ov, o_ref), rel_state(inter[:, Q - 1], h_ref))
+            best = e if best is None or e[0] < best[0] else best
         e_pool = rel(pool[idx.long()], h0)
-        good = e_o < 2e-2 and e_last < 2e-2 and e_pool == 0.0 and torch.isfinite(inter.float()).all().item()
-        ok &= good
-        log(f"check verify (fused recurrent, intermediate states) state={sd}: rel err o {e_o:.2e}, "
-            f"last intermediate {e_last:.2e}, pool unchanged {e_pool == 0.0} {'ok' if good else 'FAIL'}")
+        good = best[0] < 2e-2 and best[1] < 2e-2 and e_pool == 0.0 and torch.isfinite(inter.float()).all().item()
+        name = "fused sigmoid gating" if sigmoid else "fused recurrent"
+        log(f"check verify ({name}, intermediate states) state={sd}: rel err o {best[0]:.2e}, "
+            f"last intermediate {best[1]:.2e}, pool unchanged {e_pool == 0.0} {'ok' if good else 'FAIL'}")
+        return good
+
+    for sd in ("fp32", "bf16"):
+        run("chunk", sd, chunk)
+        run("sigmoid_decode", sd, sig_decode)
+        run("packed_decode", sd, packed_decode)
+        run("recurrent_verify", sd, lambda s: verify(s, False))
+        run("sigmoid_verify", sd, lambda s: verify(s, True))
     return ok
 
 
@@ -207,7 +272,7 @@ def prefill_case(kernel, batch, q_len, HV, HK, sd):
     return make, fn, nbytes, nsets
 
 
-def recurrent_case(mode, batch, q_len, HV, HK, sd, kernel_sig=False):
+def recurrent_case(mode, batch, q_len, HV, HK, sd, kernel="recurrent"):
     dev = "cuda"
     T = batch * q_len
     sbytes = 4 if sd == "fp32" else 2
@@ -225,16 +290,43 @@ def recurrent_case(mode, batch, q_len, HV, HK, sd, kernel_sig=False):
         idx = torch.arange(i * batch, (i + 1) * batch, device=dev, dtype=torch.int32)
         return q, k, v, A_log, dt_bias, a, b, g[None].contiguous(), beta[None].contiguous(), idx
 
-    if mode == "decode" or kernel_sig:
-        # verify_sigmoid: the q_len tokens of each request as one varlen sequence through the fused
-        # sigmoid-gating kernel (the call newer SGLang's TritonGDNKernel makes for target verify; this
-        # source's version of the kernel keeps no per-step intermediate states, so the timing lacks
-        # their stores: a lower bound for the newer kernel's verify).
+    if mode == "decode" and kernel == "packed":
+        # v0.5.14 TritonGDNKernel.packed_decode: q, k, v still packed in the projection's mixed_qkv row,
+        # gating fused, state read and written in place ([slots, HV, V, K])
+        qkv_dim = (2 * HK + HV) * D
+        out = torch.empty(batch, 1, HV, D, device=dev, dtype=torch.bfloat16)
+
+        def make(i):  # noqa: F811
+            A_log, dt_bias, a, b, _, _ = gates(batch, HV, dev)
+            mixed = torch.randn(batch, qkv_dim, device=dev, dtype=torch.bfloat16)
+            idx = torch.arange(i * batch, (i + 1) * batch, device=dev, dtype=torch.int32)
+            return mixed, a, b, A_log, dt_bias, idx
+
+        def fn(mixed, a, b, A_log, dt_bias, idx):
+            return fused_recurrent_gated_delta_rule_packed_decode(mixed_qkv=mixed, a=a, b=b, A_log=A_log,
+                                                                  dt_bias=dt_bias, scale=D ** -0.5,
+                                                                  initial_state=pool, out=out,
+                                                                  ssm_state_indices=idx,
+                                                                  use_qk_l2norm_in_kernel=True)
+    elif mode == "decode":
         def fn(q, k, v, A_log, dt_bias, a, b, g, beta, idx):
             return fused_sigmoid_gating_delta_rule_update(A_log=A_log, a=a, dt_bias=dt_bias, softplus_beta=1.0,
                                                           softplus_threshold=20.0, q=q, k=k, v=v, b=b,
                                                           initial_state_source=pool, initial_state_indices=idx,
                                                           use_qk_l2norm_in_kernel=True, cu_seqlens=cu)
+    elif kernel == "sigmoid":
+        # verify through the fused sigmoid-gating kernel as v0.5.14's TritonGDNKernel.target_verify calls it
+        # (gdn_triton.py): state not updated, every per-step state stored to intermediate_states_buffer
+        # ([slots, steps, HV, V, K], dtype = --mamba-ssm-dtype, memory_pool.py MambaPool), chain (no tree).
+        def fn(q, k, v, A_log, dt_bias, a, b, g, beta, idx):
+            return fused_sigmoid_gating_delta_rule_update(A_log=A_log, a=a, dt_bias=dt_bias, softplus_beta=1.0,
+                                                          softplus_threshold=20.0, q=q, k=k, v=v, b=b,
+                                                          initial_state_source=pool, initial_state_indices=idx,
+                                                          use_qk_l2norm_in_kernel=True, cu_seqlens=cu,
+                                                          disable_state_update=True,
+                                                          intermediate_states_buffer=inter,
+                                                          intermediate_state_indices=idx, cache_steps=q_len,
+                                                          retrieve_parent_token=None)
     else:
         def fn(q, k, v, A_log, dt_bias, a, b, g, beta, idx):
             return fused_recurrent_gated_delta_rule_update(q=q, k=k, v=v, g=g, beta=beta, initial_state_source=pool,
@@ -287,9 +379,12 @@ def cases(args):
                 pre16.append(("gdn_chunk", ("sglang_chunk", "prefill", "bf16", 1, T, HV, HK)))
         for sd in ("fp32", "bf16"):
             for B in REC_B:
+                if PACKED_DECODE:
+                    rec.append(("gdn_decode_packed", ("sglang_packed_decode", "decode", sd, B, 1, HV, HK)))
                 if SIGMOID_VERIFY:
                     rec.extend(("gdn_verify_sigmoid", ("sglang_fused_sigmoid_gating", "verify", sd, B, Q, HV, HK))
                                for Q in VERIFY_Q)
+                if PACKED_DECODE or SIGMOID_VERIFY:
                     continue
                 rec.append(("gdn_recurrent", ("sglang_fused_sigmoid_gating", "decode", sd, B, 1, HV, HK)))
                 for Q in VERIFY_Q:
@@ -326,6 +421,8 @@ def main():
     ap.add_argument("--rec-batches", type=lambda s: [int(x) for x in s.split(",")], default=None)
     ap.add_argument("--sigmoid-verify", action="store_true",
                     help="also verify through fused_sigmoid_gating_delta_rule_update (gdn_verify_sigmoid.csv)")
+    ap.add_argument("--packed-decode", action="store_true",
+                    help="also decode through fused_recurrent_gated_delta_rule_packed_decode (gdn_decode_packed.csv)")
     ap.add_argument("--verify-q", type=lambda s: [int(x) for x in s.split(",")], default=None)
     ap.add_argument("--upstream", default="2:1024,2:4096,2:16384,4:4096,8:4096,1:4096",
                     help="tp:q_len points for upstream fla's chunk kernel (batch 1, fp32 state)")
@@ -333,11 +430,21 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = False
     deadline = time.time() + args.budget
     os.makedirs(args.out, exist_ok=True)
-    if not check():
-        log("CORRECTNESS FAILED: no timing")
-        sys.exit(1)
-    global REC_B, VERIFY_Q, SIGMOID_VERIFY
+    global REC_B, VERIFY_Q, SIGMOID_VERIFY, PACKED_DECODE
     SIGMOID_VERIFY = args.sigmoid_verify
+    PACKED_DECODE = args.packed_decode
+    ok = check()
+    need = ["sigmoid_decode"] if args.only_recurrent else ["chunk", "sigmoid_decode", "recurrent_verify"]
+    if args.only_recurrent and not (SIGMOID_VERIFY or PACKED_DECODE):
+        need.append("recurrent_verify")
+    if SIGMOID_VERIFY:
+        need.append("sigmoid_verify")
+    if PACKED_DECODE:
+        need.append("packed_decode")
+    bad = [k for k in need if not ok.get(k)]
+    if bad:
+        log(f"CORRECTNESS FAILED for {bad}: no timing")
+        sys.exit(1)
     if args.rec_batches:
         REC_B = args.rec_batches
     if args.verify_q:
@@ -371,8 +478,9 @@ def main():
             if mode == "prefill":
                 make, fn, nbytes, nsets = prefill_case("upstream" if kernel.startswith("fla") else "sglang", B, T, HV, HK, sd)
             else:
-                make, fn, nbytes, nsets = recurrent_case(mode, B, T, HV, HK, sd,
-                                                         kernel_sig=(mode == "verify" and kernel == "sglang_fused_sigmoid_gating"))
+                which = {"sglang_fused_sigmoid_gating": "sigmoid" if mode == "verify" else "recurrent",
+                         "sglang_packed_decode": "packed"}.get(kernel, "recurrent")
+                make, fn, nbytes, nsets = recurrent_case(mode, B, T, HV, HK, sd, kernel=which)
             g_us, e_us, s_us = time_both(make, fn, nbytes, nsets)
             files[name].write(f"{kernel},{mode},{sd},{B},{T},{HV},{HK},{D},{g_us:.3f},{e_us:.3f},{s_us:.3f}\n")
             files[name].flush()

@@ -18,7 +18,13 @@ if [ "$1" = recurrent ]; then
   timeout 420 python3 collect_gdn.py --out $OUT/gdn --budget 380 --only-recurrent --rec-batches 1,2,4,8,16,32,64,128,256 --verify-q 2,3,4,6,8 2>&1 | tee -a $OUT/log.txt
 fi
 if [ "$1" = launch ]; then
-  # issue 12 round 3: launch costs, then the fused sigmoid-gating kernel as verify (gdn_verify_sigmoid.csv)
-  timeout 120 python3 collect_launch.py --out $OUT/launch 2>&1 | tee -a $OUT/log.txt
-  timeout 330 python3 collect_gdn.py --out $OUT/gdn --budget 300 --only-recurrent --sigmoid-verify --rec-batches 1,2,4,8,16,32,64 --verify-q 2,3,4,5,6,7,8 2>&1 | tee -a $OUT/log.txt
+  # issue 12 round 3: launch costs, then SGLang v0.5.14's GDN kernels for decode and verify on the H200's
+  # default (triton) linear-attention backend: packed decode (gdn_decode_packed.csv) and the fused
+  # sigmoid-gating kernel as target verify with intermediate states (gdn_verify_sigmoid.csv)
+  timeout 150 python3 collect_launch.py --out $OUT/launch 2>&1 | tee -a $OUT/log.txt
+  timeout 360 python3 collect_gdn.py --out $OUT/gdn --budget 320 --only-recurrent --sigmoid-verify --packed-decode --rec-batches 1,2,4,8,16,32,64,128,256 --verify-q 2,3,4,5,6,7,8 2>&1 | tee -a $OUT/log.txt
+fi
+if [ "$1" = chain ]; then
+  # issue 12 round 4: the layer gap measured (chain of a stand-in Qwen3.5 decode layer vs its ops alone)
+  timeout 500 python3 collect_chain.py --out $OUT/chain 2>&1 | tee -a $OUT/log.txt
 fi
