@@ -3,6 +3,7 @@ package review
 import (
 	"testing"
 
+	"github.com/specsim/specsim/audit"
 	"github.com/specsim/specsim/audit/finding"
 )
 
@@ -35,5 +36,25 @@ func TestEnvFindings(t *testing.T) {
 	hits["SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE"][0].Value = "1"
 	if fs := prohibitedShown(hits); len(fs) != 1 || fs[0].Severity != finding.Error {
 		t.Errorf("prohibited env in a log: %+v", fs)
+	}
+}
+
+func TestModelMismatch(t *testing.T) {
+	for _, tc := range []struct {
+		names  []string
+		family string
+		want   bool
+	}{
+		{[]string{"Qwen/Qwen3.5-397B-A17B"}, audit.FamilyDeepSeek, true},
+		{[]string{"nvidia/Qwen3.5-397B-A17B-NVFP4"}, audit.FamilyQwen35, false},
+		{[]string{"model", "deepseek-ai/DeepSeek-R1-0528"}, audit.FamilyQwen35, true}, // an alias names no family
+		{[]string{"moonshotai/Kimi-K2.5"}, audit.FamilyDeepSeek, false},               // Kimi is DeepSeek-V3-shaped
+		{[]string{"my-model"}, audit.FamilyDeepSeek, false},
+		{[]string{"Qwen/Qwen3.5-397B-A17B"}, audit.FamilyOther, false},
+	} {
+		_, got := modelMismatch(tc.names, &audit.Report{Family: tc.family})
+		if got != tc.want {
+			t.Errorf("%v vs %s: mismatch %v, want %v", tc.names, tc.family, got, tc.want)
+		}
 	}
 }
