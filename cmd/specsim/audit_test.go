@@ -210,3 +210,23 @@ func TestAuditShardOutsideDir(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and a shard-outside-dir finding naming the path", code, out, errs)
 	}
 }
+
+// TestAuditParallelBounds: --dp and --ep are bounded like --tp (1..4096),
+// exit 2 naming the flag, before any memory row is skipped.
+func TestAuditParallelBounds(t *testing.T) {
+	dir := qwenFixture(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--dp", "99999999999"}, "--dp 99999999999: want 1 to 4096"},
+		{[]string{"--dp", "0"}, "--dp 0: want 1 to 4096"},
+		{[]string{"--ep", "4097"}, "--ep 4097: want 1 to 4096"},
+		{[]string{"--tp", "4097"}, "--tp"},
+	} {
+		code, out, errs := runCLI(append([]string{"audit", dir}, tc.args...)...)
+		if code != exitBadInput || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want exit 2 with %q\n%s", tc.args, code, errs, tc.want, out)
+		}
+	}
+}
