@@ -48,10 +48,11 @@ type queryFlags struct {
 	calPath  string
 	catalog  *gpuCatalogFlag
 	golden   *goldenFlags
+	fs       *flag.FlagSet
 }
 
 func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
-	f := &queryFlags{}
+	f := &queryFlags{fs: fs}
 	q := &f.q
 	fs.StringVar(&q.Model, "model", "Qwen3.5-397B-A17B", "model preset, hub name (e.g. nvidia/Qwen3.5-397B-A17B-NVFP4) or checkpoint directory")
 	fs.StringVar(&q.Precision, "precision", "fp4", "target weight precision: fp4 | fp8 | bf16 (parts the real releases keep in BF16 stay BF16)")
@@ -154,6 +155,12 @@ func (f *queryFlags) resolve() (*simulate.Resolved, error) {
 	if q.Cached != 0 && q.Workload != "fixed" {
 		return nil, errors.New("--cached applies to --isl/--osl workloads; use --agentx cache-hit=... for agentx")
 	}
+	if q.Workload != "fixed" && flagSet(f.fs, "range-ratio") {
+		return nil, errors.New("--range-ratio applies to --isl/--osl workloads; agentx takes its lengths from the traces (or --agentx isl-*/osl-* for agentx-synthetic)")
+	}
+	if q.Spec == "none" && (q.AL != 0 || q.Histogram != "") {
+		return nil, errors.New("--al and --histogram set the draft's acceptance: they need --spec mtp")
+	}
 	curves, err := f.golden.load()
 	if err != nil {
 		return nil, err
@@ -163,6 +170,12 @@ func (f *queryFlags) resolve() (*simulate.Resolved, error) {
 		return nil, err
 	}
 	return q.Resolve(curves, catalog)
+}
+
+// flagSet reports whether the command line set the flag.
+func flagSet(fs *flag.FlagSet, name string) (set bool) {
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // stepRange parses --steps: "" (def), "K" or "A-B".

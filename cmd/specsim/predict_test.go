@@ -61,6 +61,11 @@ func TestPredictErrors(t *testing.T) {
 		{[]string{"--steps", "65"}, "draft length 0..64"},
 		{[]string{"--isl", "1024"}, "both positive"},
 		{[]string{"--model", "DeepSeek-V3"}, "pass --al"},
+		// set and silently ignored before: --steps with --spec none and
+		// --cached with agentx already were errors
+		{[]string{"--spec", "none", "--al", "3", "--isl", "1024", "--osl", "128"}, "--al and --histogram set the draft's acceptance: they need --spec mtp"},
+		{[]string{"--range-ratio", "0.5"}, "--range-ratio applies to --isl/--osl workloads"},
+		{[]string{"--workload", "agentx-synthetic", "--range-ratio", "0.8"}, "--range-ratio applies to --isl/--osl workloads"},
 	} {
 		var out, errb bytes.Buffer
 		code := run(append([]string{"predict"}, c.args...), &out, &errb)
