@@ -267,7 +267,9 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "specsim predict:", err)
 			return exitBadInput
 		}
-		if err := writeJSON(stdout, predictionJSON{Result: out, Band: band, Calibration: calibrationNote(res)}); err != nil {
+		in := res.Inputs(topo, *conc, k)
+		in.Version = specsimVersion()
+		if err := writeJSON(stdout, predictionJSON{Inputs: in, Result: out, Band: band, Calibration: calibrationNote(res)}); err != nil {
 			fmt.Fprintln(stderr, "specsim predict:", flagError(err))
 			return exitBadInput
 		}
@@ -283,6 +285,7 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 // predictionJSON is predict's JSON: the result's keys, its band and the
 // calibration applied.
 type predictionJSON struct {
+	Inputs simulate.Inputs `json:"inputs"`
 	*simulate.Result
 	Band        simulate.Band `json:"band"`
 	Calibration string        `json:"calibration,omitempty"`
