@@ -338,6 +338,7 @@ func printPrediction(w io.Writer, r *simulate.Resolved, p *simulate.Result, form
 	t.add("E2E normalized interactivity", f1(p.NormalizedInteractivity), "", "tok/s/user (1 / p90 of E2EL/OSL)")
 	t.add("mean decode batch", f1(p.DecodeBatch), "", "requests")
 	writeTable(w, t, format)
+	markdownBreak(w, format)
 	fmt.Fprintf(w, "band: ±%.0f%% throughput, ±%.0f%% latency; %s\n\n", 100*band.Relative.Throughput, 100*band.Relative.Latency, band.Source)
 	s := p.StepMS
 	st := &table{header: []string{"decode iteration", ">ms", ">share"}}
@@ -362,6 +363,7 @@ func printPrediction(w io.Writer, r *simulate.Resolved, p *simulate.Result, form
 	row("  of which host", s.OverheadSplit.Host)
 	row("total", s.Total)
 	writeTable(w, st, format)
+	markdownBreak(w, format)
 	for _, n := range s.Sources {
 		fmt.Fprintln(w, "  source:", n)
 	}
@@ -394,8 +396,17 @@ func printLimits(w io.Writer, p *simulate.Result, format format) {
 		}
 	}
 	writeTable(w, lt, format)
+	markdownBreak(w, format)
 	for _, n := range notes {
 		fmt.Fprintln(w, "note:", n)
+	}
+}
+
+// markdownBreak ends a Markdown table that text follows: GitHub reads a
+// line right under a table as one more row.
+func markdownBreak(w io.Writer, f format) {
+	if f == formatMarkdown {
+		fmt.Fprintln(w)
 	}
 }
 

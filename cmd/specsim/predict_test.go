@@ -200,3 +200,18 @@ func TestPredictJSONInputs(t *testing.T) {
 		t.Errorf("inputs.version empty: %v", m.Inputs)
 	}
 }
+
+// TestPredictMarkdownTablesEnd: GitHub reads a non-blank line right under a
+// table as one more row, so every table ends with a blank line.
+func TestPredictMarkdownTablesEnd(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"predict", "--gpu", "b200", "--isl", "1024", "--osl", "256", "--conc", "4", "--requests", "24", "--format", "markdown"}, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	lines := strings.Split(out.String(), "\n")
+	for i := 1; i < len(lines); i++ {
+		if strings.HasPrefix(lines[i-1], "|") && lines[i] != "" && !strings.HasPrefix(lines[i], "|") {
+			t.Errorf("line %d %q follows a table row without a blank line", i+1, lines[i])
+		}
+	}
+}
