@@ -83,6 +83,37 @@ type shapeFlags struct {
 	skew                     float64
 	prefill, mla, noIntermed bool
 	gdnMode, stateDType      string
+	dims                     []dimFlag // the dimension flags, in flag order
+}
+
+type dimFlag struct {
+	name string
+	p    *int
+}
+
+// maxShapeDim bounds every shape flag: 2^27 = 134,217,728 is the bound the
+// audit puts on max_position_embeddings (audit/model/bounds.go), the largest
+// dimension a model config may carry; a token count, width or head count
+// beyond it prices no real forward. --n of copy counts bytes instead, up to
+// kernels' table bound of 2^40.
+const maxShapeDim = 1 << 27
+
+// checkDims rejects shape flags out of bounds and head counts that do not
+// group (each KV / GDN key head serves heads/kv-heads query / value heads).
+func (s *shapeFlags) checkDims(op string) error {
+	for _, d := range s.dims {
+		limit := maxShapeDim
+		if d.name == "n" && op == "copy" {
+			limit = 1 << 40
+		}
+		if *d.p < 0 || *d.p > limit {
+			return fmt.Errorf("--%s %d: want 0..%d", d.name, *d.p, limit)
+		}
+	}
+	if r := s.row; (op == "gdn" || op == "attention") && r.KVHeads > 0 && r.Heads%r.KVHeads != 0 {
+		return fmt.Errorf("--heads %d is not a multiple of --kv-heads %d: each KV (GDN: key) head serves heads/kv-heads query (value) heads", r.Heads, r.KVHeads)
+	}
+	return nil
 }
 
 func addShapeFlags(fs *flag.FlagSet) *shapeFlags {
@@ -103,6 +134,7 @@ func addShapeFlags(fs *flag.FlagSet) *shapeFlags {
 		{"kv-heads", &r.KVHeads, "KV heads (GDN: key heads)"}, {"head-dim", &r.HeadDim, "head dimension"},
 	} {
 		fs.IntVar(d.p, d.name, 0, d.help)
+		s.dims = append(s.dims, dimFlag{d.name, d.p})
 	}
 	fs.IntVar(&s.gpus, "gpus", 0, "collective: GPUs taking part")
 	fs.Float64Var(&s.bytes, "bytes", 0, "collective: per-GPU message in bytes")
@@ -323,6 +355,9 @@ func predictOne(c *kernels.Coster, op string, s *shapeFlags) (kernelPrediction, 
 	dt, err := kernels.ParseDType(s.dtype)
 	if err != nil {
 		return kernelPrediction{}, fmt.Errorf("--dtype: %v", err)
+	}
+	if err := s.checkDims(strings.ToLower(op)); err != nil {
+		return kernelPrediction{}, err
 	}
 	p := kernelPrediction{GPU: c.GPU().Name, Op: op, DType: string(dt)}
 	var cost kernels.Cost
