@@ -23,7 +23,7 @@ func readRegular(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: is %s, not a regular file", path, fileKind(st.Mode()))
+		return nil, fmt.Errorf("%s: not a regular file (%s)", path, fileKind(st.Mode()))
 	}
 	if st.Size() > limit {
 		return nil, fmt.Errorf("%s: %d bytes, more than the %d this reader accepts", path, st.Size(), limit)

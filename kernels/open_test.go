@@ -10,7 +10,7 @@ import (
 func TestReadRegularNamesADirectory(t *testing.T) {
 	dir := t.TempDir()
 	_, err := readRegular(dir, 1<<20)
-	if err == nil || !strings.Contains(err.Error(), dir+": is a directory, not a regular file") {
+	if err == nil || !strings.Contains(err.Error(), dir+": not a regular file (a directory)") {
 		t.Errorf("error %v, want it to say %s is a directory", err, dir)
 	}
 }
