@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/specsim/specsim/audit/enginelog"
 	"github.com/specsim/specsim/audit/measured"
@@ -324,7 +325,8 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	file, reports, skipped, err := simulate.Calibrate(ms, simulate.CalibrateOptions{Sim: mf.sim, Params: names, Env: env})
+	file, reports, skipped, err := simulate.Calibrate(ms, simulate.CalibrateOptions{Sim: mf.sim, Params: names, Env: env,
+		Progress: progressPrinter(stderr, "specsim calibrate", "steps", time.Now)})
 	skipped = append(skips, skipped...)
 	var unid *simulate.UnidentifiableError
 	if err != nil && !errors.As(err, &unid) {
