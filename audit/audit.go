@@ -16,6 +16,30 @@ type Config struct {
 	LogPath  string // engine log to compare with, "" for none
 }
 
+// MaxParallel bounds each parallel size (TP, EP, DP): 4096 GPUs is past any
+// one serving deployment (a GB300 NVL72 rack holds 72), and the bound keeps
+// every per-rank division and product exact.
+const MaxParallel = 4096
+
+// Validate checks the layout sizes and the options, naming the command's
+// flags (--tp, --ep, --dp) in its errors.
+func (c Config) Validate() error {
+	for _, tp := range c.TP {
+		if tp < 1 || tp > MaxParallel {
+			return fmt.Errorf("--tp %d: want sizes from 1 to %d", tp, MaxParallel)
+		}
+	}
+	for _, f := range []struct {
+		flag string
+		v    int
+	}{{"--ep", c.EP}, {"--dp", c.DP}} {
+		if f.v < 1 || f.v > MaxParallel {
+			return fmt.Errorf("%s %d: want 1 to %d (past any one deployment)", f.flag, f.v, MaxParallel)
+		}
+	}
+	return c.Options.Validate()
+}
+
 // MTPReport is the "mtp" object of the JSON report.
 type MTPReport struct {
 	Present      bool   `json:"present"`

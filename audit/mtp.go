@@ -38,11 +38,20 @@ func (m *MTP) Present() bool { return m.Kind != MTPNone }
 
 // familyOf names the model family from architectures and model_type.
 func familyOf(c *ModelConfig) string {
-	s := strings.ToLower(strings.Join(append([]string{c.ModelType, c.TextModelType}, c.Architectures...), " "))
+	return familyOfText(strings.Join(append([]string{c.ModelType, c.TextModelType}, c.Architectures...), " "))
+}
+
+// FamilyOfName names the family of a model name (a hub repo such as
+// "nvidia/Qwen3.5-397B-A17B-NVFP4", a served-model-name), by the words
+// familyOf reads in configs; FamilyOther when it names none of them.
+func FamilyOfName(name string) string { return familyOfText(name) }
+
+func familyOfText(s string) string {
+	s = strings.ToLower(s)
 	switch {
 	case strings.Contains(s, "qwen3_5") || strings.Contains(s, "qwen3.5"):
 		return FamilyQwen35
-	case strings.Contains(s, "qwen3_next") || strings.Contains(s, "qwen3next"):
+	case strings.Contains(s, "qwen3_next") || strings.Contains(s, "qwen3next") || strings.Contains(s, "qwen3-next"):
 		return FamilyQwen3Next
 	case strings.Contains(s, "deepseek") || strings.Contains(s, "kimi"):
 		return FamilyDeepSeek

@@ -23,7 +23,7 @@ func readRegular(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (mode %s)", path, st.Mode().Type())
+		return nil, fmt.Errorf("%s: not a regular file (%s)", path, fileKind(st.Mode()))
 	}
 	if st.Size() > limit {
 		return nil, fmt.Errorf("%s: %d bytes, more than the %d this reader accepts", path, st.Size(), limit)
@@ -36,4 +36,19 @@ func readRegular(path string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: more than the %d bytes this reader accepts", path, limit)
 	}
 	return data, nil
+}
+
+// fileKind names what a non-regular file is (internal/regular's kind).
+func fileKind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeDevice != 0 || m&os.ModeCharDevice != 0:
+		return "a device"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "mode " + m.String()
 }

@@ -16,6 +16,11 @@ type CalibrateOptions struct {
 	// Params names the parameters to fit (CalParamNames); empty fits all.
 	Params []string
 	Env    Env
+	// Progress, if set, is called as the work advances, in steps: each
+	// point resolved and simulated once, each group's fit, each
+	// leave-one-out refit. total shrinks as points are skipped; the last
+	// call has done == total.
+	Progress func(done, total int)
 }
 
 // CalGroupReport is the fit of one GPU and engine.
@@ -87,6 +92,20 @@ func Calibrate(ms []Measurement, opt CalibrateOptions) (*CalibrationFile, []CalG
 	var skipped []Skipped
 	groups := map[string][]*measuredPoint{}
 	var order []string
+	// Until the points are resolved the total assumes each is kept in a
+	// group of its own: resolve, fit, refit.
+	done, total := 0, 3*len(ms)
+	tick := func() {
+		done++
+		if opt.Progress != nil {
+			opt.Progress(done, total)
+		}
+	}
+	defer func() {
+		if opt.Progress != nil {
+			opt.Progress(total, total)
+		}
+	}()
 	for _, m := range ms {
 		p, err := resolveMeasurement(m, nil, env)
 		if err == nil && len(fitKeys(p.obs)) == 0 {
@@ -97,6 +116,8 @@ func Calibrate(ms []Measurement, opt CalibrateOptions) (*CalibrationFile, []CalG
 		}
 		if err != nil {
 			skipped = append(skipped, Skipped{m.Source, firstLine(err.Error())})
+			total -= 2 // resolved, never fitted
+			tick()
 			continue
 		}
 		key := p.r.GPU.GPU.Name + "/" + orDefault(p.r.Q.Engine, "sglang")
@@ -104,7 +125,13 @@ func Calibrate(ms []Measurement, opt CalibrateOptions) (*CalibrationFile, []CalG
 			order = append(order, key)
 		}
 		groups[key] = append(groups[key], p)
+		tick()
 	}
+	kept := 0
+	for _, g := range groups {
+		kept += len(g)
+	}
+	total = len(ms) + len(order) + kept
 	if len(order) == 0 {
 		return nil, nil, skipped, errors.New("no measured point could be modelled")
 	}
@@ -112,7 +139,7 @@ func Calibrate(ms []Measurement, opt CalibrateOptions) (*CalibrationFile, []CalG
 	var reports []CalGroupReport
 	refused := false
 	for _, key := range order {
-		rep, err := calibrateGroup(groups[key], sim, active)
+		rep, err := calibrateGroup(groups[key], sim, active, tick)
 		if err != nil {
 			return nil, nil, skipped, fmt.Errorf("%s: %w", key, err)
 		}
@@ -420,7 +447,8 @@ func medianAbs(errs map[string][]float64) map[string]float64 {
 	return out
 }
 
-func calibrateGroup(pts []*measuredPoint, sim string, active []int) (CalGroupReport, error) {
+// tick is called after the fit and after each leave-one-out refit.
+func calibrateGroup(pts []*measuredPoint, sim string, active []int, tick func()) (CalGroupReport, error) {
 	g := &group{pts: pts, sim: sim}
 	for _, p := range pts {
 		g.keys = append(g.keys, fitKeys(p.obs))
@@ -446,6 +474,7 @@ func calibrateGroup(pts []*measuredPoint, sim string, active []int) (CalGroupRep
 	if err != nil {
 		return rep, err
 	}
+	tick()
 	rep.AtLimit = atLimit
 	// Recheck at the solution: a fit can drift where the data stops
 	// telling the parameters apart.
@@ -491,6 +520,7 @@ func calibrateGroup(pts []*measuredPoint, sim string, active []int) (CalGroupRep
 		if err != nil {
 			return rep, err
 		}
+		tick()
 		for k, v := range l {
 			loo[k] = append(loo[k], v)
 			if k == "tput_per_gpu" || k == "output_tput_per_gpu" {

@@ -120,3 +120,27 @@ func TestCalibrateRejectsUnknownParameter(t *testing.T) {
 		t.Fatalf("want an error naming the parameter, got %v", err)
 	}
 }
+
+// TestCalibrateProgress: four points, one of them on a GPU the catalog
+// lacks, make 4 resolutions + 1 group fit + 3 leave-one-out refits = 8
+// steps, reported in order and ending at 8 of 8.
+func TestCalibrateProgress(t *testing.T) {
+	ms := synthTruth(t, []int{1, 4, 16}, 0.55, 1)
+	bad := synthDeployment(2)
+	bad["gpu"] = "a100"
+	ms = append(ms, Measurement{Source: "a100", Deployment: bad, Metrics: map[string]float64{"tput_per_gpu": 100}})
+	var calls [][2]int
+	_, _, skipped, err := Calibrate(ms, CalibrateOptions{Sim: SimMeanField, Params: []string{"host_overhead_ms"},
+		Progress: func(done, total int) { calls = append(calls, [2]int{done, total}) }})
+	if err != nil || len(skipped) != 1 {
+		t.Fatalf("err %v, skipped %v", err, skipped)
+	}
+	if len(calls) < 8 || calls[len(calls)-1] != [2]int{8, 8} {
+		t.Fatalf("calls %v, want 8 steps ending at 8/8", calls)
+	}
+	for i := 1; i < len(calls); i++ {
+		if calls[i][0] < calls[i-1][0] || calls[i][0] > calls[i][1] {
+			t.Errorf("call %d: %v after %v", i, calls[i], calls[i-1])
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -102,12 +103,12 @@ func Compare(ms []Measurement, sim string, cal *CalibrationFile, env Env) (*Comp
 	for _, m := range ms {
 		p, err := resolveMeasurement(m, cal, env)
 		if err != nil {
-			c.Skipped = append(c.Skipped, Skipped{m.Source, err.Error()})
+			c.Skipped = append(c.Skipped, Skipped{m.Source, skipReason(err)})
 			continue
 		}
 		res, err := runSim(sim, p.r, p.topo, p.conc, p.k)
 		if err != nil {
-			c.Skipped = append(c.Skipped, Skipped{m.Source, firstLine(err.Error())})
+			c.Skipped = append(c.Skipped, Skipped{m.Source, skipReason(err)})
 			continue
 		}
 		band, err := BandFor(p.r, res)
@@ -151,6 +152,26 @@ func Compare(ms []Measurement, sim string, cal *CalibrationFile, env Env) (*Comp
 	}
 	c.Coverage = paretoCoverage(covIn)
 	return c, nil
+}
+
+// measuredKeys are the measured-point columns (and --set keys) that set
+// the Query fields an *Error can name.
+var measuredKeys = map[string]string{"Precision": "precision", "AL": "al", "GPU": "gpu", "Topology": "topology",
+	"ISL": "isl", "OSL": "osl", "Model": "model", "Spec": "spec", "KVDType": "kv_dtype", "DraftDType": "draft_dtype"}
+
+// skipReason says why a measured point was skipped, naming the column (or
+// --set key) that changes the setting an *Error is about.
+func skipReason(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		if key, ok := measuredKeys[e.Field]; ok {
+			if e.Value == "" {
+				return firstLine(fmt.Sprintf("%s: %s; give it with --set %s=...", key, e.Reason, key))
+			}
+			return firstLine(fmt.Sprintf("%s %s: %s (--set %s=...)", key, e.Value, e.Reason, key))
+		}
+	}
+	return firstLine(err.Error())
 }
 
 func firstLine(s string) string {

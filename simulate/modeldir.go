@@ -20,6 +20,7 @@ func ModelFromDir(dir string) (*Model, error) {
 	}
 	m := &Model{Name: filepath.Base(filepath.Clean(dir)), Source: filepath.Join(dir, "config.json"),
 		Architecture: c.Architecture()}
+	m.GoldenKey = goldenKeyOf(c, m.Architecture)
 	excl := strings.ToLower(strings.Join(c.ExcludeModules, " "))
 	m.Quant = QuantPolicy{
 		FP4AttentionBF16: strings.Contains(excl, "self_attn") || strings.Contains(excl, "linear_attn"),
@@ -41,4 +42,25 @@ func ModelFromDir(dir string) (*Model, error) {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	return m, nil
+}
+
+// goldenKeyOf finds the golden curve of a checkpoint from its config, not
+// its directory name: the preset of the same architecture (every field
+// config.json sets) gives its curve; failing that, a Qwen3.5-family config
+// (model_type qwen3_5*) takes the curve every Qwen3.5 preset uses. "" when
+// neither applies: Resolve then tries the directory name.
+func goldenKeyOf(c *model.Config, a model.Architecture) string {
+	for _, p := range presets {
+		if p.GoldenKey != "" && p.Architecture == a {
+			return p.GoldenKey
+		}
+	}
+	if strings.HasPrefix(c.ModelType, "qwen3_5") || strings.HasPrefix(c.TextModelType, "qwen3_5") {
+		for _, p := range presets {
+			if strings.HasPrefix(p.Name, "Qwen3.5-") && p.GoldenKey != "" {
+				return p.GoldenKey
+			}
+		}
+	}
+	return ""
 }

@@ -1,9 +1,12 @@
 package simulate
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/specsim/specsim/golden"
 )
 
 // TestModelFromDirMatchesPreset reads the NVFP4 Qwen3.5-397B config files
@@ -43,5 +46,47 @@ func TestModelFromDirMatchesPreset(t *testing.T) {
 	}
 	if a(got) != a(want) {
 		t.Errorf("from %s:\n got %+v\nwant %+v", dir, a(got), a(want))
+	}
+}
+
+// TestModelFromDirGoldenCurve: a checkpoint directory finds its golden
+// curve from config.json, whatever the directory is called; the name is the
+// fallback. The Qwen3.5 curve key is qwen3.5-397b-a17b-nvfp4 (golden/data);
+// DeepSeek-V3.1 has no curve there (TestEveryCurveHasPresetOrHint).
+func TestModelFromDirGoldenCurve(t *testing.T) {
+	set, err := golden.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		dir, config, want string
+	}{
+		{"qwen3.5-397b-nvfp4", "nvidia--Qwen3.5-397B-A17B-NVFP4_config.json", "qwen3.5-397b-a17b-nvfp4"},
+		{"my-checkpoint", "nvidia--Qwen3.5-122B-A10B-NVFP4_config.json", "qwen3.5-397b-a17b-nvfp4"},
+		{"my-checkpoint", "nvidia--DeepSeek-V3.1-NVFP4_config.json", ""},
+	} {
+		dir := filepath.Join(t.TempDir(), tc.dir)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join("..", "testdata", "configs", tc.config))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "config.json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, err := Query{Model: dir, Precision: "fp4", GPU: "b200", Workload: "fixed", ISL: 1024, OSL: 1024, SchedOverhead: -1, SpecOverhead: -1}.Resolve(set, testCatalog)
+		switch {
+		case tc.want == "":
+			var e *Error
+			if !errors.As(err, &e) || e.Field != "AL" {
+				t.Errorf("%s: %v, want no curve (an AL error)", tc.config, err)
+			}
+		case err != nil:
+			t.Errorf("%s in %s: %v", tc.config, tc.dir, err)
+		case r.Target.Curve == nil || r.Target.Curve.Model != tc.want:
+			t.Errorf("%s in %s: curve %+v, want %s", tc.config, tc.dir, r.Target.Curve, tc.want)
+		}
 	}
 }

@@ -151,6 +151,9 @@ func (q Query) Resolve(curves *golden.Set, catalog *kernels.Catalog) (*Resolved,
 	if err := r.Workload.Validate(); err != nil {
 		return nil, err
 	}
+	if err := checkContext(r.Model, r.Workload); err != nil {
+		return nil, err
+	}
 	var draft kernels.DType
 	if q.DraftDType != "" {
 		if draft, err = kernels.ParseDType(q.DraftDType); err != nil {
@@ -280,6 +283,26 @@ func (q Query) Resolve(curves *golden.Set, catalog *kernels.Catalog) (*Resolved,
 		return nil, err
 	}
 	return r, nil
+}
+
+// checkContext refuses a fixed-length request that the server would refuse:
+// SGLang's TokenizerManager._validate_one_request
+// (python/sglang/srt/managers/tokenizer_manager.py) raises "Requested token
+// count exceeds the model's maximum context length" when input tokens plus
+// max_new_tokens reach context_len (max_position_embeddings unless
+// --context-length says otherwise), and "The input ... is longer than the
+// model's context length" when the input alone does. The agentx replay drops
+// such traces itself (Replay.MaxContext).
+func checkContext(m *Model, w Workload) error {
+	if w.Name != "fixed" || m.MaxContext <= 0 {
+		return nil
+	}
+	if total := w.ISL + w.OSL; total >= m.MaxContext {
+		return &Error{Field: "ISL", Value: fmt.Sprint(w.ISL), Reason: fmt.Sprintf(
+			"ISL %d + OSL %d = %d tokens reaches %s's context length %d (max_position_embeddings); SGLang refuses such a request (TokenizerManager._validate_one_request): want ISL + OSL < %d",
+			w.ISL, w.OSL, total, m.Name, m.MaxContext, m.MaxContext)}
+	}
+	return nil
 }
 
 func orDefault(s, d string) string {

@@ -27,6 +27,11 @@ func TestResolveErrors(t *testing.T) {
 		{"Chunk", func(q *Query) { q.Chunk = -1 }},
 		{"Histogram", func(q *Query) { q.Histogram, q.AL, q.Method = "h.csv", 2, acceptance.Empirical }},
 		{"AL", func(q *Query) { q.Model = "DeepSeek-V3" }},
+		// Qwen3.5's max_position_embeddings is 262144 (its config.json):
+		// 4194304 + 10 tokens is 16x past it, and 262134 + 10 = 262144
+		// reaches it, which SGLang refuses (input + new >= context_len).
+		{"ISL", func(q *Query) { q.ISL, q.OSL = 4194304, 10 }},
+		{"ISL", func(q *Query) { q.ISL, q.OSL = 262134, 10 }},
 	} {
 		q := base
 		tt.edit(&q)
@@ -35,6 +40,12 @@ func TestResolveErrors(t *testing.T) {
 		if !errors.As(err, &e) || e.Field != tt.field {
 			t.Errorf("%s: error %v, want a *simulate.Error on %s", tt.field, err, tt.field)
 		}
+	}
+	// One token below the context length is served.
+	q0 := base
+	q0.ISL, q0.OSL = 262133, 10
+	if _, err := q0.Resolve(testCurves, testCatalog); err != nil {
+		t.Errorf("ISL 262133 + OSL 10 = 262143 < 262144: %v", err)
 	}
 	// Acceptance settings are acceptance.Errors.
 	q := base

@@ -135,6 +135,10 @@ type Finding = finding.Finding
 // lower-precision grid.
 const FindingQuantized = "draft-values-quantized"
 
+// FindingInconclusive is the code of the warning that every tensor tested
+// came out inconclusive, so that the test says nothing either way.
+const FindingInconclusive = "deep-inconclusive"
+
 // Audit runs the value test on the given tensors within the budget.
 // Tensors stored in dtypes other than BF16, F16 and F32 are skipped (their
 // precision is in the header), and so are quantization scales and tensors
@@ -197,7 +201,37 @@ func Audit(tensors []Tensor, opt Options) (*Report, error) {
 		}
 		rep.Findings = append(rep.Findings, quantizedFinding(m, rep.Tensors))
 	}
+	if f, ok := inconclusiveFinding(rep.Tensors); ok {
+		rep.Findings = append(rep.Findings, f)
+	}
 	return rep, nil
+}
+
+// inconclusiveFinding warns when tensors were tested and none got a
+// verdict: without it, a report of "N tensors tested" and no finding reads
+// as a pass.
+func inconclusiveFinding(ts []TensorResult) (Finding, bool) {
+	few, weak := 0, 0
+	for _, t := range ts {
+		switch t.Verdict {
+		case VerdictInconclusive:
+			few++
+		case VerdictWeak:
+			weak++
+		default:
+			return Finding{}, false
+		}
+	}
+	if len(ts) == 0 {
+		return Finding{}, false
+	}
+	return Finding{
+		Code:     FindingInconclusive,
+		Severity: finding.Warning,
+		Message: fmt.Sprintf("the deep value test concluded nothing: all %d tensors tested are inconclusive (%d with fewer than %d distinct nonzero magnitudes or %d informative blocks, as all-zero or constant placeholder weights have; %d fit a coarse grid too weakly to tell). "+
+			"This is not a pass: the values neither confirm nor refute the stored precision. Run --deep on the real weights (a checkpoint written with zero or dummy weights holds no evidence)",
+			len(ts), few, minDistinct, minBlocks, weak),
+	}, true
 }
 
 // runPlans runs the plans on up to four goroutines, each reading with its

@@ -307,3 +307,27 @@ func TestParseBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestAllInconclusiveWarns: tensors that are all zeros or one constant
+// carry fewer than minDistinct (8) distinct nonzero magnitudes, so every
+// verdict is inconclusive; the report must then warn, not stay silent.
+func TestAllInconclusiveWarns(t *testing.T) {
+	dir := t.TempDir()
+	tensors := writeSafetensors(t, filepath.Join(dir, "m.safetensors"), []fixtureTensor{
+		matrixTensor("mtp.fc.weight", "BF16", constant(128, 256, 0)),
+		matrixTensor("mtp.norm.weight", "BF16", constant(1, 256, 1)),
+		matrixTensor("mtp.layers.0.mlp.up_proj.weight", "BF16", fewValues(128, 256, []float32{0.5, -0.25})),
+	})
+	rep, err := Audit(tensors, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Tensors) != 3 {
+		t.Fatalf("%d tensors tested, want 3", len(rep.Tensors))
+	}
+	if len(rep.Findings) != 1 || rep.Findings[0].Code != FindingInconclusive || rep.Findings[0].Severity != "warning" ||
+		!strings.Contains(rep.Findings[0].Message, "all 3 tensors tested are inconclusive (3 with fewer than 8") ||
+		!strings.Contains(rep.Findings[0].Message, "not a pass") {
+		t.Fatalf("findings: %+v", rep.Findings)
+	}
+}

@@ -45,8 +45,14 @@ type Sample struct {
 	Line   int    // 1-based line number in its file
 	Rank   string // "DP3", "TP0", "engine 0", "rank 2"; "" when the log names none
 
-	Time    time.Time // zero when the line has no timestamp; the year may be 0
+	// Time is zero when the line has no timestamp. A stamp without a year
+	// (SGLang's "07-01 12:00:05", vLLM's "INFO 07-01 12:00:00") takes the
+	// year of the file's previous stamp, plus one when the date steps back
+	// by over half a year (a log running past 31 December); when no stamp
+	// before it in the file names a year, the count starts at year 0.
+	Time    time.Time
 	HasTime bool
+	noYear  bool // the stamp names no year; after Scan: nor did any before it in its file
 
 	Running    int
 	HasRunning bool
@@ -224,6 +230,37 @@ func parseTime(s *Sample, prefix string) {
 	}
 	s.Time = time.Date(atoi(m[1]), time.Month(month), day, atoi(m[4]), atoi(m[5]), atoi(m[6]), ns, time.UTC)
 	s.HasTime = true
+	s.noYear = m[1] == ""
+}
+
+// yearClock gives yearless stamps the year of the file's stamps before
+// them (see Sample.Time).
+type yearClock struct {
+	prev  time.Time
+	have  bool
+	known bool // some stamp so far named its year
+}
+
+// place sets the year of a yearless stamp and reports whether that year is
+// only counted from the file's first stamp (no stamp before it named one).
+func (c *yearClock) place(s *Sample) (guessed bool) {
+	if !s.HasTime {
+		return false
+	}
+	if !s.noYear {
+		c.prev, c.have, c.known = s.Time, true, true
+		return false
+	}
+	year := 0
+	if c.have {
+		year = c.prev.Year()
+	}
+	t := s.Time.AddDate(year-s.Time.Year(), 0, 0)
+	if c.have && c.prev.Sub(t) > 183*24*time.Hour {
+		t = t.AddDate(1, 0, 0)
+	}
+	s.Time, c.prev, c.have = t, t, true
+	return !c.known
 }
 
 // parseSGLang reads "[time DPx TPy] Decode batch[ [iter]], k: v, ...".
@@ -451,6 +488,7 @@ func Scan(r io.Reader, fn func(Sample) error) (ScanStats, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var buf []byte
 	long := false
+	var clock yearClock
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if len(chunk) > 0 && !long {
@@ -470,6 +508,7 @@ func Scan(r io.Reader, fn func(Sample) error) (ScanStats, error) {
 				st.LongLines++
 			} else if s, ok := ParseLine(strings.TrimRight(string(buf), "\r\n")); ok {
 				s.Line = st.Lines
+				s.noYear = clock.place(&s)
 				// The rank is a substring of the line: copy it so that a kept
 				// sample does not hold the whole line.
 				s.Rank = strings.Clone(s.Rank)

@@ -6,8 +6,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseLineLayouts(t *testing.T) {
@@ -351,5 +353,67 @@ func TestRunMeans(t *testing.T) {
 	}
 	if _, _, err := RunMeans([]string{"testdata/../doc.go"}, 0); err == nil || !strings.Contains(err.Error(), "no decode statistics") {
 		t.Errorf("a file without decode lines: err = %v", err)
+	}
+}
+
+func TestYearlessStamps(t *testing.T) {
+	col, err := ReadFiles([]string{"testdata/vllm.log"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// vllm.log stamps "07-01 12:00:00" and "07-01 12:00:10" (no year): the
+	// run lasts 10 s, so two slices are [0,5) with engine 0 (24 running)
+	// and [5,10] with engine 1 (8 running).
+	sum := Summarize(col, 2)
+	b := sum.Timeline
+	if sum.TimeAxis != "seconds" || len(b) != 2 || b[1].EndS != 10 || b[0].EndS != 5 ||
+		b[0].Running != 24 || b[1].Running != 8 {
+		t.Fatalf("timeline %s %+v, want 10 s in two slices", sum.TimeAxis, b)
+	}
+
+	line := func(stamp string) string {
+		return "[" + stamp + " TP0] Decode batch, #running-req: 8, #token: 1, token usage: 0.01, accept len: 3.00, gen throughput (token/s): 100.00, #queue-req: 0, \n"
+	}
+	for _, tt := range []struct {
+		name   string
+		stamps []string
+		want   []string // RFC 3339 times given to the samples
+	}{
+		{"yearless past new year", []string{"12-31 23:59:50", "01-01 00:00:10"},
+			[]string{"0000-12-31T23:59:50Z", "0001-01-01T00:00:10Z"}},
+		{"month rollover", []string{"01-31 23:59:59", "02-01 00:00:01"},
+			[]string{"0000-01-31T23:59:59Z", "0000-02-01T00:00:01Z"}},
+		{"year from the stamp before", []string{"2025-12-31 23:59:59", "01-01 00:00:01", "01-01 00:00:02"},
+			[]string{"2025-12-31T23:59:59Z", "2026-01-01T00:00:01Z", "2026-01-01T00:00:02Z"}},
+		{"stamps a little out of order stay in their year", []string{"2025-07-01 12:00:10", "07-01 12:00:05"},
+			[]string{"2025-07-01T12:00:10Z", "2025-07-01T12:00:05Z"}},
+	} {
+		var in strings.Builder
+		for _, s := range tt.stamps {
+			in.WriteString(line(s))
+		}
+		var got []string
+		if _, err := Scan(strings.NewReader(in.String()), func(s Sample) error {
+			got = append(got, s.Time.Format(time.RFC3339))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: times %v, want %v", tt.name, got, tt.want)
+		}
+	}
+
+	// A file with years and a file without cannot share a time axis.
+	dir := t.TempDir()
+	a, b2 := filepath.Join(dir, "a.log"), filepath.Join(dir, "b.log")
+	os.WriteFile(a, []byte(line("2025-07-01 12:00:00")+line("2025-07-01 12:00:10")), 0o644)
+	os.WriteFile(b2, []byte(line("07-01 12:00:00")), 0o644)
+	col, err = ReadFiles([]string{a, b2}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := Summarize(col, 2); sum.TimeAxis != "samples" {
+		t.Errorf("mixed files: axis %s, want samples", sum.TimeAxis)
 	}
 }

@@ -354,7 +354,8 @@ func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
 // a timestamp) or of each stream's sample index.
 func timeline(c *Collection, n int) (string, []Bucket) {
 	var t0, t1 time.Time
-	timed := true
+	timed, seen := true, false
+	var dated, undated bool // stamps with a year, stamps counted from year 0
 	total := 0
 	for _, st := range c.Streams {
 		for _, s := range st.Samples {
@@ -363,19 +364,27 @@ func timeline(c *Collection, n int) (string, []Bucket) {
 				timed = false
 				continue
 			}
-			if t0.IsZero() || s.Time.Before(t0) {
+			if s.noYear {
+				undated = true
+			} else {
+				dated = true
+			}
+			if !seen || s.Time.Before(t0) {
 				t0 = s.Time
 			}
-			if s.Time.After(t1) {
+			if !seen || s.Time.After(t1) {
 				t1 = s.Time
 			}
+			seen = true
 		}
 	}
 	if total == 0 {
 		return "samples", []Bucket{}
 	}
 	span := t1.Sub(t0).Seconds()
-	if !timed || span <= 0 {
+	// Files whose stamps name no year cannot be placed against files whose
+	// stamps do: the run is sliced by sample index instead.
+	if !timed || span <= 0 || (dated && undated) {
 		timed = false
 	}
 	axis := "samples"

@@ -47,6 +47,7 @@ const (
 	CodeDuplicateKey         = "duplicate-key"
 	CodeSimAccMissing        = "sim-acc-missing"
 	CodeTRTFractionalForced  = "trt-fractional-two-model"
+	CodeNoRoles              = "recipe-no-roles"
 	alTolerance              = 0.005 // golden values carry two decimals
 	sglangLen                = "SGLANG_SIMULATE_ACC_LEN"
 	sglangMethod             = "SGLANG_SIMULATE_ACC_METHOD"
@@ -168,9 +169,26 @@ func Check(r *Recipe, opt Options) *Report {
 			Message: fmt.Sprintf("line %d: key %q is given twice in one mapping; srt-slurm (PyYAML) keeps the last value silently: remove one", d.Line, d.Key)})
 	}
 	for _, v := range r.Variants {
-		rep.Variants = append(rep.Variants, checkVariant(v, opt, r.Schema))
+		vr := checkVariant(v, opt, r.Schema)
+		if len(v.Roles) == 0 {
+			vr.Findings = append([]Finding{noRoles(r, v)}, vr.Findings...)
+		}
+		rep.Variants = append(rep.Variants, vr)
 	}
 	return rep
+}
+
+// noRoles is the error for a variant that deploys nothing: srtctl
+// (core/config.py expand of base + override_*) validates each merged variant
+// as a whole job config, so one without a backend or roles is refused
+// there, and a check that finds nothing in it must not read as a pass.
+func noRoles(r *Recipe, v *Variant) Finding {
+	why := "no backend or roles"
+	if r.EmptyBase {
+		why = "no backend or roles (base is empty and nothing adds them)"
+	}
+	return Finding{Code: CodeNoRoles, Severity: SeverityError,
+		Message: fmt.Sprintf("%s: variant %s defines %s: there is no server to check or deploy. Give base the full recipe (model, backend or roles, benchmark) that the overrides change", r.File, v.Name, why)}
 }
 
 type checker struct {

@@ -15,6 +15,8 @@ type Recipe struct {
 	Variants []*Variant
 	// Duplicates are keys given twice in one mapping (the last one wins).
 	Duplicates []Duplicate
+	// EmptyBase: an override file whose base is an empty mapping.
+	EmptyBase bool
 }
 
 // SplitSelector splits "file.yaml:override_x" into the file and the
@@ -73,7 +75,8 @@ func Parse(file string, data []byte, selector string) (*Recipe, error) {
 		}
 		r.Schema = n
 	}
-	if root.Fields["base"] != nil {
+	if b := root.Fields["base"]; b != nil {
+		r.EmptyBase = b.Kind == Map && len(b.Fields) == 0
 		if r.Schema == 1 && root.Fields["schema"] == nil {
 			r.Schema = 2 // srtctl detects override files by their base key
 		}

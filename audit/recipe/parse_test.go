@@ -395,3 +395,35 @@ func TestCUDAGraphResolution(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyBase: an override file whose base is {} deploys nothing in any
+// variant that adds no roles: an error naming the file, not "no findings".
+func TestEmptyBase(t *testing.T) {
+	for _, tc := range []struct {
+		src, sel string
+		want     int // recipe-no-roles errors
+	}{
+		{"schema: 2\nbase: {}\n", "base", 1},
+		{"base: {}\noverride_a:\n  name: x\n", "", 1},
+		{"base: {}\noverride_a: {name: x, engine: sglang, roles: {agg: {args: {x: 1}}}}\n", "", 0},
+	} {
+		r, err := Parse("empty.yaml", []byte(tc.src), tc.sel)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.src, err)
+		}
+		n := 0
+		for _, v := range Check(r, Options{}).Variants {
+			for _, f := range v.Findings {
+				if f.Code == CodeNoRoles {
+					n++
+					if f.Severity != SeverityError || !strings.HasPrefix(f.Message, "empty.yaml: variant ") {
+						t.Errorf("%q: %+v", tc.src, f)
+					}
+				}
+			}
+		}
+		if n != tc.want {
+			t.Errorf("%q: %d recipe-no-roles errors, want %d", tc.src, n, tc.want)
+		}
+	}
+}

@@ -29,6 +29,7 @@ const (
 	CodeNoDraftRole     = "no-speculative-role"
 	CodeEngineNoAudit   = "engine-precision-not-modelled"
 	CodeProhibitedShown = "worker-env-prohibited"
+	CodeModelMismatch   = "model-mismatch"
 )
 
 // Input is what a review reads.
@@ -217,6 +218,9 @@ func Build(in Input) (*Report, error) {
 			}
 		}
 		v.Audit = ar
+		if f, ok := modelMismatch(rv.ModelNames, ar); ok {
+			v.Findings = append(v.Findings, f)
+		}
 		if len(in.Logs) > 0 && gen.Spec.DraftLength > 0 {
 			if col, err := enginelog.ReadFiles(in.Logs, gen.Spec.DraftLength); err == nil && vr.Roles != nil {
 				for _, rr := range vr.Roles {
@@ -229,6 +233,33 @@ func Build(in Input) (*Report, error) {
 		rep.Variants = append(rep.Variants, v)
 	}
 	return rep, nil
+}
+
+// modelMismatch is an error when the model the recipe serves and the
+// checkpoint's config (architectures, model_type) belong to different
+// families: the audit and the golden AL would then describe another model.
+// Names or configs of no known family are not compared.
+func modelMismatch(names []string, ar *audit.Report) (finding.Finding, bool) {
+	if ar == nil || ar.Family == "" || ar.Family == audit.FamilyOther {
+		return finding.Finding{}, false
+	}
+	for _, n := range names {
+		fam := audit.FamilyOfName(n)
+		if fam == audit.FamilyOther {
+			continue
+		}
+		if fam == ar.Family {
+			return finding.Finding{}, false
+		}
+		arch := ""
+		if ar.Checkpoint != nil && ar.Checkpoint.Config != nil {
+			arch = strings.Join(ar.Checkpoint.Config.Architectures, ", ")
+		}
+		return finding.Finding{Code: CodeModelMismatch, Severity: finding.Error,
+			Message: fmt.Sprintf("the recipe serves %s (%s family) but the checkpoint %s is a %s model (architectures %s): the audit and the golden AL would describe another model than the one served. Pass the checkpoint the recipe serves",
+				n, fam, ar.Dir, ar.Family, arch)}, true
+	}
+	return finding.Finding{}, false
 }
 
 // auditConfig is the audit of the generation role's launch: its engine,

@@ -75,3 +75,23 @@ func TestVariantProblemsAndProhibited(t *testing.T) {
 		t.Error("an empty variant has problems")
 	}
 }
+
+func TestModelMismatch(t *testing.T) {
+	for _, tc := range []struct {
+		names  []string
+		family string
+		want   bool
+	}{
+		{[]string{"Qwen/Qwen3.5-397B-A17B"}, audit.FamilyDeepSeek, true},
+		{[]string{"nvidia/Qwen3.5-397B-A17B-NVFP4"}, audit.FamilyQwen35, false},
+		{[]string{"model", "deepseek-ai/DeepSeek-R1-0528"}, audit.FamilyQwen35, true}, // an alias names no family
+		{[]string{"moonshotai/Kimi-K2.5"}, audit.FamilyDeepSeek, false},               // Kimi is DeepSeek-V3-shaped
+		{[]string{"my-model"}, audit.FamilyDeepSeek, false},
+		{[]string{"Qwen/Qwen3.5-397B-A17B"}, audit.FamilyOther, false},
+	} {
+		_, got := modelMismatch(tc.names, &audit.Report{Family: tc.family})
+		if got != tc.want {
+			t.Errorf("%v vs %s: mismatch %v, want %v", tc.names, tc.family, got, tc.want)
+		}
+	}
+}

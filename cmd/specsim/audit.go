@@ -119,15 +119,11 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "specsim audit: --engine %q: want %s\n", *engine, joinQuoted(audit.Engines()))
 		return exitBadInput
 	}
-	if *ep < 1 || *dp < 1 {
-		fmt.Fprintln(stderr, "specsim audit: --ep and --dp must be at least 1")
-		return exitBadInput
-	}
 	cfg := audit.Config{
 		Options: audit.Options{Engine: e, DraftQuantization: *draftQuant, Env: env, MoEBackend: *moeBackend, TargetMoEBackend: *targetMoE},
 		TP:      tps, EP: *ep, DP: *dp, DPLMHead: *dpLMHead, LogPath: *logPath,
 	}
-	if err := cfg.Options.Validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		fmt.Fprintln(stderr, "specsim audit:", err)
 		return exitBadInput
 	}

@@ -181,3 +181,52 @@ func TestAuditLog(t *testing.T) {
 		t.Errorf("want a warning that line 4 looks quantized: %+v", doc.Findings)
 	}
 }
+
+// TestAuditShardOutsideDir: an index naming "../../etc/passwd" is a
+// readable index with a wrong entry, so the audit goes on, reports
+// shard-outside-dir (error) and exits 1, as a symlink leaving the directory
+// does (SECURITY.md, promise 4); exit 2 is for input the audit cannot read.
+func TestAuditShardOutsideDir(t *testing.T) {
+	dir := qwenFixture(t)
+	p := filepath.Join(dir, "model.safetensors.index.json")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var idx map[string]any
+	if err := json.Unmarshal(b, &idx); err != nil {
+		t.Fatal(err)
+	}
+	wm := idx["weight_map"].(map[string]any)
+	wm["model.norm.weight"] = "../../etc/passwd"
+	if b, err = json.Marshal(idx); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI("audit", dir)
+	if code != exitFindings || !strings.Contains(out, "shard-outside-dir") || !strings.Contains(out, `"../../etc/passwd"`) {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and a shard-outside-dir finding naming the path", code, out, errs)
+	}
+}
+
+// TestAuditParallelBounds: --dp and --ep are bounded like --tp (1..4096),
+// exit 2 naming the flag, before any memory row is skipped.
+func TestAuditParallelBounds(t *testing.T) {
+	dir := qwenFixture(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--dp", "99999999999"}, "--dp 99999999999: want 1 to 4096"},
+		{[]string{"--dp", "0"}, "--dp 0: want 1 to 4096"},
+		{[]string{"--ep", "4097"}, "--ep 4097: want 1 to 4096"},
+		{[]string{"--tp", "4097"}, "--tp"},
+	} {
+		code, out, errs := runCLI(append([]string{"audit", dir}, tc.args...)...)
+		if code != exitBadInput || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want exit 2 with %q\n%s", tc.args, code, errs, tc.want, out)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/specsim/specsim/audit/enginelog"
 	"github.com/specsim/specsim/audit/measured"
@@ -312,7 +313,8 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	file, reports, skipped, err := simulate.Calibrate(ms, simulate.CalibrateOptions{Sim: mf.sim, Params: names, Env: env})
+	file, reports, skipped, err := simulate.Calibrate(ms, simulate.CalibrateOptions{Sim: mf.sim, Params: names, Env: env,
+		Progress: progressPrinter(stderr, "specsim calibrate", "steps", time.Now)})
 	skipped = append(skips, skipped...)
 	var unid *simulate.UnidentifiableError
 	if err != nil && !errors.As(err, &unid) {

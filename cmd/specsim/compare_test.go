@@ -208,3 +208,26 @@ func TestCompareAddsLogMetrics(t *testing.T) {
 		t.Errorf("logs with three points: exit %d, %s", code, errb.String())
 	}
 }
+
+// TestCompareREADMEExample: the README's compare example runs on the
+// repository's fixture, and a point it cannot model says which --set key
+// fixes it (compare has no --precision flag).
+func TestCompareREADMEExample(t *testing.T) {
+	const f = "../../audit/measured/testdata/aiperf_profile_export_aiperf.json"
+	code, out, errs := runCLI("compare", "--set", "gpu=h200,topology=agg:tp8,model=DeepSeek-R1,precision=fp8,steps=3,al=2.4", f)
+	if code != exitOK || !strings.Contains(out, "1 measured points compared, 0 skipped") {
+		t.Errorf("README example: exit %d\n%s%s", code, out, errs)
+	}
+	for _, tc := range []struct{ set, want string }{
+		{"gpu=h200,topology=agg:tp8,model=DeepSeek-R1,steps=3,al=2.4", "precision fp4: h200 has no FP4 tensor cores"},
+		{"gpu=h200,topology=agg:tp8,model=DeepSeek-R1,precision=fp8,steps=3", "give it with --set al=..."},
+	} {
+		_, out, errs := runCLI("compare", "--set", tc.set, f)
+		if !strings.Contains(out+errs, tc.want) || strings.Contains(out+errs, "--precision") {
+			t.Errorf("--set %s: want %q and no --precision\n%s%s", tc.set, tc.want, out, errs)
+		}
+	}
+	if _, out, errs := runCLI("compare", "--set", "gpu=h200,topology=agg:tp8,model=DeepSeek-R1,steps=3,al=2.4", f); !strings.Contains(out+errs, "--set precision=") {
+		t.Errorf("the fp4 skip does not name --set precision=\n%s%s", out, errs)
+	}
+}

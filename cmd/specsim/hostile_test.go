@@ -108,8 +108,10 @@ func TestHostileInput(t *testing.T) {
 		{[]string{"kernels", "predict", "--op", "moe", "--tokens", "8", "--experts", "64", "--topk", "8", "--hidden", "64", "--inter", "64", "--skew", "NaN"}, exitBadInput, "--skew"},
 		{[]string{"kernels", "predict", "--op", "collective", "--collective", "allreduce", "--gpus", "8", "--bytes", "Inf"}, exitBadInput, "--bytes"},
 		// Skewed routing over a hundred billion experts once allocated a
-		// table per expert; it is priced without one.
-		{[]string{"kernels", "predict", "--op", "moe", "--tokens", "8", "--experts", "99999999999", "--topk", "8", "--hidden", "64", "--inter", "64", "--skew", "1"}, exitOK, ""},
+		// table per expert; it is priced without one up to the flag bound
+		// (2^27) and refused past it.
+		{[]string{"kernels", "predict", "--op", "moe", "--tokens", "8", "--experts", "134217728", "--topk", "8", "--hidden", "64", "--inter", "64", "--skew", "1"}, exitOK, ""},
+		{[]string{"kernels", "predict", "--op", "moe", "--tokens", "8", "--experts", "99999999999", "--topk", "8", "--hidden", "64", "--inter", "64", "--skew", "1"}, exitBadInput, "--experts 99999999999: want 0..134217728"},
 
 		{[]string{"audit", f["fifo"]}, exitBadInput, f["fifo"]},
 		{[]string{"audit", f["empty"]}, exitBadInput, f["empty"]},

@@ -83,6 +83,34 @@ type shapeFlags struct {
 	skew                     float64
 	prefill, mla, noIntermed bool
 	gdnMode, stateDType      string
+	dims                     []dimFlag // the dimension flags, in flag order
+}
+
+type dimFlag struct {
+	name string
+	p    *int
+}
+
+// maxShapeDim bounds every shape flag: 2^27 = 134,217,728 is the bound the
+// audit puts on max_position_embeddings (audit/model/bounds.go), the largest
+// dimension a model config may carry; a token count, width or head count
+// beyond it prices no real forward. --n of copy counts bytes instead, up to
+// kernels' table bound of 2^40.
+const maxShapeDim = 1 << 27
+
+// checkDims rejects shape flags out of bounds; head counts that do not
+// group are the kernels package's ShapeError.
+func (s *shapeFlags) checkDims(op string) error {
+	for _, d := range s.dims {
+		limit := maxShapeDim
+		if d.name == "n" && op == "copy" {
+			limit = 1 << 40
+		}
+		if *d.p < 0 || *d.p > limit {
+			return fmt.Errorf("--%s %d: want 0..%d", d.name, *d.p, limit)
+		}
+	}
+	return nil
 }
 
 func addShapeFlags(fs *flag.FlagSet) *shapeFlags {
@@ -103,6 +131,7 @@ func addShapeFlags(fs *flag.FlagSet) *shapeFlags {
 		{"kv-heads", &r.KVHeads, "KV heads (GDN: key heads)"}, {"head-dim", &r.HeadDim, "head dimension"},
 	} {
 		fs.IntVar(d.p, d.name, 0, d.help)
+		s.dims = append(s.dims, dimFlag{d.name, d.p})
 	}
 	fs.IntVar(&s.gpus, "gpus", 0, "collective: GPUs taking part")
 	fs.Float64Var(&s.bytes, "bytes", 0, "collective: per-GPU message in bytes")
@@ -324,6 +353,9 @@ func predictOne(c *kernels.Coster, op string, s *shapeFlags) (kernelPrediction, 
 	dt, err := kernels.ParseDType(s.dtype)
 	if err != nil {
 		return kernelPrediction{}, fmt.Errorf("--dtype: %v", err)
+	}
+	if err := s.checkDims(strings.ToLower(op)); err != nil {
+		return kernelPrediction{}, err
 	}
 	q := kernels.OpQuery{Row: s.row, Collective: s.collective, Bytes: s.bytes, GPUs: s.gpus,
 		MoEKernel: kernels.MoEKernel(s.moeKernel), Skew: s.skew, Prefill: s.prefill, MLA: s.mla,

@@ -220,3 +220,26 @@ func TestKernelsBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelsPredictShapeBounds: head counts that do not group and
+// dimensions past 2^27 (134217728) exit 2 naming the flag; a GQA-shaped
+// GDN (16 value heads over 4 key heads) still prices.
+func TestKernelsPredictShapeBounds(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--op", "gdn", "--batch", "1", "--q-len", "1", "--heads", "16", "--kv-heads", "3", "--head-dim", "128"}, "v_heads 16 not divisible by kv_heads 3 (--heads --kv-heads)"},
+		{[]string{"--op", "attention", "--batch", "1", "--q-len", "1", "--kv-len", "1024", "--heads", "32", "--kv-heads", "5", "--head-dim", "128"}, "heads 32 not divisible by kv_heads 5 (--heads --kv-heads)"},
+		{[]string{"--op", "gemm", "--m", "99999999999", "--n", "4096", "--k", "4096"}, "--m 99999999999: want 0..134217728"},
+		{[]string{"--op", "gemm", "--m", "1", "--n", "4096", "--k", "134217729"}, "--k 134217729: want 0..134217728"},
+	} {
+		code, _, errs := runCLI(append([]string{"kernels", "predict"}, tc.args...)...)
+		if code != exitBadInput || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errs, tc.want)
+		}
+	}
+	if code, _, errs := runCLI("kernels", "predict", "--op", "gdn", "--batch", "1", "--q-len", "1", "--heads", "16", "--kv-heads", "4", "--head-dim", "128"); code != exitOK {
+		t.Errorf("16 heads over 4: exit %d: %s", code, errs)
+	}
+}

@@ -48,10 +48,11 @@ type queryFlags struct {
 	calPath  string
 	catalog  *gpuCatalogFlag
 	golden   *goldenFlags
+	fs       *flag.FlagSet
 }
 
 func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
-	f := &queryFlags{}
+	f := &queryFlags{fs: fs}
 	q := &f.q
 	fs.StringVar(&q.Model, "model", "Qwen3.5-397B-A17B", "model preset, hub name (e.g. nvidia/Qwen3.5-397B-A17B-NVFP4) or checkpoint directory")
 	fs.StringVar(&q.Precision, "precision", "fp4", "target weight precision: fp4 | fp8 | bf16 (parts the real releases keep in BF16 stay BF16)")
@@ -154,6 +155,12 @@ func (f *queryFlags) resolve() (*simulate.Resolved, error) {
 	if q.Cached != 0 && q.Workload != "fixed" {
 		return nil, errors.New("--cached applies to --isl/--osl workloads; use --agentx cache-hit=... for agentx")
 	}
+	if q.Workload != "fixed" && flagSet(f.fs, "range-ratio") {
+		return nil, errors.New("--range-ratio applies to --isl/--osl workloads; agentx takes its lengths from the traces (or --agentx isl-*/osl-* for agentx-synthetic)")
+	}
+	if q.Spec == "none" && (q.AL != 0 || q.Histogram != "") {
+		return nil, errors.New("--al and --histogram set the draft's acceptance: they need --spec mtp")
+	}
 	curves, err := f.golden.load()
 	if err != nil {
 		return nil, err
@@ -163,6 +170,12 @@ func (f *queryFlags) resolve() (*simulate.Resolved, error) {
 		return nil, err
 	}
 	return q.Resolve(curves, catalog)
+}
+
+// flagSet reports whether the command line set the flag.
+func flagSet(fs *flag.FlagSet, name string) (set bool) {
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // stepRange parses --steps: "" (def), "K" or "A-B".
@@ -255,7 +268,9 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "specsim predict:", err)
 			return exitBadInput
 		}
-		if err := writeJSON(stdout, predictionJSON{Result: out, Band: band, Calibration: calibrationNote(res)}); err != nil {
+		in := res.Inputs(topo, *conc, k)
+		in.Version = specsimVersion()
+		if err := writeJSON(stdout, predictionJSON{Inputs: in, Result: out, Band: band, Calibration: calibrationNote(res)}); err != nil {
 			fmt.Fprintln(stderr, "specsim predict:", flagError(err))
 			return exitBadInput
 		}
@@ -271,6 +286,7 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 // predictionJSON is predict's JSON: the result's keys, its band and the
 // calibration applied.
 type predictionJSON struct {
+	Inputs simulate.Inputs `json:"inputs"`
 	*simulate.Result
 	Band        simulate.Band `json:"band"`
 	Calibration string        `json:"calibration,omitempty"`
@@ -323,6 +339,7 @@ func printPrediction(w io.Writer, r *simulate.Resolved, p *simulate.Result, form
 	t.add("E2E normalized interactivity", f1(p.NormalizedInteractivity), "", "tok/s/user (1 / p90 of E2EL/OSL)")
 	t.add("mean decode batch", f1(p.DecodeBatch), "", "requests")
 	t.write(w, format)
+	markdownBreak(w, format)
 	fmt.Fprintf(w, "band: ±%.0f%% throughput, ±%.0f%% latency; %s\n\n", 100*band.Relative.Throughput, 100*band.Relative.Latency, band.Source)
 	s := p.StepMS
 	st := &table{header: []string{"decode iteration", ">ms", ">share"}}
@@ -347,6 +364,7 @@ func printPrediction(w io.Writer, r *simulate.Resolved, p *simulate.Result, form
 	row("  of which host", s.OverheadSplit.Host)
 	row("total", s.Total)
 	st.write(w, format)
+	markdownBreak(w, format)
 	for _, n := range s.Sources {
 		fmt.Fprintln(w, "  source:", n)
 	}
@@ -379,7 +397,16 @@ func printLimits(w io.Writer, p *simulate.Result, format format) {
 		}
 	}
 	lt.write(w, format)
+	markdownBreak(w, format)
 	for _, n := range notes {
 		fmt.Fprintln(w, "note:", n)
+	}
+}
+
+// markdownBreak ends a Markdown table that text follows: GitHub reads a
+// line right under a table as one more row.
+func markdownBreak(w io.Writer, f format) {
+	if f == formatMarkdown {
+		fmt.Fprintln(w)
 	}
 }

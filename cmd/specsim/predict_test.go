@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -61,6 +62,11 @@ func TestPredictErrors(t *testing.T) {
 		{[]string{"--steps", "65"}, "draft length 0..64"},
 		{[]string{"--isl", "1024"}, "both positive"},
 		{[]string{"--model", "DeepSeek-V3"}, "pass --al"},
+		// set and silently ignored before: --steps with --spec none and
+		// --cached with agentx already were errors
+		{[]string{"--spec", "none", "--al", "3", "--isl", "1024", "--osl", "128"}, "--al and --histogram set the draft's acceptance: they need --spec mtp"},
+		{[]string{"--range-ratio", "0.5"}, "--range-ratio applies to --isl/--osl workloads"},
+		{[]string{"--workload", "agentx-synthetic", "--range-ratio", "0.8"}, "--range-ratio applies to --isl/--osl workloads"},
 	} {
 		var out, errb bytes.Buffer
 		code := run(append([]string{"predict"}, c.args...), &out, &errb)
@@ -163,6 +169,49 @@ func TestPredictCatalogAndCurves(t *testing.T) {
 		errb.Reset()
 		if code := run([]string{cmd, "--gpu-catalog", filepath.Join(dir, "missing.yaml")}, &out, &errb); code != exitBadInput || !strings.Contains(errb.String(), "missing.yaml") {
 			t.Errorf("%s --gpu-catalog missing: exit %d, %s", cmd, code, errb.String())
+		}
+	}
+}
+
+// TestPredictJSONInputs: --json echoes what was predicted under "inputs",
+// with the keys written in simulate.Inputs' tags. k=3 on the Qwen3.5 golden
+// curve (thinking on) is AL 3.39 (golden/data, TestPredictJSON).
+func TestPredictJSONInputs(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"predict", "--gpu", "b200", "--isl", "1024", "--osl", "256", "--conc", "4", "--steps", "3", "--requests", "24", "--seed", "7", "--json"}, &out, &errb)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var m struct {
+		Inputs map[string]any `json:"inputs"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"model": "Qwen3.5-397B-A17B", "gpu": "b200", "precision": "fp4", "engine": "sglang", "topology": "agg:tp2",
+		"conc": 4.0, "spec": "mtp", "k": 3.0, "al": 3.39, "method": "sglang-match-expected", "thinking": "on", "seed": 7.0,
+		"workload": map[string]any{"name": "fixed", "isl": 1024.0, "osl": 256.0, "cached": 0.0, "range_ratio": 0.8}}
+	for k, v := range want {
+		if !reflect.DeepEqual(m.Inputs[k], v) {
+			t.Errorf("inputs.%s = %#v, want %#v", k, m.Inputs[k], v)
+		}
+	}
+	if v, _ := m.Inputs["version"].(string); v == "" {
+		t.Errorf("inputs.version empty: %v", m.Inputs)
+	}
+}
+
+// TestPredictMarkdownTablesEnd: GitHub reads a non-blank line right under a
+// table as one more row, so every table ends with a blank line.
+func TestPredictMarkdownTablesEnd(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"predict", "--gpu", "b200", "--isl", "1024", "--osl", "256", "--conc", "4", "--requests", "24", "--format", "markdown"}, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	lines := strings.Split(out.String(), "\n")
+	for i := 1; i < len(lines); i++ {
+		if strings.HasPrefix(lines[i-1], "|") && lines[i] != "" && !strings.HasPrefix(lines[i], "|") {
+			t.Errorf("line %d %q follows a table row without a blank line", i+1, lines[i])
 		}
 	}
 }

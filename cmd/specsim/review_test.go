@@ -166,3 +166,26 @@ func TestAuditHub(t *testing.T) {
 		t.Errorf("missing repo: exit %d", code)
 	}
 }
+
+// TestReviewModelMismatch: a Qwen3.5 recipe reviewed against a DeepSeek
+// checkpoint (config architectures DeepseekV3ForCausalLM) is an error.
+func TestReviewModelMismatch(t *testing.T) {
+	dir := t.TempDir()
+	const cfg = "../../testdata/configs/nvidia--DeepSeek-V3.1-NVFP4"
+	if _, _, err := checkpointtest.WriteFromConfigs(dir, checkpointtest.DeepSeekV3NVFP4, cfg+"_config.json", cfg+"_hf_quant_config.json",
+		checkpointtest.Options{MainLayers: 2, Shards: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkpointtest.RemoveShards(dir); err != nil {
+		t.Fatal(err)
+	}
+	const r = "../../testdata/recipes/schema2_qwen3.5_sglang_gb300-fp4_agentx_agg-variants.yaml:override_c1"
+	code, out, errs := runCLI("review", "--recipe", r, "--checkpoint", dir)
+	if code != exitFindings || !strings.Contains(out, "model-mismatch") || !strings.Contains(out, "qwen3.5 family") || !strings.Contains(out, "deepseek model") {
+		t.Errorf("exit %d, want 1 with a model-mismatch error\n%s%s", code, out, errs)
+	}
+	// The same recipe on its own model's checkpoint has no such finding.
+	if code, out, _ := runCLI("review", "--recipe", r, "--checkpoint", indexOnlyQwen(t)); code != exitOK || strings.Contains(out, "model-mismatch") {
+		t.Errorf("Qwen3.5 checkpoint: exit %d\n%s", code, out)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -110,5 +111,36 @@ func TestSampleBadInput(t *testing.T) {
 		if code != exitBadInput || !strings.Contains(errOut, tt.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tt.args, code, errOut, tt.want)
 		}
+	}
+}
+
+// TestREADMEFigures: figures the README quotes are what the tool and the
+// repository give (the sample means drifted to 4.8020, the corpus to
+// "519 KB").
+func TestREADMEFigures(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI("sample", "--model", "qwen3.5", "--steps", "6", "--method", "sglang-match-expected", "--batch", "64", "--iterations", "20000", "--seed", "1", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var s struct {
+		MeanAL float64 `json:"mean_al"`
+	}
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("match-expected %.4f", s.MeanAL); !strings.Contains(string(readme), want) {
+		t.Errorf("README lacks %q", want)
+	}
+	st, err := os.Stat("../../simulate/agentx/data/kv-cache-tester.agx.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := st.Size()
+	if want := fmt.Sprintf("kv-cache-tester.agx.gz` (%d,%03d bytes)", n/1000, n%1000); !strings.Contains(string(readme), want) {
+		t.Errorf("README lacks %q", want)
 	}
 }
