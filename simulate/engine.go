@@ -175,7 +175,7 @@ func NewEngine(m *Model, g *kernels.GPU, p Parallel, c EngineConfig) (*Engine, e
 		engine = "sglang"
 	}
 	if c.Precision == FP4 && g.Peak["nvfp4"] == 0 {
-		return nil, fmt.Errorf("%s has no FP4 tensor cores: NVFP4 weights need Blackwell (B200, B300, GB200, GB300); use --precision fp8", g.Name)
+		return nil, &Error{Field: "Precision", Value: string(FP4), Reason: fmt.Sprintf("%s has no FP4 tensor cores: NVFP4 weights need Blackwell (B200, B300, GB200, GB300); use fp8", g.Name)}
 	}
 	launch := kernels.MoELaunch{Engine: engine, Backend: c.MoEBackend, SpecBackend: c.SpecMoEBackend, GPUArch: g.Arch}
 	tc, err := kernels.ResolveTargetMoE(launch, e.Target.Experts)

@@ -140,7 +140,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageExit(err)
 	}
-	fail := func(err error) int { fmt.Fprintln(stderr, "specsim compare:", err); return exitBadInput }
+	fail := func(err error) int { fmt.Fprintln(stderr, "specsim compare:", flagError(err)); return exitBadInput }
 	format, err := ff.resolve()
 	if err != nil {
 		return fail(err)
@@ -168,6 +168,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	setFlagSkips(c.Skipped)
 	c.Skipped = append(skips, c.Skipped...)
 	if len(c.Rows) == 0 {
 		for _, s := range c.Skipped {
@@ -280,7 +281,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageExit(err)
 	}
-	fail := func(err error) int { fmt.Fprintln(stderr, "specsim calibrate:", err); return exitBadInput }
+	fail := func(err error) int { fmt.Fprintln(stderr, "specsim calibrate:", flagError(err)); return exitBadInput }
 	format, err := ff.resolve()
 	if err != nil {
 		return fail(err)
@@ -313,6 +314,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	file, reports, skipped, err := simulate.Calibrate(ms, simulate.CalibrateOptions{Sim: mf.sim, Params: names, Env: env})
+	setFlagSkips(skipped)
 	skipped = append(skips, skipped...)
 	var unid *simulate.UnidentifiableError
 	if err != nil && !errors.As(err, &unid) {

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/specsim/specsim/simulate"
 	"github.com/specsim/specsim/simulate/acceptance"
@@ -26,6 +27,9 @@ var queryFlagNames = map[string]string{
 	// The server flags (--prefill-max-running, --hicache-*, ...) name
 	// themselves in ServerConfig's errors.
 	"Server": "server flags",
+	// Not Query fields: CalibrateOptions' and Compare's, and a measured
+	// deployment's keys ("Deployment.gpu"), which --set supplies.
+	"Sim": "--sim", "Params": "--params", "Deployment": "--set",
 }
 
 // plotFlagError names --plot in a chart's refusal of its file name.
@@ -39,8 +43,9 @@ func plotFlagError(err error) error {
 
 // flagError restates a library error about a setting in terms of the flag
 // that sets it: acceptance.Error fields are the flag names without "--",
-// simulate.Error fields are Query field names. An error without a value is
-// about a missing setting, and says to pass the flag.
+// simulate.Error fields are Query field names. A field "Field.key" is the
+// key of a key=value flag, restated as "--flag key=value". An error without
+// a value is about a missing setting, and says to pass the flag.
 func flagError(err error) error {
 	var field, value, reason string
 	var ae *acceptance.Error
@@ -49,16 +54,44 @@ func flagError(err error) error {
 	case errors.As(err, &ae):
 		field, value, reason = "--"+ae.Field, ae.Value, ae.Reason
 	case errors.As(err, &se):
-		field, value, reason = se.Field, se.Value, se.Reason
-		if f, ok := queryFlagNames[se.Field]; ok {
-			field = f
-		}
+		field, value, reason = flagName(queryFlagNames, se.Field), se.Value, se.Reason
 	default:
 		return err
 	}
-	if value == "" {
+	flag, key, pair := strings.Cut(field, ".")
+	switch {
+	case pair && value == "":
+		return fmt.Errorf("%s %s: %s; pass %s %s=...", flag, key, reason, flag, key)
+	case pair:
+		return fmt.Errorf("%s %s=%s: %s", flag, key, value, reason)
+	case value == "":
 		// A setting that is needed and missing.
 		return fmt.Errorf("%s: %s; pass %s", field, reason, field)
 	}
 	return fmt.Errorf("%s %s: %s", field, value, reason)
+}
+
+// flagName is the flag of a field in names, keeping a ".key" suffix:
+// "AgentX.duration" is "--agentx.duration". An unmapped field stays as is.
+func flagName(names map[string]string, field string) string {
+	head, key, pair := strings.Cut(field, ".")
+	f, ok := names[head]
+	switch {
+	case !ok:
+		return field
+	case pair:
+		return f + "." + key
+	}
+	return f
+}
+
+// setFlagSkips restates why measured points were skipped where a
+// deployment key is missing, as the --set that supplies it.
+func setFlagSkips(skips []simulate.Skipped) {
+	for i, s := range skips {
+		var se *simulate.Error
+		if errors.As(s.Err, &se) && strings.HasPrefix(se.Field, "Deployment.") {
+			skips[i].Reason = flagError(s.Err).Error()
+		}
+	}
 }
