@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/specsim/specsim/audit"
+	"github.com/specsim/specsim/audit/measured"
+	"github.com/specsim/specsim/golden"
+	"github.com/specsim/specsim/kernels"
 	"github.com/specsim/specsim/simulate"
 	"github.com/specsim/specsim/simulate/acceptance"
 	"github.com/specsim/specsim/simulate/chart"
@@ -32,6 +36,14 @@ var queryFlagNames = map[string]string{
 	"Sim": "--sim", "Params": "--params", "Deployment": "--set",
 }
 
+// The fields of the other packages' setting errors, and their flags.
+var (
+	goldenFlagNames   = map[string]string{"DraftModel": "--draft-model"}
+	kernelsFlagNames  = map[string]string{"GPU": "--gpu"}
+	auditFlagNames    = map[string]string{"DraftQuantization": "--draft-quantization"}
+	measuredFlagNames = map[string]string{"Deployment": "--set"}
+)
+
 // plotFlagError names --plot in a chart's refusal of its file name.
 func plotFlagError(err error) error {
 	var fe *chart.FormatError
@@ -43,16 +55,31 @@ func plotFlagError(err error) error {
 
 // flagError restates a library error about a setting in terms of the flag
 // that sets it: acceptance.Error fields are the flag names without "--",
-// simulate.Error fields are Query field names. A field "Field.key" is the
-// key of a key=value flag, restated as "--flag key=value". An error without
-// a value is about a missing setting, and says to pass the flag.
+// simulate.Error fields are Query field names, the other packages' Error
+// fields are mapped by their own tables. The packages' errors are looked
+// for before simulate's, which may wrap one (a --kernel-table measured on
+// another GPU). A field "Field.key" is the key of a key=value flag,
+// restated as "--flag key=value". An error without a value is about a
+// missing setting, and says to pass the flag.
 func flagError(err error) error {
 	var field, value, reason string
 	var ae *acceptance.Error
+	var ge *golden.Error
+	var ke *kernels.Error
+	var aue *audit.Error
+	var me *measured.Error
 	var se *simulate.Error
 	switch {
 	case errors.As(err, &ae):
 		field, value, reason = "--"+ae.Field, ae.Value, ae.Reason
+	case errors.As(err, &ge):
+		field, value, reason = flagName(goldenFlagNames, ge.Field), ge.Value, ge.Reason
+	case errors.As(err, &ke):
+		field, value, reason = flagName(kernelsFlagNames, ke.Field), ke.Value, ke.Reason
+	case errors.As(err, &aue):
+		field, value, reason = flagName(auditFlagNames, aue.Field), aue.Value, aue.Reason
+	case errors.As(err, &me):
+		field, value, reason = flagName(measuredFlagNames, me.Field), me.Value, me.Reason
 	case errors.As(err, &se):
 		field, value, reason = flagName(queryFlagNames, se.Field), se.Value, se.Reason
 	default:

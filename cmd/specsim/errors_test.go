@@ -7,6 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/specsim/specsim/audit"
+	"github.com/specsim/specsim/audit/measured"
+	"github.com/specsim/specsim/golden"
+	"github.com/specsim/specsim/kernels"
 	"github.com/specsim/specsim/simulate"
 	"github.com/specsim/specsim/simulate/acceptance"
 )
@@ -26,6 +30,12 @@ func TestFlagError(t *testing.T) {
 		{&simulate.Error{Field: "AgentX", Value: "isl-median", Reason: "want key=value"}, "--agentx isl-median: want key=value"},
 		{&simulate.Error{Field: "Deployment.gpu", Reason: "no gpu"}, "--set gpu: no gpu; pass --set gpu=..."},
 		{&simulate.Error{Field: "Unmapped.key", Value: "v", Reason: "r"}, "Unmapped key=v: r"},
+		{&golden.Error{Field: "DraftModel", Reason: "several curves"}, "--draft-model: several curves; pass --draft-model"},
+		{&kernels.Error{Field: "GPU", Value: "h200", Reason: `t.txt was measured on "NVIDIA B200"`}, `--gpu h200: t.txt was measured on "NVIDIA B200"`},
+		// simulate wraps a kernels error: the inner, more exact one names the flag.
+		{&simulate.Error{Field: "KernelTables", Value: "t.txt", Reason: "r", Err: &kernels.Error{Field: "GPU", Value: "h200", Reason: "r2"}}, "--gpu h200: r2"},
+		{&audit.Error{Field: "DraftQuantization", Value: "fp3", Reason: "SGLang accepts fp8"}, "--draft-quantization fp3: SGLang accepts fp8"},
+		{&measured.Error{Field: "Deployment.colour", Value: "red", Reason: "not a deployment key"}, "--set colour=red: not a deployment key"},
 		{fmt.Errorf("plain"), "plain"},
 	} {
 		if got := flagError(tt.err).Error(); got != tt.want {
@@ -45,6 +55,7 @@ func TestFlagError(t *testing.T) {
 func TestCLIErrorsNameTheFlag(t *testing.T) {
 	csv := writeTemp(t, "m.csv", smallCSV+"p4,Qwen3.5-35B-A3B,fp8,,agg:tp1,4,1024,256,1,none,24,1000,,,\n")
 	cal := writeTemp(t, "empty.yaml", "")
+	aic := filepath.Join("..", "..", "kernels", "testdata", "aic", "gemm_perf.txt")
 	for _, tt := range []struct {
 		args []string
 		want string
@@ -58,6 +69,11 @@ func TestCLIErrorsNameTheFlag(t *testing.T) {
 		{[]string{"predict", "--calibration", cal}, "--calibration " + cal + ": empty file"},
 		{[]string{"compare", "--sim", "exact", csv}, "--sim exact: want event or mean-field"},
 		{[]string{"calibrate", "-o", filepath.Join(t.TempDir(), "c.yaml"), "--params", "host_overhead_ms,warp", csv}, `--params host_overhead_ms,warp: "warp" is not a parameter`},
+		{[]string{"compare", "--set", "colour=red", csv}, "--set colour=red: not a deployment key"},
+		{[]string{"golden", "lookup", "--model", "minimaxm3", "--steps", "3"}, "--draft-model: model \"minimaxm3\" has several golden curves"},
+		{[]string{"kernels", "predict", "--gpu", "h200", "--kernel-table", aic, "--op", "copy", "--n", "100"}, `--gpu h200: ` + aic + ` was measured on "NVIDIA B200"`},
+		{[]string{"predict", "--precision", "fp8", "--gpu", "h200", "--topology", "agg:tp8", "--kernel-table", aic}, `--gpu h200: ` + aic + ` was measured on "NVIDIA B200"`},
+		{[]string{"audit", t.TempDir(), "--draft-quantization", "fp3"}, "--draft-quantization fp3: SGLang accepts"},
 	} {
 		code, _, errs := runCLI(tt.args...)
 		if code != exitBadInput || !strings.Contains(errs, tt.want) {
