@@ -15,7 +15,7 @@ func TestOptionsValidate(t *testing.T) {
 		{Options{Engine: EngineSGLang, DraftQuantization: "NVFP4_ONLINE", MoEBackend: "auto"}, ""},
 		{Options{Engine: EngineVLLM, MoEBackend: "marlin"}, ""},
 		{Options{Engine: "sglng"}, `--engine "sglng"`},
-		{Options{Engine: EngineSGLang, DraftQuantization: "fp3"}, `--draft-quantization "fp3"`},
+		{Options{Engine: EngineSGLang, DraftQuantization: "fp3"}, `DraftQuantization fp3: SGLang accepts`},
 		{Options{Engine: EngineVLLM, DraftQuantization: "fp8"}, "no such flag"},
 		// marlin is a vLLM backend in the table, not an SGLang one there
 		{Options{Engine: EngineSGLang, MoEBackend: "marlin"}, `no MoE backend "marlin"`},

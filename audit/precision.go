@@ -53,15 +53,15 @@ var sglangQuantizationChoices = []string{
 }
 
 // Check reports settings the engine would refuse: an unknown
-// --speculative-draft-model-quantization (argparse choices) or MoE runner
-// backend.
+// --speculative-draft-model-quantization (argparse choices), an [*Error]
+// on "DraftQuantization", or MoE runner backend.
 func (o Options) Check() error {
 	if dq := strings.ToLower(strings.TrimSpace(o.DraftQuantization)); dq != "" {
 		if o.Engine != EngineSGLang && o.Engine != "" {
-			return fmt.Errorf("--draft-quantization is SGLang's --speculative-draft-model-quantization; %s has no such flag", o.Engine)
+			return &Error{Field: "DraftQuantization", Value: o.DraftQuantization, Reason: fmt.Sprintf("sets SGLang's --speculative-draft-model-quantization; %s has no such flag", o.Engine)}
 		}
 		if !slices.Contains(sglangQuantizationChoices, dq) {
-			return fmt.Errorf("--draft-quantization %q: SGLang accepts %s", o.DraftQuantization, strings.Join(sglangQuantizationChoices, ", "))
+			return &Error{Field: "DraftQuantization", Value: o.DraftQuantization, Reason: "SGLang accepts " + strings.Join(sglangQuantizationChoices, ", ")}
 		}
 	}
 	engine := o.Engine
@@ -453,4 +453,18 @@ func (e *Effective) resolveBackend(cfg *ModelConfig, mtp *MTP, o Options) {
 	default:
 		e.BackendNote = fmt.Sprintf("%s experts on %q (%s); relative efficiency %.2f", e.Experts, c.Requested, origin, b.Efficiency)
 	}
+}
+
+// Error is a setting of [Options] that cannot be used: Field is the Options
+// field ("DraftQuantization"), Value what it held and Reason what is wrong.
+// A command maps Field to its own flag.
+type Error struct {
+	Field, Value, Reason string
+}
+
+func (e *Error) Error() string {
+	if e.Value == "" {
+		return e.Field + ": " + e.Reason
+	}
+	return fmt.Sprintf("%s %s: %s", e.Field, e.Value, e.Reason)
 }

@@ -13,7 +13,8 @@ import (
 // model. draftModel, when given, picks the curve as InferenceX does (infx
 // curve_name: the _gqa curve when the draft path contains "gqa", else the
 // plain one). A curve name or a full key ("minimax-m3@minimaxm3_eagle3_gqa")
-// names one curve and is never ambiguous.
+// names one curve and is never ambiguous. A name that stays ambiguous is an
+// [*Error] on "DraftModel".
 func (s *Set) Lookup(name, draftModel string) (string, error) {
 	n := strings.ToLower(strings.TrimSpace(name))
 	if e, ok := s.entries[n]; ok && strings.Contains(n, "@") {
@@ -58,7 +59,21 @@ func (s *Set) Lookup(name, draftModel string) (string, error) {
 	for i, e := range sib {
 		names[i] = fmt.Sprintf("%s (curve %s)", e.key, e.stem)
 	}
-	return "", fmt.Errorf("model %q has several golden curves: %s; pass --draft-model with the draft checkpoint (InferenceX reads the _gqa curve when its path contains \"gqa\") or name the curve", name, strings.Join(names, ", "))
+	return "", &Error{Field: "DraftModel", Value: draftModel, Reason: fmt.Sprintf("model %q has several golden curves: %s; name the curve, or pick one by the draft checkpoint (InferenceX reads the _gqa curve when its path contains \"gqa\")", name, strings.Join(names, ", "))}
+}
+
+// Error is an argument of a call that cannot be used as given: Field names
+// the argument ("DraftModel"), Value what it held ("" when missing) and
+// Reason what is wrong. A command maps Field to its own flag.
+type Error struct {
+	Field, Value, Reason string
+}
+
+func (e *Error) Error() string {
+	if e.Value == "" {
+		return e.Field + ": " + e.Reason
+	}
+	return fmt.Sprintf("%s %s: %s", e.Field, e.Value, e.Reason)
 }
 
 // CurveFor is Curve after Lookup.

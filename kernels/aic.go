@@ -270,17 +270,31 @@ func (imp *AICImport) parse(name string, data []byte, devices map[string]bool) e
 	return nil
 }
 
-// CheckDevice reports an error when the files were measured on a device
-// other than the GPU (catalog name, e.g. "b200" for "NVIDIA B200").
+// CheckDevice reports an [*Error] on "GPU" when the files were measured on
+// a device other than the GPU (catalog name, e.g. "b200" for "NVIDIA B200").
 func (imp *AICImport) CheckDevice(gpu string) error {
 	want := normalizeName(gpu)
 	for _, d := range imp.Devices {
 		n := normalizeName(d)
 		if !strings.Contains(n, want) || (strings.HasPrefix(want, "b") && strings.Contains(n, "g"+want)) {
-			return fmt.Errorf("%s: measured on %q, not on %s: pass the matching --gpu", imp.Ops.Name, d, gpu)
+			return &Error{Field: "GPU", Value: gpu, Reason: fmt.Sprintf("%s was measured on %q", imp.Ops.Name, d)}
 		}
 	}
 	return nil
+}
+
+// Error is an argument of a call that cannot be used as given: Field names
+// the argument ("GPU"), Value what it held and Reason what is wrong. A
+// command maps Field to its own flag.
+type Error struct {
+	Field, Value, Reason string
+}
+
+func (e *Error) Error() string {
+	if e.Value == "" {
+		return e.Field + ": " + e.Reason
+	}
+	return fmt.Sprintf("%s %s: %s", e.Field, e.Value, e.Reason)
 }
 
 // CosterFromAIC prices ops on g from an import: its GEMM and attention rows

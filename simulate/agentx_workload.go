@@ -110,10 +110,10 @@ func (tw *TraceWorkload) sample(r *rand.Rand) Request {
 	return tw.usable[r.IntN(len(tw.usable))]
 }
 
-// replayKeys are the --agentx keys that set the client replay.
+// replayKeys are the AgentX keys that set the client replay.
 const replayKeys = "duration, start-min, start-max, warmup-per-lane, system-idle-cap, trace-idle-cap, max-context, max-traces, seed"
 
-// parseReplayKey applies one --agentx key=value to the replay config; it
+// parseReplayKey applies one AgentX key=value to the replay config; it
 // reports false when k is not a replay key.
 func parseReplayKey(c *agentx.Config, k, v string) (bool, error) {
 	v = strings.TrimSpace(v)
@@ -123,13 +123,13 @@ func parseReplayKey(c *agentx.Config, k, v string) (bool, error) {
 		}
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			return 0, fmt.Errorf("--agentx %s=%q: not a number", k, v)
+			return 0, agentXError(k, v, "not a number")
 		}
 		return f, nil
 	}
 	whole := func(f float64, limit float64) (int, error) {
 		if f < 0 || f > limit || f != math.Trunc(f) {
-			return 0, fmt.Errorf("--agentx %s=%q: want a whole number in 0..%g", k, v, limit)
+			return 0, agentXError(k, v, fmt.Sprintf("want a whole number in 0..%g", limit))
 		}
 		return int(f), nil
 	}

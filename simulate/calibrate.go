@@ -53,7 +53,7 @@ func (e *UnidentifiableError) Error() string {
 		}
 		fmt.Fprintf(&b, "%s/%s: %s", r.Entry.GPU, r.Entry.Engine, r.Refused)
 		if len(r.Suggest) > 0 {
-			fmt.Fprintf(&b, "; these points determine --params %s", strings.Join(r.Suggest, ","))
+			fmt.Fprintf(&b, "; these points determine the parameters %s", strings.Join(r.Suggest, ","))
 		} else {
 			b.WriteString("; these points determine none of the parameters")
 		}
@@ -75,11 +75,12 @@ const (
 // leave-one-out errors. Measurements that cannot be modelled are skipped
 // (listed); when the data cannot determine a parameter asked for, it
 // returns an *UnidentifiableError naming the parameters and the largest
-// set the data does determine.
+// set the data does determine. A bad Sim or Params is an [*Error] on that
+// CalibrateOptions field.
 func Calibrate(ms []Measurement, opt CalibrateOptions) (*CalibrationFile, []CalGroupReport, []Skipped, error) {
 	sim := orDefault(opt.Sim, SimEvent)
 	if sim != SimEvent && sim != SimMeanField {
-		return nil, nil, nil, fmt.Errorf("--sim %q: want event or mean-field", sim)
+		return nil, nil, nil, &Error{Field: "Sim", Value: sim, Reason: "want event or mean-field"}
 	}
 	active, err := paramIndices(opt.Params)
 	if err != nil {
@@ -115,7 +116,7 @@ func Calibrate(ms []Measurement, opt CalibrateOptions) (*CalibrationFile, []CalG
 			_, err = runSim(sim, p.r, p.topo, p.conc, p.k)
 		}
 		if err != nil {
-			skipped = append(skipped, Skipped{m.Source, firstLine(err.Error())})
+			skipped = append(skipped, Skipped{m.Source, firstLine(err.Error()), err})
 			total -= 2 // resolved, never fitted
 			tick()
 			continue
@@ -170,7 +171,7 @@ func paramIndices(names []string) ([]int, error) {
 			}
 		}
 		if j < 0 {
-			return nil, fmt.Errorf("--params %q: want some of %s", n, strings.Join(CalParamNames, ", "))
+			return nil, &Error{Field: "Params", Value: strings.Join(names, ","), Reason: fmt.Sprintf("%q is not a parameter: want some of %s", n, strings.Join(CalParamNames, ", "))}
 		}
 		if !seen[j] {
 			seen[j] = true

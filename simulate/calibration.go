@@ -138,23 +138,27 @@ type CalibrationFile struct {
 // maxCalibrationBytes bounds a calibration file read.
 const maxCalibrationBytes = 1 << 20
 
-// LoadCalibration reads and checks a calibration file.
+// LoadCalibration reads and checks a calibration file. Its errors are an
+// [*Error] on the Query field "Calibration", the path as its value.
 func LoadCalibration(path string) (*CalibrationFile, error) {
+	bad := func(err error) error {
+		return &Error{Field: "Calibration", Value: path, Reason: err.Error(), Err: err}
+	}
 	f, _, err := regular.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("--calibration: %w", err)
+		return nil, bad(err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxCalibrationBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("--calibration %s: %w", path, err)
+		return nil, bad(err)
 	}
 	if len(data) > maxCalibrationBytes {
-		return nil, fmt.Errorf("--calibration %s: larger than %d bytes", path, maxCalibrationBytes)
+		return nil, bad(fmt.Errorf("larger than %d bytes", maxCalibrationBytes))
 	}
 	c, err := ParseCalibration(data)
 	if err != nil {
-		return nil, fmt.Errorf("--calibration %s: %w", path, err)
+		return nil, bad(err)
 	}
 	c.Path = path
 	return c, nil
@@ -201,7 +205,8 @@ func ParseCalibration(data []byte) (*CalibrationFile, error) {
 	return &c, nil
 }
 
-// For returns the entry for a GPU (catalog name) and engine.
+// For returns the entry for a GPU (catalog name) and engine; a file without
+// one is an [*Error] on "Calibration".
 func (c *CalibrationFile) For(gpu, engine string) (*CalEntry, error) {
 	engine = strings.ToLower(orDefault(engine, "sglang"))
 	var have []string
@@ -212,7 +217,7 @@ func (c *CalibrationFile) For(gpu, engine string) (*CalEntry, error) {
 		}
 		have = append(have, e.GPU+"/"+e.Engine)
 	}
-	return nil, fmt.Errorf("--calibration %s has no entry for %s/%s (it has %s)", c.Path, gpu, engine, strings.Join(have, ", "))
+	return nil, &Error{Field: "Calibration", Value: c.Path, Reason: fmt.Sprintf("no entry for %s/%s (it has %s)", gpu, engine, strings.Join(have, ", "))}
 }
 
 // Marshal renders the file as YAML.

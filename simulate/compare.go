@@ -39,10 +39,12 @@ type CompareRow struct {
 	BandSource string     `json:"band_source"`
 }
 
-// Skipped is a measured point that was not compared, and why.
+// Skipped is a measured point that was not compared, and why: Err is the
+// error Reason renders, nil where the point was skipped for no error.
 type Skipped struct {
 	Source string `json:"source"`
 	Reason string `json:"reason"`
+	Err    error  `json:"-"`
 }
 
 // MedianError summarizes one metric over the compared points.
@@ -83,13 +85,13 @@ var (
 
 // Compare predicts every measurement's deployment and sets measured and
 // predicted figures side by side. Measurements that cannot be modelled are
-// listed in Skipped with the reason.
+// listed in Skipped with the reason. A bad sim is an [*Error] on "Sim".
 func Compare(ms []Measurement, sim string, cal *CalibrationFile, env Env) (*Comparison, error) {
 	if sim == "" {
 		sim = SimEvent
 	}
 	if sim != SimEvent && sim != SimMeanField {
-		return nil, fmt.Errorf("--sim %q: want event or mean-field", sim)
+		return nil, &Error{Field: "Sim", Value: sim, Reason: "want event or mean-field"}
 	}
 	env, err := env.orDefault()
 	if err != nil {
@@ -103,12 +105,12 @@ func Compare(ms []Measurement, sim string, cal *CalibrationFile, env Env) (*Comp
 	for _, m := range ms {
 		p, err := resolveMeasurement(m, cal, env)
 		if err != nil {
-			c.Skipped = append(c.Skipped, Skipped{m.Source, skipReason(err)})
+			c.Skipped = append(c.Skipped, Skipped{m.Source, skipReason(err), err})
 			continue
 		}
 		res, err := runSim(sim, p.r, p.topo, p.conc, p.k)
 		if err != nil {
-			c.Skipped = append(c.Skipped, Skipped{m.Source, skipReason(err)})
+			c.Skipped = append(c.Skipped, Skipped{m.Source, skipReason(err), err})
 			continue
 		}
 		band, err := BandFor(p.r, res)

@@ -3,8 +3,11 @@ package simulate
 import "fmt"
 
 // Error is a setting of a [Query] that cannot be used: Field is the name of
-// the Query field ("GPUsPerNode", "MoESkew", ...), Value what it held ("" when
-// missing) and Reason what is wrong. A command maps Field to its own flag.
+// the Query field ("GPUsPerNode", "MoESkew", ...), or of the option of the
+// call that took it ("Sim" and "Params" of Calibrate); Value what it held
+// ("" when missing) and Reason what is wrong. A setting made of key=value
+// pairs names the key after a dot: "AgentX.duration", and "Deployment.gpu"
+// for a measured deployment's key. A command maps Field to its own flag.
 type Error struct {
 	Field  string
 	Value  string

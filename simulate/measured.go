@@ -43,13 +43,14 @@ func DefaultQuery() Query {
 // run, with the topology, concurrency and draft length; missing keys keep
 // predict's defaults, except that a measurement must state its GPU,
 // topology and concurrency (a comparison against a guessed deployment
-// would be silently wrong).
+// would be silently wrong). A key that is missing is an [*Error] on
+// "Deployment.KEY" with no value.
 func DeploymentQuery(dep map[string]string, cal *CalibrationFile) (q Query, topo Topology, conc, k int, err error) {
 	q = DefaultQuery()
 	q.Calibration = cal
 	for _, need := range []string{"gpu", "topology", "conc"} {
 		if dep[need] == "" {
-			return q, topo, 0, 0, fmt.Errorf("no %s (give it as a column, or with --set %s=...)", need, need)
+			return q, topo, 0, 0, &Error{Field: "Deployment." + need, Reason: fmt.Sprintf("no %s in the result file (give it as a column)", need)}
 		}
 	}
 	i := func(key string, dst *int) error {
@@ -131,7 +132,7 @@ func DeploymentQuery(dep map[string]string, cal *CalibrationFile) (q Query, topo
 		}
 	default:
 		if steps < 0 {
-			return q, topo, 0, 0, errors.New("spec mtp without steps: the draft length is not in the result file (give --set steps=N)")
+			return q, topo, 0, 0, &Error{Field: "Deployment.steps", Reason: "spec mtp without steps: the draft length is not in the result file"}
 		}
 		if steps == 0 {
 			q.Spec = "none"

@@ -79,7 +79,8 @@ const (
 	BF16 Precision = "bf16"
 )
 
-// ParsePrecision accepts fp4|nvfp4, fp8, bf16.
+// ParsePrecision accepts fp4|nvfp4, fp8, bf16; anything else is an
+// [*Error] on "Precision".
 func ParsePrecision(s string) (Precision, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "fp4", "nvfp4":
@@ -89,7 +90,7 @@ func ParsePrecision(s string) (Precision, error) {
 	case "bf16":
 		return BF16, nil
 	}
-	return "", fmt.Errorf("--precision %q: want fp4, fp8 or bf16", s)
+	return "", &Error{Field: "Precision", Value: s, Reason: "want fp4, fp8 or bf16"}
 }
 
 // WeightDTypes is the dtype of each weight class of one network.

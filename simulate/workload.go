@@ -199,9 +199,11 @@ func (a *AgentX) cacheHit(src rand.Source) float64 {
 	return distuv.Beta{Alpha: alpha, Beta: beta, Src: src}.Rand()
 }
 
-// ParseAgentXOverrides applies "key=value,key=value" overrides to a, for the
-// --agentx flag. Keys: isl-median, isl-sigma, isl-min, isl-max, osl-median,
-// osl-sigma, osl-max, cache-hit, cache-conc, first-turns.
+// ParseAgentXOverrides applies "key=value,key=value" overrides to a (the
+// Query's AgentX). Keys: isl-median, isl-sigma, isl-min, isl-max,
+// osl-median, osl-sigma, osl-max, cache-hit, cache-conc, first-turns, and
+// the replay keys. A bad pair is an [*Error]: on "AgentX" when it is not
+// key=value, else on "AgentX.KEY" with the value given.
 func ParseAgentXOverrides(a *AgentX, s string) error {
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -211,10 +213,13 @@ func ParseAgentXOverrides(a *AgentX, s string) error {
 	for _, kv := range strings.Split(s, ",") {
 		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		if !ok {
-			return fmt.Errorf("--agentx %q: want key=value", kv)
+			if strings.TrimSpace(kv) == "" {
+				return &Error{Field: "AgentX", Value: s, Reason: "an empty pair: want key=value,..."}
+			}
+			return &Error{Field: "AgentX", Value: kv, Reason: "want key=value"}
 		}
 		if k = strings.TrimSpace(k); seen[k] {
-			return fmt.Errorf("--agentx %s given twice", k)
+			return agentXError(k, v, "given twice")
 		}
 		seen[k] = true
 		if ok, err := parseReplayKey(&a.Replay, k, v); ok {
@@ -225,11 +230,11 @@ func ParseAgentXOverrides(a *AgentX, s string) error {
 		}
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			return fmt.Errorf("--agentx %s=%q: not a number", k, v)
+			return agentXError(k, v, "not a number")
 		}
 		asInt := func() (int, error) {
 			if f < 0 || f > 1<<30 || f != math.Trunc(f) {
-				return 0, fmt.Errorf("--agentx %s=%q: want a whole token count", k, v)
+				return 0, agentXError(k, v, "want a whole token count")
 			}
 			return int(f), nil
 		}
@@ -256,7 +261,7 @@ func ParseAgentXOverrides(a *AgentX, s string) error {
 		case "first-turns":
 			a.FirstTurns = f
 		default:
-			return fmt.Errorf("--agentx key %q: want isl-median, isl-sigma, isl-min, isl-max, osl-median, osl-sigma, osl-max, cache-hit, cache-conc or first-turns, or one of the replay keys %s", k, replayKeys)
+			return agentXError(k, v, "not a key: want isl-median, isl-sigma, isl-min, isl-max, osl-median, osl-sigma, osl-max, cache-hit, cache-conc or first-turns, or one of the replay keys "+replayKeys)
 		}
 		if e != nil {
 			return e
@@ -269,4 +274,9 @@ func ParseAgentXOverrides(a *AgentX, s string) error {
 	c := a.Replay
 	c.Conc = 1
 	return c.Validate()
+}
+
+// agentXError is a bad AgentX key=value pair: the key is the field.
+func agentXError(k, v, reason string) error {
+	return &Error{Field: "AgentX." + k, Value: strings.TrimSpace(v), Reason: reason}
 }

@@ -19,7 +19,9 @@ import (
 	"fmt"
 	"github.com/specsim/specsim/internal/regular"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -220,11 +222,12 @@ func ReadFiles(paths []string) (*Set, error) {
 // SetDefaults fills deployment keys a point does not carry from kv (keys
 // as DeploymentKeys): what a result file leaves out (AIPerf and
 // bench_serving record no GPU or topology; InferenceX rows no draft
-// length). steps and al are not given to points whose spec is none.
+// length). steps and al are not given to points whose spec is none. A key
+// that is not a deployment key is an [*Error] on "Deployment.KEY".
 func (s *Set) SetDefaults(kv map[string]string) error {
-	for k := range kv {
+	for _, k := range slices.Sorted(maps.Keys(kv)) {
 		if !isDeploymentKey(k) {
-			return fmt.Errorf("--set %s: not a deployment key (known: %s)", k, strings.Join(DeploymentKeys, ", "))
+			return &Error{Field: "Deployment." + k, Value: kv[k], Reason: "not a deployment key (known: " + strings.Join(DeploymentKeys, ", ") + ")"}
 		}
 	}
 	for i := range s.Points {
@@ -248,4 +251,18 @@ func isDeploymentKey(k string) bool {
 		}
 	}
 	return false
+}
+
+// Error is an argument that cannot be used as given: Field names it, a
+// deployment key after a dot ("Deployment.colour"), Value what it held and
+// Reason what is wrong. A command maps Field to its own flag.
+type Error struct {
+	Field, Value, Reason string
+}
+
+func (e *Error) Error() string {
+	if e.Value == "" {
+		return e.Field + ": " + e.Reason
+	}
+	return fmt.Sprintf("%s %s: %s", e.Field, e.Value, e.Reason)
 }

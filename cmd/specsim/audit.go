@@ -124,7 +124,7 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		TP:      tps, EP: *ep, DP: *dp, DPLMHead: *dpLMHead, LogPath: *logPath,
 	}
 	if err := cfg.Validate(); err != nil {
-		fmt.Fprintln(stderr, "specsim audit:", err)
+		fmt.Fprintln(stderr, "specsim audit:", flagError(err))
 		return exitBadInput
 	}
 	var progress *time.Timer

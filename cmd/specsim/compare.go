@@ -141,7 +141,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageExit(err)
 	}
-	fail := func(err error) int { fmt.Fprintln(stderr, "specsim compare:", err); return exitBadInput }
+	fail := func(err error) int { fmt.Fprintln(stderr, "specsim compare:", flagError(err)); return exitBadInput }
 	format, err := ff.resolve()
 	if err != nil {
 		return fail(err)
@@ -169,6 +169,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	setFlagSkips(c.Skipped)
 	c.Skipped = append(skips, c.Skipped...)
 	if len(c.Rows) == 0 {
 		for _, s := range c.Skipped {
@@ -281,7 +282,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageExit(err)
 	}
-	fail := func(err error) int { fmt.Fprintln(stderr, "specsim calibrate:", err); return exitBadInput }
+	fail := func(err error) int { fmt.Fprintln(stderr, "specsim calibrate:", flagError(err)); return exitBadInput }
 	format, err := ff.resolve()
 	if err != nil {
 		return fail(err)
@@ -315,6 +316,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	}
 	file, reports, skipped, err := simulate.Calibrate(ms, simulate.CalibrateOptions{Sim: mf.sim, Params: names, Env: env,
 		Progress: progressPrinter(stderr, "specsim calibrate", "steps", time.Now)})
+	setFlagSkips(skipped)
 	skipped = append(skips, skipped...)
 	var unid *simulate.UnidentifiableError
 	if err != nil && !errors.As(err, &unid) {

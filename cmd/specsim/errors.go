@@ -3,7 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
+	"github.com/specsim/specsim/audit"
+	"github.com/specsim/specsim/audit/measured"
+	"github.com/specsim/specsim/golden"
+	"github.com/specsim/specsim/kernels"
 	"github.com/specsim/specsim/simulate"
 	"github.com/specsim/specsim/simulate/acceptance"
 	"github.com/specsim/specsim/simulate/chart"
@@ -26,7 +31,18 @@ var queryFlagNames = map[string]string{
 	// The server flags (--prefill-max-running, --hicache-*, ...) name
 	// themselves in ServerConfig's errors.
 	"Server": "server flags",
+	// Not Query fields: CalibrateOptions' and Compare's, and a measured
+	// deployment's keys ("Deployment.gpu"), which --set supplies.
+	"Sim": "--sim", "Params": "--params", "Deployment": "--set",
 }
+
+// The fields of the other packages' setting errors, and their flags.
+var (
+	goldenFlagNames   = map[string]string{"DraftModel": "--draft-model"}
+	kernelsFlagNames  = map[string]string{"GPU": "--gpu"}
+	auditFlagNames    = map[string]string{"DraftQuantization": "--draft-quantization"}
+	measuredFlagNames = map[string]string{"Deployment": "--set"}
+)
 
 // plotFlagError names --plot in a chart's refusal of its file name.
 func plotFlagError(err error) error {
@@ -39,26 +55,70 @@ func plotFlagError(err error) error {
 
 // flagError restates a library error about a setting in terms of the flag
 // that sets it: acceptance.Error fields are the flag names without "--",
-// simulate.Error fields are Query field names. An error without a value is
-// about a missing setting, and says to pass the flag.
+// simulate.Error fields are Query field names, the other packages' Error
+// fields are mapped by their own tables. The packages' errors are looked
+// for before simulate's, which may wrap one (a --kernel-table measured on
+// another GPU). A field "Field.key" is the key of a key=value flag,
+// restated as "--flag key=value". An error without a value is about a
+// missing setting, and says to pass the flag.
 func flagError(err error) error {
 	var field, value, reason string
 	var ae *acceptance.Error
+	var ge *golden.Error
+	var ke *kernels.Error
+	var aue *audit.Error
+	var me *measured.Error
 	var se *simulate.Error
 	switch {
 	case errors.As(err, &ae):
 		field, value, reason = "--"+ae.Field, ae.Value, ae.Reason
+	case errors.As(err, &ge):
+		field, value, reason = flagName(goldenFlagNames, ge.Field), ge.Value, ge.Reason
+	case errors.As(err, &ke):
+		field, value, reason = flagName(kernelsFlagNames, ke.Field), ke.Value, ke.Reason
+	case errors.As(err, &aue):
+		field, value, reason = flagName(auditFlagNames, aue.Field), aue.Value, aue.Reason
+	case errors.As(err, &me):
+		field, value, reason = flagName(measuredFlagNames, me.Field), me.Value, me.Reason
 	case errors.As(err, &se):
-		field, value, reason = se.Field, se.Value, se.Reason
-		if f, ok := queryFlagNames[se.Field]; ok {
-			field = f
-		}
+		field, value, reason = flagName(queryFlagNames, se.Field), se.Value, se.Reason
 	default:
 		return err
 	}
-	if value == "" {
+	flag, key, pair := strings.Cut(field, ".")
+	switch {
+	case pair && value == "":
+		return fmt.Errorf("%s %s: %s; pass %s %s=...", flag, key, reason, flag, key)
+	case pair:
+		return fmt.Errorf("%s %s=%s: %s", flag, key, value, reason)
+	case value == "":
 		// A setting that is needed and missing.
 		return fmt.Errorf("%s: %s; pass %s", field, reason, field)
 	}
 	return fmt.Errorf("%s %s: %s", field, value, reason)
+}
+
+// flagName is the flag of a field in names, keeping a ".key" suffix:
+// "AgentX.duration" is "--agentx.duration". An unmapped field stays as is.
+func flagName(names map[string]string, field string) string {
+	head, key, pair := strings.Cut(field, ".")
+	f, ok := names[head]
+	switch {
+	case !ok:
+		return field
+	case pair:
+		return f + "." + key
+	}
+	return f
+}
+
+// setFlagSkips restates why measured points were skipped where a
+// deployment key is missing, as the --set that supplies it.
+func setFlagSkips(skips []simulate.Skipped) {
+	for i, s := range skips {
+		var se *simulate.Error
+		if errors.As(s.Err, &se) && strings.HasPrefix(se.Field, "Deployment.") {
+			skips[i].Reason = flagError(s.Err).Error()
+		}
+	}
 }

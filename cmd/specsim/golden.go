@@ -448,7 +448,7 @@ func runGoldenLookup(args []string, stdout, stderr io.Writer) int {
 	}
 	curve, err := set.CurveFor(*model, *draft, mode)
 	if err != nil {
-		return fail(err)
+		return fail(flagError(err))
 	}
 	al, err := curve.At(*steps)
 	if err != nil {

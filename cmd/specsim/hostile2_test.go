@@ -101,7 +101,7 @@ func TestHostileFlags(t *testing.T) {
 		{"predict --mem-fraction 0 (became 0.9)", nil, []string{"predict", "--mem-fraction", "0"}, exitBadInput, []string{"--mem-fraction 0: want a share of HBM in (0, 1]"}},
 		{"predict --range-ratio nan with agentx (ignored)", nil, []string{"predict", "--range-ratio", "nan"}, exitBadInput, []string{"--range-ratio NaN"}},
 		{"sweep --mem-fraction 0", nil, []string{"sweep", "--gpus", "2", "--mem-fraction", "0"}, exitBadInput, []string{"--mem-fraction 0"}},
-		{"audit --draft-quantization unknown", nil, []string{"audit", "{dir}", "--draft-quantization", "nvfp4_onlin"}, exitBadInput, []string{`--draft-quantization "nvfp4_onlin": SGLang accepts`, "nvfp4_online"}},
+		{"audit --draft-quantization unknown", nil, []string{"audit", "{dir}", "--draft-quantization", "nvfp4_onlin"}, exitBadInput, []string{`--draft-quantization nvfp4_onlin: SGLang accepts`, "nvfp4_online"}},
 		{"audit --moe-backend unknown", nil, []string{"audit", "{dir}", "--moe-backend", "trtion"}, exitBadInput, []string{`--moe-backend: engine sglang has no MoE backend "trtion"`, "triton"}},
 		{"audit --draft-quantization with vllm", nil, []string{"audit", "{dir}", "--engine", "vllm", "--draft-quantization", "fp8"}, exitBadInput, []string{"vllm has no such flag"}},
 	})

@@ -248,7 +248,7 @@ func runKernelsPredict(args []string, stdout, stderr io.Writer) int {
 			err = imp.CheckDevice(coster.GPU().Name)
 		}
 		if err != nil {
-			fmt.Fprintln(stderr, "specsim kernels predict:", err)
+			fmt.Fprintln(stderr, "specsim kernels predict:", flagError(err))
 			return exitBadInput
 		}
 		coster = kernels.CosterFromAIC(coster.GPU(), imp)
