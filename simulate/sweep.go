@@ -18,7 +18,8 @@ type Point struct {
 	// (topology, then k, then concurrency), so that shards merge in the
 	// order one sweep would have produced.
 	Index int `json:"index"`
-	// MultiNode marks a deployment larger than one NVLink domain.
+	// MultiNode marks a deployment with an instance larger than one node
+	// (the GPU catalog's gpus_per_node): it needs a multi-node launch.
 	MultiNode bool `json:"multi_node"`
 }
 
@@ -138,16 +139,20 @@ func (s Shard) String() string {
 
 // SweepSpace is what a sweep enumerates.
 type SweepSpace struct {
-	GPUs       int   // total GPUs to deploy (topologies using at most this many)
-	Concs      []int // closed-loop concurrencies
-	StepsLo    int
-	StepsHi    int
-	Topologies []Topology // explicit list; empty = enumerate for GPUs
-	Scope      Scope      // "" = all
-	SLA        SLA
-	Top        int // also event-simulate and report the Top best points by tokens/s/GPU
-	Shard      Shard
-	Workers    int // parallel workers; 0 = GOMAXPROCS
+	GPUs int // total GPUs to deploy (topologies using at most this many)
+	// MinPoolGPUs leaves out enumerated deployments with a pool (the
+	// aggregated instance, or a disaggregated prefill or decode pool) of
+	// fewer GPUs; 0 keeps every one.
+	MinPoolGPUs int
+	Concs       []int // closed-loop concurrencies
+	StepsLo     int
+	StepsHi     int
+	Topologies  []Topology // explicit list; empty = enumerate for GPUs
+	Scope       Scope      // "" = all
+	SLA         SLA
+	Top         int // also event-simulate and report the Top best points by tokens/s/GPU
+	Shard       Shard
+	Workers     int // parallel workers; 0 = GOMAXPROCS
 	// MaxRefine bounds how many candidates are event-simulated; 0 means
 	// DefaultMaxRefine, a negative value no bound. When the bound stops
 	// refinement before the frontiers settle, the frontiers are built from
@@ -165,31 +170,30 @@ func DefaultConcs() []int {
 	return []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}
 }
 
-// EnumerateTopologies lists deployments of at most gpus GPUs: aggregated
-// TP, TP with EP, DEP and TP x PP instances, and disaggregated pairs of
-// prefill and decode groups built from the same instance shapes.
-func EnumerateTopologies(gpus int) []Topology {
-	var shapes []Parallel
-	for tp := 1; tp <= gpus; tp *= 2 {
-		shapes = append(shapes, Parallel{TP: tp, EP: 1, PP: 1})
-		if tp > 1 {
-			shapes = append(shapes, Parallel{TP: tp, EP: tp, PP: 1}, Parallel{TP: tp, EP: tp, PP: 1, DPAttention: true})
-		}
-		for pp := 2; tp*pp <= gpus && pp <= 8; pp *= 2 {
-			shapes = append(shapes, Parallel{TP: tp, EP: 1, PP: pp})
-		}
-	}
+// EnumerateTopologies lists the deployments of at most gpus GPUs that
+// engine ("sglang", "vllm", "trtllm"; "" is SGLang) deploys for model m
+// (nil: a model with experts): aggregated TP, TP with EP, DEP and TP x PP
+// instances, and disaggregated pairs of prefill and decode groups built
+// from the same instance shapes (see layoutsOf for each engine's rules).
+// Pairs whose pools hold fewer than minPool GPUs each are left out.
+func EnumerateTopologies(engine string, gpus int, m *Model, minPool int) []Topology {
+	l := layoutsOf(engine)
+	shapes := l.instanceShapes(gpus, m)
 	var out []Topology
 	for _, s := range shapes {
-		out = append(out, Topology{Agg: s})
+		if s.GPUs() >= minPool {
+			out = append(out, Topology{Agg: s})
+		}
 	}
 	if gpus >= 2 {
 		for _, ps := range shapes {
 			for _, ds := range shapes {
-				for pw := 1; pw*ps.GPUs() < gpus; pw++ {
-					left := gpus - pw*ps.GPUs()
-					dw := left / ds.GPUs()
-					if dw < 1 || dw > 8 || pw > 8 || ps.PP > 1 && ds.PP > 1 || ds.PP > 1 {
+				if ds.PP > 1 && !l.ppDecode {
+					continue
+				}
+				for pw := 1; pw*ps.GPUs() < gpus && pw <= 8; pw++ {
+					dw := (gpus - pw*ps.GPUs()) / ds.GPUs()
+					if dw < 1 || dw > 8 || pw*ps.GPUs() < minPool || dw*ds.GPUs() < minPool {
 						continue
 					}
 					out = append(out, Topology{Disagg: true, PrefillWorkers: pw, Prefill: ps, DecodeWorkers: dw, Decode: ds})
@@ -200,15 +204,22 @@ func EnumerateTopologies(gpus int) []Topology {
 	return out
 }
 
-// SweepTopologies is the topology list a sweep of space walks, before
-// sharding: the explicit list or the enumeration, narrowed by scope.
-func SweepTopologies(space SweepSpace) ([]Topology, error) {
+// SweepTopologies is the topology list a sweep of space walks for engine
+// and model m, before sharding: the explicit list or the enumeration,
+// narrowed by scope.
+func SweepTopologies(space SweepSpace, engine string, m *Model) ([]Topology, error) {
 	topos := space.Topologies
 	if len(topos) == 0 {
 		if space.GPUs < 1 || space.GPUs > 1024 {
 			return nil, fmt.Errorf("--gpus %d: want 1..1024", space.GPUs)
 		}
-		topos = EnumerateTopologies(space.GPUs)
+		if space.MinPoolGPUs < 0 || space.MinPoolGPUs > space.GPUs {
+			return nil, fmt.Errorf("--min-pool-gpus %d: want 0..--gpus (%d)", space.MinPoolGPUs, space.GPUs)
+		}
+		topos = EnumerateTopologies(engine, space.GPUs, m, space.MinPoolGPUs)
+		if len(topos) == 0 {
+			return nil, fmt.Errorf("--min-pool-gpus %d leaves no deployment of at most %d GPUs", space.MinPoolGPUs, space.GPUs)
+		}
 	}
 	scope := space.Scope
 	if scope == "" {
@@ -253,6 +264,10 @@ type SweepResult struct {
 	Evaluated  int          `json:"evaluated"`
 	Infeasible int          `json:"infeasible"`
 	MultiNode  int          `json:"multi_node_points"`
+	// NotRun counts the enumerated points the engine does not deploy
+	// (NotRunWhy says which rule, with its source).
+	NotRun    int    `json:"not_run,omitempty"`
+	NotRunWhy string `json:"not_run_why,omitempty"`
 }
 
 // Progress reports a stage's work: done of total units. Sweep calls it
@@ -268,7 +283,7 @@ type Progress func(stage string, done, total int)
 // own engines (an Engine's memo is not safe for concurrent use); results do
 // not depend on the number of workers.
 func Sweep(r *Resolved, space SweepSpace, progress Progress) (*SweepResult, error) {
-	topos, err := SweepTopologies(space)
+	topos, err := SweepTopologies(space, r.Engine.EngineName, r.Model)
 	if err != nil {
 		return nil, err
 	}
@@ -297,11 +312,13 @@ func Sweep(r *Resolved, space SweepSpace, progress Progress) (*SweepResult, erro
 		points     []Point
 		evaluated  int
 		infeasible int
+		unrun      int
 		skipped    string
 		err        error
 	}
 	outs := make([]topoOut, len(mine))
-	domain := r.GPU.domain()
+	node := r.GPU.Node()
+	layouts := layoutsOf(r.Engine.EngineName)
 	done := 0
 	var mu sync.Mutex
 	progress("pricing", 0, len(mine))
@@ -311,6 +328,10 @@ func Sweep(r *Resolved, space SweepSpace, progress Progress) (*SweepResult, erro
 		o := &outs[j]
 		for k := space.StepsLo; k <= space.StepsHi; k++ {
 			if k > 0 && r.Model.Draft.Kind == "" {
+				continue
+			}
+			if !layouts.runs(t, k) {
+				o.unrun += len(concs)
 				continue
 			}
 			for ci, c := range concs {
@@ -339,7 +360,7 @@ func Sweep(r *Resolved, space SweepSpace, progress Progress) (*SweepResult, erro
 					return
 				}
 				idx := (ti*steps+(k-space.StepsLo))*len(concs) + ci
-				o.points = append(o.points, Point{Result: *pt, Index: idx, MultiNode: t.GPUs() > domain})
+				o.points = append(o.points, Point{Result: *pt, Index: idx, MultiNode: nodeSpan(t, node) > 1})
 			}
 		}
 		mu.Lock()
@@ -349,10 +370,12 @@ func Sweep(r *Resolved, space SweepSpace, progress Progress) (*SweepResult, erro
 	}, r)
 	res := &SweepResult{Skipped: []string{}}
 	seen := map[string]bool{}
+	unrun := 0
 	for _, o := range outs {
 		if o.err != nil {
 			return nil, o.err
 		}
+		unrun += o.unrun
 		res.Points = append(res.Points, o.points...)
 		res.Evaluated += o.evaluated
 		res.Infeasible += o.infeasible
@@ -360,6 +383,9 @@ func Sweep(r *Resolved, space SweepSpace, progress Progress) (*SweepResult, erro
 			seen[o.skipped] = true
 			res.Skipped = append(res.Skipped, o.skipped)
 		}
+	}
+	if unrun > 0 {
+		res.NotRun, res.NotRunWhy = unrun, layouts.why
 	}
 	sort.Strings(res.Skipped)
 	agentic := r.Workload.Name == "agentx"

@@ -25,15 +25,19 @@ type SweepInputs struct {
 	// WorkloadParams is the resolved workload (lengths, distributions).
 	WorkloadParams map[string]any `json:"workload_params"`
 	// Query is every query flag as given (zero = default), snake_case.
-	Query      map[string]any `json:"query"`
-	Seed       uint64         `json:"seed"`
-	GPUs       int            `json:"gpus"`
-	Concs      []int          `json:"concs"`
-	Steps      [2]int         `json:"steps"`
-	Topologies []string       `json:"topologies,omitempty"`
-	Scope      Scope          `json:"scope"`
-	SLA        SLA            `json:"sla"`
-	Top        int            `json:"top,omitempty"`
+	Query map[string]any `json:"query"`
+	Seed  uint64         `json:"seed"`
+	GPUs  int            `json:"gpus"`
+	// GPUsPerNode is the host size multi-node points are judged by.
+	GPUsPerNode int `json:"gpus_per_node"`
+	// MinPoolGPUs is --min-pool-gpus (0: none).
+	MinPoolGPUs int      `json:"min_pool_gpus,omitempty"`
+	Concs       []int    `json:"concs"`
+	Steps       [2]int   `json:"steps"`
+	Topologies  []string `json:"topologies,omitempty"`
+	Scope       Scope    `json:"scope"`
+	SLA         SLA      `json:"sla"`
+	Top         int      `json:"top,omitempty"`
 	// MaxRefine is the refinement budget in effect (-1: none).
 	MaxRefine int    `json:"max_refine"`
 	Shard     *Shard `json:"shard,omitempty"`
@@ -43,7 +47,7 @@ type SweepInputs struct {
 func NewSweepInputs(version string, r *Resolved, space SweepSpace) SweepInputs {
 	in := SweepInputs{SpecsimVersion: version, Model: r.Model.Name, Precision: string(r.Precision), GPU: r.GPU.GPU.Name,
 		Engine: orDefault(r.Q.Engine, "sglang"), Workload: r.Workload.Name, WorkloadParams: snakeFields(r.Workload),
-		Query: snakeFields(r.Q), Seed: r.Q.Seed, GPUs: space.GPUs, Concs: space.Concs, Steps: [2]int{space.StepsLo, space.StepsHi},
+		Query: snakeFields(r.Q), Seed: r.Q.Seed, GPUs: space.GPUs, GPUsPerNode: r.GPU.Node(), MinPoolGPUs: space.MinPoolGPUs, Concs: space.Concs, Steps: [2]int{space.StepsLo, space.StepsHi},
 		Scope: space.Scope, SLA: space.SLA, Top: space.Top, MaxRefine: space.MaxRefine}
 	switch {
 	case in.MaxRefine == 0:
@@ -208,6 +212,10 @@ func Merge(names []string, outs []*SweepOutput) (*SweepOutput, error) {
 		res.RefineStopped = res.RefineStopped || o.RefineStopped
 		res.Rounds = max(res.Rounds, o.Rounds)
 		res.MultiNode += o.MultiNode
+		res.NotRun += o.NotRun
+		if o.NotRunWhy != "" {
+			res.NotRunWhy = o.NotRunWhy
+		}
 		for _, s := range o.Skipped {
 			if !seen[s] {
 				seen[s] = true

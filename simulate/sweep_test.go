@@ -159,7 +159,7 @@ func TestSnake(t *testing.T) {
 
 func TestSweepScope(t *testing.T) {
 	for _, sc := range []Scope{ScopeAgg, ScopeDisagg} {
-		ts, err := SweepTopologies(SweepSpace{GPUs: 8, Scope: sc})
+		ts, err := SweepTopologies(SweepSpace{GPUs: 8, Scope: sc}, "sglang", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -219,5 +219,127 @@ func TestSweepWorkersByteIdentical(t *testing.T) {
 	}
 	if serial.Refined == 0 {
 		t.Error("nothing refined: the test compares no event simulation")
+	}
+}
+
+// TestEngineTopologySpace: each engine's enumeration holds the layouts its
+// source admits (by hand from layoutsOf's citations) and no other.
+func TestEngineTopologySpace(t *testing.T) {
+	has := func(ts []Topology, s string) bool {
+		for _, tp := range ts {
+			if tp.String() == s {
+				return true
+			}
+		}
+		return false
+	}
+	for _, c := range []struct {
+		engine  string
+		present []string
+		absent  []string
+	}{
+		{"sglang", []string{"agg:tp8", "agg:tp8ep8", "agg:dep8", "agg:tp2pp4", "disagg:1xtp2pp2+1xtp4"}, []string{"agg:tp8ep4", "disagg:1xtp4+1xtp2pp2"}},
+		{"vllm", []string{"agg:tp8ep8", "agg:dep8"}, []string{"agg:tp8ep4", "agg:tp8ep2"}},
+		{"trtllm", []string{"agg:tp8ep4", "agg:tp8ep2", "agg:tp8ep8", "agg:dep8"}, []string{"disagg:1xtp4+1xtp2pp2"}},
+	} {
+		ts := EnumerateTopologies(c.engine, 8, nil, 0)
+		for _, s := range c.present {
+			if !has(ts, s) {
+				t.Errorf("%s: %s not enumerated", c.engine, s)
+			}
+		}
+		for _, s := range c.absent {
+			if has(ts, s) {
+				t.Errorf("%s: %s enumerated", c.engine, s)
+			}
+		}
+	}
+	// Expert parallelism on a model without experts is plain TP.
+	dense := &Model{Name: "dense"}
+	if ts := EnumerateTopologies("sglang", 8, dense, 0); has(ts, "agg:tp4ep4") || !has(ts, "agg:tp4") {
+		t.Error("dense model: tp4ep4 enumerated or tp4 missing")
+	}
+	// Speculation with PP: SGLang only on disaggregated prefill workers.
+	l := layoutsOf("sglang")
+	for s, want := range map[string]bool{"agg:tp2pp2": false, "disagg:1xtp2pp2+1xtp2": true, "disagg:1xtp2+1xtp2pp2": false} {
+		tp, err := ParseTopology(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := l.runs(tp, 3); got != want {
+			t.Errorf("sglang runs %s at k 3 = %v, want %v", s, got, want)
+		}
+		if !strings.Contains(s, "+1xtp2pp2") && !l.runs(tp, 0) {
+			t.Errorf("sglang does not run %s at k 0", s)
+		}
+	}
+}
+
+// TestMinPoolGPUs: --min-pool-gpus leaves out every deployment with a pool
+// smaller than the minimum, keeps the rest in enumeration order, and
+// refuses a minimum above --gpus.
+func TestMinPoolGPUs(t *testing.T) {
+	all := EnumerateTopologies("sglang", 16, nil, 0)
+	min4 := EnumerateTopologies("sglang", 16, nil, 4)
+	var want []Topology
+	for _, tp := range all {
+		ok := tp.GPUs() >= 4
+		if tp.Disagg {
+			ok = tp.PrefillWorkers*tp.Prefill.GPUs() >= 4 && tp.DecodeWorkers*tp.Decode.GPUs() >= 4
+		}
+		if ok {
+			want = append(want, tp)
+		}
+	}
+	if len(min4) != len(want) || len(min4) == len(all) {
+		t.Fatalf("min pool 4: %d topologies, want %d (of %d)", len(min4), len(want), len(all))
+	}
+	for i := range want {
+		if min4[i] != want[i] {
+			t.Fatalf("min pool 4: [%d] = %s, want %s", i, min4[i], want[i])
+		}
+	}
+	if _, err := SweepTopologies(SweepSpace{GPUs: 8, MinPoolGPUs: 9}, "sglang", nil); err == nil {
+		t.Error("--min-pool-gpus 9 with --gpus 8 accepted")
+	}
+}
+
+// TestNodeSpan: an instance is multi-node when it holds more GPUs than one
+// host (GB300 NVL72 trays of 4, HGX of 8), whatever the deployment's total.
+func TestNodeSpan(t *testing.T) {
+	for _, c := range []struct {
+		topo string
+		node int
+		want int
+	}{
+		{"agg:tp4", 4, 1}, {"agg:tp8", 4, 2}, {"agg:tp8", 8, 1}, {"agg:dep16", 8, 2},
+		{"disagg:8xtp4+8xtp4", 4, 1}, {"disagg:1xtp4+1xdep16", 4, 4}, {"disagg:1xtp2pp4+1xtp4", 4, 2},
+	} {
+		tp, err := ParseTopology(c.topo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := nodeSpan(tp, c.node); got != c.want {
+			t.Errorf("nodeSpan(%s, %d) = %d, want %d", c.topo, c.node, got, c.want)
+		}
+	}
+}
+
+// TestSweepNotRun: with speculation, SGLang's aggregated PP layouts are
+// counted as not run (tp1pp2, tp1pp4, tp2pp2 at 4 GPUs, one conc each),
+// not priced.
+func TestSweepNotRun(t *testing.T) {
+	r := resolved(t, Query{GPU: "b200", ISL: 1024, OSL: 1024, Requests: 48})
+	res, err := Sweep(r, SweepSpace{GPUs: 4, Concs: []int{2}, StepsLo: 1, StepsHi: 1, Scope: ScopeAgg, Workers: 2, MaxRefine: 2}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.NotRun != 3 || !strings.Contains(res.NotRunWhy, "check_server_args") {
+		t.Errorf("not run %d (%q), want 3 naming check_server_args", res.NotRun, res.NotRunWhy)
+	}
+	for _, p := range res.Points {
+		if strings.Contains(p.Topology, "pp") {
+			t.Errorf("%s priced at k %d", p.Topology, p.Steps)
+		}
 	}
 }

@@ -32,9 +32,15 @@ that loses once simulated is replaced by the next. No printed, plotted or
 written frontier point carries a mean-field figure. SLA limits (p90 TTFT, p90
 TPOT, p90 E2EL, interactivity) remove points before the frontiers.
 
-Deployments larger than one NVLink domain (--gpus-per-node) are kept and
-marked "multi-node". --scope agg|disagg narrows the enumeration; --topologies
-replaces it.
+The enumeration holds what the engine (--engine) deploys, read at its
+source: SGLang and vLLM run expert parallelism over the whole TP group,
+TensorRT-LLM also part of it; pipeline stages with speculative decoding only
+where the engine admits them (SGLang: disaggregated prefill workers). A
+deployment whose instance holds more GPUs than one node (the GPU catalog's
+gpus_per_node: 4 per GB200/GB300 NVL72 tray, 8 per HGX) is kept and marked
+"multi-node". --min-pool-gpus M leaves out deployments with an aggregated
+instance, prefill pool or decode pool of fewer than M GPUs. --scope
+agg|disagg narrows the enumeration; --topologies replaces it.
 
 Large sweeps split over a scheduler: --shard I/N prices topologies I, I+N,
 I+2N, ... and 'specsim merge' joins the N JSON outputs into the frontier the
@@ -51,6 +57,7 @@ Examples:
 // sweepFlags are the sweep's own flags (beside the query flags).
 type sweepFlags struct {
 	gpus     *int
+	minPool  *int
 	concList *string
 	topoList *string
 	scope    *string
@@ -72,6 +79,7 @@ func addSweepFlags(fs interface {
 }) *sweepFlags {
 	f := &sweepFlags{}
 	f.gpus = fs.Int("gpus", 8, "GPUs to deploy on (topologies using at most this many)")
+	f.minPool = fs.Int("min-pool-gpus", 0, "leave out deployments with a pool (the aggregated instance, or the prefill or the decode pool) of fewer GPUs (0 = none)")
 	f.concList = fs.String("conc", "", "comma-separated concurrencies (default 1,2,4,...,1024)")
 	f.topoList = fs.String("topologies", "", "comma-separated topologies to evaluate instead of enumerating (e.g. agg:tp4,agg:dep8)")
 	f.scope = fs.String("scope", "all", "enumerate agg | disagg | all deployments")
@@ -113,7 +121,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	if *sf.refine == 0 || *sf.refine < -1 {
 		return fail(fmt.Errorf("--max-refine %d: want a positive count, or -1 for no bound", *sf.refine))
 	}
-	space := simulate.SweepSpace{GPUs: *sf.gpus, SLA: sf.sla, Top: *sf.top, Workers: *sf.workers, MaxRefine: *sf.refine}
+	space := simulate.SweepSpace{GPUs: *sf.gpus, MinPoolGPUs: *sf.minPool, SLA: sf.sla, Top: *sf.top, Workers: *sf.workers, MaxRefine: *sf.refine}
 	if err := sf.sla.Validate(); err != nil {
 		return fail(err)
 	}
@@ -225,8 +233,14 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 	for _, rm := range r.Removed {
 		fmt.Fprintf(stdout, "SLA --%s %g removed %d points\n", rm.Limit, rm.Value, rm.Removed)
 	}
+	if r.NotRun > 0 {
+		fmt.Fprintf(stdout, "%d points not run: %s\n", r.NotRun, r.NotRunWhy)
+	}
+	if n := len(r.Skipped); n > 0 {
+		fmt.Fprintf(stdout, "%d topologies not priced (JSON \"skipped\" says why, e.g. %s)\n", n, r.Skipped[0])
+	}
 	if r.MultiNode > 0 {
-		fmt.Fprintf(stdout, "%d points need more than one NVLink domain (marked multi-node)\n", r.MultiNode)
+		fmt.Fprintf(stdout, "%d points have an instance larger than one node (%d GPUs per %s node; marked multi-node)\n", r.MultiNode, in.GPUsPerNode, strings.ToUpper(in.GPU))
 	}
 	sections := []struct {
 		title string
