@@ -102,7 +102,7 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 		q.steps = ""
 	}
 	par := func(l recipe.Layout) simulate.Parallel {
-		return simulate.Parallel{TP: l.TP, EP: l.EP, PP: 1, DPAttention: l.DPAttention}
+		return simulate.Parallel{TP: l.TP, EP: l.EP, PP: l.PP, DPAttention: l.DPAttention}
 	}
 	topo := simulate.Topology{Agg: par(st.Agg)}
 	if st.Disagg {
