@@ -2,13 +2,16 @@ package simulate
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
-	"reflect"
+	"math"
 	"sort"
 	"strings"
-	"unicode"
+
+	"github.com/specsim/specsim/simulate/agentx"
 )
 
 // SweepInputs echoes everything a sweep was asked, beside its results, so
@@ -22,12 +25,14 @@ type SweepInputs struct {
 	GPU       string `json:"gpu"`
 	Engine    string `json:"engine"`
 	Workload  string `json:"workload"`
-	// WorkloadParams is the resolved workload (lengths, distributions).
-	WorkloadParams map[string]any `json:"workload_params"`
-	// Query is every query flag as given (zero = default), snake_case.
-	Query map[string]any `json:"query"`
-	Seed  uint64         `json:"seed"`
-	GPUs  int            `json:"gpus"`
+	// WorkloadParams is the resolved workload: lengths, distributions, or
+	// the trace corpus by name and content hash.
+	WorkloadParams WorkloadInputs `json:"workload_params"`
+	// Query is the query as given (a zero value, left out, is the
+	// default); ResolveSweepInputs rebuilds the query from it.
+	Query QueryInputs `json:"query"`
+	Seed  uint64      `json:"seed"`
+	GPUs  int         `json:"gpus"`
 	// GPUsPerNode is the host size multi-node points are judged by.
 	GPUsPerNode int `json:"gpus_per_node"`
 	// MinPoolGPUs is --min-pool-gpus (0: none).
@@ -46,8 +51,8 @@ type SweepInputs struct {
 // NewSweepInputs fills SweepInputs from a resolved query and a sweep space.
 func NewSweepInputs(version string, r *Resolved, space SweepSpace) SweepInputs {
 	in := SweepInputs{SpecsimVersion: version, Model: r.Model.Name, Precision: string(r.Precision), GPU: r.GPU.GPU.Name,
-		Engine: orDefault(r.Q.Engine, "sglang"), Workload: r.Workload.Name, WorkloadParams: snakeFields(r.Workload),
-		Query: snakeFields(r.Q), Seed: r.Q.Seed, GPUs: space.GPUs, GPUsPerNode: r.GPU.Node(), MinPoolGPUs: space.MinPoolGPUs, Concs: space.Concs, Steps: [2]int{space.StepsLo, space.StepsHi},
+		Engine: orDefault(r.Q.Engine, "sglang"), Workload: r.Workload.Name, WorkloadParams: newWorkloadInputs(&r.Workload),
+		Query: newQueryInputs(r.Q), Seed: r.Q.Seed, GPUs: space.GPUs, GPUsPerNode: r.GPU.Node(), MinPoolGPUs: space.MinPoolGPUs, Concs: space.Concs, Steps: [2]int{space.StepsLo, space.StepsHi},
 		Scope: space.Scope, SLA: space.SLA, Top: space.Top, MaxRefine: space.MaxRefine}
 	switch {
 	case in.MaxRefine == 0:
@@ -71,44 +76,91 @@ func NewSweepInputs(version string, r *Resolved, space SweepSpace) SweepInputs {
 	return in
 }
 
-// snakeFields maps a struct's exported fields to snake_case keys,
-// recursing into nested structs.
-func snakeFields(v any) map[string]any {
-	rv := reflect.ValueOf(v)
-	out := map[string]any{}
-	for i := range rv.NumField() {
-		f := rv.Type().Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		fv := rv.Field(i)
-		if fv.Kind() == reflect.Struct {
-			out[snake(f.Name)] = snakeFields(fv.Interface())
-		} else {
-			out[snake(f.Name)] = fv.Interface()
-		}
-	}
-	return out
+// QueryInputs is a Query as a sweep echoes it: the query's own keys, and
+// the host overheads in milliseconds, null for the engine's default.
+type QueryInputs struct {
+	Query
+	SchedOverheadMS *float64 `json:"sched_overhead_ms"`
+	SpecOverheadMS  *float64 `json:"spec_overhead_ms"`
 }
 
-// snake turns a Go name into snake_case: "ISLMedian" -> "isl_median",
-// "CUDAGraphMaxBS" -> "cuda_graph_max_bs".
-func snake(s string) string {
-	r := []rune(s)
-	var b strings.Builder
-	for i, c := range r {
-		if unicode.IsUpper(c) && i > 0 {
-			prevLower := unicode.IsLower(r[i-1]) || unicode.IsDigit(r[i-1])
-			// A plural s after an acronym stays with it: "GPUsPerNode".
-			plural := i+1 < len(r) && r[i+1] == 's' && (i+2 == len(r) || unicode.IsUpper(r[i+2]))
-			nextLower := i+1 < len(r) && unicode.IsLower(r[i+1]) && !plural
-			if prevLower || (unicode.IsUpper(r[i-1]) && nextLower) {
-				b.WriteByte('_')
-			}
-		}
-		b.WriteRune(unicode.ToLower(c))
+func newQueryInputs(q Query) QueryInputs {
+	in := QueryInputs{Query: q}
+	if q.SchedOverhead >= 0 {
+		in.SchedOverheadMS = &q.SchedOverhead
 	}
-	return b.String()
+	if q.SpecOverhead >= 0 {
+		in.SpecOverheadMS = &q.SpecOverhead
+	}
+	return in
+}
+
+// ToQuery is the query the inputs echo.
+func (in QueryInputs) ToQuery() Query {
+	q := in.Query
+	q.SchedOverhead, q.SpecOverhead = -1, -1
+	if in.SchedOverheadMS != nil {
+		q.SchedOverhead = *in.SchedOverheadMS
+	}
+	if in.SpecOverheadMS != nil {
+		q.SpecOverhead = *in.SpecOverheadMS
+	}
+	return q
+}
+
+// WorkloadInputs is the resolved workload as a sweep echoes it: fixed
+// lengths, the synthetic agentic distributions, or the replayed trace
+// corpus (by name or path and content hash, not its contents).
+type WorkloadInputs struct {
+	ISL            int         `json:"isl,omitempty"`
+	OSL            int         `json:"osl,omitempty"`
+	CachedFraction float64     `json:"cached_fraction,omitempty"`
+	RangeRatio     float64     `json:"range_ratio,omitempty"`
+	AgentX         *AgentX     `json:"agentx,omitempty"`
+	Trace          *TraceInput `json:"trace,omitempty"`
+}
+
+// TraceInput names a replayed trace corpus: Source is the embedded
+// corpus's name or the --agentx-trace path; SHA256 is the hash of the
+// traces in specsim's compact corpus encoding (agentx.EncodeCorpus), so
+// that two runs replayed the same traces exactly when it is equal.
+type TraceInput struct {
+	Source string      `json:"source"`
+	SHA256 string      `json:"sha256"`
+	Traces int         `json:"traces"`
+	Replay ReplayInput `json:"replay"`
+}
+
+// ReplayInput is the AgentX client configuration (agentx.Config) of a
+// replay; TraceIdleCapS is null when the cap is off.
+type ReplayInput struct {
+	DurationS      float64  `json:"duration_s"`
+	StartMin       float64  `json:"start_min_ratio"`
+	StartMax       float64  `json:"start_max_ratio"`
+	WarmupPerLane  int      `json:"warmup_requests_per_lane"`
+	SystemIdleCapS float64  `json:"system_idle_gap_cap_s"`
+	TraceIdleCapS  *float64 `json:"trace_idle_gap_cap_s"`
+	MaxContext     int      `json:"max_context_length"`
+	MaxTraces      int      `json:"num_dataset_entries"`
+	Seed           uint64   `json:"random_seed"`
+}
+
+func newWorkloadInputs(w *Workload) WorkloadInputs {
+	if w.Name == "fixed" {
+		return WorkloadInputs{ISL: w.ISL, OSL: w.OSL, CachedFraction: w.CachedFraction, RangeRatio: w.RangeRatio}
+	}
+	tw := w.Trace
+	if tw == nil {
+		a := w.AgentX
+		return WorkloadInputs{AgentX: &a}
+	}
+	c := tw.Replay
+	ri := ReplayInput{DurationS: c.Duration, StartMin: c.StartMin, StartMax: c.StartMax, WarmupPerLane: c.WarmupPerLane,
+		SystemIdleCapS: c.SystemIdleCap, MaxContext: c.MaxContext, MaxTraces: c.MaxTraces, Seed: c.Seed}
+	if !math.IsInf(c.TraceIdleCap, 0) {
+		ri.TraceIdleCapS = &c.TraceIdleCap
+	}
+	return WorkloadInputs{Trace: &TraceInput{Source: tw.Source, SHA256: tw.contentHash(), Traces: len(tw.Traces), Replay: ri}}
 }
 
 // SweepOutput is what `specsim sweep --json` prints and `specsim merge`
@@ -237,4 +289,15 @@ func Merge(names []string, outs []*SweepOutput) (*SweepOutput, error) {
 	}
 	in.Shard = nil
 	return &SweepOutput{Inputs: in, SweepResult: res, Band: outs[0].Band, Calibration: outs[0].Calibration}, nil
+}
+
+// contentHash is the hex SHA-256 of tw's traces in the compact corpus
+// encoding (gzip without a timestamp, so the same traces give the same
+// bytes).
+func (tw *TraceWorkload) contentHash() string {
+	h := sha256.New()
+	if err := agentx.EncodeCorpus(h, tw.Traces); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

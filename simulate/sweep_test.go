@@ -2,9 +2,14 @@ package simulate
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/specsim/specsim/simulate/agentx"
 )
 
 // smallSweep is a sweep small enough for a unit test (4 x B200, 1k/1k).
@@ -148,12 +153,57 @@ func TestSLAFilter(t *testing.T) {
 	}
 }
 
-func TestSnake(t *testing.T) {
-	for in, want := range map[string]string{"ISLMedian": "isl_median", "CUDAGraphMaxBS": "cuda_graph_max_bs", "GPUsPerNode": "gpus_per_node",
-		"Seed": "seed", "MoEBackend": "mo_e_backend", "AL": "al", "ISL": "isl"} {
-		if got := snake(in); got != want {
-			t.Errorf("snake(%q) = %q, want %q", in, got, want)
+// The echoed inputs have the documented snake_case keys, no sentinel for
+// a default overhead (null), no agentic block on a fixed workload, and a
+// trace replay's corpus by name and hash rather than its contents; the
+// query they echo is the query given.
+func TestSweepInputsEcho(t *testing.T) {
+	q := Query{Model: "Qwen3.5-397B-A17B", Precision: "fp4", GPU: "b200", Workload: "fixed", ISL: 1024, OSL: 1024, RangeRatio: 0.8,
+		Spec: "mtp", MoESkew: 1.2, KVDType: "fp8", MambaSSMDType: "bfloat16", SpecMoEBackend: "triton"}
+	q.Server.HiCacheGiB = 64
+	r := resolved(t, q)
+	r.Q.SpecOverhead = 0.5 // resolved sets both to the default
+	in := NewSweepInputs("test", r, SweepSpace{GPUs: 8})
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	qm := m["query"].(map[string]any)
+	for _, k := range []string{"moe_skew", "kv_dtype", "mamba_ssm_dtype", "speculative_moe_runner_backend", "sched_overhead_ms", "spec_overhead_ms", "server"} {
+		if _, ok := qm[k]; !ok {
+			t.Errorf("query has no %q: %s", k, b)
 		}
+	}
+	if qm["sched_overhead_ms"] != nil || qm["spec_overhead_ms"] != 0.5 || qm["server"].(map[string]any)["hicache_gib"] != 64.0 {
+		t.Errorf("overheads %v %v, server %v", qm["sched_overhead_ms"], qm["spec_overhead_ms"], qm["server"])
+	}
+	wp := m["workload_params"].(map[string]any)
+	if _, ok := wp["agentx"]; ok || wp["isl"] != 1024.0 || wp["range_ratio"] != 0.8 {
+		t.Errorf("fixed workload_params %v", wp)
+	}
+	var back SweepInputs
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if got := back.Query.ToQuery(); got.SchedOverhead != -1 || got.SpecOverhead != 0.5 || got.MoESkew != 1.2 || got.Server.HiCacheGiB != 64 || got.SpecMoEBackend != "triton" {
+		t.Errorf("query read back %+v", got)
+	}
+
+	// The embedded corpus: named and hashed; its hash is the embedded
+	// file's (it is the compact encoding of its own traces).
+	q = Query{Model: "Qwen3.5-397B-A17B", Precision: "fp4", GPU: "b200", Workload: "agentx", Spec: "mtp"}
+	in = NewSweepInputs("test", resolved(t, q), SweepSpace{GPUs: 8})
+	b, _ = json.Marshal(in)
+	tr := in.WorkloadParams.Trace
+	raw, err := os.ReadFile("agentx/data/kv-cache-tester.agx.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(raw)
+	if tr == nil || tr.Source != agentx.DefaultCorpusName || tr.SHA256 != hex.EncodeToString(sum[:]) || tr.Traces == 0 || len(b) > 4096 {
+		t.Errorf("trace echo %+v (%d bytes of inputs), want the corpus named with sha256 %x", tr, len(b), sum)
 	}
 }
 

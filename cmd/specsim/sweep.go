@@ -282,8 +282,7 @@ func workloadLabel(in simulate.SweepInputs) string {
 	if in.Workload == "agentx" {
 		return "AgentX"
 	}
-	isl, osl := in.WorkloadParams["isl"], in.WorkloadParams["osl"]
-	return fmt.Sprintf("%v/%v", isl, osl)
+	return fmt.Sprintf("%d/%d", in.WorkloadParams.ISL, in.WorkloadParams.OSL)
 }
 
 // sig3 prints x to three significant figures: the model's measured errors

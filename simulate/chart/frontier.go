@@ -38,7 +38,7 @@ func Workload(in simulate.SweepInputs) string {
 	if in.Workload == "agentx" {
 		return "AgentX trace replay"
 	}
-	return fmt.Sprintf("ISL %v / OSL %v", in.WorkloadParams["isl"], in.WorkloadParams["osl"])
+	return fmt.Sprintf("ISL %d / OSL %d", in.WorkloadParams.ISL, in.WorkloadParams.OSL)
 }
 
 // Write draws the frontiers of res into path (.png or .svg), with the
