@@ -21,6 +21,9 @@ type Point struct {
 	// MultiNode marks a deployment with an instance larger than one node
 	// (the GPU catalog's gpus_per_node): it needs a multi-node launch.
 	MultiNode bool `json:"multi_node"`
+	// Estimate is the mean-field estimate of a point that was then
+	// event-simulated (Merge starts again from it).
+	Estimate *Result `json:"estimate,omitempty"`
 }
 
 func (p *Point) key() string { return fmt.Sprintf("%s|%d|%d", p.Topology, p.Conc, p.Steps) }
@@ -388,29 +391,60 @@ func Sweep(r *Resolved, space SweepSpace, progress Progress) (*SweepResult, erro
 		res.NotRun, res.NotRunWhy = unrun, layouts.why
 	}
 	sort.Strings(res.Skipped)
-	agentic := r.Workload.Name == "agentx"
-	rr := r
-	if tw := r.Workload.Trace; tw != nil && tw.Replay.Duration > SweepAgentXWindow {
-		// Frontier points replay the traces over AIPerf's shortest valid
-		// window rather than the full benchmark duration.
-		c := *r
-		t2 := *tw
-		t2.Replay.Duration = SweepAgentXWindow
-		c.Workload.Trace = &t2
-		rr = &c
+	sim := func(rw *Resolved, p *Point) (*Result, error) {
+		t, err := ParseTopology(p.Topology)
+		if err != nil {
+			return nil, err
+		}
+		return Predict(rw, t, p.Conc, p.Steps)
 	}
-	budget := space.MaxRefine
+	if err := res.refine(refineWindow(r), space.SLA, space.Top, space.MaxRefine, r.Workload.Name == "agentx", workers, progress, sim); err != nil {
+		return nil, err
+	}
+	progress("refining", res.Refined, res.Refined)
+	for _, p := range res.Points {
+		if p.MultiNode {
+			res.MultiNode++
+		}
+	}
+	return res, nil
+}
+
+// refineWindow is r with an AgentX trace replay shortened to
+// SweepAgentXWindow: frontier points replay the traces over AIPerf's
+// shortest valid window rather than the full benchmark duration.
+func refineWindow(r *Resolved) *Resolved {
+	tw := r.Workload.Trace
+	if tw == nil || tw.Replay.Duration <= SweepAgentXWindow {
+		return r
+	}
+	c := *r
+	t2 := *tw
+	t2.Replay.Duration = SweepAgentXWindow
+	c.Workload.Trace = &t2
+	return &c
+}
+
+// refine event-simulates frontier and top candidates round after round,
+// with sim on copies of r (nil r: sim needs none), until every frontier
+// and top point is event-simulated or the budget (0: DefaultMaxRefine;
+// negative: none) is spent. A refined point keeps its mean-field
+// estimate in Estimate. The rounds depend only on the points' estimates
+// and the simulation of each point, so any run over the same points takes
+// the same rounds (what Merge relies on).
+func (res *SweepResult) refine(r *Resolved, sla SLA, top, budget int, agentic bool, workers int, progress Progress, sim func(rw *Resolved, p *Point) (*Result, error)) error {
 	if budget == 0 {
 		budget = DefaultMaxRefine
 	}
+	var mu sync.Mutex
 	for {
-		need := res.finish(space.SLA, space.Top, agentic, false)
+		need := res.finish(sla, top, agentic, false)
 		if len(need) == 0 {
 			break
 		}
 		if budget > 0 && res.Refined >= budget {
 			res.RefineStopped = true
-			res.finish(space.SLA, space.Top, agentic, true)
+			res.finish(sla, top, agentic, true)
 			break
 		}
 		if budget > 0 && res.Refined+len(need) > budget {
@@ -420,34 +454,32 @@ func Sweep(r *Resolved, space SweepSpace, progress Progress) (*SweepResult, erro
 		res.Rounds++
 		errs := make([]error, len(need))
 		base := res.Refined
-		parallel(workers, len(need), func(rw *Resolved, j int) {
+		run := func(rw *Resolved, j int) {
 			p := &res.Points[need[j]]
-			t, err := ParseTopology(p.Topology)
+			out, err := sim(rw, p)
 			if err == nil {
-				var sim *Result
-				if sim, err = Predict(rw, t, p.Conc, p.Steps); err == nil {
-					p.Result = *sim
-				}
-			}
-			if err != nil {
+				est := p.Result
+				p.Estimate, p.Result = &est, *out
+			} else {
 				errs[j] = fmt.Errorf("refining %s conc %d k %d: %w", p.Topology, p.Conc, p.Steps, err)
 			}
 			mu.Lock()
 			res.Refined++
 			progress("refining", res.Refined, base+len(need)+1)
 			mu.Unlock()
-		}, rr)
+		}
+		if r == nil {
+			for j := range need {
+				run(nil, j)
+			}
+		} else {
+			parallel(workers, len(need), run, r)
+		}
 		if err := errors.Join(errs...); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	progress("refining", res.Refined, res.Refined)
-	for _, p := range res.Points {
-		if p.MultiNode {
-			res.MultiNode++
-		}
-	}
-	return res, nil
+	return nil
 }
 
 // parallel runs f(rw, j) for j in [0, n) on up to workers goroutines, each

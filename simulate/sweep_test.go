@@ -86,26 +86,28 @@ func TestShardsMergeToTheUnshardedFrontier(t *testing.T) {
 	}
 	// Merge in a shuffled order.
 	outs[0], outs[2] = outs[2], outs[0]
-	m, err := Merge(names, outs)
+	resolves := 0
+	m, err := Merge(names, outs, func(SweepInputs) (*Resolved, error) { resolves++; return r, nil }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Points are the unsharded sweep's except for which were refined
-	// there, so compare the frontiers.
-	got, _ := json.Marshal([]any{m.Frontier, m.FrontierE2EL, m.FrontierNormalized, m.FrontierMTP, m.FrontierNone, m.Top})
-	wantF, _ := json.Marshal([]any{whole.Frontier, whole.FrontierE2EL, whole.FrontierNormalized, whole.FrontierMTP, whole.FrontierNone, whole.Top})
+	// The merge runs the unsharded sweep's refinement rounds over the
+	// union: the whole result is the unsharded one, points (refined or
+	// not), frontiers, refinement counts and all.
+	got, _ := json.Marshal(m.SweepResult)
+	wantF, _ := json.Marshal(whole)
 	if !bytes.Equal(got, wantF) {
-		t.Errorf("merged frontier differs from the unsharded one:\n%s\n%s", got, wantF)
+		t.Errorf("merged result differs from the unsharded one (%d resolves):\n%s\n%s", resolves, got, wantF)
 	}
 	if m.Evaluated != whole.Evaluated || len(m.Points) != len(whole.Points) {
 		t.Errorf("merged %d evaluated / %d points, unsharded %d / %d", m.Evaluated, len(m.Points), whole.Evaluated, len(whole.Points))
 	}
 	// A missing shard and a foreign shard are refused.
-	if _, err := Merge(names[:2], outs[:2]); err == nil || !strings.Contains(err.Error(), "missing shard") {
+	if _, err := Merge(names[:2], outs[:2], nil, nil); err == nil || !strings.Contains(err.Error(), "missing shard") {
 		t.Errorf("merge of 2 of 3 shards: %v", err)
 	}
 	outs[1].Inputs.Seed++
-	if _, err := Merge(names, outs); err == nil || !strings.Contains(err.Error(), "other inputs") {
+	if _, err := Merge(names, outs, nil, nil); err == nil || !strings.Contains(err.Error(), "inputs.seed is 2 there, 1 in") {
 		t.Errorf("merge of a foreign shard: %v", err)
 	}
 }

@@ -43,9 +43,9 @@ instance, prefill pool or decode pool of fewer than M GPUs. --scope
 agg|disagg narrows the enumeration; --topologies replaces it.
 
 Large sweeps split over a scheduler: --shard I/N prices topologies I, I+N,
-I+2N, ... and 'specsim merge' joins the N JSON outputs into the frontier the
-unsharded sweep gives (when no shard reaches --max-refine, which bounds each
-shard's refinement; an output that reached it says so).
+I+2N, ... and 'specsim merge' joins the N JSON outputs into the output the
+unsharded sweep gives (it reruns the unsharded refinement rounds over the
+union, reusing the shards' simulations).
 
 Examples:
   specsim sweep --gpu gb300 --gpus 72 --max-ttft-ms 5000 --plot frontier.png
