@@ -106,6 +106,11 @@ func TestShardsMergeToTheUnshardedFrontier(t *testing.T) {
 	if _, err := Merge(names[:2], outs[:2], nil, nil); err == nil || !strings.Contains(err.Error(), "missing shard") {
 		t.Errorf("merge of 2 of 3 shards: %v", err)
 	}
+	outs[1].Points[0].TputPerGPU = -5
+	if _, err := Merge([]string{"a.json", "b.json", "c.json"}, outs, nil, nil); err == nil || !strings.Contains(err.Error(), "b.json: point") || !strings.Contains(err.Error(), "tput_per_gpu -5") {
+		t.Errorf("merge of a negative figure: %v", err)
+	}
+	outs[1].Points[0].TputPerGPU = 5
 	outs[1].Inputs.Seed++
 	if _, err := Merge(names, outs, nil, nil); err == nil || !strings.Contains(err.Error(), "inputs.seed is 2 there, 1 in") {
 		t.Errorf("merge of a foreign shard: %v", err)
