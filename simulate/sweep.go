@@ -602,3 +602,36 @@ func (res *SweepResult) Unchecked() int {
 	}
 	return n
 }
+
+// Notes is what a reader of the point must know beside its figures:
+// "multi-node", "queued" and "unsteady". A point is queued when a role
+// admits fewer running requests than the sessions it serves (conc over
+// its workers) and the wait shows: in a closed-loop fixed-length
+// benchmark every session always has one request outstanding, so the
+// excess always waits in the role's queue and TTFT counts the wait; an
+// AgentX session thinks between turns, so there the wait must also be
+// more than half of the p90 end-to-end latency (TTFT p90 > E2EL p90 / 2).
+// Either way the point measures an overloaded server. "unsteady": an
+// AgentX replay whose window halves differ by more than 10%
+// (AgentXReport.Steady). agentic says the sweep's workload is AgentX.
+func (p *Point) Notes(agentic bool) []string {
+	var out []string
+	if p.MultiNode {
+		out = append(out, "multi-node")
+	}
+	waited := !agentic || p.TTFTp90ms/1e3 > p.E2EL.P90/2
+	if t, err := ParseTopology(p.Topology); err == nil && waited {
+		workers := map[string]int{"agg": 1, "prefill": max(t.PrefillWorkers, 1), "decode": max(t.DecodeWorkers, 1)}
+		for _, c := range p.Limits {
+			share := (p.Conc + workers[c.Role] - 1) / workers[c.Role]
+			if c.Running > 0 && c.Running < share {
+				out = append(out, fmt.Sprintf("queued: %s runs %d of %d", c.Role, c.Running, share))
+				break
+			}
+		}
+	}
+	if p.AgentX != nil && !p.AgentX.Steady {
+		out = append(out, "unsteady")
+	}
+	return out
+}

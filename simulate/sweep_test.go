@@ -400,3 +400,33 @@ func TestSweepNotRun(t *testing.T) {
 		}
 	}
 }
+
+// Notes flags a point whose roles admit fewer requests than the sessions
+// they serve (by hand: disagg 1 prefill + 2 decode workers at conc 512
+// serve 256 sessions per decode worker), for AgentX only when the wait
+// shows in the latency, and an unsteady AgentX window.
+func TestPointNotes(t *testing.T) {
+	pt := func(topo string, conc int, caps []RunningCap, ttftMS, e2elS float64, ax *AgentXReport, multi bool) Point {
+		var p Point
+		p.Topology, p.Conc, p.Limits, p.TTFTp90ms, p.E2EL.P90, p.AgentX, p.MultiNode = topo, conc, caps, ttftMS, e2elS, ax, multi
+		return p
+	}
+	dec := func(n int) []RunningCap { return []RunningCap{{Role: "prefill", Running: 2000}, {Role: "decode", Running: n}} }
+	for _, tc := range []struct {
+		name    string
+		p       Point
+		agentic bool
+		want    string
+	}{
+		{"decode admits all 256", pt("disagg:1xtp4+2xtp4", 512, dec(256), 100, 10, nil, false), false, ""},
+		{"decode admits 255 of 256", pt("disagg:1xtp4+2xtp4", 512, dec(255), 100, 10, nil, false), false, "queued: decode runs 255 of 256"},
+		{"agg multi-node", pt("agg:tp8", 64, []RunningCap{{Role: "agg", Running: 32}}, 100, 10, nil, true), false, "multi-node; queued: agg runs 32 of 64"},
+		{"agentx wait small", pt("agg:tp8", 64, []RunningCap{{Role: "agg", Running: 32}}, 1000, 10, &AgentXReport{Steady: true}, false), true, ""},
+		{"agentx wait dominates", pt("disagg:1xtp2+1xtp4", 1024, dec(216), 2519291, 2521, &AgentXReport{Steady: true}, false), true, "queued: decode runs 216 of 1024"},
+		{"agentx unsteady", pt("agg:tp8", 8, nil, 100, 10, &AgentXReport{}, false), true, "unsteady"},
+	} {
+		if got := strings.Join(tc.p.Notes(tc.agentic), "; "); got != tc.want {
+			t.Errorf("%s: notes %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

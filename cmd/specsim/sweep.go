@@ -213,7 +213,7 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 		}
 		return exitOK
 	case csvOut:
-		if err := writeSweepCSV(stdout, so.SweepResult, all); err != nil {
+		if err := writeSweepCSV(stdout, so.SweepResult, all, so.Inputs.Workload == "agentx"); err != nil {
 			return fail(err)
 		}
 		return exitOK
@@ -242,29 +242,46 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 	if r.MultiNode > 0 {
 		fmt.Fprintf(stdout, "%d points have an instance larger than one node (%d GPUs per %s node; marked multi-node)\n", r.MultiNode, in.GPUsPerNode, strings.ToUpper(in.GPU))
 	}
-	sections := []struct {
+	agentic := in.Workload == "agentx"
+	queued := map[int]bool{}
+	for _, f := range [][]simulate.Point{r.Frontier, r.FrontierE2EL, r.FrontierNormalized, r.Top} {
+		for _, p := range f {
+			for _, n := range p.Notes(agentic) {
+				if strings.HasPrefix(n, "queued") || n == "unsteady" {
+					queued[p.Index] = true
+				}
+			}
+		}
+	}
+	if len(queued) > 0 {
+		fmt.Fprintf(stdout, "%d frontier or top point(s) measure an overloaded server (note: queued or unsteady): their TTFT and E2EL include the wait for admission\n", len(queued))
+	}
+	// Each frontier shows its own x: interactivity and p90 E2EL are
+	// columns of every table; p50 E2EL and normalized interactivity are
+	// added to theirs.
+	type section struct {
 		title string
 		pts   []simulate.Point
-	}{
-		{"frontier by interactivity", r.Frontier},
-		{"frontier by " + r.E2ELMetric + " E2EL", r.FrontierE2EL},
-		{"frontier by E2E normalized interactivity", r.FrontierNormalized},
+		x     *column
+	}
+	var e2elX *column
+	if r.E2ELMetric != "p90" {
+		e2elX = &column{">E2EL " + r.E2ELMetric + " s", simulate.ByE2ELp50}
+	}
+	sections := []section{
+		{"frontier by interactivity (x: tok/s/user)", r.Frontier, nil},
+		{"frontier by " + r.E2ELMetric + " E2EL (x: E2EL " + r.E2ELMetric + " s)", r.FrontierE2EL, e2elX},
+		{"frontier by E2E normalized interactivity (x: norm. interactivity)", r.FrontierNormalized, &column{">norm. interactivity", simulate.ByNormalizedInteractivity}},
 	}
 	if len(r.Top) > 0 {
-		sections = append(sections, struct {
-			title string
-			pts   []simulate.Point
-		}{fmt.Sprintf("top %d by tokens/s/GPU", len(r.Top)), r.Top})
+		sections = append(sections, section{fmt.Sprintf("top %d by tokens/s/GPU", len(r.Top)), r.Top, nil})
 	}
 	if all {
-		sections = []struct {
-			title string
-			pts   []simulate.Point
-		}{{"all points (sim says which are event-simulated)", r.Points}}
+		sections = []section{{"all points (sim says which are event-simulated)", r.Points, nil}}
 	}
 	for _, s := range sections {
 		fmt.Fprintf(stdout, "\n%s:\n", s.title)
-		pointTable(s.pts).write(stdout, format)
+		pointTable(s.pts, agentic, s.x).write(stdout, format)
 	}
 	if len(r.Skipped) > 0 {
 		fmt.Fprintf(stdout, "\nskipped %d topologies that cannot hold the model, e.g. %s\n", len(r.Skipped), r.Skipped[0])
@@ -299,15 +316,26 @@ func sig3(x float64) string {
 	return strconv.FormatFloat(x, 'f', d, 64)
 }
 
-func pointTable(pts []simulate.Point) *table {
-	t := &table{header: []string{"topology", ">GPUs", ">conc", ">k", ">AL", ">tok/s/GPU", ">output tok/s/GPU", ">tok/s/user", ">TTFT p90 ms", ">TPOT p90 ms", ">E2EL p90 s", "sim", "note"}}
+// column is an extra column of a point table: a frontier's own x.
+type column struct {
+	header string
+	val    func(*simulate.Point) float64
+}
+
+// pointTable lists points; x, when set, is a column added after E2EL p90.
+func pointTable(pts []simulate.Point, agentic bool, x *column) *table {
+	h := []string{"topology", ">GPUs", ">conc", ">k", ">AL", ">tok/s/GPU", ">output tok/s/GPU", ">tok/s/user", ">TTFT p90 ms", ">TPOT p90 ms", ">E2EL p90 s"}
+	if x != nil {
+		h = append(h, x.header)
+	}
+	t := &table{header: append(h, "sim", "note")}
 	for _, p := range pts {
-		note := ""
-		if p.MultiNode {
-			note = "multi-node"
+		row := []string{p.Topology, strconv.Itoa(p.GPUs), strconv.Itoa(p.Conc), strconv.Itoa(p.Steps), fmt.Sprintf("%.2f", p.AL),
+			sig3(p.TputPerGPU), sig3(p.OutputPerGPU), sig3(p.Interactivity), sig3(p.TTFTp90ms), sig3(p.TPOTp90ms), sig3(p.E2EL.P90)}
+		if x != nil {
+			row = append(row, sig3(x.val(&p)))
 		}
-		t.add(p.Topology, strconv.Itoa(p.GPUs), strconv.Itoa(p.Conc), strconv.Itoa(p.Steps), fmt.Sprintf("%.2f", p.AL),
-			sig3(p.TputPerGPU), sig3(p.OutputPerGPU), sig3(p.Interactivity), sig3(p.TTFTp90ms), sig3(p.TPOTp90ms), sig3(p.E2EL.P90), p.Sim, note)
+		t.add(append(row, p.Sim, strings.Join(p.Notes(agentic), "; "))...)
 	}
 	return t
 }
@@ -315,17 +343,17 @@ func pointTable(pts []simulate.Point) *table {
 // sweepCSVHeader is the CSV's column list; columns are only ever added at
 // the end.
 var sweepCSVHeader = []string{"topology", "gpus", "conc", "steps", "al", "tput_per_gpu", "output_tput_per_gpu", "interactivity",
-	"normalized_interactivity_p90", "ttft_ms", "ttft_ms_p90", "tpot_ms", "tpot_ms_p90", "e2el_s_p50", "e2el_s_p90", "sim", "multi_node", "frontiers"}
+	"normalized_interactivity_p90", "ttft_ms", "ttft_ms_p90", "tpot_ms", "tpot_ms_p90", "e2el_s_p50", "e2el_s_p90", "sim", "multi_node", "frontiers", "note"}
 
 // writeSweepCSV writes one row per point: the frontier and top points (the
 // frontiers column names which), or every point with all.
-func writeSweepCSV(w io.Writer, r *simulate.SweepResult, all bool) error {
+func writeSweepCSV(w io.Writer, r *simulate.SweepResult, all, agentic bool) error {
 	member := map[int][]string{}
 	var order []int
 	for _, f := range []struct {
 		name string
 		pts  []simulate.Point
-	}{{"interactivity", r.Frontier}, {"e2el", r.FrontierE2EL}, {"normalized", r.FrontierNormalized}, {"mtp", r.FrontierMTP}, {"none", r.FrontierNone}, {"top", r.Top}} {
+	}{{"interactivity", r.Frontier}, {"e2el", r.FrontierE2EL}, {"normalized", r.FrontierNormalized}, {"mtp", r.FrontierMTP}, {"no_spec", r.FrontierNone}, {"top", r.Top}} {
 		for _, p := range f.pts {
 			if member[p.Index] == nil {
 				order = append(order, p.Index)
@@ -352,7 +380,7 @@ func writeSweepCSV(w io.Writer, r *simulate.SweepResult, all bool) error {
 		p := byIndex[i]
 		t.add(p.Topology, strconv.Itoa(p.GPUs), strconv.Itoa(p.Conc), strconv.Itoa(p.Steps), g(p.AL), g(p.TputPerGPU), g(p.OutputPerGPU),
 			g(p.Interactivity), g(p.NormalizedInteractivity), g(p.TTFTms), g(p.TTFTp90ms), g(p.TPOTms), g(p.TPOTp90ms), g(p.E2EL.P50), g(p.E2EL.P90),
-			p.Sim, strconv.FormatBool(p.MultiNode), strings.Join(member[i], ";"))
+			p.Sim, strconv.FormatBool(p.MultiNode), strings.Join(member[i], ";"), strings.Join(p.Notes(agentic), "; "))
 	}
 	return t.writeCSV(w)
 }

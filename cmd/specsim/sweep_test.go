@@ -89,10 +89,16 @@ func TestSweepShardMergeCSV(t *testing.T) {
 		if v, _ := strconv.ParseFloat(r[col["ttft_ms_p90"]], 64); v > 200 {
 			t.Errorf("row %v: p90 TTFT %.0f ms above --max-ttft-ms 200", r, v)
 		}
+		for _, f := range strings.Split(r[col["frontiers"]], ";") {
+			if !map[string]bool{"interactivity": true, "e2el": true, "normalized": true, "mtp": true, "no_spec": true, "top": true}[f] {
+				t.Errorf("row %v: frontier name %q", r, f)
+			}
+		}
 	}
 
 	code, out, stderr = runCLI(append([]string{"merge"}, files...)...)
 	if code != exitOK || !strings.Contains(out, "SLA --max-ttft-ms 200 removed") || !strings.Contains(out, "frontier by p50 E2EL") ||
+		!strings.Contains(out, "E2EL p50 s") || !strings.Contains(out, "norm. interactivity") ||
 		strings.Contains(out, "mean-field") || strings.Contains(stderr, "\r") {
 		t.Errorf("merge text exit %d:\n%s\nstderr %q", code, out, stderr)
 	}
