@@ -411,7 +411,9 @@ func TestPointNotes(t *testing.T) {
 		p.Topology, p.Conc, p.Limits, p.TTFTp90ms, p.E2EL.P90, p.AgentX, p.MultiNode = topo, conc, caps, ttftMS, e2elS, ax, multi
 		return p
 	}
-	dec := func(n int) []RunningCap { return []RunningCap{{Role: "prefill", Running: 2000}, {Role: "decode", Running: n}} }
+	dec := func(n int) []RunningCap {
+		return []RunningCap{{Role: "prefill", Running: 2000}, {Role: "decode", Running: n}}
+	}
 	for _, tc := range []struct {
 		name    string
 		p       Point
