@@ -212,10 +212,15 @@ func EnumerateTopologies(engine string, gpus int, m *Model, minPool int) []Topol
 // narrowed by scope.
 func SweepTopologies(space SweepSpace, engine string, m *Model) ([]Topology, error) {
 	topos := space.Topologies
-	if len(topos) == 0 {
-		if space.GPUs < 1 || space.GPUs > 1024 {
-			return nil, fmt.Errorf("--gpus %d: want 1..1024", space.GPUs)
+	if space.GPUs < 1 || space.GPUs > 1024 {
+		return nil, fmt.Errorf("--gpus %d: want 1..1024", space.GPUs)
+	}
+	for _, t := range topos {
+		if t.GPUs() > space.GPUs {
+			return nil, fmt.Errorf("--topologies %s uses %d GPUs, more than --gpus %d", t, t.GPUs(), space.GPUs)
 		}
+	}
+	if len(topos) == 0 {
 		if space.MinPoolGPUs < 0 || space.MinPoolGPUs > space.GPUs {
 			return nil, fmt.Errorf("--min-pool-gpus %d: want 0..--gpus (%d)", space.MinPoolGPUs, space.GPUs)
 		}

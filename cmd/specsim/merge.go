@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/specsim/specsim/simulate"
+	"github.com/specsim/specsim/simulate/chart"
 )
 
 func init() {
@@ -52,6 +53,11 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	format, csvOut, err := resolveSweepFormat(ff)
 	if err != nil {
 		return fail(err)
+	}
+	if *plotPath != "" {
+		if err := chart.CheckPath(*plotPath); err != nil {
+			return fail(fmt.Errorf("--plot %w", err))
+		}
 	}
 	outs := make([]*simulate.SweepOutput, len(files))
 	for i, name := range files {

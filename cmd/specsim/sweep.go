@@ -1,9 +1,11 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -40,7 +42,9 @@ deployment whose instance holds more GPUs than one node (the GPU catalog's
 gpus_per_node: 4 per GB200/GB300 NVL72 tray, 8 per HGX) is kept and marked
 "multi-node". --min-pool-gpus M leaves out deployments with an aggregated
 instance, prefill pool or decode pool of fewer than M GPUs. --scope
-agg|disagg narrows the enumeration; --topologies replaces it.
+agg|disagg narrows the enumeration; --topologies replaces it (a topology
+larger than --gpus is refused; without --gpus, the largest one sets it).
+--plot and --emit paths are checked before any pricing.
 
 Large sweeps split over a scheduler: --shard I/N prices topologies I, I+N,
 I+2N, ... and 'specsim merge' joins the N JSON outputs into the output the
@@ -164,6 +168,25 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 			space.Topologies = append(space.Topologies, t)
 		}
 	}
+	gpusSet := false
+	fs.Visit(func(f *flag.Flag) { gpusSet = gpusSet || f.Name == "gpus" })
+	if !gpusSet && len(space.Topologies) > 0 {
+		// --topologies alone: the GPUs its largest topology uses.
+		space.GPUs = 0
+		for _, t := range space.Topologies {
+			space.GPUs = max(space.GPUs, t.GPUs())
+		}
+	}
+	if *sf.plotPath != "" {
+		if err := chart.CheckPath(*sf.plotPath); err != nil {
+			return fail(fmt.Errorf("--plot %w", err))
+		}
+	}
+	if *sf.emitDir != "" {
+		if err := writableDir(*sf.emitDir); err != nil {
+			return fail(fmt.Errorf("--emit %v", err))
+		}
+	}
 	progress := stageProgress(stderr, "sweep", stderrIsTerminal(), 5*time.Second, time.Now)
 	out, err := simulate.Sweep(res, space, progress)
 	if err != nil {
@@ -176,6 +199,20 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	so := &simulate.SweepOutput{Inputs: simulate.NewSweepInputs(specsimVersion(), res, space), SweepResult: out,
 		Band: &simulate.SweepBand{Relative: band, Source: bandSource}, Calibration: calibrationNote(res)}
 	return writeSweep(stdout, stderr, "sweep", so, res, format, csvOut, *sf.all, *sf.plotPath, *sf.emitDir, progress)
+}
+
+// writableDir makes dir (and its parents) and checks that a file can be
+// created in it, so that --emit fails before the sweep rather than after.
+func writableDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".specsim-emit-*")
+	if err != nil {
+		return fmt.Errorf("%s: not writable: %v", dir, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // resolveSweepFormat is --format, and whether it asks for the points as CSV.

@@ -109,6 +109,9 @@ func TestSweepShardMergeCSV(t *testing.T) {
 }
 
 func TestSweepFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	notDir := filepath.Join(dir, "file")
+	os.WriteFile(notDir, nil, 0o644)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -121,6 +124,13 @@ func TestSweepFlagErrors(t *testing.T) {
 		{[]string{"sweep", "--format", "xml"}, "csv"},
 		{[]string{"merge"}, "no files"},
 		{[]string{"merge", "/nonexistent/shard.json"}, "shard.json"},
+		// Checked before any pricing (review items 20, 21).
+		{[]string{"sweep", "--topologies", "agg:tp4", "--gpus", "-1"}, "--gpus -1: want 1..1024"},
+		{[]string{"sweep", "--gpus", "2", "--topologies", "agg:tp8"}, "--topologies agg:tp8 uses 8 GPUs, more than --gpus 2"},
+		{[]string{"sweep", "--plot", dir}, "--plot " + dir + ": want a .png or .svg file"},
+		{[]string{"sweep", "--plot", "/nonexistent/x.png"}, "--plot /nonexistent/x.png: directory /nonexistent does not exist"},
+		{[]string{"sweep", "--emit", filepath.Join(notDir, "recipes")}, "--emit"},
+		{[]string{"merge", "--plot", "x.jpg", "a.json"}, "--plot x.jpg"},
 	} {
 		code, _, stderr := runCLI(tc.args...)
 		if code != exitBadInput || !strings.Contains(stderr, tc.want) {
