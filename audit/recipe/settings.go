@@ -50,6 +50,8 @@ type Settings struct {
 	MoEBackend              string
 	SpecMoEBackend          string
 	AllReduceFusion, SpecV2 bool
+	// PrefillDraft: the disaggregated prefill role speculates too.
+	PrefillDraft bool
 	// Steps is the draft length (0: no speculation); GoldenAL the AL the
 	// recipe check expects AgentX to inject at it.
 	Steps    int
@@ -226,6 +228,12 @@ func (v *Variant) Settings(vr *VariantReport, o SettingsOptions) (*Settings, err
 		if gen.Spec.TopK > 1 {
 			s.Unsupported = append(s.Unsupported, fmt.Sprintf("speculative topk %d: tree drafts are not modelled (chains of k)", gen.Spec.TopK))
 		}
+	}
+	// A disaggregated prefill role that speculates too holds the draft's
+	// weights and KV and runs its forward in prefill (Server.PrefillDraft).
+	if p := roles["prefill"]; s.Disagg && p.Spec != nil && p.Spec.DraftLength > 0 {
+		s.PrefillDraft = true
+		read("prefill draft", fmt.Sprintf("%s, k = %d: prefill workers load the draft too", p.Spec.Algorithm, p.Spec.DraftLength), p.ArgsAt+"."+p.Spec.DraftLengthKey)
 	}
 	if vr != nil {
 		for _, rr := range vr.Roles {

@@ -20,7 +20,9 @@ const FillIn = "FILL-IN"
 // Recipe renders an srt-slurm schema-2 recipe for topology t at
 // concurrency conc and draft length k, in the argument spelling of the
 // query's engine (SGLang and vLLM CLI flags, TensorRT-LLM's LLM API
-// config). version names the writer in the header comment, note goes
+// config). A disaggregated prefill role gets the speculative arguments
+// only with the query's Server.PrefillDraft, as the simulation loads the
+// draft there (the AgentX base recipe's prefill role has none). version names the writer in the header comment, note goes
 // into it. A layout the engine does not deploy (simulate.EngineRuns) is
 // refused.
 func Recipe(r *simulate.Resolved, t simulate.Topology, conc, k int, version, note string) (string, error) {
@@ -137,7 +139,7 @@ func emitSGLangArgs(w func(string, ...any), r *simulate.Resolved, p simulate.Par
 	if mode != "" {
 		w("      disaggregation-mode: %s\n", mode)
 	}
-	if k > 0 {
+	if k > 0 && (mode != "prefill" || r.Q.Server.PrefillDraft) {
 		w("      speculative-algorithm: NEXTN\n      speculative-num-steps: %d\n      speculative-eagle-topk: 1\n      speculative-num-draft-tokens: %d\n", k, k+1)
 	}
 	if mode != "prefill" {
@@ -171,7 +173,7 @@ func emitVLLMArgs(w func(string, ...any), r *simulate.Resolved, p simulate.Paral
 	if mode != "" {
 		w("      kv-transfer-config: '{\"kv_connector\": \"NixlConnector\", \"kv_role\": \"kv_both\"}'\n")
 	}
-	if k > 0 {
+	if k > 0 && (mode != "prefill" || r.Q.Server.PrefillDraft) {
 		w("      speculative-config: '{\"method\": \"mtp\", \"num_speculative_tokens\": %d}'\n", k)
 	}
 	w("      max-num-seqs: %d\n", running)
@@ -204,7 +206,7 @@ func emitTRTLLMArgs(w func(string, ...any), r *simulate.Resolved, p simulate.Par
 	if mode != "" {
 		w("      cache_transceiver_config:\n        backend: UCX\n")
 	}
-	if k > 0 {
+	if k > 0 && (mode != "prefill" || r.Q.Server.PrefillDraft) {
 		w("      speculative_config:\n        decoding_type: MTP\n        num_nextn_predict_layers: %d\n        max_draft_len: %d\n", k, k)
 	}
 }

@@ -33,23 +33,28 @@ func TestRecipeRoundTrip(t *testing.T) {
 		engine, topo string
 		k, conc      int
 		refuse       string
+		prefillDraft bool
 	}{
-		{"sglang", "agg:tp4", 3, 32, ""},
-		{"sglang", "disagg:1xtp2pp2+1xtp4", 3, 16, ""},
-		{"sglang", "agg:tp2pp2", 3, 16, "check_server_args"},
-		{"vllm", "agg:tp8ep8", 2, 16, ""},
-		{"vllm", "disagg:1xdep4+2xtp4", 3, 16, ""},
-		{"vllm", "agg:tp8ep4", 2, 16, "whole instance"},
-		{"trtllm", "agg:tp8ep4", 3, 64, ""},
-		{"trtllm", "agg:tp4pp2", 0, 8, ""},
-		{"atom", "agg:tp4", 3, 8, "recipe emit writes sglang, vllm and trtllm"},
+		{"sglang", "agg:tp4", 3, 32, "", false},
+		{"sglang", "disagg:1xtp2pp2+1xtp4", 3, 16, "", false},
+		{"sglang", "disagg:1xtp4+1xtp4", 3, 16, "", true},
+		{"trtllm", "disagg:1xdep4+2xtp4", 3, 16, "", true},
+		{"sglang", "agg:tp2pp2", 3, 16, "check_server_args", false},
+		{"vllm", "agg:tp8ep8", 2, 16, "", false},
+		{"vllm", "disagg:1xdep4+2xtp4", 3, 16, "", false},
+		{"vllm", "agg:tp8ep4", 2, 16, "whole instance", false},
+		{"trtllm", "agg:tp8ep4", 3, 64, "", false},
+		{"trtllm", "agg:tp4pp2", 0, 8, "", false},
+		{"atom", "agg:tp4", 3, 8, "recipe emit writes sglang, vllm and trtllm", false},
 	} {
 		name := tc.engine + " " + tc.topo
 		topo, err := simulate.ParseTopology(tc.topo)
 		if err != nil {
 			t.Fatal(err)
 		}
-		text, err := Recipe(resolved(t, tc.engine), topo, tc.conc, tc.k, "test", "a note")
+		r := resolved(t, tc.engine)
+		r.Q.Server.PrefillDraft = tc.prefillDraft
+		text, err := Recipe(r, topo, tc.conc, tc.k, "test", "a note")
 		if tc.refuse != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.refuse) {
 				t.Errorf("%s: err %v, want one naming %q", name, err, tc.refuse)
@@ -78,8 +83,8 @@ func TestRecipeRoundTrip(t *testing.T) {
 		if s.Disagg {
 			got = simulate.Topology{Disagg: true, PrefillWorkers: s.Prefill.Workers, Prefill: par(s.Prefill), DecodeWorkers: s.Decode.Workers, Decode: par(s.Decode)}
 		}
-		if got.String() != tc.topo || s.Steps != tc.k || s.Conc != tc.conc || s.Engine != tc.engine {
-			t.Errorf("%s: read back %s k %d conc %d engine %s", name, got, s.Steps, s.Conc, s.Engine)
+		if got.String() != tc.topo || s.Steps != tc.k || s.Conc != tc.conc || s.Engine != tc.engine || s.PrefillDraft != tc.prefillDraft {
+			t.Errorf("%s: read back %s k %d conc %d engine %s prefill draft %v", name, got, s.Steps, s.Conc, s.Engine, s.PrefillDraft)
 		}
 	}
 }
