@@ -99,6 +99,30 @@ func TestShardsMergeToTheUnshardedFrontier(t *testing.T) {
 	if !bytes.Equal(got, wantF) {
 		t.Errorf("merged result differs from the unsharded one (%d resolves):\n%s\n%s", resolves, got, wantF)
 	}
+	// A candidate the rounds need that no shard simulated is simulated on
+	// the rebuilt query: take one shard's simulation away.
+	reverted := false
+	for _, o := range outs {
+		for i := range o.Points {
+			if p := &o.Points[i]; !reverted && p.Estimate != nil {
+				p.Result, p.Estimate, reverted = *p.Estimate, nil, true
+			}
+		}
+	}
+	if !reverted {
+		t.Fatal("no shard refined a point")
+	}
+	if _, err := Merge(names, outs, nil, nil); err == nil || !strings.Contains(err.Error(), "no shard simulated it") {
+		t.Errorf("merge without a query for a missing simulation: %v", err)
+	}
+	resolves = 0
+	m2, err := Merge(names, outs, func(SweepInputs) (*Resolved, error) { resolves++; return r, nil }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := json.Marshal(m2.SweepResult); !bytes.Equal(got, wantF) || resolves != 1 {
+		t.Errorf("merge that simulates a point itself (%d resolves) differs from the unsharded result", resolves)
+	}
 	if m.Evaluated != whole.Evaluated || len(m.Points) != len(whole.Points) {
 		t.Errorf("merged %d evaluated / %d points, unsharded %d / %d", m.Evaluated, len(m.Points), whole.Evaluated, len(whole.Points))
 	}
