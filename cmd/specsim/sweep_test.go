@@ -1,7 +1,9 @@
 package main
 
 import (
+	"crypto/sha256"
 	"encoding/csv"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -148,6 +150,19 @@ func TestVersion(t *testing.T) {
 	code, out, _ := runCLI("version")
 	if code != exitOK || !strings.HasPrefix(out, "specsim ") || !strings.Contains(out, "go1") {
 		t.Errorf("version: exit %d, %q", code, out)
+	}
+	// A build without a VCS stamp (a test binary has none) is named by its
+	// executable's SHA-256, computed here a second way.
+	if strings.Contains(out, "devel-bin-") {
+		exe, _ := os.Executable()
+		b, err := os.ReadFile(exe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(b)
+		if want := "devel-bin-" + hex.EncodeToString(sum[:])[:12]; !strings.Contains(out, want) {
+			t.Errorf("version %q, want %s", out, want)
+		}
 	}
 }
 
