@@ -23,6 +23,7 @@ type GPU struct {
 	Peak             map[DType]float64 // dense FLOP/s per dtype
 	NVLinkBandwidth  float64           // bytes/s per direction per GPU
 	NVLinkDomain     int               // GPUs reachable over NVLink (8 HGX, 72 NVL72)
+	GPUsPerNode      int               // GPUs of one host (8 HGX, 4 per NVL72 compute tray)
 	NetworkBandwidth float64           // bytes/s per GPU beyond the NVLink domain
 	Sources          []string          // "field: source" for every figure
 
@@ -89,6 +90,7 @@ type catalogEntry struct {
 	TFLOPS        map[string]float64 `yaml:"tflops"`
 	NVLinkGBPerS  float64            `yaml:"nvlink_gb_per_s"`
 	NVLinkDomain  int                `yaml:"nvlink_domain"`
+	GPUsPerNode   int                `yaml:"gpus_per_node"`
 	NetworkGBPerS float64            `yaml:"network_gb_per_s"`
 	Sources       map[string]string  `yaml:"sources"`
 }
@@ -152,6 +154,13 @@ func (e catalogEntry) gpu() (*GPU, error) {
 	if e.NVLinkDomain < 1 || e.NVLinkDomain > 1<<16 {
 		return nil, fmt.Errorf("nvlink_domain must be 1..65536, got %d", e.NVLinkDomain)
 	}
+	if e.GPUsPerNode == 0 {
+		// Older catalogs: a node is the NVLink domain (HGX).
+		e.GPUsPerNode = e.NVLinkDomain
+	}
+	if e.GPUsPerNode < 1 || e.GPUsPerNode > e.NVLinkDomain {
+		return nil, fmt.Errorf("gpus_per_node must be 1..nvlink_domain (%d), got %d", e.NVLinkDomain, e.GPUsPerNode)
+	}
 	g := &GPU{
 		Name:             name,
 		Arch:             strings.ToLower(strings.TrimSpace(e.Arch)),
@@ -160,6 +169,7 @@ func (e catalogEntry) gpu() (*GPU, error) {
 		Peak:             map[DType]float64{},
 		NVLinkBandwidth:  e.NVLinkGBPerS * 1e9,
 		NVLinkDomain:     e.NVLinkDomain,
+		GPUsPerNode:      e.GPUsPerNode,
 		NetworkBandwidth: e.NetworkGBPerS * 1e9,
 	}
 	for k, v := range e.TFLOPS {

@@ -12,16 +12,16 @@ func TestCatalogFigures(t *testing.T) {
 		name           string
 		hbm, bw, bf16  float64
 		fp4, nvlink    float64
-		domain         int
+		domain, node   int
 		computeDT      DType
 		sourcesAtLeast int
 	}{
-		{"h100", 80e9, 3.35e12, 989e12, 0, 450e9, 8, BF16, 6},
-		{"h200", 141e9, 4.8e12, 989e12, 0, 450e9, 8, BF16, 6},
-		{"b200", 180e9, 8e12, 2250e12, 9000e12, 900e9, 8, NVFP4, 6},
-		{"b300", 288e9, 8e12, 2250e12, 14000e12, 900e9, 8, NVFP4, 6},
-		{"gb200", 186e9, 8e12, 2500e12, 10000e12, 900e9, 72, NVFP4, 6},
-		{"gb300", 288e9, 8e12, 2500e12, 15000e12, 900e9, 72, NVFP4, 6},
+		{"h100", 80e9, 3.35e12, 989e12, 0, 450e9, 8, 8, BF16, 6},
+		{"h200", 141e9, 4.8e12, 989e12, 0, 450e9, 8, 8, BF16, 6},
+		{"b200", 180e9, 8e12, 2250e12, 9000e12, 900e9, 8, 8, NVFP4, 6},
+		{"b300", 288e9, 8e12, 2250e12, 14000e12, 900e9, 8, 8, NVFP4, 6},
+		{"gb200", 186e9, 8e12, 2500e12, 10000e12, 900e9, 72, 4, NVFP4, 6},
+		{"gb300", 288e9, 8e12, 2500e12, 15000e12, 900e9, 72, 4, NVFP4, 6},
 	}
 	for _, tc := range tests {
 		g, err := lookupGPU(tc.name)
@@ -29,7 +29,7 @@ func TestCatalogFigures(t *testing.T) {
 			t.Fatal(err)
 		}
 		if g.HBMBytes != tc.hbm || g.HBMBandwidth != tc.bw || g.Peak[BF16] != tc.bf16 || g.Peak[NVFP4] != tc.fp4 ||
-			g.NVLinkBandwidth != tc.nvlink || g.NVLinkDomain != tc.domain {
+			g.NVLinkBandwidth != tc.nvlink || g.NVLinkDomain != tc.domain || g.GPUsPerNode != tc.node {
 			t.Errorf("%s = %+v", tc.name, g)
 		}
 		if _, dt := g.ComputeRate(NVFP4); dt != tc.computeDT {
@@ -116,6 +116,8 @@ func TestParseCatalogErrors(t *testing.T) {
 		{"no bf16", strings.Replace(base, "bf16: 1", "fp8: 1", 1), "bf16"},
 		{"bad dtype", strings.Replace(base, "bf16: 1", "bf16: 1, fp5: 2", 1), "fp5"},
 		{"domain", strings.Replace(base, "nvlink_domain: 8", "nvlink_domain: 0", 1), "nvlink_domain"},
+		{"node larger than the domain", base + "    gpus_per_node: 16\n", "gpus_per_node"},
+		{"negative node", base + "    gpus_per_node: -4\n", "gpus_per_node"},
 		{"duplicate", base + strings.TrimPrefix(base, "gpus:\n"), "duplicate"},
 		{"no name", strings.Replace(base, "name: x", "name: ''", 1), "missing name"},
 		{"empty", "", "no gpus"},

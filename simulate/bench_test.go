@@ -7,7 +7,7 @@ import "testing"
 // does before refining its frontier.
 func BenchmarkSweep10k(b *testing.B) {
 	r := resolved(b, Query{GPU: "b200"})
-	topos := EnumerateTopologies(8)
+	topos := EnumerateTopologies("sglang", 8, nil, 0)
 	concs := []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}
 	for b.Loop() {
 		n := 0

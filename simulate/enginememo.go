@@ -24,6 +24,9 @@ type prefillMemos struct {
 	attention map[[2]int]float64
 	linear    map[int]float64
 	gdn       map[int]gdnPrefillCost // gdnPrefill(tokens)
+	// moments are the prefill service-time moments of a workload's
+	// requests on this engine (Plan.prefillMoments).
+	moments map[momentKey]prefillMoments
 }
 
 type gdnPrefillCost struct {

@@ -9,6 +9,51 @@ import (
 // turn length distributions into percentiles.
 const meanFieldSamples = 64
 
+// momentSamples is how many requests the prefill service-time moments of
+// the mean-field's queue are taken over: a queue's wait follows E[S^2],
+// which AgentX's rare whole-prompt prefills (compactions, new sessions,
+// evicted chains) dominate and a few dozen samples miss. They are priced
+// once per prefill engine of a sweep.
+const momentSamples = 1024
+
+// momentKey identifies the requests prefillMoments draws.
+type momentKey struct {
+	wl    Workload
+	seed  uint64
+	spec  bool
+	chunk int
+}
+
+// prefillMoments are E[S] and E[S^2] of one request's prefill alone, with
+// its cached prefix found (hit) and with none of it (miss).
+type prefillMoments struct {
+	hit1, hit2, miss1, miss2 float64
+}
+
+// prefillMoments prices momentSamples requests of the workload (a seeded
+// draw, the same for every point of a sweep) on engine e.
+func (p *Plan) prefillMoments(e *Engine) prefillMoments {
+	spec := p.sc.Spec.Steps > 0 && (!p.sc.Topology.Disagg || p.sc.Server.PrefillDraft)
+	key := momentKey{p.sc.Workload, p.sc.Seed, spec, p.chunk}
+	if m, ok := memoGet(&e.pm.moments, key); ok && stepMemo {
+		return m
+	}
+	rng := rand.New(rand.NewPCG(p.sc.Seed, 0x6d6f6d))
+	var m prefillMoments
+	for range momentSamples {
+		r := p.sc.Workload.Sample(rng)
+		h := p.prefillTime(e, r)
+		r.Cached = 0
+		s := p.prefillTime(e, r)
+		m.hit1 += h / momentSamples
+		m.hit2 += h * h / momentSamples
+		m.miss1 += s / momentSamples
+		m.miss2 += s * s / momentSamples
+	}
+	memoPut(e.pm.moments, key, m)
+	return m
+}
+
 // prefillKey memoizes one request's whole prefill on one engine.
 type prefillKey struct {
 	newTok, before int
@@ -59,7 +104,7 @@ func (p *Plan) estimate() (*Result, error) {
 	if p.sc.Workload.Name == "fixed" {
 		reqs = reqs[:1]
 	}
-	var isl, osl, ctx float64
+	var isl, osl float64
 	for i := range reqs {
 		reqs[i] = p.sc.Workload.Sample(rng)
 		isl += float64(reqs[i].ISL)
@@ -67,18 +112,59 @@ func (p *Plan) estimate() (*Result, error) {
 	}
 	n := float64(len(reqs))
 	isl, osl = isl/n, osl/n
-	if h := p.cacheKeep(float64(p.sc.Conc), isl+osl); h < 1 {
-		for i := range reqs {
-			reqs[i].Cached = int(h * float64(reqs[i].Cached))
+	// The prefix cache's keep depends on how regular each session's
+	// return is (cacheKeep), which depends on the queueing the estimate
+	// finds with it: iterate the two to agreement.
+	var res *Result
+	var regular float64
+	prev := -1.0
+	order := rand.New(rand.NewPCG(p.sc.Seed, 0xe71c7)).Perm(len(reqs))
+	for range 6 {
+		h := p.cacheKeep(float64(p.sc.Conc), isl+osl, regular, p.sc.Workload.ThinkTime())
+		if math.Abs(h-prev) < 0.005 {
+			break
+		}
+		prev = h
+		// LRU evicts a session's chain whole (every node of it was last
+		// touched at its previous turn), so a turn finds either its whole
+		// shared prefix or none of it: round((1-h) n) of the sampled
+		// turns, picked in a seeded order, re-prefill their whole prompt.
+		kept := append([]Request(nil), reqs...)
+		if h < 1 {
+			lost := int(math.Round((1 - h) * float64(len(kept))))
+			if len(kept) == 1 {
+				kept[0].Cached = int(h * float64(kept[0].Cached))
+				lost = 0
+			}
+			for _, i := range order[:lost] {
+				kept[i].Cached = 0
+			}
+		}
+		var err error
+		if res, regular, err = p.estimateKept(kept, isl, osl, h); err != nil {
+			return nil, err
+		}
+		if !p.cacheOn() {
+			break
 		}
 	}
-	ctx = isl + osl/2
+	return res, nil
+}
+
+// estimateKept is Estimate over the sampled requests reqs (their cached
+// prefixes as the cache keeps them; mean lengths isl and osl). It also
+// returns the part of a session's cycle that does not vary from cycle to
+// cycle: its time in the server (prefill, queue, decode).
+func (p *Plan) estimateKept(reqs []Request, isl, osl, keep float64) (*Result, float64, error) {
+	rng := rand.New(rand.NewPCG(p.sc.Seed, 0x9e3779b9))
+	n := float64(len(reqs))
+	ctx := isl + osl/2
 	al := 1.0
 	k := p.sc.Spec.Steps
 	if k > 0 {
 		s, err := p.newSampler(p.sc.Seed)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		al = s.ExpectedMean()
 	}
@@ -98,10 +184,19 @@ func (p *Plan) estimate() (*Result, error) {
 		mem = p.decMem
 	}
 	tp := make([]float64, len(reqs))
-	meanTp := 0.0
+	meanTp, soloS2 := 0.0, 0.0
 	for i, r := range reqs {
 		tp[i] = p.prefillTime(pre, r)
 		meanTp += tp[i] / n
+		soloS2 += tp[i] * tp[i] / n
+	}
+	if len(reqs) > 1 {
+		// The service-time moments of the prefill queue come from many
+		// more requests than the percentiles' samples; a turn finds its
+		// prefix with probability keep (cacheKeep), else re-prefills it.
+		m := p.prefillMoments(pre)
+		meanTp = keep*m.hit1 + (1-keep)*m.miss1
+		soloS2 = keep*m.hit2 + (1-keep)*m.miss2
 	}
 	capRun := conc / decLanes
 	if p.sc.MaxRunning > 0 {
@@ -145,9 +240,29 @@ func (p *Plan) estimate() (*Result, error) {
 		}
 		return pre.MixedExtra(b, k+1, parts, k > 0) / float64(m)
 	}
+	// Step time at a fractional batch, interpolated between the whole
+	// batches DecodeStep prices.
+	stepAt := func(x float64) float64 {
+		x = math.Max(x, 1)
+		lo := math.Floor(x)
+		t0 := dec.DecodeStep(int(lo), k, int(ctx)).Total()
+		if f := x - lo; f > 1e-9 {
+			return t0 + f*(dec.DecodeStep(int(lo)+1, k, int(ctx)).Total()-t0)
+		}
+		return t0
+	}
+	// The batch a decoding request runs in is not the time-average batch
+	// b but b as its own steps see it: itself plus the others decoding
+	// (each of the lane's other n-1 sessions decodes with probability
+	// b/n; the inspection paradox of the event simulation's batches).
+	perLaneSessions := conc / decLanes
+	seen := func(b float64) float64 {
+		n := math.Max(perLaneSessions, 1)
+		return math.Max(1, math.Min(capRun, 1+b*(n-1)/n))
+	}
 	// Fixed point over the decode batch b (per decode lane).
 	b := math.Max(1, math.Min(capRun, conc/decLanes))
-	var td, lambda, rhoP, ttft, wq float64
+	var td, tds, lambda, rhoP, ttft, wq, rhoQ float64
 	thinkEff := think
 	if tr := p.sc.Workload.Trace; tr != nil && p.sc.Conc == 1 {
 		// AIPerf's system idle cap (agentx.Replay.capSystem) shortens
@@ -156,10 +271,23 @@ func (p *Plan) estimate() (*Result, error) {
 		// next arrival is over the cap away; not modelled.
 		thinkEff = tr.thinkAlone
 	}
+	// prefillWait is the mean wait of a prefill in the queue of one of
+	// lanes prefill servers fed lam requests/s in all: Pollaczek-Khinchine
+	// for an M/G/1 queue per server, W = lam1 E[S^2] / (2 (1-rho)), with
+	// lane sessions ahead at most (a closed loop of conc sessions cannot
+	// queue more than the lane's other sessions). It also returns rho.
+	prefillWait := func(lam, lanes, meanS float64) (float64, float64) {
+		lam1 := lam / lanes
+		rho := math.Min(lam1*meanS, 0.999)
+		s2 := soloS2 * (meanS / soloTp) * (meanS / soloTp)
+		w := lam1 * s2 / (2 * (1 - rho))
+		return math.Min(w, math.Max(conc/lanes-1, 0)*meanS), rho
+	}
 	lambda = conc / math.Max(meanTp+steps*1e-3, 1e-6)
 	for range 40 {
 		bi := max(int(math.Round(b)), 1)
-		td = dec.DecodeStep(bi, k, int(ctx)).Total()
+		td = stepAt(b)
+		tds = stepAt(seen(b))
 		if !t.Disagg {
 			m := int(math.Round(lambda / decLanes * td))
 			if pre.MixesContext() {
@@ -169,29 +297,34 @@ func (p *Plan) estimate() (*Result, error) {
 			}
 		}
 		if !t.Disagg {
-			// One lane alternates prefills and decode iterations.
+			// One lane alternates prefills and decode iterations; the
+			// scheduler runs a waiting prefill before the next decode
+			// step (SGLang get_next_batch_to_run), so a prefill waits for
+			// the step in flight and the prefills queued ahead of it.
 			perLane := 1 / (meanTp + steps*td/b)
-			lambda = perLane * decLanes
-			rhoP = perLane * meanTp
-			ttft = meanTp + td/2 + rhoP*meanTp
+			lambda = math.Min(lambda, perLane*decLanes)
+			wq, rhoQ = prefillWait(lambda, decLanes, meanTp)
+			rhoP = rhoQ
+			ttft = meanTp + td/2 + wq
 		} else {
 			// Prefill pool as a queue in front of the decode pool.
-			decodeTime := steps * td
+			decodeTime := steps * tds
 			lambdaD := decLanes * b / math.Max(decodeTime, 1e-9)
 			lambdaP := preLanes / meanTp
 			lambda = math.Min(lambdaD, lambdaP*0.999)
-			rho := lambda * meanTp / preLanes
-			wq = rho / (2 * (1 - rho)) * meanTp
+			wq, rhoQ = prefillWait(lambda, preLanes, meanTp)
 			ttft = meanTp + wq + transfer
 		}
 		// Little's law over the closed loop: sessions = rate x cycle,
 		// think time included.
-		cycle := ttft + steps*td/(1-rhoP) + thinkEff
+		cycle := ttft + steps*tds/(1-rhoP) + thinkEff
 		want := conc / cycle // the rate the sessions would drive
-		if want < lambda {
-			lambda = want
+		if t.Disagg {
+			lambda = math.Min(lambda, want)
+		} else {
+			lambda = math.Min(want, decLanes/(meanTp+steps*td/b))
 		}
-		nb := math.Max(1, math.Min(capRun, lambda/decLanes*steps*td/(1-rhoP)))
+		nb := math.Max(1, math.Min(capRun, lambda/decLanes*steps*tds/(1-rhoP)))
 		if math.Abs(nb-b) < 0.01 {
 			b = nb
 			break
@@ -200,15 +333,30 @@ func (p *Plan) estimate() (*Result, error) {
 	}
 	cycle := conc / lambda
 	// Requests beyond the running cap wait before their prefill.
-	queueWait := math.Max(0, cycle-(ttft+steps*td/(1-rhoP)+thinkEff))
+	queueWait := math.Max(0, cycle-(ttft+steps*tds/(1-rhoP)+thinkEff))
+	// Each sampled request waits a draw of the prefill queue's wait: zero
+	// with probability 1-rho, otherwise exponential with mean wq/rho (the
+	// M/G/1 wait's usual two-part approximation), the draws stratified
+	// over the samples in a seeded order.
+	order := rng.Perm(len(reqs))
+	waitAt := func(u float64) float64 {
+		if rhoQ <= 0 || wq <= 0 || u <= 1-rhoQ {
+			return 0
+		}
+		return wq / rhoQ * math.Log(rhoQ/(1-u))
+	}
 	ttfts := make([]float64, len(reqs))
 	tpots := make([]float64, 0, len(reqs))
 	e2els := make([]float64, len(reqs))
 	norm := make([]float64, len(reqs))
 	var tokens, out float64
 	for i, r := range reqs {
-		ti := tp[i]*meanTp/soloTp + (ttft - meanTp) + queueWait
-		di := math.Max(float64(r.OSL-1), 0) / al * td / (1 - rhoP)
+		w := wq
+		if len(reqs) > 1 {
+			w = waitAt((float64(order[i]) + 0.5) / float64(len(reqs)))
+		}
+		ti := tp[i]*meanTp/soloTp + (ttft - meanTp - wq) + w + queueWait
+		di := math.Max(float64(r.OSL-1), 0) / al * tds / (1 - rhoP)
 		ttfts[i] = ti
 		e2els[i] = ti + di
 		if r.OSL > 1 {
@@ -225,18 +373,26 @@ func (p *Plan) estimate() (*Result, error) {
 	res.DecodeBatch = b * float64(dec.Par.PP)
 	res.ALRealized = al
 	res.Sim = "mean-field"
-	return res, nil
+	return res, ttft + queueWait + steps*tds/(1-rhoP), nil
 }
 
 // cacheKeep is the fraction of a session's shared prefix that is still in
 // its rank's radix cache when the session's next turn arrives, by Che's
 // approximation of an LRU cache (Che, Tung and Wang, IEEE JSAC 20(7),
-// 2002): with n sessions of equal rate and chain size s sharing a cache of
-// C tokens (device pool plus HiCache host tier), a chain survives with
-// probability 1-exp(-T/cycle) where T solves n s (1-exp(-T/cycle)) = C,
-// i.e. min(1, C/(n s)). The event simulation runs the LRU itself
-// (prefixCache); without a trace replay no cache decides hits.
-func (p *Plan) cacheKeep(conc, chain float64) float64 {
+// 2002) extended to renewal request processes (Fricker, Robert and
+// Roberts, ITC 24, 2012): n sessions with chain size s share a cache of C
+// tokens (device pool plus HiCache host tier); each session returns after
+// a cycle T, and a chain survives when T is shorter than the time t_C in
+// which the other sessions touch C tokens, n s F_e(t_C) = C with F_e the
+// equilibrium distribution of T. With T = D + X, D the cycle's regular
+// part (its time in the server, which a saturated FIFO queue makes much the
+// same for every session) and X exponential with the think time's mean
+// theta, the kept fraction is F(t_C) = max(0, k - (1-k) D/theta) for the
+// capacity ratio k = C/(n s) < 1: Che's k when the think time dominates,
+// and nothing kept (the LRU's cyclic-access thrash) when the regular part
+// does. The event simulation runs the LRU itself (prefixCache); without a
+// trace replay no cache decides hits.
+func (p *Plan) cacheKeep(conc, chain, regular, theta float64) float64 {
 	if !p.cacheOn() || chain <= 0 {
 		return 1
 	}
@@ -247,5 +403,19 @@ func (p *Plan) cacheKeep(conc, chain float64) float64 {
 	}
 	caches := lanes * float64(e.Par.AttentionDP())
 	capTok := float64(mem.TokensFit+mem.HostTokens) / float64(e.Par.PP)
-	return math.Min(1, capTok/(conc/caches*chain))
+	return renewalKeep(capTok/(conc/caches*chain), regular, theta)
+}
+
+// renewalKeep is the LRU hit probability of cacheKeep for capacity ratio
+// k, a cycle's regular part d and its exponential part's mean theta.
+func renewalKeep(k, d, theta float64) float64 {
+	switch {
+	case k >= 1:
+		return 1
+	case d <= 0:
+		return k
+	case theta <= 0:
+		return 0
+	}
+	return math.Max(0, k-(1-k)*d/theta)
 }

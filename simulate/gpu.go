@@ -26,3 +26,14 @@ func (g GPUSpec) withDomain() *kernels.GPU {
 	c.NVLinkDomain = g.domain()
 	return &c
 }
+
+// Node is how many GPUs one host holds (the catalog's gpus_per_node, at
+// most the deployment's NVLink domain): an instance larger than it spans
+// nodes.
+func (g GPUSpec) Node() int {
+	n := g.GPU.GPUsPerNode
+	if n < 1 {
+		n = g.GPU.NVLinkDomain
+	}
+	return max(1, min(n, g.domain()))
+}

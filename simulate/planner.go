@@ -334,26 +334,26 @@ type ServerConfig struct {
 	// workers (0 = the concurrency a worker sees); Scenario.MaxRunning
 	// applies to aggregated instances and decode workers, as the recipes
 	// set them.
-	PrefillMaxRunning int
-	MambaCache        int // --max-mamba-cache-size (0 = unset)
-	PageSize          int // --page-size (0 = 64)
+	PrefillMaxRunning int `json:"prefill_max_running,omitempty"`
+	MambaCache        int `json:"mamba_cache,omitempty"` // --max-mamba-cache-size (0 = unset)
+	PageSize          int `json:"page_size,omitempty"`   // --page-size (0 = 64)
 	// HiCacheRatio is --hicache-ratio (negative = no host tier; 0 with no
 	// HiCacheGiB = the workload's default: for AgentX trace replays, which
 	// every SGLang AgentX recipe runs with HiCache, AgentXDRAMUtilization of
 	// the GPU's host DRAM; none otherwise).
-	HiCacheRatio float64
-	HiCacheGiB   float64 // --hicache-size in GB (wins over the ratio)
+	HiCacheRatio float64 `json:"hicache_ratio,omitempty"`
+	HiCacheGiB   float64 `json:"hicache_gib,omitempty"` // --hicache-size in GB (wins over the ratio)
 	// PrefillDraft loads the draft on disaggregated prefill workers too.
 	// Off by default: the AgentX disaggregated base recipe passes no
 	// speculative flags to its prefill role (only the TP2 override does),
 	// so the prefill worker holds neither draft weights nor draft KV.
-	PrefillDraft bool
+	PrefillDraft bool `json:"prefill_draft,omitempty"`
 	// AutoMemFraction: a zero mem fraction means the engine's own rule
 	// (SGLangAutoMemFraction) rather than DefaultMemFraction.
-	AutoMemFraction bool
+	AutoMemFraction bool `json:"auto_mem_fraction,omitempty"`
 	// NoPrefixCache turns the radix cache off everywhere (decode workers
 	// never have it: the recipes pass --disable-radix-cache there).
-	NoPrefixCache bool
+	NoPrefixCache bool `json:"no_prefix_cache,omitempty"`
 }
 
 // poolConfig is the planner input for one role seeing conc sessions.

@@ -13,60 +13,62 @@ import (
 // Query is a prediction request as the command line states it. Zero
 // values mean "the default".
 type Query struct {
-	Model       string // preset name, alias, hub name or checkpoint directory
-	Precision   string // fp4 | fp8 | bf16
-	GPU         string
-	Topology    string
-	GPUsPerNode int
+	Model       string `json:"model"`     // preset name, alias, hub name or checkpoint directory
+	Precision   string `json:"precision"` // fp4 | fp8 | bf16
+	GPU         string `json:"gpu"`
+	Topology    string `json:"topology,omitempty"`
+	GPUsPerNode int    `json:"gpus_per_node,omitempty"`
 
-	Workload   string  // "fixed" or "agentx"
-	ISL, OSL   int     // fixed workload
-	Cached     float64 // fixed workload's prefix-cache hit
-	RangeRatio float64 // fixed workload: lengths uniform in [ratio*L, L]
-	AgentX     string  // key=value overrides of the agentic distributions and the trace replay
+	Workload   string  `json:"workload"`              // "fixed" or "agentx"
+	ISL        int     `json:"isl,omitempty"`         // fixed workload
+	OSL        int     `json:"osl,omitempty"`         // fixed workload
+	Cached     float64 `json:"cached,omitempty"`      // fixed workload's prefix-cache hit
+	RangeRatio float64 `json:"range_ratio,omitempty"` // fixed workload: lengths uniform in [ratio*L, L]
+	AgentX     string  `json:"agentx,omitempty"`      // key=value overrides of the agentic distributions and the trace replay
 	// AgentXTrace is a kv-cache-tester trace file or directory to replay
 	// (empty = the embedded public corpus).
-	AgentXTrace string
+	AgentXTrace string `json:"agentx_trace,omitempty"`
 
-	Spec     string  // "mtp" or "none"
-	Thinking string  // golden curve mode, "on" or "off"
-	AL       float64 // explicit acceptance length (overrides the golden curve)
-	Method   string  // acceptance sampler
+	Spec     string  `json:"spec"`               // "mtp" or "none"
+	Thinking string  `json:"thinking,omitempty"` // golden curve mode, "on" or "off"
+	AL       float64 `json:"al,omitempty"`       // explicit acceptance length (overrides the golden curve)
+	Method   string  `json:"method,omitempty"`   // acceptance sampler
 	// Histogram is the CSV file (length,count) of measured accepted lengths
 	// that --method empirical draws from.
-	Histogram string
+	Histogram string `json:"histogram,omitempty"`
 
-	MaxRunning     int
-	CUDAGraphMaxBS int
-	Chunk          int
-	MemFraction    float64
-	DraftDType     string
-	KVDType        string // KV cache dtype: fp8 (default) | bf16
-	Engine         string
-	SchedOverhead  float64 // ms; -1 = default
-	SpecOverhead   float64 // ms; -1 = default
-	MoESkew        float64
-	Requests       int
-	Seed           uint64
+	MaxRunning     int     `json:"max_running,omitempty"`
+	CUDAGraphMaxBS int     `json:"cuda_graph_max_bs,omitempty"`
+	Chunk          int     `json:"chunk,omitempty"`
+	MemFraction    float64 `json:"mem_fraction,omitempty"`
+	DraftDType     string  `json:"draft_dtype,omitempty"`
+	KVDType        string  `json:"kv_dtype,omitempty"` // KV cache dtype: fp8 (default) | bf16
+	Engine         string  `json:"engine,omitempty"`
+	SchedOverhead  float64 `json:"-"` // ms; -1 = default
+	SpecOverhead   float64 `json:"-"` // ms; -1 = default
+	MoESkew        float64 `json:"moe_skew,omitempty"`
+	Requests       int     `json:"requests,omitempty"`
+	Seed           uint64  `json:"seed"`
 	// Server holds the planner and prefix-cache flags (planner.go).
-	Server ServerConfig
+	Server ServerConfig `json:"server"`
 	// Calibration, when set, applies its entry for this GPU and engine
 	// (specsim calibrate); Resolve fails when it has none.
-	Calibration *CalibrationFile
+	Calibration *CalibrationFile `json:"calibration,omitempty"`
 	// MambaSSMDType is SGLang's --mamba-ssm-dtype: the linear-attention
 	// recurrent state's format (bf16 default, what InferenceX recipes set;
 	// fp32 is SGLang's own default).
-	MambaSSMDType string
+	MambaSSMDType string `json:"mamba_ssm_dtype,omitempty"`
 	// AllReduceFusion is SGLang's --enable-flashinfer-allreduce-fusion.
-	AllReduceFusion bool
+	AllReduceFusion bool `json:"allreduce_fusion,omitempty"`
 	// SpecV2 is SGLANG_ENABLE_SPEC_V2=1.
-	SpecV2 bool
+	SpecV2 bool `json:"spec_v2,omitempty"`
 	// MoEBackend and SpecMoEBackend are SGLang's --moe-runner-backend and
 	// --speculative-moe-runner-backend ("" = unset).
-	MoEBackend, SpecMoEBackend string
+	MoEBackend     string `json:"moe_runner_backend,omitempty"`
+	SpecMoEBackend string `json:"speculative_moe_runner_backend,omitempty"`
 	// KernelTables are AIConfigurator kernel database files measured on the
 	// GPU (kernels.ReadAICFiles): their rows price the matching ops.
-	KernelTables []string
+	KernelTables []string `json:"kernel_tables,omitempty"`
 }
 
 // Resolved is a Query turned into typed parts, with acceptance resolved per

@@ -18,8 +18,12 @@ type Point struct {
 	// (topology, then k, then concurrency), so that shards merge in the
 	// order one sweep would have produced.
 	Index int `json:"index"`
-	// MultiNode marks a deployment larger than one NVLink domain.
+	// MultiNode marks a deployment with an instance larger than one node
+	// (the GPU catalog's gpus_per_node): it needs a multi-node launch.
 	MultiNode bool `json:"multi_node"`
+	// Estimate is the mean-field estimate of a point that was then
+	// event-simulated (Merge starts again from it).
+	Estimate *Result `json:"estimate,omitempty"`
 }
 
 func (p *Point) key() string { return fmt.Sprintf("%s|%d|%d", p.Topology, p.Conc, p.Steps) }
@@ -138,16 +142,20 @@ func (s Shard) String() string {
 
 // SweepSpace is what a sweep enumerates.
 type SweepSpace struct {
-	GPUs       int   // total GPUs to deploy (topologies using at most this many)
-	Concs      []int // closed-loop concurrencies
-	StepsLo    int
-	StepsHi    int
-	Topologies []Topology // explicit list; empty = enumerate for GPUs
-	Scope      Scope      // "" = all
-	SLA        SLA
-	Top        int // also event-simulate and report the Top best points by tokens/s/GPU
-	Shard      Shard
-	Workers    int // parallel workers; 0 = GOMAXPROCS
+	GPUs int // total GPUs to deploy (topologies using at most this many)
+	// MinPoolGPUs leaves out enumerated deployments with a pool (the
+	// aggregated instance, or a disaggregated prefill or decode pool) of
+	// fewer GPUs; 0 keeps every one.
+	MinPoolGPUs int
+	Concs       []int // closed-loop concurrencies
+	StepsLo     int
+	StepsHi     int
+	Topologies  []Topology // explicit list; empty = enumerate for GPUs
+	Scope       Scope      // "" = all
+	SLA         SLA
+	Top         int // also event-simulate and report the Top best points by tokens/s/GPU
+	Shard       Shard
+	Workers     int // parallel workers; 0 = GOMAXPROCS
 	// MaxRefine bounds how many candidates are event-simulated; 0 means
 	// DefaultMaxRefine, a negative value no bound. When the bound stops
 	// refinement before the frontiers settle, the frontiers are built from
@@ -165,31 +173,30 @@ func DefaultConcs() []int {
 	return []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}
 }
 
-// EnumerateTopologies lists deployments of at most gpus GPUs: aggregated
-// TP, TP with EP, DEP and TP x PP instances, and disaggregated pairs of
-// prefill and decode groups built from the same instance shapes.
-func EnumerateTopologies(gpus int) []Topology {
-	var shapes []Parallel
-	for tp := 1; tp <= gpus; tp *= 2 {
-		shapes = append(shapes, Parallel{TP: tp, EP: 1, PP: 1})
-		if tp > 1 {
-			shapes = append(shapes, Parallel{TP: tp, EP: tp, PP: 1}, Parallel{TP: tp, EP: tp, PP: 1, DPAttention: true})
-		}
-		for pp := 2; tp*pp <= gpus && pp <= 8; pp *= 2 {
-			shapes = append(shapes, Parallel{TP: tp, EP: 1, PP: pp})
-		}
-	}
+// EnumerateTopologies lists the deployments of at most gpus GPUs that
+// engine ("sglang", "vllm", "trtllm"; "" is SGLang) deploys for model m
+// (nil: a model with experts): aggregated TP, TP with EP, DEP and TP x PP
+// instances, and disaggregated pairs of prefill and decode groups built
+// from the same instance shapes (see layoutsOf for each engine's rules).
+// Pairs whose pools hold fewer than minPool GPUs each are left out.
+func EnumerateTopologies(engine string, gpus int, m *Model, minPool int) []Topology {
+	l := layoutsOf(engine)
+	shapes := l.instanceShapes(gpus, m)
 	var out []Topology
 	for _, s := range shapes {
-		out = append(out, Topology{Agg: s})
+		if s.GPUs() >= minPool {
+			out = append(out, Topology{Agg: s})
+		}
 	}
 	if gpus >= 2 {
 		for _, ps := range shapes {
 			for _, ds := range shapes {
-				for pw := 1; pw*ps.GPUs() < gpus; pw++ {
-					left := gpus - pw*ps.GPUs()
-					dw := left / ds.GPUs()
-					if dw < 1 || dw > 8 || pw > 8 || ps.PP > 1 && ds.PP > 1 || ds.PP > 1 {
+				if ds.PP > 1 && !l.ppDecode {
+					continue
+				}
+				for pw := 1; pw*ps.GPUs() < gpus && pw <= 8; pw++ {
+					dw := (gpus - pw*ps.GPUs()) / ds.GPUs()
+					if dw < 1 || dw > 8 || pw*ps.GPUs() < minPool || dw*ds.GPUs() < minPool {
 						continue
 					}
 					out = append(out, Topology{Disagg: true, PrefillWorkers: pw, Prefill: ps, DecodeWorkers: dw, Decode: ds})
@@ -200,15 +207,27 @@ func EnumerateTopologies(gpus int) []Topology {
 	return out
 }
 
-// SweepTopologies is the topology list a sweep of space walks, before
-// sharding: the explicit list or the enumeration, narrowed by scope.
-func SweepTopologies(space SweepSpace) ([]Topology, error) {
+// SweepTopologies is the topology list a sweep of space walks for engine
+// and model m, before sharding: the explicit list or the enumeration,
+// narrowed by scope.
+func SweepTopologies(space SweepSpace, engine string, m *Model) ([]Topology, error) {
 	topos := space.Topologies
-	if len(topos) == 0 {
-		if space.GPUs < 1 || space.GPUs > 1024 {
-			return nil, fmt.Errorf("--gpus %d: want 1..1024", space.GPUs)
+	if space.GPUs < 1 || space.GPUs > 1024 {
+		return nil, fmt.Errorf("--gpus %d: want 1..1024", space.GPUs)
+	}
+	for _, t := range topos {
+		if t.GPUs() > space.GPUs {
+			return nil, fmt.Errorf("--topologies %s uses %d GPUs, more than --gpus %d", t, t.GPUs(), space.GPUs)
 		}
-		topos = EnumerateTopologies(space.GPUs)
+	}
+	if len(topos) == 0 {
+		if space.MinPoolGPUs < 0 || space.MinPoolGPUs > space.GPUs {
+			return nil, fmt.Errorf("--min-pool-gpus %d: want 0..--gpus (%d)", space.MinPoolGPUs, space.GPUs)
+		}
+		topos = EnumerateTopologies(engine, space.GPUs, m, space.MinPoolGPUs)
+		if len(topos) == 0 {
+			return nil, fmt.Errorf("--min-pool-gpus %d leaves no deployment of at most %d GPUs", space.MinPoolGPUs, space.GPUs)
+		}
 	}
 	scope := space.Scope
 	if scope == "" {
@@ -253,6 +272,10 @@ type SweepResult struct {
 	Evaluated  int          `json:"evaluated"`
 	Infeasible int          `json:"infeasible"`
 	MultiNode  int          `json:"multi_node_points"`
+	// NotRun counts the enumerated points the engine does not deploy
+	// (NotRunWhy says which rule, with its source).
+	NotRun    int    `json:"not_run,omitempty"`
+	NotRunWhy string `json:"not_run_why,omitempty"`
 }
 
 // Progress reports a stage's work: done of total units. Sweep calls it
@@ -268,7 +291,7 @@ type Progress func(stage string, done, total int)
 // own engines (an Engine's memo is not safe for concurrent use); results do
 // not depend on the number of workers.
 func Sweep(r *Resolved, space SweepSpace, progress Progress) (*SweepResult, error) {
-	topos, err := SweepTopologies(space)
+	topos, err := SweepTopologies(space, r.Engine.EngineName, r.Model)
 	if err != nil {
 		return nil, err
 	}
@@ -297,11 +320,13 @@ func Sweep(r *Resolved, space SweepSpace, progress Progress) (*SweepResult, erro
 		points     []Point
 		evaluated  int
 		infeasible int
+		unrun      int
 		skipped    string
 		err        error
 	}
 	outs := make([]topoOut, len(mine))
-	domain := r.GPU.domain()
+	node := r.GPU.Node()
+	layouts := layoutsOf(r.Engine.EngineName)
 	done := 0
 	var mu sync.Mutex
 	progress("pricing", 0, len(mine))
@@ -311,6 +336,10 @@ func Sweep(r *Resolved, space SweepSpace, progress Progress) (*SweepResult, erro
 		o := &outs[j]
 		for k := space.StepsLo; k <= space.StepsHi; k++ {
 			if k > 0 && r.Model.Draft.Kind == "" {
+				continue
+			}
+			if !layouts.runs(t, k) {
+				o.unrun += len(concs)
 				continue
 			}
 			for ci, c := range concs {
@@ -339,7 +368,7 @@ func Sweep(r *Resolved, space SweepSpace, progress Progress) (*SweepResult, erro
 					return
 				}
 				idx := (ti*steps+(k-space.StepsLo))*len(concs) + ci
-				o.points = append(o.points, Point{Result: *pt, Index: idx, MultiNode: t.GPUs() > domain})
+				o.points = append(o.points, Point{Result: *pt, Index: idx, MultiNode: nodeSpan(t, node) > 1})
 			}
 		}
 		mu.Lock()
@@ -349,10 +378,12 @@ func Sweep(r *Resolved, space SweepSpace, progress Progress) (*SweepResult, erro
 	}, r)
 	res := &SweepResult{Skipped: []string{}}
 	seen := map[string]bool{}
+	unrun := 0
 	for _, o := range outs {
 		if o.err != nil {
 			return nil, o.err
 		}
+		unrun += o.unrun
 		res.Points = append(res.Points, o.points...)
 		res.Evaluated += o.evaluated
 		res.Infeasible += o.infeasible
@@ -361,30 +392,64 @@ func Sweep(r *Resolved, space SweepSpace, progress Progress) (*SweepResult, erro
 			res.Skipped = append(res.Skipped, o.skipped)
 		}
 	}
-	sort.Strings(res.Skipped)
-	agentic := r.Workload.Name == "agentx"
-	rr := r
-	if tw := r.Workload.Trace; tw != nil && tw.Replay.Duration > SweepAgentXWindow {
-		// Frontier points replay the traces over AIPerf's shortest valid
-		// window rather than the full benchmark duration.
-		c := *r
-		t2 := *tw
-		t2.Replay.Duration = SweepAgentXWindow
-		c.Workload.Trace = &t2
-		rr = &c
+	if unrun > 0 {
+		res.NotRun, res.NotRunWhy = unrun, layouts.why
 	}
-	budget := space.MaxRefine
+	sort.Strings(res.Skipped)
+	sim := func(rw *Resolved, p *Point) (*Result, error) {
+		t, err := ParseTopology(p.Topology)
+		if err != nil {
+			return nil, err
+		}
+		return Predict(rw, t, p.Conc, p.Steps)
+	}
+	if err := res.refine(refineWindow(r), space.SLA, space.Top, space.MaxRefine, r.Workload.Name == "agentx", workers, progress, sim); err != nil {
+		return nil, err
+	}
+	progress("refining", res.Refined, res.Refined)
+	for _, p := range res.Points {
+		if p.MultiNode {
+			res.MultiNode++
+		}
+	}
+	return res, nil
+}
+
+// refineWindow is r with an AgentX trace replay shortened to
+// SweepAgentXWindow: frontier points replay the traces over AIPerf's
+// shortest valid window rather than the full benchmark duration.
+func refineWindow(r *Resolved) *Resolved {
+	tw := r.Workload.Trace
+	if tw == nil || tw.Replay.Duration <= SweepAgentXWindow {
+		return r
+	}
+	c := *r
+	t2 := *tw
+	t2.Replay.Duration = SweepAgentXWindow
+	c.Workload.Trace = &t2
+	return &c
+}
+
+// refine event-simulates frontier and top candidates round after round,
+// with sim on copies of r (nil r: sim needs none), until every frontier
+// and top point is event-simulated or the budget (0: DefaultMaxRefine;
+// negative: none) is spent. A refined point keeps its mean-field
+// estimate in Estimate. The rounds depend only on the points' estimates
+// and the simulation of each point, so any run over the same points takes
+// the same rounds (what Merge relies on).
+func (res *SweepResult) refine(r *Resolved, sla SLA, top, budget int, agentic bool, workers int, progress Progress, sim func(rw *Resolved, p *Point) (*Result, error)) error {
 	if budget == 0 {
 		budget = DefaultMaxRefine
 	}
+	var mu sync.Mutex
 	for {
-		need := res.finish(space.SLA, space.Top, agentic, false)
+		need := res.finish(sla, top, agentic, false)
 		if len(need) == 0 {
 			break
 		}
 		if budget > 0 && res.Refined >= budget {
 			res.RefineStopped = true
-			res.finish(space.SLA, space.Top, agentic, true)
+			res.finish(sla, top, agentic, true)
 			break
 		}
 		if budget > 0 && res.Refined+len(need) > budget {
@@ -394,34 +459,32 @@ func Sweep(r *Resolved, space SweepSpace, progress Progress) (*SweepResult, erro
 		res.Rounds++
 		errs := make([]error, len(need))
 		base := res.Refined
-		parallel(workers, len(need), func(rw *Resolved, j int) {
+		run := func(rw *Resolved, j int) {
 			p := &res.Points[need[j]]
-			t, err := ParseTopology(p.Topology)
+			out, err := sim(rw, p)
 			if err == nil {
-				var sim *Result
-				if sim, err = Predict(rw, t, p.Conc, p.Steps); err == nil {
-					p.Result = *sim
-				}
-			}
-			if err != nil {
+				est := p.Result
+				p.Estimate, p.Result = &est, *out
+			} else {
 				errs[j] = fmt.Errorf("refining %s conc %d k %d: %w", p.Topology, p.Conc, p.Steps, err)
 			}
 			mu.Lock()
 			res.Refined++
 			progress("refining", res.Refined, base+len(need)+1)
 			mu.Unlock()
-		}, rr)
+		}
+		if r == nil {
+			for j := range need {
+				run(nil, j)
+			}
+		} else {
+			parallel(workers, len(need), run, r)
+		}
 		if err := errors.Join(errs...); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	progress("refining", res.Refined, res.Refined)
-	for _, p := range res.Points {
-		if p.MultiNode {
-			res.MultiNode++
-		}
-	}
-	return res, nil
+	return nil
 }
 
 // parallel runs f(rw, j) for j in [0, n) on up to workers goroutines, each
@@ -543,4 +606,37 @@ func (res *SweepResult) Unchecked() int {
 		}
 	}
 	return n
+}
+
+// Notes is what a reader of the point must know beside its figures:
+// "multi-node", "queued" and "unsteady". A point is queued when a role
+// admits fewer running requests than the sessions it serves (conc over
+// its workers) and the wait shows: in a closed-loop fixed-length
+// benchmark every session always has one request outstanding, so the
+// excess always waits in the role's queue and TTFT counts the wait; an
+// AgentX session thinks between turns, so there the wait must also be
+// more than half of the p90 end-to-end latency (TTFT p90 > E2EL p90 / 2).
+// Either way the point measures an overloaded server. "unsteady": an
+// AgentX replay whose window halves differ by more than 10%
+// (AgentXReport.Steady). agentic says the sweep's workload is AgentX.
+func (p *Point) Notes(agentic bool) []string {
+	var out []string
+	if p.MultiNode {
+		out = append(out, "multi-node")
+	}
+	waited := !agentic || p.TTFTp90ms/1e3 > p.E2EL.P90/2
+	if t, err := ParseTopology(p.Topology); err == nil && waited {
+		workers := map[string]int{"agg": 1, "prefill": max(t.PrefillWorkers, 1), "decode": max(t.DecodeWorkers, 1)}
+		for _, c := range p.Limits {
+			share := (p.Conc + workers[c.Role] - 1) / workers[c.Role]
+			if c.Running > 0 && c.Running < share {
+				out = append(out, fmt.Sprintf("queued: %s runs %d of %d", c.Role, c.Running, share))
+				break
+			}
+		}
+	}
+	if p.AgentX != nil && !p.AgentX.Steady {
+		out = append(out, "unsteady")
+	}
+	return out
 }

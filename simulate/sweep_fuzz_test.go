@@ -41,6 +41,6 @@ func FuzzReadSweepOutput(f *testing.F) {
 			t.Fatal("accepted a file without inputs")
 		}
 		// Merging one file must not panic either.
-		_, _ = Merge([]string{"f.json"}, []*SweepOutput{o})
+		_, _ = Merge([]string{"f.json"}, []*SweepOutput{o}, nil, nil)
 	})
 }

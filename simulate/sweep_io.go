@@ -2,13 +2,16 @@ package simulate
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
-	"reflect"
+	"math"
 	"sort"
 	"strings"
-	"unicode"
+
+	"github.com/specsim/specsim/simulate/agentx"
 )
 
 // SweepInputs echoes everything a sweep was asked, beside its results, so
@@ -22,18 +25,24 @@ type SweepInputs struct {
 	GPU       string `json:"gpu"`
 	Engine    string `json:"engine"`
 	Workload  string `json:"workload"`
-	// WorkloadParams is the resolved workload (lengths, distributions).
-	WorkloadParams map[string]any `json:"workload_params"`
-	// Query is every query flag as given (zero = default), snake_case.
-	Query      map[string]any `json:"query"`
-	Seed       uint64         `json:"seed"`
-	GPUs       int            `json:"gpus"`
-	Concs      []int          `json:"concs"`
-	Steps      [2]int         `json:"steps"`
-	Topologies []string       `json:"topologies,omitempty"`
-	Scope      Scope          `json:"scope"`
-	SLA        SLA            `json:"sla"`
-	Top        int            `json:"top,omitempty"`
+	// WorkloadParams is the resolved workload: lengths, distributions, or
+	// the trace corpus by name and content hash.
+	WorkloadParams WorkloadInputs `json:"workload_params"`
+	// Query is the query as given (a zero value, left out, is the
+	// default); QueryInputs.ToQuery rebuilds the query from it.
+	Query QueryInputs `json:"query"`
+	Seed  uint64      `json:"seed"`
+	GPUs  int         `json:"gpus"`
+	// GPUsPerNode is the host size multi-node points are judged by.
+	GPUsPerNode int `json:"gpus_per_node"`
+	// MinPoolGPUs is --min-pool-gpus (0: none).
+	MinPoolGPUs int      `json:"min_pool_gpus,omitempty"`
+	Concs       []int    `json:"concs"`
+	Steps       [2]int   `json:"steps"`
+	Topologies  []string `json:"topologies,omitempty"`
+	Scope       Scope    `json:"scope"`
+	SLA         SLA      `json:"sla"`
+	Top         int      `json:"top,omitempty"`
 	// MaxRefine is the refinement budget in effect (-1: none).
 	MaxRefine int    `json:"max_refine"`
 	Shard     *Shard `json:"shard,omitempty"`
@@ -42,8 +51,8 @@ type SweepInputs struct {
 // NewSweepInputs fills SweepInputs from a resolved query and a sweep space.
 func NewSweepInputs(version string, r *Resolved, space SweepSpace) SweepInputs {
 	in := SweepInputs{SpecsimVersion: version, Model: r.Model.Name, Precision: string(r.Precision), GPU: r.GPU.GPU.Name,
-		Engine: orDefault(r.Q.Engine, "sglang"), Workload: r.Workload.Name, WorkloadParams: snakeFields(r.Workload),
-		Query: snakeFields(r.Q), Seed: r.Q.Seed, GPUs: space.GPUs, Concs: space.Concs, Steps: [2]int{space.StepsLo, space.StepsHi},
+		Engine: orDefault(r.Q.Engine, "sglang"), Workload: r.Workload.Name, WorkloadParams: newWorkloadInputs(&r.Workload),
+		Query: newQueryInputs(r.Q), Seed: r.Q.Seed, GPUs: space.GPUs, GPUsPerNode: r.GPU.Node(), MinPoolGPUs: space.MinPoolGPUs, Concs: space.Concs, Steps: [2]int{space.StepsLo, space.StepsHi},
 		Scope: space.Scope, SLA: space.SLA, Top: space.Top, MaxRefine: space.MaxRefine}
 	switch {
 	case in.MaxRefine == 0:
@@ -67,44 +76,91 @@ func NewSweepInputs(version string, r *Resolved, space SweepSpace) SweepInputs {
 	return in
 }
 
-// snakeFields maps a struct's exported fields to snake_case keys,
-// recursing into nested structs.
-func snakeFields(v any) map[string]any {
-	rv := reflect.ValueOf(v)
-	out := map[string]any{}
-	for i := range rv.NumField() {
-		f := rv.Type().Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		fv := rv.Field(i)
-		if fv.Kind() == reflect.Struct {
-			out[snake(f.Name)] = snakeFields(fv.Interface())
-		} else {
-			out[snake(f.Name)] = fv.Interface()
-		}
-	}
-	return out
+// QueryInputs is a Query as a sweep echoes it: the query's own keys, and
+// the host overheads in milliseconds, null for the engine's default.
+type QueryInputs struct {
+	Query
+	SchedOverheadMS *float64 `json:"sched_overhead_ms"`
+	SpecOverheadMS  *float64 `json:"spec_overhead_ms"`
 }
 
-// snake turns a Go name into snake_case: "ISLMedian" -> "isl_median",
-// "CUDAGraphMaxBS" -> "cuda_graph_max_bs".
-func snake(s string) string {
-	r := []rune(s)
-	var b strings.Builder
-	for i, c := range r {
-		if unicode.IsUpper(c) && i > 0 {
-			prevLower := unicode.IsLower(r[i-1]) || unicode.IsDigit(r[i-1])
-			// A plural s after an acronym stays with it: "GPUsPerNode".
-			plural := i+1 < len(r) && r[i+1] == 's' && (i+2 == len(r) || unicode.IsUpper(r[i+2]))
-			nextLower := i+1 < len(r) && unicode.IsLower(r[i+1]) && !plural
-			if prevLower || (unicode.IsUpper(r[i-1]) && nextLower) {
-				b.WriteByte('_')
-			}
-		}
-		b.WriteRune(unicode.ToLower(c))
+func newQueryInputs(q Query) QueryInputs {
+	in := QueryInputs{Query: q}
+	if q.SchedOverhead >= 0 {
+		in.SchedOverheadMS = &q.SchedOverhead
 	}
-	return b.String()
+	if q.SpecOverhead >= 0 {
+		in.SpecOverheadMS = &q.SpecOverhead
+	}
+	return in
+}
+
+// ToQuery is the query the inputs echo.
+func (in QueryInputs) ToQuery() Query {
+	q := in.Query
+	q.SchedOverhead, q.SpecOverhead = -1, -1
+	if in.SchedOverheadMS != nil {
+		q.SchedOverhead = *in.SchedOverheadMS
+	}
+	if in.SpecOverheadMS != nil {
+		q.SpecOverhead = *in.SpecOverheadMS
+	}
+	return q
+}
+
+// WorkloadInputs is the resolved workload as a sweep echoes it: fixed
+// lengths, the synthetic agentic distributions, or the replayed trace
+// corpus (by name or path and content hash, not its contents).
+type WorkloadInputs struct {
+	ISL            int         `json:"isl,omitempty"`
+	OSL            int         `json:"osl,omitempty"`
+	CachedFraction float64     `json:"cached_fraction,omitempty"`
+	RangeRatio     float64     `json:"range_ratio,omitempty"`
+	AgentX         *AgentX     `json:"agentx,omitempty"`
+	Trace          *TraceInput `json:"trace,omitempty"`
+}
+
+// TraceInput names a replayed trace corpus: Source is the embedded
+// corpus's name or the --agentx-trace path; SHA256 is the hash of the
+// traces in specsim's compact corpus encoding (agentx.EncodeCorpus), so
+// that two runs replayed the same traces exactly when it is equal.
+type TraceInput struct {
+	Source string      `json:"source"`
+	SHA256 string      `json:"sha256"`
+	Traces int         `json:"traces"`
+	Replay ReplayInput `json:"replay"`
+}
+
+// ReplayInput is the AgentX client configuration (agentx.Config) of a
+// replay; TraceIdleCapS is null when the cap is off.
+type ReplayInput struct {
+	DurationS      float64  `json:"duration_s"`
+	StartMin       float64  `json:"start_min_ratio"`
+	StartMax       float64  `json:"start_max_ratio"`
+	WarmupPerLane  int      `json:"warmup_requests_per_lane"`
+	SystemIdleCapS float64  `json:"system_idle_gap_cap_s"`
+	TraceIdleCapS  *float64 `json:"trace_idle_gap_cap_s"`
+	MaxContext     int      `json:"max_context_length"`
+	MaxTraces      int      `json:"num_dataset_entries"`
+	Seed           uint64   `json:"random_seed"`
+}
+
+func newWorkloadInputs(w *Workload) WorkloadInputs {
+	if w.Name == "fixed" {
+		return WorkloadInputs{ISL: w.ISL, OSL: w.OSL, CachedFraction: w.CachedFraction, RangeRatio: w.RangeRatio}
+	}
+	tw := w.Trace
+	if tw == nil {
+		a := w.AgentX
+		return WorkloadInputs{AgentX: &a}
+	}
+	c := tw.Replay
+	ri := ReplayInput{DurationS: c.Duration, StartMin: c.StartMin, StartMax: c.StartMax, WarmupPerLane: c.WarmupPerLane,
+		SystemIdleCapS: c.SystemIdleCap, MaxContext: c.MaxContext, MaxTraces: c.MaxTraces, Seed: c.Seed}
+	if !math.IsInf(c.TraceIdleCap, 0) {
+		ri.TraceIdleCapS = &c.TraceIdleCap
+	}
+	return WorkloadInputs{Trace: &TraceInput{Source: tw.Source, SHA256: tw.contentHash(), Traces: len(tw.Traces), Replay: ri}}
 }
 
 // SweepOutput is what `specsim sweep --json` prints and `specsim merge`
@@ -156,26 +212,32 @@ func ReadSweepOutput(name string, r io.Reader) (*SweepOutput, error) {
 
 // Merge joins the outputs of the shards of one sweep (same inputs, shards
 // 0..N-1 of the same N, each once) into the result the unsharded sweep
-// gives: every frontier point of the whole sweep is on its own shard's
-// frontier, where it was event-simulated, so no simulation is needed here.
-func Merge(names []string, outs []*SweepOutput) (*SweepOutput, error) {
+// gives, by construction: it takes every point back to its mean-field
+// estimate and runs the unsharded sweep's refinement rounds over the
+// union, taking each event simulation from the shard that ran it. A point
+// those rounds need that no shard simulated (its shard's frontier did not
+// hold it) is simulated here on the query resolve rebuilds from the
+// inputs (nil resolve: such a merge fails); progress reports the rounds.
+func Merge(names []string, outs []*SweepOutput, resolve func(SweepInputs) (*Resolved, error), progress Progress) (*SweepOutput, error) {
 	if len(outs) == 0 {
 		return nil, fmt.Errorf("merge: no files")
 	}
-	key := func(in SweepInputs) string {
+	tree := func(in SweepInputs) any {
 		in.Shard = nil
 		b, _ := json.Marshal(in)
-		return string(b)
+		var v any
+		json.Unmarshal(b, &v)
+		return v
 	}
-	want := key(outs[0].Inputs)
+	want := tree(outs[0].Inputs)
 	n := 1
 	if outs[0].Inputs.Shard != nil {
 		n = outs[0].Inputs.Shard.Count
 	}
 	have := map[int]string{}
 	for i, o := range outs {
-		if key(o.Inputs) != want {
-			return nil, fmt.Errorf("merge: %s was swept with other inputs than %s (model, GPU, workload, flags or specsim version differ)", names[i], names[0])
+		if path, a, b := firstDiff("inputs", want, tree(o.Inputs)); path != "" {
+			return nil, fmt.Errorf("merge: %s was swept with other inputs than %s: %s is %s there, %s in %s", names[i], names[0], path, b, a, names[0])
 		}
 		sh := Shard{Index: 0, Count: 1}
 		if o.Inputs.Shard != nil {
@@ -200,14 +262,24 @@ func Merge(names []string, outs []*SweepOutput) (*SweepOutput, error) {
 	}
 	res := &SweepResult{Skipped: []string{}}
 	seen := map[string]bool{}
-	for _, o := range outs {
+	from := map[int]string{} // point index -> the file it came from
+	for i, o := range outs {
+		for _, p := range o.Points {
+			if prev, dup := from[p.Index]; dup {
+				return nil, fmt.Errorf("merge: configuration %d (%s conc %d k %d) is in both %s and %s", p.Index, p.Topology, p.Conc, p.Steps, prev, names[i])
+			}
+			from[p.Index] = names[i]
+			if err := p.check(); err != nil {
+				return nil, fmt.Errorf("merge: %s: point %d (%s conc %d k %d): %v", names[i], p.Index, p.Topology, p.Conc, p.Steps, err)
+			}
+		}
 		res.Points = append(res.Points, o.Points...)
 		res.Evaluated += o.Evaluated
 		res.Infeasible += o.Infeasible
-		res.Refined += o.Refined
-		res.RefineStopped = res.RefineStopped || o.RefineStopped
-		res.Rounds = max(res.Rounds, o.Rounds)
-		res.MultiNode += o.MultiNode
+		res.NotRun += o.NotRun
+		if o.NotRunWhy != "" {
+			res.NotRunWhy = o.NotRunWhy
+		}
 		for _, s := range o.Skipped {
 			if !seen[s] {
 				seen[s] = true
@@ -217,16 +289,135 @@ func Merge(names []string, outs []*SweepOutput) (*SweepOutput, error) {
 	}
 	sort.Strings(res.Skipped)
 	sort.SliceStable(res.Points, func(a, b int) bool { return res.Points[a].Index < res.Points[b].Index })
-	for i := 1; i < len(res.Points); i++ {
-		if res.Points[i].Index == res.Points[i-1].Index {
-			return nil, fmt.Errorf("merge: configuration %d (%s conc %d k %d) is in two files", res.Points[i].Index, res.Points[i].Topology, res.Points[i].Conc, res.Points[i].Steps)
+	// Back to the mean-field estimates; the shards' simulations wait in
+	// simulated for the rounds that ask for them.
+	simulated := map[int]Result{}
+	for i := range res.Points {
+		p := &res.Points[i]
+		if p.Sim != "event" {
+			continue
 		}
+		if p.Estimate == nil {
+			return nil, fmt.Errorf("merge: %s: point %d (%s conc %d k %d) is event-simulated but carries no mean-field estimate; write the shards again with this specsim", from[p.Index], p.Index, p.Topology, p.Conc, p.Steps)
+		}
+		simulated[p.Index] = p.Result
+		p.Result, p.Estimate = *p.Estimate, nil
 	}
 	in := outs[0].Inputs
-	if need := res.finish(in.SLA, in.Top, in.Workload == "agentx", res.RefineStopped); len(need) > 0 {
-		p := res.Points[need[0]]
-		return nil, fmt.Errorf("merge: %d frontier point(s) were not event-simulated in their shard, e.g. %s conc %d k %d; were the files edited?", len(need), p.Topology, p.Conc, p.Steps)
+	var rr *Resolved
+	var rerr error
+	sim := func(_ *Resolved, p *Point) (*Result, error) {
+		if r, ok := simulated[p.Index]; ok {
+			return &r, nil
+		}
+		if rr == nil && rerr == nil {
+			if resolve == nil {
+				rerr = fmt.Errorf("no shard simulated it and no query to simulate it with")
+			} else if r, err := resolve(in); err != nil {
+				rerr = fmt.Errorf("no shard simulated it, and the sweep's query does not resolve here: %w", err)
+			} else {
+				rr = refineWindow(r)
+			}
+		}
+		if rerr != nil {
+			return nil, rerr
+		}
+		t, err := ParseTopology(p.Topology)
+		if err != nil {
+			return nil, err
+		}
+		return Predict(rr, t, p.Conc, p.Steps)
+	}
+	if progress == nil {
+		progress = func(string, int, int) {}
+	}
+	if err := res.refine(nil, in.SLA, in.Top, in.MaxRefine, in.Workload == "agentx", 1, progress, sim); err != nil {
+		return nil, fmt.Errorf("merge: %w", err)
+	}
+	for _, p := range res.Points {
+		if p.MultiNode {
+			res.MultiNode++
+		}
 	}
 	in.Shard = nil
 	return &SweepOutput{Inputs: in, SweepResult: res, Band: outs[0].Band, Calibration: outs[0].Calibration}, nil
+}
+
+// contentHash is the hex SHA-256 of tw's traces in the compact corpus
+// encoding (gzip without a timestamp, so the same traces give the same
+// bytes).
+func (tw *TraceWorkload) contentHash() string {
+	h := sha256.New()
+	if err := agentx.EncodeCorpus(h, tw.Traces); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// check refuses a point whose figures no sweep writes: a negative or
+// non-finite rate, latency or AL, a concurrency below 1, a negative k.
+func (p *Point) check() error {
+	if p.Conc < 1 || p.Steps < 0 || p.Index < 0 {
+		return fmt.Errorf("conc %d, steps %d, index %d: want conc >= 1, steps >= 0, index >= 0", p.Conc, p.Steps, p.Index)
+	}
+	for _, r := range []*Result{&p.Result, p.Estimate} {
+		if r == nil {
+			continue
+		}
+		for _, f := range []struct {
+			key string
+			v   float64
+		}{
+			{"tput_per_gpu", r.TputPerGPU}, {"output_tput_per_gpu", r.OutputPerGPU}, {"interactivity", r.Interactivity},
+			{"ttft_ms", r.TTFTms}, {"tpot_ms", r.TPOTms}, {"ttft_ms_p90", r.TTFTp90ms}, {"tpot_ms_p90", r.TPOTp90ms},
+			{"e2el_s.p50", r.E2EL.P50}, {"e2el_s.p90", r.E2EL.P90}, {"normalized_interactivity_p90", r.NormalizedInteractivity}, {"al", r.AL},
+		} {
+			if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+				return fmt.Errorf("%s %g: want a finite figure >= 0", f.key, f.v)
+			}
+		}
+	}
+	return nil
+}
+
+// firstDiff is the first path (in key order) where two decoded JSON values
+// differ, with both values as JSON ("" when they are equal).
+func firstDiff(path string, a, b any) (string, string, string) {
+	am, aok := a.(map[string]any)
+	bm, bok := b.(map[string]any)
+	if aok && bok {
+		keys := map[string]bool{}
+		for k := range am {
+			keys[k] = true
+		}
+		for k := range bm {
+			keys[k] = true
+		}
+		sorted := make([]string, 0, len(keys))
+		for k := range keys {
+			sorted = append(sorted, k)
+		}
+		sort.Strings(sorted)
+		for _, k := range sorted {
+			if p, x, y := firstDiff(path+"."+k, am[k], bm[k]); p != "" {
+				return p, x, y
+			}
+		}
+		return "", "", ""
+	}
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	if bytes.Equal(ja, jb) {
+		return "", "", ""
+	}
+	show := func(j []byte) string {
+		if string(j) == "null" {
+			return "absent"
+		}
+		if len(j) > 80 {
+			return string(j[:77]) + "..."
+		}
+		return string(j)
+	}
+	return path, show(ja), show(jb)
 }

@@ -2,9 +2,14 @@ package simulate
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/specsim/specsim/simulate/agentx"
 )
 
 // smallSweep is a sweep small enough for a unit test (4 x B200, 1k/1k).
@@ -81,26 +86,57 @@ func TestShardsMergeToTheUnshardedFrontier(t *testing.T) {
 	}
 	// Merge in a shuffled order.
 	outs[0], outs[2] = outs[2], outs[0]
-	m, err := Merge(names, outs)
+	resolves := 0
+	m, err := Merge(names, outs, func(SweepInputs) (*Resolved, error) { resolves++; return r, nil }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Points are the unsharded sweep's except for which were refined
-	// there, so compare the frontiers.
-	got, _ := json.Marshal([]any{m.Frontier, m.FrontierE2EL, m.FrontierNormalized, m.FrontierMTP, m.FrontierNone, m.Top})
-	wantF, _ := json.Marshal([]any{whole.Frontier, whole.FrontierE2EL, whole.FrontierNormalized, whole.FrontierMTP, whole.FrontierNone, whole.Top})
+	// The merge runs the unsharded sweep's refinement rounds over the
+	// union: the whole result is the unsharded one, points (refined or
+	// not), frontiers, refinement counts and all.
+	got, _ := json.Marshal(m.SweepResult)
+	wantF, _ := json.Marshal(whole)
 	if !bytes.Equal(got, wantF) {
-		t.Errorf("merged frontier differs from the unsharded one:\n%s\n%s", got, wantF)
+		t.Errorf("merged result differs from the unsharded one (%d resolves):\n%s\n%s", resolves, got, wantF)
+	}
+	// A candidate the rounds need that no shard simulated is simulated on
+	// the rebuilt query: take one shard's simulation away.
+	reverted := false
+	for _, o := range outs {
+		for i := range o.Points {
+			if p := &o.Points[i]; !reverted && p.Estimate != nil {
+				p.Result, p.Estimate, reverted = *p.Estimate, nil, true
+			}
+		}
+	}
+	if !reverted {
+		t.Fatal("no shard refined a point")
+	}
+	if _, err := Merge(names, outs, nil, nil); err == nil || !strings.Contains(err.Error(), "no shard simulated it") {
+		t.Errorf("merge without a query for a missing simulation: %v", err)
+	}
+	resolves = 0
+	m2, err := Merge(names, outs, func(SweepInputs) (*Resolved, error) { resolves++; return r, nil }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := json.Marshal(m2.SweepResult); !bytes.Equal(got, wantF) || resolves != 1 {
+		t.Errorf("merge that simulates a point itself (%d resolves) differs from the unsharded result", resolves)
 	}
 	if m.Evaluated != whole.Evaluated || len(m.Points) != len(whole.Points) {
 		t.Errorf("merged %d evaluated / %d points, unsharded %d / %d", m.Evaluated, len(m.Points), whole.Evaluated, len(whole.Points))
 	}
 	// A missing shard and a foreign shard are refused.
-	if _, err := Merge(names[:2], outs[:2]); err == nil || !strings.Contains(err.Error(), "missing shard") {
+	if _, err := Merge(names[:2], outs[:2], nil, nil); err == nil || !strings.Contains(err.Error(), "missing shard") {
 		t.Errorf("merge of 2 of 3 shards: %v", err)
 	}
+	outs[1].Points[0].TputPerGPU = -5
+	if _, err := Merge([]string{"a.json", "b.json", "c.json"}, outs, nil, nil); err == nil || !strings.Contains(err.Error(), "b.json: point") || !strings.Contains(err.Error(), "tput_per_gpu -5") {
+		t.Errorf("merge of a negative figure: %v", err)
+	}
+	outs[1].Points[0].TputPerGPU = 5
 	outs[1].Inputs.Seed++
-	if _, err := Merge(names, outs); err == nil || !strings.Contains(err.Error(), "other inputs") {
+	if _, err := Merge(names, outs, nil, nil); err == nil || !strings.Contains(err.Error(), "inputs.seed is 2 there, 1 in") {
 		t.Errorf("merge of a foreign shard: %v", err)
 	}
 }
@@ -148,18 +184,63 @@ func TestSLAFilter(t *testing.T) {
 	}
 }
 
-func TestSnake(t *testing.T) {
-	for in, want := range map[string]string{"ISLMedian": "isl_median", "CUDAGraphMaxBS": "cuda_graph_max_bs", "GPUsPerNode": "gpus_per_node",
-		"Seed": "seed", "MoEBackend": "mo_e_backend", "AL": "al", "ISL": "isl"} {
-		if got := snake(in); got != want {
-			t.Errorf("snake(%q) = %q, want %q", in, got, want)
+// The echoed inputs have the documented snake_case keys, no sentinel for
+// a default overhead (null), no agentic block on a fixed workload, and a
+// trace replay's corpus by name and hash rather than its contents; the
+// query they echo is the query given.
+func TestSweepInputsEcho(t *testing.T) {
+	q := Query{Model: "Qwen3.5-397B-A17B", Precision: "fp4", GPU: "b200", Workload: "fixed", ISL: 1024, OSL: 1024, RangeRatio: 0.8,
+		Spec: "mtp", MoESkew: 1.2, KVDType: "fp8", MambaSSMDType: "bfloat16", SpecMoEBackend: "triton"}
+	q.Server.HiCacheGiB = 64
+	r := resolved(t, q)
+	r.Q.SpecOverhead = 0.5 // resolved sets both to the default
+	in := NewSweepInputs("test", r, SweepSpace{GPUs: 8})
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	qm := m["query"].(map[string]any)
+	for _, k := range []string{"moe_skew", "kv_dtype", "mamba_ssm_dtype", "speculative_moe_runner_backend", "sched_overhead_ms", "spec_overhead_ms", "server"} {
+		if _, ok := qm[k]; !ok {
+			t.Errorf("query has no %q: %s", k, b)
 		}
+	}
+	if qm["sched_overhead_ms"] != nil || qm["spec_overhead_ms"] != 0.5 || qm["server"].(map[string]any)["hicache_gib"] != 64.0 {
+		t.Errorf("overheads %v %v, server %v", qm["sched_overhead_ms"], qm["spec_overhead_ms"], qm["server"])
+	}
+	wp := m["workload_params"].(map[string]any)
+	if _, ok := wp["agentx"]; ok || wp["isl"] != 1024.0 || wp["range_ratio"] != 0.8 {
+		t.Errorf("fixed workload_params %v", wp)
+	}
+	var back SweepInputs
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if got := back.Query.ToQuery(); got.SchedOverhead != -1 || got.SpecOverhead != 0.5 || got.MoESkew != 1.2 || got.Server.HiCacheGiB != 64 || got.SpecMoEBackend != "triton" {
+		t.Errorf("query read back %+v", got)
+	}
+
+	// The embedded corpus: named and hashed; its hash is the embedded
+	// file's (it is the compact encoding of its own traces).
+	q = Query{Model: "Qwen3.5-397B-A17B", Precision: "fp4", GPU: "b200", Workload: "agentx", Spec: "mtp"}
+	in = NewSweepInputs("test", resolved(t, q), SweepSpace{GPUs: 8})
+	b, _ = json.Marshal(in)
+	tr := in.WorkloadParams.Trace
+	raw, err := os.ReadFile("agentx/data/kv-cache-tester.agx.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(raw)
+	if tr == nil || tr.Source != agentx.DefaultCorpusName || tr.SHA256 != hex.EncodeToString(sum[:]) || tr.Traces == 0 || len(b) > 4096 {
+		t.Errorf("trace echo %+v (%d bytes of inputs), want the corpus named with sha256 %x", tr, len(b), sum)
 	}
 }
 
 func TestSweepScope(t *testing.T) {
 	for _, sc := range []Scope{ScopeAgg, ScopeDisagg} {
-		ts, err := SweepTopologies(SweepSpace{GPUs: 8, Scope: sc})
+		ts, err := SweepTopologies(SweepSpace{GPUs: 8, Scope: sc}, "sglang", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -219,5 +300,159 @@ func TestSweepWorkersByteIdentical(t *testing.T) {
 	}
 	if serial.Refined == 0 {
 		t.Error("nothing refined: the test compares no event simulation")
+	}
+}
+
+// TestEngineTopologySpace: each engine's enumeration holds the layouts its
+// source admits (by hand from layoutsOf's citations) and no other.
+func TestEngineTopologySpace(t *testing.T) {
+	has := func(ts []Topology, s string) bool {
+		for _, tp := range ts {
+			if tp.String() == s {
+				return true
+			}
+		}
+		return false
+	}
+	for _, c := range []struct {
+		engine  string
+		present []string
+		absent  []string
+	}{
+		{"sglang", []string{"agg:tp8", "agg:tp8ep8", "agg:dep8", "agg:tp2pp4", "disagg:1xtp2pp2+1xtp4"}, []string{"agg:tp8ep4", "disagg:1xtp4+1xtp2pp2"}},
+		{"vllm", []string{"agg:tp8ep8", "agg:dep8"}, []string{"agg:tp8ep4", "agg:tp8ep2"}},
+		{"trtllm", []string{"agg:tp8ep4", "agg:tp8ep2", "agg:tp8ep8", "agg:dep8"}, []string{"disagg:1xtp4+1xtp2pp2"}},
+	} {
+		ts := EnumerateTopologies(c.engine, 8, nil, 0)
+		for _, s := range c.present {
+			if !has(ts, s) {
+				t.Errorf("%s: %s not enumerated", c.engine, s)
+			}
+		}
+		for _, s := range c.absent {
+			if has(ts, s) {
+				t.Errorf("%s: %s enumerated", c.engine, s)
+			}
+		}
+	}
+	// Expert parallelism on a model without experts is plain TP.
+	dense := &Model{Name: "dense"}
+	if ts := EnumerateTopologies("sglang", 8, dense, 0); has(ts, "agg:tp4ep4") || !has(ts, "agg:tp4") {
+		t.Error("dense model: tp4ep4 enumerated or tp4 missing")
+	}
+	// Speculation with PP: SGLang only on disaggregated prefill workers.
+	l := layoutsOf("sglang")
+	for s, want := range map[string]bool{"agg:tp2pp2": false, "disagg:1xtp2pp2+1xtp2": true, "disagg:1xtp2+1xtp2pp2": false} {
+		tp, err := ParseTopology(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := l.runs(tp, 3); got != want {
+			t.Errorf("sglang runs %s at k 3 = %v, want %v", s, got, want)
+		}
+		if !strings.Contains(s, "+1xtp2pp2") && !l.runs(tp, 0) {
+			t.Errorf("sglang does not run %s at k 0", s)
+		}
+	}
+}
+
+// TestMinPoolGPUs: --min-pool-gpus leaves out every deployment with a pool
+// smaller than the minimum, keeps the rest in enumeration order, and
+// refuses a minimum above --gpus.
+func TestMinPoolGPUs(t *testing.T) {
+	all := EnumerateTopologies("sglang", 16, nil, 0)
+	min4 := EnumerateTopologies("sglang", 16, nil, 4)
+	var want []Topology
+	for _, tp := range all {
+		ok := tp.GPUs() >= 4
+		if tp.Disagg {
+			ok = tp.PrefillWorkers*tp.Prefill.GPUs() >= 4 && tp.DecodeWorkers*tp.Decode.GPUs() >= 4
+		}
+		if ok {
+			want = append(want, tp)
+		}
+	}
+	if len(min4) != len(want) || len(min4) == len(all) {
+		t.Fatalf("min pool 4: %d topologies, want %d (of %d)", len(min4), len(want), len(all))
+	}
+	for i := range want {
+		if min4[i] != want[i] {
+			t.Fatalf("min pool 4: [%d] = %s, want %s", i, min4[i], want[i])
+		}
+	}
+	if _, err := SweepTopologies(SweepSpace{GPUs: 8, MinPoolGPUs: 9}, "sglang", nil); err == nil {
+		t.Error("--min-pool-gpus 9 with --gpus 8 accepted")
+	}
+}
+
+// TestNodeSpan: an instance is multi-node when it holds more GPUs than one
+// host (GB300 NVL72 trays of 4, HGX of 8), whatever the deployment's total.
+func TestNodeSpan(t *testing.T) {
+	for _, c := range []struct {
+		topo string
+		node int
+		want int
+	}{
+		{"agg:tp4", 4, 1}, {"agg:tp8", 4, 2}, {"agg:tp8", 8, 1}, {"agg:dep16", 8, 2},
+		{"disagg:8xtp4+8xtp4", 4, 1}, {"disagg:1xtp4+1xdep16", 4, 4}, {"disagg:1xtp2pp4+1xtp4", 4, 2},
+	} {
+		tp, err := ParseTopology(c.topo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := nodeSpan(tp, c.node); got != c.want {
+			t.Errorf("nodeSpan(%s, %d) = %d, want %d", c.topo, c.node, got, c.want)
+		}
+	}
+}
+
+// TestSweepNotRun: with speculation, SGLang's aggregated PP layouts are
+// counted as not run (tp1pp2, tp1pp4, tp2pp2 at 4 GPUs, one conc each),
+// not priced.
+func TestSweepNotRun(t *testing.T) {
+	r := resolved(t, Query{GPU: "b200", ISL: 1024, OSL: 1024, Requests: 48})
+	res, err := Sweep(r, SweepSpace{GPUs: 4, Concs: []int{2}, StepsLo: 1, StepsHi: 1, Scope: ScopeAgg, Workers: 2, MaxRefine: 2}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.NotRun != 3 || !strings.Contains(res.NotRunWhy, "check_server_args") {
+		t.Errorf("not run %d (%q), want 3 naming check_server_args", res.NotRun, res.NotRunWhy)
+	}
+	for _, p := range res.Points {
+		if strings.Contains(p.Topology, "pp") {
+			t.Errorf("%s priced at k %d", p.Topology, p.Steps)
+		}
+	}
+}
+
+// Notes flags a point whose roles admit fewer requests than the sessions
+// they serve (by hand: disagg 1 prefill + 2 decode workers at conc 512
+// serve 256 sessions per decode worker), for AgentX only when the wait
+// shows in the latency, and an unsteady AgentX window.
+func TestPointNotes(t *testing.T) {
+	pt := func(topo string, conc int, caps []RunningCap, ttftMS, e2elS float64, ax *AgentXReport, multi bool) Point {
+		var p Point
+		p.Topology, p.Conc, p.Limits, p.TTFTp90ms, p.E2EL.P90, p.AgentX, p.MultiNode = topo, conc, caps, ttftMS, e2elS, ax, multi
+		return p
+	}
+	dec := func(n int) []RunningCap {
+		return []RunningCap{{Role: "prefill", Running: 2000}, {Role: "decode", Running: n}}
+	}
+	for _, tc := range []struct {
+		name    string
+		p       Point
+		agentic bool
+		want    string
+	}{
+		{"decode admits all 256", pt("disagg:1xtp4+2xtp4", 512, dec(256), 100, 10, nil, false), false, ""},
+		{"decode admits 255 of 256", pt("disagg:1xtp4+2xtp4", 512, dec(255), 100, 10, nil, false), false, "queued: decode runs 255 of 256"},
+		{"agg multi-node", pt("agg:tp8", 64, []RunningCap{{Role: "agg", Running: 32}}, 100, 10, nil, true), false, "multi-node; queued: agg runs 32 of 64"},
+		{"agentx wait small", pt("agg:tp8", 64, []RunningCap{{Role: "agg", Running: 32}}, 1000, 10, &AgentXReport{Steady: true}, false), true, ""},
+		{"agentx wait dominates", pt("disagg:1xtp2+1xtp4", 1024, dec(216), 2519291, 2521, &AgentXReport{Steady: true}, false), true, "queued: decode runs 216 of 1024"},
+		{"agentx unsteady", pt("agg:tp8", 8, nil, 100, 10, &AgentXReport{}, false), true, "unsteady"},
+	} {
+		if got := strings.Join(tc.p.Notes(tc.agentic), "; "); got != tc.want {
+			t.Errorf("%s: notes %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }

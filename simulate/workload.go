@@ -36,18 +36,18 @@ type Workload struct {
 // ISL and OSL are log-normal, clipped; the cached-prefix fraction is Beta.
 // Defaults and their sources are in the README section "Workloads".
 type AgentX struct {
-	ISLMedian  float64 // tokens; default 64k
-	ISLSigma   float64 // log-normal shape; default 0.9
-	ISLMin     int     // default 1024
-	ISLMax     int     // default 256k (the dataset's max_context_length 262144 minus headroom)
-	OSLMedian  float64 // default 650
-	OSLSigma   float64 // default 1.0
-	OSLMax     int     // default 8192
-	CacheHit   float64 // mean cached-prefix fraction; default 0.93
-	CacheConc  float64 // Beta concentration a+b; default 20
-	FirstTurns float64 // share of requests that start a session cold (no cache); default 0
+	ISLMedian  float64 `json:"isl_median"`  // tokens; default 64k
+	ISLSigma   float64 `json:"isl_sigma"`   // log-normal shape; default 0.9
+	ISLMin     int     `json:"isl_min"`     // default 1024
+	ISLMax     int     `json:"isl_max"`     // default 256k (the dataset's max_context_length 262144 minus headroom)
+	OSLMedian  float64 `json:"osl_median"`  // default 650
+	OSLSigma   float64 `json:"osl_sigma"`   // default 1.0
+	OSLMax     int     `json:"osl_max"`     // default 8192
+	CacheHit   float64 `json:"cache_hit"`   // mean cached-prefix fraction; default 0.93
+	CacheConc  float64 `json:"cache_conc"`  // Beta concentration a+b; default 20
+	FirstTurns float64 `json:"first_turns"` // share of requests that start a session cold (no cache); default 0
 	// Replay is the AgentX client of a trace replay (agentx.DefaultConfig).
-	Replay agentx.Config
+	Replay agentx.Config `json:"-"`
 }
 
 // DefaultAgentX returns the agentic workload with its documented defaults.

@@ -1,7 +1,12 @@
 package recipe
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -31,6 +36,54 @@ func TestUnknownEngineRejected(t *testing.T) {
 		data := strings.Replace(string(base), "  engine: sglang\n", "  engine: "+ok+"\n", 1)
 		if _, err := Parse("r.yaml", []byte(data), ""); err != nil {
 			t.Errorf("engine: %s: %v", ok, err)
+		}
+	}
+}
+
+// Codes lists every Code* constant the package's sources declare (read
+// with go/parser), each once.
+func TestCodes(t *testing.T) {
+	declared := map[string]bool{}
+	files, _ := filepath.Glob("*.go")
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		af, err := parser.ParseFile(token.NewFileSet(), f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range af.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.CONST {
+				continue
+			}
+			for _, sp := range g.Specs {
+				vs := sp.(*ast.ValueSpec)
+				for i, n := range vs.Names {
+					if strings.HasPrefix(n.Name, "Code") && i < len(vs.Values) {
+						if lit, ok := vs.Values[i].(*ast.BasicLit); ok {
+							v, _ := strconv.Unquote(lit.Value)
+							declared[v] = true
+						}
+					}
+				}
+			}
+		}
+	}
+	got := map[string]bool{}
+	for _, c := range Codes() {
+		if got[c] {
+			t.Errorf("code %q twice", c)
+		}
+		got[c] = true
+	}
+	if len(declared) < 30 || len(got) != len(declared) {
+		t.Errorf("Codes has %d, the sources declare %d", len(got), len(declared))
+	}
+	for c := range declared {
+		if !got[c] {
+			t.Errorf("Codes lacks %q", c)
 		}
 	}
 }

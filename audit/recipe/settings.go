@@ -14,11 +14,12 @@ type Setting struct {
 	From    string `json:"from"`
 }
 
-// Layout is one role's parallel layout: tensor and expert parallel sizes,
-// DP attention, and how many identical workers run it.
+// Layout is one role's parallel layout in specsim's terms: tensor, expert
+// and pipeline parallel sizes, DP attention, and how many identical
+// workers run it.
 type Layout struct {
-	Workers, TP, EP int
-	DPAttention     bool
+	Workers, TP, EP, PP int
+	DPAttention         bool
 }
 
 // SettingsOptions are what the caller knows besides the recipe: the
@@ -49,6 +50,8 @@ type Settings struct {
 	MoEBackend              string
 	SpecMoEBackend          string
 	AllReduceFusion, SpecV2 bool
+	// PrefillDraft: the disaggregated prefill role speculates too.
+	PrefillDraft bool
 	// Steps is the draft length (0: no speculation); GoldenAL the AL the
 	// recipe check expects AgentX to inject at it.
 	Steps    int
@@ -77,7 +80,55 @@ var sglangModelled = map[string]bool{
 	"cuda-graph-max-bs": true, "disable-cuda-graph": true, "max-running-requests": true, "mem-fraction-static": true,
 	"chunked-prefill-size": true, "kv-cache-dtype": true, "mamba-ssm-dtype": true, "moe-runner-backend": true,
 	"speculative-moe-runner-backend": true, "enable-flashinfer-allreduce-fusion": true, "quantization": true,
-	"served-model-name": true, "model-path": true,
+	"served-model-name": true, "model-path": true, "pipeline-parallel-size": true, "pp-size": true,
+}
+
+// vllmModelled and trtllmModelled are the vLLM flags (keys with '-') and
+// TensorRT-LLM config keys Settings reads into the deployment.
+var vllmModelled = map[string]bool{
+	"tensor-parallel-size": true, "data-parallel-size": true, "enable-expert-parallel": true, "pipeline-parallel-size": true,
+	"speculative-config": true, "max-num-seqs": true, "served-model-name": true,
+}
+
+var trtllmModelled = map[string]bool{
+	"tensor_parallel_size": true, "moe_expert_parallel_size": true, "enable_attention_dp": true, "pipeline_parallel_size": true,
+	"speculative_config": true, "max_batch_size": true, "cuda_graph_config": true,
+}
+
+// layout is r's instance layout in specsim's terms. vLLM's EP spans
+// data-parallel-size x tensor-parallel-size ranks
+// (vllm/model_executor/layers/fused_moe/config.py,
+// FusedMoEParallelConfig.make), so dp N with expert parallelism is depN;
+// TensorRT-LLM's enable_attention_dp splits attention over the
+// tensor_parallel_size ranks.
+func (s *Settings) layout(r *Role, workers int) Layout {
+	tp, ep, pp := max(r.TP, 1), max(r.EP, 1), 1
+	for _, k := range []string{"pipeline-parallel-size", "pp-size", "pipeline_parallel_size"} {
+		if n, err := strconv.Atoi(argValue(r.Args, k)); err == nil && n > 1 {
+			pp = n
+			break
+		}
+	}
+	l := Layout{Workers: max(workers, 1), TP: tp, EP: ep, PP: pp}
+	switch r.Engine {
+	case EngineVLLM:
+		epOn := argValue(r.Args, "enable-expert-parallel") == "true"
+		if r.DP > 1 && epOn {
+			if tp > 1 {
+				s.Unsupported = append(s.Unsupported, fmt.Sprintf("%s: tensor-parallel-size %d inside %d data-parallel ranks is simulated as dep%d (attention TP inside DP ranks is not modelled)", r.ArgsAt, tp, r.DP, tp*r.DP))
+			}
+			l.TP, l.EP, l.DPAttention = tp*r.DP, tp*r.DP, true
+			return l
+		}
+		if epOn {
+			l.EP = tp
+		}
+	case EngineTRTLLM:
+		l.DPAttention = r.DPAttention && tp > 1
+	default:
+		l.DPAttention = r.DPAttention && r.DP > 1
+	}
+	return l
 }
 
 // Settings reads the deployment of v; vr is v's recipe check (for the
@@ -128,9 +179,7 @@ func (v *Variant) Settings(vr *VariantReport, o SettingsOptions) (*Settings, err
 	for _, rd := range dep.Roles {
 		workers[rd.Name] = max(rd.Workers, 1)
 	}
-	layout := func(r *Role) Layout {
-		return Layout{Workers: max(workers[r.Name], 1), TP: max(r.TP, 1), EP: max(r.EP, 1), DPAttention: r.DPAttention && r.DP > 1}
-	}
+	layout := func(r *Role) Layout { return s.layout(r, workers[r.Name]) }
 	var gen *Role
 	switch {
 	case roles["prefill"] != nil && roles["decode"] != nil:
@@ -180,6 +229,12 @@ func (v *Variant) Settings(vr *VariantReport, o SettingsOptions) (*Settings, err
 			s.Unsupported = append(s.Unsupported, fmt.Sprintf("speculative topk %d: tree drafts are not modelled (chains of k)", gen.Spec.TopK))
 		}
 	}
+	// A disaggregated prefill role that speculates too holds the draft's
+	// weights and KV and runs its forward in prefill (Server.PrefillDraft).
+	if p := roles["prefill"]; s.Disagg && p.Spec != nil && p.Spec.DraftLength > 0 {
+		s.PrefillDraft = true
+		read("prefill draft", fmt.Sprintf("%s, k = %d: prefill workers load the draft too", p.Spec.Algorithm, p.Spec.DraftLength), p.ArgsAt+"."+p.Spec.DraftLengthKey)
+	}
 	if vr != nil {
 		for _, rr := range vr.Roles {
 			if rr.Role == gen.Name && rr.ExpectedAL != nil {
@@ -196,6 +251,15 @@ func (v *Variant) Settings(vr *VariantReport, o SettingsOptions) (*Settings, err
 	case o.ConcGiven:
 		read("concurrency", strconv.Itoa(o.Conc), "--conc")
 	default:
+		if n, ok := NameConcurrency(v.Name, v.JobName); ok {
+			s.Conc = n
+			job := v.JobName
+			if job == "" {
+				job = "-"
+			}
+			read("concurrency", strconv.Itoa(n), fmt.Sprintf("the variant's name (%s / %s): InferenceX names its recipes after the conc-list it benchmarks them at; srt-slurm itself reads no concurrency from a name", v.Name, job))
+			break
+		}
 		read("concurrency", strconv.Itoa(o.Conc), "--conc default (the recipe names none)")
 	}
 	if n := workers["agg"]; !s.Disagg && n > 1 {
@@ -267,7 +331,8 @@ func (s *Settings) unmodelled(r *Role, sglang bool) {
 	var extra []string
 	for _, k := range r.Args.Keys {
 		nk := strings.ReplaceAll(k, "_", "-")
-		if sglang && (sglangModelled[nk] || strings.HasPrefix(nk, "hicache-") || nk == "enable-hierarchical-cache") {
+		if sglang && (sglangModelled[nk] || strings.HasPrefix(nk, "hicache-") || nk == "enable-hierarchical-cache") ||
+			r.Engine == EngineVLLM && vllmModelled[nk] || r.Engine == EngineTRTLLM && trtllmModelled[k] {
 			continue
 		}
 		extra = append(extra, k+"="+argPreview(r.Args.Fields[k]))

@@ -22,21 +22,23 @@ func TestSettings(t *testing.T) {
 	if s.GPU != "gb300" || s.Model != "nvidia/Qwen3.5-397B-A17B-NVFP4" || s.Precision != "fp4" || !s.Agentic || s.Engine != EngineSGLang {
 		t.Errorf("deployment %q %q %q agentic %v %q", s.GPU, s.Model, s.Precision, s.Agentic, s.Engine)
 	}
-	if s.Disagg || s.Agg != (Layout{Workers: 1, TP: 2, EP: 1}) {
+	if s.Disagg || s.Agg != (Layout{Workers: 1, TP: 2, EP: 1, PP: 1}) {
 		t.Errorf("layout %+v disagg %v, want agg tp2", s.Agg, s.Disagg)
 	}
 	if s.MaxRunning != 72 || s.GraphMaxBS != 80 || s.MemFraction != 0.75 || s.Chunk != 16384 || s.KVDType != "fp8" ||
-		s.MambaSSMDType != "bfloat16" || s.MoEBackend != "flashinfer_trtllm" || s.Steps != 3 || s.Conc != 7 {
+		s.MambaSSMDType != "bfloat16" || s.MoEBackend != "flashinfer_trtllm" || s.Steps != 3 || s.Conc != 1 {
 		t.Errorf("settings %+v", s)
 	}
 	if len(s.Read) == 0 || s.Read[0] != (Setting{"gpu", "gb300", "resources.gpu_type"}) ||
-		s.Read[len(s.Read)-1] != (Setting{"concurrency", "7", "--conc default (the recipe names none)"}) {
+		s.Read[len(s.Read)-1].Setting != "concurrency" || s.Read[len(s.Read)-1].Value != "1" ||
+		!strings.HasPrefix(s.Read[len(s.Read)-1].From, "the variant's name (agg-gb300-tp2-c1-mtp-hicache-jid2530006 / ") {
 		t.Errorf("read %v", s.Read)
 	}
 	if !strings.Contains(strings.Join(s.Unsupported, "\n"), "enable-hierarchical-cache (HiCache, hicache-ratio 0.9)") {
 		t.Errorf("HiCache not listed: %q", s.Unsupported)
 	}
-	// The caller's --conc and --model win; an AL off the golden one by
+	// The concurrency comes from the name's "c1" token (the recipe's
+	// benchmark names none); the caller's --conc and --model win; an AL off the golden one by
 	// 0.01 is noted, one within the recipes' rounding is not.
 	al := 3.39
 	s, err = v.Settings(nil, SettingsOptions{Model: "qwen3.5", Conc: 16, ConcGiven: true})

@@ -17,6 +17,8 @@ const bestkHelp = `
 specsim bestk: for one topology, evaluate draft lengths (default 0-8) at each
 concurrency and report the one with the highest output throughput, with the
 trade it makes: acceptance gained (golden AL) against draft and verify time.
+"vs none" is the output throughput at the best k over the same topology and
+concurrency without speculation (k = 0); JSON speedup_vs_none.
 
 Example:
   specsim bestk --model Qwen3.5-397B-A17B --precision fp4 --gpu gb300 \

@@ -30,7 +30,12 @@ const kernelsHelp = `usage: specsim kernels <predict|validate|gpus|efficiencies|
   efficiencies  the fitted (or carried-over) efficiencies each op class is priced with
   backends      MoE runner backends per engine: accepted weight formats, fallbacks
 
-Run "specsim kernels <sub> --help" for flags.`
+Run "specsim kernels <sub> --help" for flags.
+
+Examples:
+  specsim kernels predict --gpu h200 --op gemm --dtype fp8 --m 64 --n 7168 --k 2048
+  specsim kernels validate --gpu h200
+  specsim kernels backends --engine sglang --gpu gb300`
 
 func runKernels(args []string, stdout, stderr io.Writer) int {
 	return subcommands("kernels", kernelsHelp, map[string]func([]string, io.Writer, io.Writer) int{
@@ -218,7 +223,7 @@ func runKernelsPredict(args []string, stdout, stderr io.Writer) int {
 	op := fs.String("op", "", "gemm|moe|attention|gdn|rmsnorm|lm_head|copy|collective")
 	input := fs.String("input", "", "CSV `FILE` of shapes to predict, one per row")
 	tablePath := fs.String("table", "", "measured op CSV `FILE` to calibrate on instead of the embedded table")
-	collPath := fs.String("collective-table", "", "measured collectives CSV `FILE` to calibrate on instead of the embedded table")
+	collPath := fs.String("collective-table", "", "measured collectives CSV `FILE` to calibrate collectives on (this build embeds no measured collective table)")
 	var aicPaths pathList
 	fs.Var(&aicPaths, "kernel-table", "AIConfigurator kernel database `FILE` (gemm_perf.txt, moe_perf.txt, generation_attention_perf.txt, gdn_perf.txt, custom_allreduce_perf.txt; repeatable) to price from")
 	shape := addShapeFlags(fs)
@@ -486,7 +491,7 @@ moe and attention; 15% for collectives.
 
 Examples:
   specsim kernels validate --gpu h200
-  specsim kernels validate --gpu h200 --op collective --json
+  specsim kernels validate --gpu h200 --op collective --collective-table kernels/testdata/synthetic_collectives.csv --json
   specsim kernels validate --gpu h200 --table kernels/testdata/synthetic_ops.csv`
 
 func runKernelsValidate(args []string, stdout, stderr io.Writer) int {
@@ -495,7 +500,7 @@ func runKernelsValidate(args []string, stdout, stderr io.Writer) int {
 	op := fs.String("op", "", "only this op (gemm, moe, attention, ...) or \"collective\"")
 	tablePath := fs.String("table", "", "measured op CSV `FILE` instead of the embedded one")
 	heldout := fs.String("heldout", "", "held-aside op CSV `FILE` instead of the embedded ops_heldout.csv")
-	collPath := fs.String("collective-table", "", "measured collectives CSV `FILE` instead of the embedded one")
+	collPath := fs.String("collective-table", "", "measured collectives CSV `FILE` to validate (this build embeds none; --op collective needs it)")
 	cat := addGPUCatalogFlag(fs)
 	ff := addFormatFlags(fs)
 	if _, err := parseFlags(fs, args); err != nil {

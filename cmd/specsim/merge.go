@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/specsim/specsim/simulate"
+	"github.com/specsim/specsim/simulate/chart"
 )
 
 func init() {
@@ -16,9 +17,16 @@ func init() {
 const mergeHelp = `
 specsim merge: join the JSON outputs of the N shards of one sweep
 ('specsim sweep ... --shard I/N --json', I = 0..N-1) into the result the
-unsharded sweep gives: the same points, frontiers and top points. Every shard
-must have been swept with the same inputs and specsim version; a missing,
-repeated or foreign shard is an error. Output formats are sweep's.
+unsharded sweep gives: the same points, frontiers, top points and refinement
+counts. merge takes every point back to its mean-field estimate and runs the
+unsharded sweep's refinement rounds over the union, reusing each shard's
+event simulations; a candidate no shard simulated is simulated here, on the
+query rebuilt from the shards' inputs (pass the sweep's --golden-dir,
+--golden-file and --gpu-catalog if it had any). Every shard must have been
+swept with the same inputs and specsim version; a missing, repeated or
+foreign shard, or a point with a negative figure, is an error naming the
+file (and the input that differs). Output formats are sweep's
+(--format text|json|markdown|csv).
 
 Example (after a Slurm array job wrote shard-0.json .. shard-7.json):
   specsim merge shard-*.json --plot frontier.png
@@ -29,6 +37,8 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	plotPath := fs.String("plot", "", "draw the frontiers (MTP against none) into FILE.png or FILE.svg")
 	all := fs.Bool("all", false, "print every point, not just the frontiers")
 	ff := addFormatFlags(fs)
+	gf := addGoldenFlags(fs)
+	catalog := addGPUCatalogFlag(fs)
 	files, err := parseFlags(fs, args)
 	if err != nil {
 		return usageExit(err)
@@ -44,6 +54,11 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	if *plotPath != "" {
+		if err := chart.CheckPath(*plotPath); err != nil {
+			return fail(fmt.Errorf("--plot %w", err))
+		}
+	}
 	outs := make([]*simulate.SweepOutput, len(files))
 	for i, name := range files {
 		f, _, err := regular.Open(name)
@@ -56,10 +71,23 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 			return fail(err)
 		}
 	}
-	so, err := simulate.Merge(files, outs)
+	progress := stageProgress(stderr, "merge", stderrIsTerminal(), 5*time.Second, time.Now)
+	// A point the unsharded rounds need that no shard simulated is
+	// simulated here, on the sweep's query rebuilt from its inputs.
+	resolve := func(in simulate.SweepInputs) (*simulate.Resolved, error) {
+		set, err := gf.load()
+		if err != nil {
+			return nil, err
+		}
+		cat, err := catalog.load()
+		if err != nil {
+			return nil, err
+		}
+		return in.Query.ToQuery().Resolve(set, cat)
+	}
+	so, err := simulate.Merge(files, outs, resolve, progress)
 	if err != nil {
 		return fail(err)
 	}
-	progress := stageProgress(stderr, "merge", stderrIsTerminal(), 5*time.Second, time.Now)
 	return writeSweep(stdout, stderr, "merge", so, nil, format, csvOut, *all, *plotPath, "", progress)
 }

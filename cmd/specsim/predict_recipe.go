@@ -95,6 +95,7 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 	}
 	q.q.AllReduceFusion = q.q.AllReduceFusion || st.AllReduceFusion
 	q.q.SpecV2 = q.q.SpecV2 || st.SpecV2
+	q.q.Server.PrefillDraft = q.q.Server.PrefillDraft || st.PrefillDraft
 	q.q.Spec = "none"
 	if st.Steps > 0 {
 		q.q.Spec = "mtp"
@@ -102,7 +103,7 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 		q.steps = ""
 	}
 	par := func(l recipe.Layout) simulate.Parallel {
-		return simulate.Parallel{TP: l.TP, EP: l.EP, PP: 1, DPAttention: l.DPAttention}
+		return simulate.Parallel{TP: l.TP, EP: l.EP, PP: l.PP, DPAttention: l.DPAttention}
 	}
 	topo := simulate.Topology{Agg: par(st.Agg)}
 	if st.Disagg {

@@ -15,14 +15,16 @@ import (
 func init() {
 	register(&command{
 		name:    "recipe",
-		summary: "check an srt-slurm recipe's simulated-acceptance env and draft precision (recipe check FILE[:selector])",
+		summary: "check an srt-slurm recipe's simulated-acceptance env and draft precision (recipe check FILE[:selector]), or write one (recipe emit)",
 		run:     runRecipe,
 	})
 }
 
-const recipeHelp = `
+var recipeHelp = `
 specsim recipe check FILE[:selector] [--model M] [--thinking on|off] [--golden-dir DIR] [--golden-file FILE]
                      [--json | --format markdown]
+specsim recipe emit [predict's deployment flags] [--engine sglang|vllm|trtllm] [--conc N]
+                     (writes a recipe; see specsim recipe emit --help)
 
 Resolves every variant of an srt-slurm recipe (schema 2: base + override_* /
 zip_override_* merged as srt-slurm merges them; schema 1: backend.*_environment
@@ -41,7 +43,27 @@ Exit status: 0 clean, 1 error findings, 2 unreadable or invalid input.
 
 Example:
   specsim recipe check testdata/recipes/schema2_qwen3.5_sglang_gb300-fp4_agentx_disagg-variants.yaml:override_tp4_tp4_c8
-`
+  specsim recipe emit --topology disagg:1xtp4+1xtp4 --steps 3 | specsim recipe check -
+
+Finding codes (stable; scripts match on them):
+` + wrapCodes(recipe.Codes())
+
+// wrapCodes lists codes comma-separated, indented, under 80 columns.
+func wrapCodes(codes []string) string {
+	var b strings.Builder
+	line := " "
+	for i, c := range codes {
+		if i < len(codes)-1 {
+			c += ","
+		}
+		if len(line)+1+len(c) > 78 {
+			b.WriteString(line + "\n")
+			line = " "
+		}
+		line += " " + c
+	}
+	return b.String() + line + "\n"
+}
 
 func runRecipe(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "emit" {

@@ -5,15 +5,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/specsim/specsim/audit/recipe"
 	"github.com/specsim/specsim/simulate"
+	"github.com/specsim/specsim/simulate/emit"
 )
-
-// fillIn marks a value the user must set for their cluster.
-const fillIn = "FILL-IN"
 
 const recipeEmitHelp = `
 specsim recipe emit: write an srt-slurm schema-2 recipe for one deployment,
@@ -22,7 +18,9 @@ given with predict's flags (--model, --precision, --gpu, --topology, --steps,
 The speculative settings are the ones whose golden AL AgentX's synthetic
 acceptance will inject (the recipe says which AL in a comment). Fields that
 depend on the cluster (model path, container, Slurm account and partition)
-are set to FILL-IN for you to fill. Only --engine sglang is written.
+are set to FILL-IN for you to fill. --engine sglang, vllm or trtllm picks the
+argument spelling; a layout the engine does not deploy (SGLang: pipeline
+stages with speculation outside disaggregated prefill workers) is refused.
 
 Example:
   specsim recipe emit --gpu gb300 --topology agg:tp4 --steps 3 --conc 32 > tp4.yaml
@@ -55,7 +53,7 @@ func runRecipeEmit(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	text, err := emitRecipe(res, topo, *conc, k, "")
+	text, err := emit.Recipe(res, topo, *conc, k, specsimVersion(), "")
 	if err != nil {
 		return fail(err)
 	}
@@ -63,149 +61,28 @@ func runRecipeEmit(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// emitRecipe renders an srt-slurm schema-2 recipe for topology t at
-// concurrency conc and draft length k. note goes into the header comment.
-func emitRecipe(r *simulate.Resolved, t simulate.Topology, conc, k int, note string) (string, error) {
-	if e := strings.ToLower(r.Q.Engine); e != "" && e != "sglang" {
-		return "", fmt.Errorf("--engine %s: recipe emit writes SGLang recipes only", r.Q.Engine)
-	}
-	for _, p := range []simulate.Parallel{t.Agg, t.Prefill, t.Decode} {
-		if p.PP > 1 {
-			return "", fmt.Errorf("%s: pipeline parallelism is not written (the srt-slurm SGLang recipes in testdata use none)", t)
-		}
-	}
-	al := 0.0
-	if k > 0 {
-		sp, err := r.SpecFor(k)
-		if err != nil {
-			return "", err
-		}
-		al = sp.AL
-	}
-	// GPUs per Slurm node: 4 per Grace-Blackwell compute tray, 8 per HGX
-	// board (the NVLink domain can be larger: 72 on NVL72).
-	perNode := 8
-	if strings.HasPrefix(r.GPU.GPU.Name, "gb") {
-		perNode = 4
-	}
-	var b strings.Builder
-	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	w("# srt-slurm recipe written by specsim %s for %s on %s.\n", specsimVersion(), t, strings.ToUpper(r.GPU.GPU.Name))
-	if note != "" {
-		w("# %s\n", note)
-	}
-	if k > 0 {
-		w("# Speculation: NEXTN, %d draft steps; AgentX synthetic acceptance injects the golden AL %.2f\n", k, al)
-		w("# (%s) at this draft length.\n", r.Target.Curve.Source)
-	}
-	w("# Set every %s value for your cluster before submitting.\n", fillIn)
-	w("schema: 2\n")
-	w("name: specsim-%s-%s-c%d-k%d\n", r.GPU.GPU.Name, strings.NewReplacer(":", "-", "+", "-").Replace(t.String()), conc, k)
-	w("model:\n  path: %s  # checkpoint location on the cluster\n  container: %s  # srt-slurm container alias or image\n  precision: %s\n", fillIn, fillIn, r.Precision)
-	w("slurm:\n  account: %s\n  partition: %s\n  time_limit: '4:00:00'\n", fillIn, fillIn)
-	w("resources:\n  gpu_type: %s\n  gpus_per_node: %d  # check against your cluster's nodes\n", r.GPU.GPU.Name, perNode)
-	w("engine: sglang\nroles:\n")
-	role := func(name string, workers int, p simulate.Parallel, mode string) {
-		nodes := max(1, (p.GPUs()+perNode-1)/perNode)
-		w("  %s:\n    nodes: %d\n    workers: %d\n    gpus: %d\n    args:\n", name, nodes*workers, workers, min(p.GPUs(), perNode))
-		w("      served-model-name: %s\n      model-path: /model/\n", r.Model.Name)
-		w("      tensor-parallel-size: %d\n", p.TP)
-		if p.DPAttention {
-			w("      data-parallel-size: %d\n      enable-dp-attention: true\n", p.TP)
-		} else {
-			w("      data-parallel-size: 1\n")
-		}
-		w("      expert-parallel-size: %d\n", p.EP)
-		if r.Precision == "fp4" {
-			w("      quantization: modelopt_fp4\n")
-		}
-		kv := "fp8_e4m3"
-		if r.Q.KVDType == "bf16" {
-			kv = "bfloat16"
-		}
-		w("      kv-cache-dtype: %s\n", kv)
-		if r.Model.FullAttentionLayers() < r.Model.Layers {
-			w("      mamba-ssm-dtype: %s\n", orDefaultStr(r.Q.MambaSSMDType, "bfloat16"))
-		}
-		if r.Q.MoEBackend != "" {
-			w("      moe-runner-backend: %s\n", r.Q.MoEBackend)
-		}
-		if mode != "" {
-			w("      disaggregation-mode: %s\n", mode)
-		}
-		if k > 0 {
-			w("      speculative-algorithm: NEXTN\n      speculative-num-steps: %d\n      speculative-eagle-topk: 1\n      speculative-num-draft-tokens: %d\n", k, k+1)
-		}
-		if mode != "prefill" {
-			perRank := max(1, (conc+workers-1)/workers/p.AttentionDP())
-			running := (conc + workers - 1) / workers
-			if r.Q.MaxRunning > 0 {
-				running = r.Q.MaxRunning
-			}
-			gbs := perRank
-			if r.Q.CUDAGraphMaxBS > 0 {
-				gbs = r.Q.CUDAGraphMaxBS
-			}
-			w("      max-running-requests: %d\n      cuda-graph-max-bs: %d\n", running, gbs)
-		}
-		mf := r.Q.MemFraction
-		if mf == 0 {
-			mf = simulate.DefaultMemFraction
-		}
-		w("      mem-fraction-static: %s\n", strconv.FormatFloat(mf, 'f', -1, 64))
-		chunk := r.Q.Chunk
-		if chunk == 0 {
-			chunk = simulate.DefaultChunk
-		}
-		w("      chunked-prefill-size: %d\n", chunk)
-	}
-	if t.Disagg {
-		role("prefill", t.PrefillWorkers, t.Prefill, "prefill")
-		role("decode", t.DecodeWorkers, t.Decode, "decode")
-	} else {
-		role("agg", 1, t.Agg, "")
-	}
-	w("benchmark:\n")
-	if r.Workload.Name == "agentx" {
-		w("  type: custom\n  command: bash /infmax-workspace/benchmarks/srt_agentic.sh\n  concurrencies: [%d]\n", conc)
-		w("  env:\n    WEKA_LOADER_OVERRIDE: semianalysis_cc_traces_weka_062126_256k\n")
-	} else {
-		w("  type: sa-bench\n  isl: %d\n  osl: %d\n  concurrencies: [%d]\n", r.Workload.ISL, r.Workload.OSL, conc)
-	}
-	return b.String(), nil
-}
-
-func orDefaultStr(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
-}
-
 // emitFrontierRecipes writes one recipe per interactivity frontier point
-// of a sweep into dir; it resolves the sweep's query again from the inputs
-// the sweep echoed.
+// of a sweep into dir (emit.Frontier); r is the sweep's query resolved
+// again from the inputs it echoed.
 func emitFrontierRecipes(dir string, so *simulate.SweepOutput, r *simulate.Resolved) ([]string, error) {
 	if r == nil {
 		return nil, fmt.Errorf("--emit needs the sweep's query (use it on sweep, not merge)")
+	}
+	files, err := emit.Frontier(so, r, specsimVersion())
+	if err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	var out []string
-	for i, p := range so.Frontier {
-		t, err := simulate.ParseTopology(p.Topology)
-		if err != nil {
-			return nil, err
-		}
-		note := fmt.Sprintf("interactivity frontier point %d: predicted %s tok/s/GPU at %s tok/s/user (p90 TTFT %s ms), event-simulated", i+1, sig3(p.TputPerGPU), sig3(p.Interactivity), sig3(p.TTFTp90ms))
-		text, err := emitRecipe(r, t, p.Conc, p.Steps, note)
-		if err != nil {
-			out = append(out, fmt.Sprintf("(none for frontier point %d: %v)", i+1, err))
+	for i, f := range files {
+		if f.Err != nil {
+			out = append(out, fmt.Sprintf("(none for frontier point %d: %v)", i+1, flagError(f.Err)))
 			continue
 		}
-		name := filepath.Join(dir, fmt.Sprintf("%02d-%s-c%d-k%d.yaml", i+1, strings.NewReplacer(":", "-", "+", "-").Replace(p.Topology), p.Conc, p.Steps))
-		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+		name := filepath.Join(dir, f.Name)
+		if err := os.WriteFile(name, []byte(f.Text), 0o644); err != nil {
 			return nil, err
 		}
 		out = append(out, name)

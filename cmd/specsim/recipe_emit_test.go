@@ -92,6 +92,9 @@ func TestPredictRecipeTestdata(t *testing.T) {
 	}{
 		{"schema2_qwen3.5_sglang_gb300-fp4_agentx_agg-variants.yaml:override_c24", "HiCache", true},
 		{"schema2_qwen3.5_sglang_gb300-fp4_agentx_disagg-variants.yaml:override_tp4_tp4_c8", "cuda graph max bs     64", true},
+		// The concurrency is written only in the override's name.
+		{"schema2_qwen3.5_sglang_gb300-fp4_agentx_disagg-variants.yaml:override_tp2_tp2_c72", "disagg:1xtp2+1xtp2 conc 72 ", true},
+		{"schema2_qwen3.5_sglang_gb300-fp4_agentx_disagg-variants.yaml:override_tp4_tp4_c128", "disagg:1xtp4+1xtp4 conc 128 ", true},
 		{"schema1_sglang_qwen3.5_gb300-fp4_agentic_agg-tp2-c1-mtp-hicache.yaml", "agg:tp2", true},
 		{"schema1_trtllm_qwen3.5_gb300-fp4_agentx_disagg-3p2d-dep4-dep4-c704-mtp.yaml", "not modelled", true},
 		{"schema1_sglang_deepseek-v4_agentic_disagg-2p1d-dep8-tp4-c80-mtp.yaml", "pass --model", false},
@@ -102,6 +105,66 @@ func TestPredictRecipeTestdata(t *testing.T) {
 		}
 		if !tc.ok && (code != exitBadInput || !strings.Contains(stderr, tc.want)) {
 			t.Errorf("%s: exit %d, %s", tc.file, code, stderr)
+		}
+	}
+}
+
+// recipe emit writes vLLM, TensorRT-LLM and pipeline-parallel layouts that
+// recipe check passes and predict --recipe reads back as the same topology
+// and k; layouts an engine does not deploy are refused with the reason.
+func TestRecipeEmitEngines(t *testing.T) {
+	for _, tc := range []struct {
+		engine, topo, k string
+		refuse          string // "" = emits
+	}{
+		{"sglang", "disagg:1xtp2pp2+1xtp4", "3", ""},
+		{"sglang", "agg:tp2pp2", "0", ""},
+		{"sglang", "agg:tp2pp2", "3", "check_server_args"},
+		{"vllm", "agg:tp4", "3", ""},
+		{"vllm", "disagg:1xdep4+2xtp4", "3", ""},
+		{"vllm", "agg:tp8ep8", "2", ""},
+		{"vllm", "agg:tp2pp2", "0", ""},
+		{"vllm", "agg:tp8ep4", "2", "whole instance"},
+		{"trtllm", "agg:tp8ep4", "3", ""},
+		{"trtllm", "disagg:1xdep4+2xtp4", "3", ""},
+		{"trtllm", "agg:tp4pp2", "0", ""},
+	} {
+		name := tc.engine + " " + tc.topo + " k" + tc.k
+		code, text, stderr := runCLI("recipe", "emit", "--engine", tc.engine, "--topology", tc.topo, "--steps", tc.k, "--conc", "16")
+		if tc.refuse != "" {
+			if code != exitBadInput || !strings.Contains(stderr, tc.refuse) {
+				t.Errorf("%s: exit %d, want 2 naming %q: %s", name, code, tc.refuse, stderr)
+			}
+			continue
+		}
+		if code != exitOK || !strings.Contains(text, "engine: "+tc.engine) {
+			t.Errorf("%s: exit %d, %s", name, code, stderr)
+			continue
+		}
+		withStdin(t, text, func() {
+			if code, out, stderr := runCLI("recipe", "check", "-"); code != exitOK {
+				t.Errorf("recipe check - on %s: exit %d\n%s%s", name, code, out, stderr)
+			}
+		})
+		f := filepath.Join(t.TempDir(), "r.yaml")
+		os.WriteFile(f, []byte(text), 0o644)
+		code, out, stderr := runCLI("predict", "--recipe", f, "--requests", "24", "--json")
+		if code != exitOK {
+			t.Errorf("predict --recipe on %s: exit %d, %s", name, code, stderr)
+			continue
+		}
+		var got struct {
+			Variants []struct {
+				Topology string `json:"topology"`
+				Conc     int    `json:"conc"`
+				Steps    int    `json:"steps"`
+			} `json:"variants"`
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		if v := got.Variants[0]; v.Topology != tc.topo || v.Steps != int(tc.k[0]-'0') || v.Conc != 16 {
+			t.Errorf("predict --recipe on emitted %s: %+v", name, v)
 		}
 	}
 }

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,14 +34,22 @@ that loses once simulated is replaced by the next. No printed, plotted or
 written frontier point carries a mean-field figure. SLA limits (p90 TTFT, p90
 TPOT, p90 E2EL, interactivity) remove points before the frontiers.
 
-Deployments larger than one NVLink domain (--gpus-per-node) are kept and
-marked "multi-node". --scope agg|disagg narrows the enumeration; --topologies
-replaces it.
+The enumeration holds what the engine (--engine) deploys, read at its
+source: SGLang and vLLM run expert parallelism over the whole TP group,
+TensorRT-LLM also part of it; pipeline stages with speculative decoding only
+where the engine admits them (SGLang: disaggregated prefill workers). A
+deployment whose instance holds more GPUs than one node (the GPU catalog's
+gpus_per_node: 4 per GB200/GB300 NVL72 tray, 8 per HGX) is kept and marked
+"multi-node". --min-pool-gpus M leaves out deployments with an aggregated
+instance, prefill pool or decode pool of fewer than M GPUs. --scope
+agg|disagg narrows the enumeration; --topologies replaces it (a topology
+larger than --gpus is refused; without --gpus, the largest one sets it).
+--plot and --emit paths are checked before any pricing.
 
 Large sweeps split over a scheduler: --shard I/N prices topologies I, I+N,
-I+2N, ... and 'specsim merge' joins the N JSON outputs into the frontier the
-unsharded sweep gives (when no shard reaches --max-refine, which bounds each
-shard's refinement; an output that reached it says so).
+I+2N, ... and 'specsim merge' joins the N JSON outputs into the output the
+unsharded sweep gives (it reruns the unsharded refinement rounds over the
+union, reusing the shards' simulations).
 
 Examples:
   specsim sweep --gpu gb300 --gpus 72 --max-ttft-ms 5000 --plot frontier.png
@@ -51,6 +61,7 @@ Examples:
 // sweepFlags are the sweep's own flags (beside the query flags).
 type sweepFlags struct {
 	gpus     *int
+	minPool  *int
 	concList *string
 	topoList *string
 	scope    *string
@@ -72,6 +83,7 @@ func addSweepFlags(fs interface {
 }) *sweepFlags {
 	f := &sweepFlags{}
 	f.gpus = fs.Int("gpus", 8, "GPUs to deploy on (topologies using at most this many)")
+	f.minPool = fs.Int("min-pool-gpus", 0, "leave out deployments with a pool (the aggregated instance, or the prefill or the decode pool) of fewer GPUs (0 = none)")
 	f.concList = fs.String("conc", "", "comma-separated concurrencies (default 1,2,4,...,1024)")
 	f.topoList = fs.String("topologies", "", "comma-separated topologies to evaluate instead of enumerating (e.g. agg:tp4,agg:dep8)")
 	f.scope = fs.String("scope", "all", "enumerate agg | disagg | all deployments")
@@ -113,7 +125,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	if *sf.refine == 0 || *sf.refine < -1 {
 		return fail(fmt.Errorf("--max-refine %d: want a positive count, or -1 for no bound", *sf.refine))
 	}
-	space := simulate.SweepSpace{GPUs: *sf.gpus, SLA: sf.sla, Top: *sf.top, Workers: *sf.workers, MaxRefine: *sf.refine}
+	space := simulate.SweepSpace{GPUs: *sf.gpus, MinPoolGPUs: *sf.minPool, SLA: sf.sla, Top: *sf.top, Workers: *sf.workers, MaxRefine: *sf.refine}
 	if err := sf.sla.Validate(); err != nil {
 		return fail(err)
 	}
@@ -156,6 +168,25 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 			space.Topologies = append(space.Topologies, t)
 		}
 	}
+	gpusSet := false
+	fs.Visit(func(f *flag.Flag) { gpusSet = gpusSet || f.Name == "gpus" })
+	if !gpusSet && len(space.Topologies) > 0 {
+		// --topologies alone: the GPUs its largest topology uses.
+		space.GPUs = 0
+		for _, t := range space.Topologies {
+			space.GPUs = max(space.GPUs, t.GPUs())
+		}
+	}
+	if *sf.plotPath != "" {
+		if err := chart.CheckPath(*sf.plotPath); err != nil {
+			return fail(fmt.Errorf("--plot %w", err))
+		}
+	}
+	if *sf.emitDir != "" {
+		if err := writableDir(*sf.emitDir); err != nil {
+			return fail(fmt.Errorf("--emit %v", err))
+		}
+	}
 	progress := stageProgress(stderr, "sweep", stderrIsTerminal(), 5*time.Second, time.Now)
 	out, err := simulate.Sweep(res, space, progress)
 	if err != nil {
@@ -168,6 +199,20 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	so := &simulate.SweepOutput{Inputs: simulate.NewSweepInputs(specsimVersion(), res, space), SweepResult: out,
 		Band: &simulate.SweepBand{Relative: band, Source: bandSource}, Calibration: calibrationNote(res)}
 	return writeSweep(stdout, stderr, "sweep", so, res, format, csvOut, *sf.all, *sf.plotPath, *sf.emitDir, progress)
+}
+
+// writableDir makes dir (and its parents) and checks that a file can be
+// created in it, so that --emit fails before the sweep rather than after.
+func writableDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".specsim-emit-*")
+	if err != nil {
+		return fmt.Errorf("%s: not writable: %v", dir, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // resolveSweepFormat is --format, and whether it asks for the points as CSV.
@@ -205,7 +250,7 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 		}
 		return exitOK
 	case csvOut:
-		if err := writeSweepCSV(stdout, so.SweepResult, all); err != nil {
+		if err := writeSweepCSV(stdout, so.SweepResult, all, so.Inputs.Workload == "agentx"); err != nil {
 			return fail(err)
 		}
 		return exitOK
@@ -225,32 +270,55 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 	for _, rm := range r.Removed {
 		fmt.Fprintf(stdout, "SLA --%s %g removed %d points\n", rm.Limit, rm.Value, rm.Removed)
 	}
-	if r.MultiNode > 0 {
-		fmt.Fprintf(stdout, "%d points need more than one NVLink domain (marked multi-node)\n", r.MultiNode)
+	if r.NotRun > 0 {
+		fmt.Fprintf(stdout, "%d points not run: %s\n", r.NotRun, r.NotRunWhy)
 	}
-	sections := []struct {
+	if n := len(r.Skipped); n > 0 {
+		fmt.Fprintf(stdout, "%d topologies not priced (JSON \"skipped\" says why, e.g. %s)\n", n, r.Skipped[0])
+	}
+	if r.MultiNode > 0 {
+		fmt.Fprintf(stdout, "%d points have an instance larger than one node (%d GPUs per %s node; marked multi-node)\n", r.MultiNode, in.GPUsPerNode, strings.ToUpper(in.GPU))
+	}
+	agentic := in.Workload == "agentx"
+	queued := map[int]bool{}
+	for _, f := range [][]simulate.Point{r.Frontier, r.FrontierE2EL, r.FrontierNormalized, r.Top} {
+		for _, p := range f {
+			for _, n := range p.Notes(agentic) {
+				if strings.HasPrefix(n, "queued") || n == "unsteady" {
+					queued[p.Index] = true
+				}
+			}
+		}
+	}
+	if len(queued) > 0 {
+		fmt.Fprintf(stdout, "%d frontier or top point(s) measure an overloaded server (note: queued or unsteady): their TTFT and E2EL include the wait for admission\n", len(queued))
+	}
+	// Each frontier shows its own x: interactivity and p90 E2EL are
+	// columns of every table; p50 E2EL and normalized interactivity are
+	// added to theirs.
+	type section struct {
 		title string
 		pts   []simulate.Point
-	}{
-		{"frontier by interactivity", r.Frontier},
-		{"frontier by " + r.E2ELMetric + " E2EL", r.FrontierE2EL},
-		{"frontier by E2E normalized interactivity", r.FrontierNormalized},
+		x     *column
+	}
+	var e2elX *column
+	if r.E2ELMetric != "p90" {
+		e2elX = &column{">E2EL " + r.E2ELMetric + " s", simulate.ByE2ELp50}
+	}
+	sections := []section{
+		{"frontier by interactivity (x: tok/s/user)", r.Frontier, nil},
+		{"frontier by " + r.E2ELMetric + " E2EL (x: E2EL " + r.E2ELMetric + " s)", r.FrontierE2EL, e2elX},
+		{"frontier by E2E normalized interactivity (x: norm. interactivity)", r.FrontierNormalized, &column{">norm. interactivity", simulate.ByNormalizedInteractivity}},
 	}
 	if len(r.Top) > 0 {
-		sections = append(sections, struct {
-			title string
-			pts   []simulate.Point
-		}{fmt.Sprintf("top %d by tokens/s/GPU", len(r.Top)), r.Top})
+		sections = append(sections, section{fmt.Sprintf("top %d by tokens/s/GPU", len(r.Top)), r.Top, nil})
 	}
 	if all {
-		sections = []struct {
-			title string
-			pts   []simulate.Point
-		}{{"all points (sim says which are event-simulated)", r.Points}}
+		sections = []section{{"all points (sim says which are event-simulated)", r.Points, nil}}
 	}
 	for _, s := range sections {
 		fmt.Fprintf(stdout, "\n%s:\n", s.title)
-		pointTable(s.pts).write(stdout, format)
+		pointTable(s.pts, agentic, s.x).write(stdout, format)
 	}
 	if len(r.Skipped) > 0 {
 		fmt.Fprintf(stdout, "\nskipped %d topologies that cannot hold the model, e.g. %s\n", len(r.Skipped), r.Skipped[0])
@@ -268,8 +336,7 @@ func workloadLabel(in simulate.SweepInputs) string {
 	if in.Workload == "agentx" {
 		return "AgentX"
 	}
-	isl, osl := in.WorkloadParams["isl"], in.WorkloadParams["osl"]
-	return fmt.Sprintf("%v/%v", isl, osl)
+	return fmt.Sprintf("%d/%d", in.WorkloadParams.ISL, in.WorkloadParams.OSL)
 }
 
 // sig3 prints x to three significant figures: the model's measured errors
@@ -286,15 +353,26 @@ func sig3(x float64) string {
 	return strconv.FormatFloat(x, 'f', d, 64)
 }
 
-func pointTable(pts []simulate.Point) *table {
-	t := &table{header: []string{"topology", ">GPUs", ">conc", ">k", ">AL", ">tok/s/GPU", ">output tok/s/GPU", ">tok/s/user", ">TTFT p90 ms", ">TPOT p90 ms", ">E2EL p90 s", "sim", "note"}}
+// column is an extra column of a point table: a frontier's own x.
+type column struct {
+	header string
+	val    func(*simulate.Point) float64
+}
+
+// pointTable lists points; x, when set, is a column added after E2EL p90.
+func pointTable(pts []simulate.Point, agentic bool, x *column) *table {
+	h := []string{"topology", ">GPUs", ">conc", ">k", ">AL", ">tok/s/GPU", ">output tok/s/GPU", ">tok/s/user", ">TTFT p90 ms", ">TPOT p90 ms", ">E2EL p90 s"}
+	if x != nil {
+		h = append(h, x.header)
+	}
+	t := &table{header: append(h, "sim", "note")}
 	for _, p := range pts {
-		note := ""
-		if p.MultiNode {
-			note = "multi-node"
+		row := []string{p.Topology, strconv.Itoa(p.GPUs), strconv.Itoa(p.Conc), strconv.Itoa(p.Steps), fmt.Sprintf("%.2f", p.AL),
+			sig3(p.TputPerGPU), sig3(p.OutputPerGPU), sig3(p.Interactivity), sig3(p.TTFTp90ms), sig3(p.TPOTp90ms), sig3(p.E2EL.P90)}
+		if x != nil {
+			row = append(row, sig3(x.val(&p)))
 		}
-		t.add(p.Topology, strconv.Itoa(p.GPUs), strconv.Itoa(p.Conc), strconv.Itoa(p.Steps), fmt.Sprintf("%.2f", p.AL),
-			sig3(p.TputPerGPU), sig3(p.OutputPerGPU), sig3(p.Interactivity), sig3(p.TTFTp90ms), sig3(p.TPOTp90ms), sig3(p.E2EL.P90), p.Sim, note)
+		t.add(append(row, p.Sim, strings.Join(p.Notes(agentic), "; "))...)
 	}
 	return t
 }
@@ -302,17 +380,17 @@ func pointTable(pts []simulate.Point) *table {
 // sweepCSVHeader is the CSV's column list; columns are only ever added at
 // the end.
 var sweepCSVHeader = []string{"topology", "gpus", "conc", "steps", "al", "tput_per_gpu", "output_tput_per_gpu", "interactivity",
-	"normalized_interactivity_p90", "ttft_ms", "ttft_ms_p90", "tpot_ms", "tpot_ms_p90", "e2el_s_p50", "e2el_s_p90", "sim", "multi_node", "frontiers"}
+	"normalized_interactivity_p90", "ttft_ms", "ttft_ms_p90", "tpot_ms", "tpot_ms_p90", "e2el_s_p50", "e2el_s_p90", "sim", "multi_node", "frontiers", "note"}
 
 // writeSweepCSV writes one row per point: the frontier and top points (the
 // frontiers column names which), or every point with all.
-func writeSweepCSV(w io.Writer, r *simulate.SweepResult, all bool) error {
+func writeSweepCSV(w io.Writer, r *simulate.SweepResult, all, agentic bool) error {
 	member := map[int][]string{}
 	var order []int
 	for _, f := range []struct {
 		name string
 		pts  []simulate.Point
-	}{{"interactivity", r.Frontier}, {"e2el", r.FrontierE2EL}, {"normalized", r.FrontierNormalized}, {"mtp", r.FrontierMTP}, {"none", r.FrontierNone}, {"top", r.Top}} {
+	}{{"interactivity", r.Frontier}, {"e2el", r.FrontierE2EL}, {"normalized", r.FrontierNormalized}, {"mtp", r.FrontierMTP}, {"no_spec", r.FrontierNone}, {"top", r.Top}} {
 		for _, p := range f.pts {
 			if member[p.Index] == nil {
 				order = append(order, p.Index)
@@ -339,7 +417,7 @@ func writeSweepCSV(w io.Writer, r *simulate.SweepResult, all bool) error {
 		p := byIndex[i]
 		t.add(p.Topology, strconv.Itoa(p.GPUs), strconv.Itoa(p.Conc), strconv.Itoa(p.Steps), g(p.AL), g(p.TputPerGPU), g(p.OutputPerGPU),
 			g(p.Interactivity), g(p.NormalizedInteractivity), g(p.TTFTms), g(p.TTFTp90ms), g(p.TPOTms), g(p.TPOTp90ms), g(p.E2EL.P50), g(p.E2EL.P90),
-			p.Sim, strconv.FormatBool(p.MultiNode), strings.Join(member[i], ";"))
+			p.Sim, strconv.FormatBool(p.MultiNode), strings.Join(member[i], ";"), strings.Join(p.Notes(agentic), "; "))
 	}
 	return t.writeCSV(w)
 }

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"runtime/debug"
+	"sync"
 )
 
 func init() {
@@ -22,7 +26,7 @@ func specsimVersion() string {
 	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return "devel"
+		return binaryVersion()
 	}
 	if v := bi.Main.Version; v != "" && v != "(devel)" {
 		return v
@@ -37,7 +41,7 @@ func specsimVersion() string {
 		}
 	}
 	if rev == "" {
-		return "devel"
+		return binaryVersion()
 	}
 	if len(rev) > 12 {
 		rev = rev[:12]
@@ -47,6 +51,27 @@ func specsimVersion() string {
 	}
 	return "devel-" + rev
 }
+
+// binaryVersion names a build without version or VCS stamp (built with
+// -buildvcs=false, or outside a repository) by its executable's content,
+// so that sweep shards of different builds still differ: "devel-bin-"
+// and the first 12 hex digits of the executable's SHA-256, computed once.
+var binaryVersion = sync.OnceValue(func() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "devel"
+	}
+	f, err := os.Open(exe)
+	if err != nil {
+		return "devel"
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "devel"
+	}
+	return "devel-bin-" + hex.EncodeToString(h.Sum(nil))[:12]
+})
 
 func runVersion(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("version", "\nspecsim version: print the version of this build and the Go toolchain.\n\nExample:\n  specsim version\n", stderr)

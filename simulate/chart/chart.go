@@ -7,6 +7,7 @@ package chart
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -22,6 +23,22 @@ func (e *FormatError) Error() string { return e.Path + ": want a .png or .svg fi
 
 // checkExt refuses a path that is not .png or .svg, before anything is
 // drawn or written.
+// CheckPath refuses, before any work, a plot path that Sweep or AL could
+// not write: an extension other than .png or .svg (FormatError), an
+// existing directory, or a directory that does not exist.
+func CheckPath(path string) error {
+	if err := checkExt(path); err != nil {
+		return err
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("%s is a directory", path)
+	}
+	if st, err := os.Stat(filepath.Dir(path)); err != nil || !st.IsDir() {
+		return fmt.Errorf("%s: directory %s does not exist", path, filepath.Dir(path))
+	}
+	return nil
+}
+
 func checkExt(path string) error {
 	if ext := strings.ToLower(filepath.Ext(path)); ext != ".png" && ext != ".svg" {
 		return &FormatError{path}

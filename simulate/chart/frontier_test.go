@@ -138,7 +138,7 @@ func TestFrontierTitle(t *testing.T) {
 	if got, want := FrontierTitle(in), "Qwen3.5-397B-A17B FP4 on 72 x GB300, AgentX trace replay"; got != want {
 		t.Errorf("FrontierTitle = %q, want %q", got, want)
 	}
-	in.Workload, in.WorkloadParams = "fixed", map[string]any{"isl": 1024, "osl": 8192}
+	in.Workload, in.WorkloadParams = "fixed", simulate.WorkloadInputs{ISL: 1024, OSL: 8192}
 	if got := FrontierTitle(in); !strings.HasSuffix(got, "ISL 1024 / OSL 8192") {
 		t.Errorf("FrontierTitle = %q, want the lengths", got)
 	}

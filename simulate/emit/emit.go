@@ -1,0 +1,257 @@
+// Package emit writes srt-slurm recipes for deployments specsim
+// simulates: one recipe for a topology, draft length and concurrency
+// (specsim recipe emit), or one per interactivity frontier point of a
+// sweep (specsim sweep --emit), in SGLang, vLLM or TensorRT-LLM argument
+// spelling. Values that depend on the cluster are left as FillIn.
+package emit
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/specsim/specsim/simulate"
+)
+
+// FillIn marks a value the user must set for their cluster.
+const FillIn = "FILL-IN"
+
+// Recipe renders an srt-slurm schema-2 recipe for topology t at
+// concurrency conc and draft length k, in the argument spelling of the
+// query's engine (SGLang and vLLM CLI flags, TensorRT-LLM's LLM API
+// config). A disaggregated prefill role gets the speculative arguments
+// only with the query's Server.PrefillDraft, as the simulation loads the
+// draft there (the AgentX base recipe's prefill role has none). version names the writer in the header comment, note goes
+// into it. A layout the engine does not deploy (simulate.EngineRuns) is
+// refused.
+func Recipe(r *simulate.Resolved, t simulate.Topology, conc, k int, version, note string) (string, error) {
+	engine := strings.ToLower(orDefaultStr(r.Q.Engine, "sglang"))
+	switch engine {
+	case "sglang", "vllm", "trtllm":
+	default:
+		return "", &simulate.Error{Field: "Engine", Value: r.Q.Engine, Reason: "recipe emit writes sglang, vllm and trtllm recipes"}
+	}
+	if err := simulate.EngineRuns(engine, t, k); err != nil {
+		return "", err
+	}
+	al := 0.0
+	if k > 0 {
+		sp, err := r.SpecFor(k)
+		if err != nil {
+			return "", err
+		}
+		al = sp.AL
+	}
+	// GPUs per Slurm node: the catalog's host size (4 per Grace-Blackwell
+	// compute tray, 8 per HGX board; the NVLink domain can be larger).
+	perNode := r.GPU.Node()
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	w("# srt-slurm recipe written by specsim %s for %s on %s (%s).\n", version, t, strings.ToUpper(r.GPU.GPU.Name), engine)
+	if note != "" {
+		w("# %s\n", note)
+	}
+	if k > 0 {
+		w("# Speculation: MTP, %d draft steps; AgentX synthetic acceptance injects the golden AL %.2f\n", k, al)
+		w("# (%s) at this draft length.\n", r.Target.Curve.Source)
+	}
+	w("# Set every %s value for your cluster before submitting.\n", FillIn)
+	w("schema: 2\n")
+	w("name: specsim-%s-%s-%s-c%d-k%d\n", engine, r.GPU.GPU.Name, strings.NewReplacer(":", "-", "+", "-").Replace(t.String()), conc, k)
+	w("model:\n  path: %s  # checkpoint location on the cluster\n  container: %s  # srt-slurm container alias or image\n  precision: %s\n", FillIn, FillIn, r.Precision)
+	w("identity:\n  model:\n    repo: %s\n", r.Model.Name)
+	w("slurm:\n  account: %s\n  partition: %s\n  time_limit: '4:00:00'\n", FillIn, FillIn)
+	w("resources:\n  gpu_type: %s\n  gpus_per_node: %d  # check against your cluster's nodes\n", r.GPU.GPU.Name, perNode)
+	w("engine: %s\nroles:\n", engine)
+	mf := r.Q.MemFraction
+	if mf == 0 {
+		mf = simulate.DefaultMemFraction
+	}
+	chunk := r.Q.Chunk
+	if chunk == 0 {
+		chunk = simulate.DefaultChunk
+	}
+	role := func(name string, workers int, p simulate.Parallel, mode string) {
+		nodes := max(1, (p.GPUs()+perNode-1)/perNode)
+		w("  %s:\n    nodes: %d\n    workers: %d\n    gpus: %d\n    args:\n", name, nodes*workers, workers, min(p.GPUs(), perNode))
+		running := (conc + workers - 1) / workers
+		if r.Q.MaxRunning > 0 {
+			running = r.Q.MaxRunning
+		}
+		graphBS := max(1, (conc+workers-1)/workers/p.AttentionDP())
+		if r.Q.CUDAGraphMaxBS > 0 {
+			graphBS = r.Q.CUDAGraphMaxBS
+		}
+		switch engine {
+		case "sglang":
+			emitSGLangArgs(w, r, p, mode, k, running, graphBS, mf, chunk)
+		case "vllm":
+			emitVLLMArgs(w, r, p, mode, k, running, graphBS, mf, chunk)
+		case "trtllm":
+			emitTRTLLMArgs(w, r, p, mode, k, running, graphBS, mf, chunk)
+		}
+	}
+	if t.Disagg {
+		role("prefill", t.PrefillWorkers, t.Prefill, "prefill")
+		role("decode", t.DecodeWorkers, t.Decode, "decode")
+	} else {
+		role("agg", 1, t.Agg, "")
+	}
+	w("benchmark:\n")
+	if r.Workload.Name == "agentx" {
+		w("  type: custom\n  command: bash /infmax-workspace/benchmarks/srt_agentic.sh\n  concurrencies: [%d]\n", conc)
+		w("  env:\n    WEKA_LOADER_OVERRIDE: semianalysis_cc_traces_weka_062126_256k\n")
+	} else {
+		w("  type: sa-bench\n  isl: %d\n  osl: %d\n  concurrencies: [%d]\n", r.Workload.ISL, r.Workload.OSL, conc)
+	}
+	return b.String(), nil
+}
+
+// emitSGLangArgs writes one role's SGLang server arguments
+// (python/sglang/srt/server_args.py spelling).
+func emitSGLangArgs(w func(string, ...any), r *simulate.Resolved, p simulate.Parallel, mode string, k, running, graphBS int, mf float64, chunk int) {
+	w("      served-model-name: %s\n      model-path: /model/\n", r.Model.Name)
+	w("      tensor-parallel-size: %d\n", p.TP)
+	if p.PP > 1 {
+		w("      pipeline-parallel-size: %d\n", p.PP)
+	}
+	if p.DPAttention {
+		w("      data-parallel-size: %d\n      enable-dp-attention: true\n", p.TP)
+	} else {
+		w("      data-parallel-size: 1\n")
+	}
+	w("      expert-parallel-size: %d\n", p.EP)
+	if r.Precision == "fp4" {
+		w("      quantization: modelopt_fp4\n")
+	}
+	kv := "fp8_e4m3"
+	if r.Q.KVDType == "bf16" {
+		kv = "bfloat16"
+	}
+	w("      kv-cache-dtype: %s\n", kv)
+	if r.Model.FullAttentionLayers() < r.Model.Layers {
+		w("      mamba-ssm-dtype: %s\n", orDefaultStr(r.Q.MambaSSMDType, "bfloat16"))
+	}
+	if r.Q.MoEBackend != "" {
+		w("      moe-runner-backend: %s\n", r.Q.MoEBackend)
+	}
+	if mode != "" {
+		w("      disaggregation-mode: %s\n", mode)
+	}
+	if k > 0 && (mode != "prefill" || r.Q.Server.PrefillDraft) {
+		w("      speculative-algorithm: NEXTN\n      speculative-num-steps: %d\n      speculative-eagle-topk: 1\n      speculative-num-draft-tokens: %d\n", k, k+1)
+	}
+	if mode != "prefill" {
+		w("      max-running-requests: %d\n      cuda-graph-max-bs: %d\n", running, graphBS)
+	}
+	w("      mem-fraction-static: %s\n", strconv.FormatFloat(mf, 'f', -1, 64))
+	w("      chunked-prefill-size: %d\n", chunk)
+}
+
+// emitVLLMArgs writes one role's vLLM serve arguments, spelled as srt-slurm's
+// vLLM recipes spell them. Expert parallelism in vLLM spans the whole
+// instance (FusedMoEParallelConfig.make: ep_size = dp x tp), so DEP is
+// data-parallel-size N with tensor-parallel-size 1; disaggregated roles
+// hand KV over with the NixlConnector, as those recipes do.
+func emitVLLMArgs(w func(string, ...any), r *simulate.Resolved, p simulate.Parallel, mode string, k, running, graphBS int, mf float64, chunk int) {
+	w("      served-model-name: %s\n", r.Model.Name)
+	if p.DPAttention {
+		w("      tensor-parallel-size: 1\n      data-parallel-size: %d\n      enable-expert-parallel: true\n", p.TP)
+	} else {
+		w("      tensor-parallel-size: %d\n      data-parallel-size: 1\n", p.TP)
+		if p.EP > 1 {
+			w("      enable-expert-parallel: true\n")
+		}
+	}
+	w("      pipeline-parallel-size: %d\n", p.PP)
+	kv := "fp8"
+	if r.Q.KVDType == "bf16" {
+		kv = "auto"
+	}
+	w("      kv-cache-dtype: %s\n", kv)
+	if mode != "" {
+		w("      kv-transfer-config: '{\"kv_connector\": \"NixlConnector\", \"kv_role\": \"kv_both\"}'\n")
+	}
+	if k > 0 && (mode != "prefill" || r.Q.Server.PrefillDraft) {
+		w("      speculative-config: '{\"method\": \"mtp\", \"num_speculative_tokens\": %d}'\n", k)
+	}
+	w("      max-num-seqs: %d\n", running)
+	if mode != "prefill" {
+		w("      max-cudagraph-capture-size: %d\n", graphBS)
+	}
+	w("      max-num-batched-tokens: %d\n", chunk)
+	w("      gpu-memory-utilization: %s\n", strconv.FormatFloat(mf, 'f', -1, 64))
+}
+
+// emitTRTLLMArgs writes one role's TensorRT-LLM LLM API config
+// (tensorrt_llm/llmapi/llm_args.py names, as srt-slurm's trtllm_config
+// blocks write them): moe_expert_parallel_size may be smaller than
+// tensor_parallel_size (Mapping: moe_tp x moe_ep = tp); the MTP draft
+// length is max_draft_len.
+func emitTRTLLMArgs(w func(string, ...any), r *simulate.Resolved, p simulate.Parallel, mode string, k, running, graphBS int, mf float64, chunk int) {
+	w("      tensor_parallel_size: %d\n      moe_expert_parallel_size: %d\n", p.TP, p.EP)
+	w("      enable_attention_dp: %v\n      pipeline_parallel_size: %d\n", p.DPAttention, p.PP)
+	w("      max_batch_size: %d\n      max_num_tokens: %d\n", running, chunk)
+	if mode == "prefill" {
+		w("      cuda_graph_config: null\n      disable_overlap_scheduler: true\n")
+	} else {
+		w("      cuda_graph_config:\n        enable_padding: true\n        max_batch_size: %d\n", graphBS)
+	}
+	dt := "fp8"
+	if r.Q.KVDType == "bf16" {
+		dt = "auto"
+	}
+	w("      kv_cache_config:\n        free_gpu_memory_fraction: %s\n        dtype: %s\n", strconv.FormatFloat(mf, 'f', -1, 64), dt)
+	if mode != "" {
+		w("      cache_transceiver_config:\n        backend: UCX\n")
+	}
+	if k > 0 && (mode != "prefill" || r.Q.Server.PrefillDraft) {
+		w("      speculative_config:\n        decoding_type: MTP\n        num_nextn_predict_layers: %d\n        max_draft_len: %d\n", k, k)
+	}
+}
+
+func orDefaultStr(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// File is one recipe written for a frontier point: Name is the file name
+// (no directory), Text the recipe; Err says why the point has none (its
+// layout is one the engine does not deploy).
+type File struct {
+	Name, Text string
+	Err        error
+}
+
+// Frontier renders one recipe per interactivity frontier point of a sweep;
+// r is the sweep's query resolved again.
+func Frontier(so *simulate.SweepOutput, r *simulate.Resolved, version string) ([]File, error) {
+	var out []File
+	for i, p := range so.Frontier {
+		t, err := simulate.ParseTopology(p.Topology)
+		if err != nil {
+			return nil, err
+		}
+		note := fmt.Sprintf("interactivity frontier point %d: predicted %s tok/s/GPU at %s tok/s/user (p90 TTFT %s ms), event-simulated", i+1, sig3(p.TputPerGPU), sig3(p.Interactivity), sig3(p.TTFTp90ms))
+		text, err := Recipe(r, t, p.Conc, p.Steps, version, note)
+		name := fmt.Sprintf("%02d-%s-c%d-k%d.yaml", i+1, strings.NewReplacer(":", "-", "+", "-").Replace(p.Topology), p.Conc, p.Steps)
+		out = append(out, File{Name: name, Text: text, Err: err})
+	}
+	return out, nil
+}
+
+// sig3 is x to three significant digits, as the sweep tables print it.
+func sig3(x float64) string {
+	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	}
+	d := 2 - int(math.Floor(math.Log10(math.Abs(x))))
+	if d <= 0 {
+		p := math.Pow(10, float64(-d))
+		return strconv.FormatFloat(math.Round(x/p)*p, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(x, 'f', d, 64)
+}

@@ -1,0 +1,111 @@
+package emit
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/specsim/specsim/audit/recipe"
+	"github.com/specsim/specsim/golden"
+	"github.com/specsim/specsim/kernels"
+	"github.com/specsim/specsim/simulate"
+)
+
+func resolved(t *testing.T, engine string) *simulate.Resolved {
+	t.Helper()
+	curves, err := golden.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := simulate.Query{Model: "Qwen3.5-397B-A17B", Precision: "fp4", GPU: "gb300", Engine: engine, Spec: "mtp",
+		Workload: "fixed", ISL: 1024, OSL: 1024, RangeRatio: 0.8, SchedOverhead: -1, SpecOverhead: -1, Seed: 1}
+	r, err := q.Resolve(curves, kernels.DefaultCatalog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// A recipe written for a layout reads back (audit/recipe's parser and
+// Variant.Settings, an independent reader) as the same layout, draft
+// length and concurrency; layouts the engine does not deploy are refused.
+func TestRecipeRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		engine, topo string
+		k, conc      int
+		refuse       string
+		prefillDraft bool
+	}{
+		{"sglang", "agg:tp4", 3, 32, "", false},
+		{"sglang", "disagg:1xtp2pp2+1xtp4", 3, 16, "", false},
+		{"sglang", "disagg:1xtp4+1xtp4", 3, 16, "", true},
+		{"trtllm", "disagg:1xdep4+2xtp4", 3, 16, "", true},
+		{"sglang", "agg:tp2pp2", 3, 16, "check_server_args", false},
+		{"vllm", "agg:tp8ep8", 2, 16, "", false},
+		{"vllm", "disagg:1xdep4+2xtp4", 3, 16, "", false},
+		{"vllm", "agg:tp8ep4", 2, 16, "whole instance", false},
+		{"trtllm", "agg:tp8ep4", 3, 64, "", false},
+		{"trtllm", "agg:tp4pp2", 0, 8, "", false},
+		{"atom", "agg:tp4", 3, 8, "recipe emit writes sglang, vllm and trtllm", false},
+	} {
+		name := tc.engine + " " + tc.topo
+		topo, err := simulate.ParseTopology(tc.topo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := resolved(t, tc.engine)
+		r.Q.Server.PrefillDraft = tc.prefillDraft
+		text, err := Recipe(r, topo, tc.conc, tc.k, "test", "a note")
+		if tc.refuse != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.refuse) {
+				t.Errorf("%s: err %v, want one naming %q", name, err, tc.refuse)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if !strings.Contains(text, "# a note\n") || !strings.Contains(text, "path: "+FillIn) {
+			t.Errorf("%s: note or fill-in missing:\n%s", name, text)
+		}
+		rc, err := recipe.Parse("emitted.yaml", []byte(text), "")
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, text)
+		}
+		s, err := rc.Variants[0].Settings(nil, recipe.SettingsOptions{Model: "qwen3.5", Conc: 1})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		par := func(l recipe.Layout) simulate.Parallel {
+			return simulate.Parallel{TP: l.TP, EP: l.EP, PP: l.PP, DPAttention: l.DPAttention}
+		}
+		got := simulate.Topology{Agg: par(s.Agg)}
+		if s.Disagg {
+			got = simulate.Topology{Disagg: true, PrefillWorkers: s.Prefill.Workers, Prefill: par(s.Prefill), DecodeWorkers: s.Decode.Workers, Decode: par(s.Decode)}
+		}
+		if got.String() != tc.topo || s.Steps != tc.k || s.Conc != tc.conc || s.Engine != tc.engine || s.PrefillDraft != tc.prefillDraft {
+			t.Errorf("%s: read back %s k %d conc %d engine %s prefill draft %v", name, got, s.Steps, s.Conc, s.Engine, s.PrefillDraft)
+		}
+	}
+}
+
+// Frontier names one file per frontier point and says why a point has none.
+func TestFrontier(t *testing.T) {
+	so := &simulate.SweepOutput{SweepResult: &simulate.SweepResult{}}
+	pt := func(topo string, conc, k int, tput, inter float64) simulate.Point {
+		var p simulate.Point
+		p.Topology, p.Conc, p.Steps, p.TputPerGPU, p.Interactivity = topo, conc, k, tput, inter
+		return p
+	}
+	so.Frontier = []simulate.Point{pt("agg:tp4", 8, 3, 1234.5, 98.76), pt("agg:tp8ep4", 8, 2, 2000, 50)}
+	files, err := Frontier(so, resolved(t, "vllm"), "test")
+	if err != nil || len(files) != 2 {
+		t.Fatalf("%d files, %v", len(files), err)
+	}
+	if files[0].Name != "01-agg-tp4-c8-k3.yaml" || files[0].Err != nil || !strings.Contains(files[0].Text, "predicted 1230 tok/s/GPU at 98.8 tok/s/user") {
+		t.Errorf("point 1: %s %v\n%s", files[0].Name, files[0].Err, files[0].Text)
+	}
+	if files[1].Err == nil || files[1].Text != "" || !strings.Contains(files[1].Err.Error(), "whole instance") {
+		t.Errorf("point 2: want a layout refusal, got %v", files[1].Err)
+	}
+}
