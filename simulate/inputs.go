@@ -4,15 +4,18 @@ package simulate
 // names its own deployment and workload. The keys are written here, not
 // derived from the Go field names, and stay stable.
 type Inputs struct {
-	Model     string         `json:"model"`
-	GPU       string         `json:"gpu"`
-	Precision string         `json:"precision"`
-	Engine    string         `json:"engine"`
-	Topology  string         `json:"topology"`
-	Workload  WorkloadInputs `json:"workload"`
-	Conc      int            `json:"conc"`
-	Spec      string         `json:"spec"` // "mtp" or "none"
-	K         int            `json:"k"`    // draft length, 0 without speculation
+	Model     string `json:"model"`
+	GPU       string `json:"gpu"`
+	Precision string `json:"precision"`
+	Engine    string `json:"engine"`
+	Topology  string `json:"topology"`
+	// Workload names the workload ("fixed", "agentx" trace replay or
+	// "agentx-synthetic") and WorkloadParams gives it as sweep's inputs do.
+	Workload       string         `json:"workload"`
+	WorkloadParams WorkloadInputs `json:"workload_params"`
+	Conc           int            `json:"conc"`
+	Spec           string         `json:"spec"` // "mtp" or "none"
+	K              int            `json:"k"`    // draft length, 0 without speculation
 	// AL is the target acceptance length at K (bonus token included) and
 	// ALSource where it comes from; null and "" without speculation.
 	AL       *float64 `json:"al"`
@@ -23,35 +26,13 @@ type Inputs struct {
 	Version  string   `json:"version"` // the program's, set by the caller
 }
 
-// WorkloadInputs is the workload and the parameters that apply to it.
-type WorkloadInputs struct {
-	Name string `json:"name"` // "fixed", "agentx" (trace replay) or "agentx-synthetic"
-	// Fixed lengths.
-	ISL        int      `json:"isl,omitempty"`
-	OSL        int      `json:"osl,omitempty"`
-	Cached     *float64 `json:"cached,omitempty"`
-	RangeRatio *float64 `json:"range_ratio,omitempty"`
-	// AgentX: the --agentx overrides as given and the trace replayed
-	// ("" = the embedded public corpus).
-	AgentX string `json:"agentx,omitempty"`
-	Trace  string `json:"trace,omitempty"`
-}
-
 // Inputs echoes the resolved query at a topology, concurrency and draft
 // length.
 func (r *Resolved) Inputs(t Topology, conc, k int) Inputs {
 	q := r.Q
 	in := Inputs{Model: r.Model.Name, GPU: r.GPU.GPU.Name, Precision: string(r.Precision), Engine: orDefault(q.Engine, "sglang"),
 		Topology: t.String(), Conc: conc, Spec: "none", K: k, Method: r.Target.Method, Thinking: orDefault(q.Thinking, "on"), Seed: q.Seed}
-	switch {
-	case r.Workload.Name == "fixed":
-		cached, ratio := r.Workload.CachedFraction, r.Workload.RangeRatio
-		in.Workload = WorkloadInputs{Name: "fixed", ISL: r.Workload.ISL, OSL: r.Workload.OSL, Cached: &cached, RangeRatio: &ratio}
-	case r.Workload.Trace != nil:
-		in.Workload = WorkloadInputs{Name: "agentx", AgentX: q.AgentX, Trace: q.AgentXTrace}
-	default:
-		in.Workload = WorkloadInputs{Name: "agentx-synthetic", AgentX: q.AgentX}
-	}
+	in.Workload, in.WorkloadParams = r.Workload.Name, newWorkloadInputs(&r.Workload)
 	if k > 0 {
 		in.Spec = "mtp"
 		if p, err := r.Target.At(k); err == nil {

@@ -190,7 +190,7 @@ func TestPredictJSONInputs(t *testing.T) {
 	}
 	want := map[string]any{"model": "Qwen3.5-397B-A17B", "gpu": "b200", "precision": "fp4", "engine": "sglang", "topology": "agg:tp2",
 		"conc": 4.0, "spec": "mtp", "k": 3.0, "al": 3.39, "method": "sglang-match-expected", "thinking": "on", "seed": 7.0,
-		"workload": map[string]any{"name": "fixed", "isl": 1024.0, "osl": 256.0, "cached": 0.0, "range_ratio": 0.8}}
+		"workload": "fixed", "workload_params": map[string]any{"isl": 1024.0, "osl": 256.0, "range_ratio": 0.8}}
 	for k, v := range want {
 		if !reflect.DeepEqual(m.Inputs[k], v) {
 			t.Errorf("inputs.%s = %#v, want %#v", k, m.Inputs[k], v)
