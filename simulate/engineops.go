@@ -1,6 +1,10 @@
 package simulate
 
-import "github.com/specsim/specsim/kernels"
+import (
+	"math"
+
+	"github.com/specsim/specsim/kernels"
+)
 
 // engineOps prices an Engine's ops with its Coster. The Coster refuses a
 // shape no kernel runs with a [kernels.ShapeError]; the engine's step
@@ -22,7 +26,10 @@ func (o engineOps) keep(c kernels.Cost, err error) kernels.Cost {
 }
 
 func (o engineOps) GEMM(dt kernels.DType, m, n, k int) kernels.Cost {
-	return memoOp(o, &o.e.om.gemm, gemmKey{dt, m, n, k}, func() (kernels.Cost, error) { return o.e.Coster.GEMM(dt, m, n, k) })
+	if max(m, n, k) > math.MaxInt32 {
+		return o.keep(o.e.Coster.GEMM(dt, m, n, k))
+	}
+	return seconds(o, &o.e.om.gemm, gemmKey{dt, int32(m), int32(n), int32(k)}, func() (kernels.Cost, error) { return o.e.Coster.GEMM(dt, m, n, k) })
 }
 
 func (o engineOps) MoE(s kernels.MoEShape) kernels.Cost {
@@ -40,15 +47,15 @@ func (o engineOps) GatedDeltaNet(s kernels.GDNShape) kernels.Cost {
 }
 
 func (o engineOps) Norm(tokens, hidden int) kernels.Cost {
-	return memoOp(o, &o.e.om.norm, [2]int{tokens, hidden}, func() (kernels.Cost, error) { return o.e.Coster.Norm(tokens, hidden) })
+	return seconds(o, &o.e.om.norm, [2]int{tokens, hidden}, func() (kernels.Cost, error) { return o.e.Coster.Norm(tokens, hidden) })
 }
 
 func (o engineOps) Elementwise(bytes float64) kernels.Cost {
-	return memoOp(o, &o.e.om.elementwise, bytes, func() (kernels.Cost, error) { return o.e.Coster.Elementwise(bytes) })
+	return seconds(o, &o.e.om.elementwise, bytes, func() (kernels.Cost, error) { return o.e.Coster.Elementwise(bytes) })
 }
 
 func (o engineOps) LMHeadSample(tokens, hidden, vocab int, dt kernels.DType) kernels.Cost {
-	return memoOp(o, &o.e.om.lmHead, lmHeadKey{dt, tokens, hidden, vocab}, func() (kernels.Cost, error) {
+	return seconds(o, &o.e.om.lmHead, lmHeadKey{dt, tokens, hidden, vocab}, func() (kernels.Cost, error) {
 		return o.e.Coster.LMHeadSample(tokens, hidden, vocab, dt)
 	})
 }
@@ -60,12 +67,12 @@ func (o engineOps) LMHeadSample(tokens, hidden, vocab int, dt kernels.DType) ker
 // memos start over when the Engine's Coster is replaced (calibration).
 type opMemos struct {
 	coster      *kernels.Coster
-	gemm        map[gemmKey]opCost
+	gemm        map[gemmKey]float64
 	moe         map[kernels.MoEShape]opCost
 	gdn         map[kernels.GDNShape]opCost
-	norm        map[[2]int]opCost
-	elementwise map[float64]opCost
-	lmHead      map[lmHeadKey]opCost
+	norm        map[[2]int]float64
+	elementwise map[float64]float64
+	lmHead      map[lmHeadKey]float64
 	allReduce   map[float64]float64     // tpAllReduce
 	measuredMoE map[moeKey]measuredCost // measuredMoE
 }
@@ -80,7 +87,7 @@ func (e *Engine) opMemos() *opMemos {
 
 type gemmKey struct {
 	dt      kernels.DType
-	m, n, k int
+	m, n, k int32
 }
 
 type lmHeadKey struct {
@@ -105,5 +112,23 @@ func memoOp[K comparable](o engineOps, m *map[K]opCost, key K, price func() (ker
 	}
 	c, err := price()
 	memoPut(*m, key, opCost{c, err})
+	return o.keep(c, err)
+}
+
+// seconds is price(), memoized in *m under key as its Seconds alone (what
+// the Engine reads of a GEMM, norm, elementwise or lm_head cost; the
+// returned Cost carries nothing else). A shape error is not memoized.
+func seconds[K comparable](o engineOps, m *map[K]float64, key K, price func() (kernels.Cost, error)) kernels.Cost {
+	if !stepMemo {
+		return o.keep(price())
+	}
+	o.e.opMemos()
+	if t, ok := memoGet(m, key); ok {
+		return kernels.Cost{Seconds: t}
+	}
+	c, err := price()
+	if err == nil {
+		memoPut(*m, key, c.Seconds)
+	}
 	return o.keep(c, err)
 }
