@@ -15,7 +15,7 @@ import (
 // table measured on this GPU covers the shape; other engines, and shapes
 // it does not take, go to the NCCL model.
 func (e *Engine) tpAllReduce(msg float64) float64 {
-	if !stepMemo {
+	if !stepMemo || e.pm.pricing {
 		return e.tpAllReduceOf(msg)
 	}
 	om := e.opMemos()
@@ -69,7 +69,7 @@ const fusionMaxTokens = 2048
 // another or the shape is not in the table (the roofline and the backend's
 // efficiency then apply).
 func (e *Engine) measuredMoE(tAll int, dt kernels.DType, draft bool) (float64, bool) {
-	if !stepMemo {
+	if !stepMemo || e.pm.pricing {
 		return e.measuredMoEOf(tAll, dt, draft)
 	}
 	om := e.opMemos()

@@ -103,7 +103,7 @@ type opCost struct {
 // memoOp is price(), memoized in *m under key (see opMemos), with its error
 // kept as keep keeps it.
 func memoOp[K comparable](o engineOps, m *map[K]opCost, key K, price func() (kernels.Cost, error)) kernels.Cost {
-	if !stepMemo {
+	if !stepMemo || o.e.pm.pricing {
 		return o.keep(price())
 	}
 	o.e.opMemos()
@@ -119,7 +119,7 @@ func memoOp[K comparable](o engineOps, m *map[K]opCost, key K, price func() (ker
 // the Engine reads of a GEMM, norm, elementwise or lm_head cost; the
 // returned Cost carries nothing else). A shape error is not memoized.
 func seconds[K comparable](o engineOps, m *map[K]float64, key K, price func() (kernels.Cost, error)) kernels.Cost {
-	if !stepMemo {
+	if !stepMemo || o.e.pm.pricing {
 		return o.keep(price())
 	}
 	o.e.opMemos()
