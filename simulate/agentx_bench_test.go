@@ -1,6 +1,9 @@
 package simulate
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 // BenchmarkAgentX704 is one AgentX predict of the 3600 s window at
 // concurrency 704 (3P1D: three TP1 PP4 prefill workers and one DEP8 decode
@@ -33,4 +36,27 @@ func agentx704Query() Query {
 	q := Query{GPU: "gb300", Workload: "agentx", MemFraction: 0.8}
 	q.Server.HiCacheRatio = 0.9
 	return q
+}
+
+// BenchmarkAgentXSim is one AgentX event simulation of the kind a GB300
+// sweep refines (Qwen3.5 FP4, MTP k = 6, 3600 s window), the table fit
+// done once before timing: what bounds issue 15's settled 72-GPU sweep.
+func BenchmarkAgentXSim(b *testing.B) {
+	for _, c := range []struct {
+		topo string
+		conc int
+	}{{"agg:tp4", 64}, {"agg:dep8", 256}} {
+		b.Run(fmt.Sprintf("%s/c%d", c.topo, c.conc), func(b *testing.B) {
+			run := func() {
+				r := resolved(b, Query{GPU: "gb300", Workload: "agentx"})
+				if _, err := Predict(r, topo(b, c.topo), c.conc, 6); err != nil {
+					b.Fatal(err)
+				}
+			}
+			run()
+			for b.Loop() {
+				run()
+			}
+		})
+	}
 }

@@ -15,6 +15,20 @@ import (
 // table measured on this GPU covers the shape; other engines, and shapes
 // it does not take, go to the NCCL model.
 func (e *Engine) tpAllReduce(msg float64) float64 {
+	if !stepMemo || e.pm.pricing {
+		return e.tpAllReduceOf(msg)
+	}
+	om := e.opMemos()
+	if t, ok := memoGet(&om.allReduce, msg); ok {
+		return t
+	}
+	t := e.tpAllReduceOf(msg)
+	memoPut(om.allReduce, msg, t)
+	return t
+}
+
+// tpAllReduceOf is tpAllReduce, unmemoized.
+func (e *Engine) tpAllReduceOf(msg float64) float64 {
 	if e.EngineName == "sglang" {
 		if c, ok := e.Coster.CustomAllReduce(msg, e.Par.TP); ok {
 			return c.Seconds
@@ -55,6 +69,32 @@ const fusionMaxTokens = 2048
 // another or the shape is not in the table (the roofline and the backend's
 // efficiency then apply).
 func (e *Engine) measuredMoE(tAll int, dt kernels.DType, draft bool) (float64, bool) {
+	if !stepMemo || e.pm.pricing {
+		return e.measuredMoEOf(tAll, dt, draft)
+	}
+	om := e.opMemos()
+	key := moeKey{dt, tAll, draft}
+	if v, ok := memoGet(&om.measuredMoE, key); ok {
+		return v.t, v.ok
+	}
+	t, ok := e.measuredMoEOf(tAll, dt, draft)
+	memoPut(om.measuredMoE, key, measuredCost{t, ok})
+	return t, ok
+}
+
+type moeKey struct {
+	dt    kernels.DType
+	tAll  int
+	draft bool
+}
+
+type measuredCost struct {
+	t  float64
+	ok bool
+}
+
+// measuredMoEOf is measuredMoE, unmemoized.
+func (e *Engine) measuredMoEOf(tAll int, dt kernels.DType, draft bool) (float64, bool) {
 	backend := e.TargetBackend
 	if draft {
 		backend = e.DraftBackend

@@ -52,6 +52,7 @@ type Engine struct {
 	memo        map[stepKey]Breakdown
 	prefillMemo map[prefillKey]float64
 	pm          prefillMemos // enginememo.go
+	om          opMemos      // engineops.go
 	layerKinds  *layerKinds
 	shapeErr    error // the first shape no kernel runs (engineops.go)
 }

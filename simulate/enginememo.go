@@ -27,6 +27,19 @@ type prefillMemos struct {
 	// moments are the prefill service-time moments of a workload's
 	// requests on this engine (Plan.prefillMoments).
 	moments map[momentKey]prefillMoments
+	// pricing is set while a prefill cost above is computed: its ops
+	// (GEMMs over a batch's token count) seldom repeat, so the op memos
+	// (engineops.go) are bypassed rather than filled.
+	pricing bool
+}
+
+// unmemoizedOps runs f with the op memos bypassed.
+func unmemoizedOps[V any](e *Engine, f func() V) V {
+	was := e.pm.pricing
+	e.pm.pricing = true
+	v := f()
+	e.pm.pricing = was
+	return v
 }
 
 type gdnPrefillCost struct {
@@ -59,7 +72,7 @@ func (e *Engine) prefillForward(s shape) Breakdown {
 	if b, ok := memoGet(&e.pm.forward, s); ok {
 		return b
 	}
-	b := e.forward(s)
+	b := unmemoizedOps(e, func() Breakdown { return e.forward(s) })
 	memoPut(e.pm.forward, s, b)
 	return b
 }
@@ -72,7 +85,7 @@ func (e *Engine) prefillDraft(s shape) float64 {
 	if t, ok := memoGet(&e.pm.draft, s); ok {
 		return t
 	}
-	t := e.draftForward(s)
+	t := unmemoizedOps(e, func() float64 { return e.draftForward(s) })
 	memoPut(e.pm.draft, s, t)
 	return t
 }
@@ -92,7 +105,7 @@ func (e *Engine) partAttention(n, before, full int) float64 {
 	if t, ok := memoGet(&e.pm.attention, key); ok {
 		return t
 	}
-	t := f()
+	t := unmemoizedOps(e, f)
 	memoPut(e.pm.attention, key, t)
 	return t
 }
@@ -111,7 +124,7 @@ func (e *Engine) partLinear(n, before, lin int) float64 {
 	if t, ok := memoGet(&e.pm.linear, n); ok {
 		return t
 	}
-	t := f()
+	t := unmemoizedOps(e, f)
 	memoPut(e.pm.linear, n, t)
 	return t
 }

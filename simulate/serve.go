@@ -602,13 +602,28 @@ func (p *Plan) simulate() (*Result, error) {
 	// to a decode worker).
 	advanceContexts := func(in *instance, t float64) {
 		parts, ctxMembers := in.parts, in.ctxMembers
+		prompted := 0
 		for j, r := range ctxMembers {
 			r.done += parts[j].New
+			if r.done >= r.ISL {
+				prompted++
+			}
 		}
+		// Drop the finished prompts from the queue, in order. Only this
+		// batch's members moved (every other waiting request has
+		// done < ISL since admit caps a hit at ISL-1), and they were
+		// drawn from the queue's front, so the scan stops after the last
+		// of them instead of walking a long queue on every batch.
 		keep := in.waiting[:0]
-		for _, r := range in.waiting {
+		for j, r := range in.waiting {
+			if prompted == 0 {
+				keep = append(keep, in.waiting[j:]...)
+				break
+			}
 			if r.done < r.ISL {
 				keep = append(keep, r)
+			} else {
+				prompted--
 			}
 		}
 		clear(in.waiting[len(keep):])
