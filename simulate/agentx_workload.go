@@ -129,7 +129,7 @@ func parseReplayKey(c *agentx.Config, k, v string) (bool, error) {
 	}
 	whole := func(f float64, limit float64) (int, error) {
 		if f < 0 || f > limit || f != math.Trunc(f) {
-			return 0, agentXError(k, v, fmt.Sprintf("want a whole number in 0..%g", limit))
+			return 0, agentXError(k, v, "want a whole number in 0.."+fmtNum(limit))
 		}
 		return int(f), nil
 	}

@@ -38,6 +38,41 @@ type CalGroupReport struct {
 	Suggest []string `json:"suggest,omitempty"`
 	// AtLimit names parameters whose fit stopped at a limit.
 	AtLimit []string `json:"at_limit,omitempty"`
+	// Warnings say why the calibration written should not be trusted
+	// (calWarnings); a command shows them, and Marshal writes them into
+	// the file's header.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// calWarnings are the caveats of a fitted entry: a parameter that stopped
+// at its limit (the data pull it outside its plausible range, so the other
+// figures are fitted around a clamp), and a leave-one-out band wider than
+// the uncalibrated error of its metrics (the calibration predicts points it
+// has not seen worse than no calibration does).
+func calWarnings(e CalEntry, atLimit []string) []string {
+	var w []string
+	val := map[string]float64{"layer_fixed_us": e.Params.LayerFixedUS, "host_overhead_ms": e.Params.HostOverheadMS,
+		"mem_efficiency_scale": e.Params.MemScale, "compute_efficiency_scale": e.Params.ComputeScale}
+	for _, name := range atLimit {
+		w = append(w, fmt.Sprintf("%s = %g sits at its limit: the data pull it past the plausible range, so the fit is not trustworthy (more, or more varied, points)", name, val[name]))
+	}
+	var thr, lat float64 // largest uncalibrated median |error| per kind
+	for k, v := range e.Before {
+		if k == "tput_per_gpu" || k == "output_tput_per_gpu" {
+			thr = math.Max(thr, v)
+		} else {
+			lat = math.Max(lat, v)
+		}
+	}
+	for _, b := range []struct {
+		kind         string
+		band, before float64
+	}{{"throughput", e.Band.Throughput, thr}, {"latency", e.Band.Latency, lat}} {
+		if b.before > 0 && b.band > b.before {
+			w = append(w, fmt.Sprintf("the leave-one-out %s band ±%.1f%% is wider than the uncalibrated median |error| %.1f%%: with %d points the calibration does not predict unseen points better than none", b.kind, 100*b.band, 100*b.before, e.Points))
+		}
+	}
+	return w
 }
 
 // UnidentifiableError is a calibration the data cannot determine.
@@ -150,6 +185,9 @@ func Calibrate(ms []Measurement, opt CalibrateOptions) (*CalibrationFile, []CalG
 			continue
 		}
 		file.Entries = append(file.Entries, rep.Entry)
+		for _, w := range rep.Warnings {
+			file.Warnings = append(file.Warnings, key+": "+w)
+		}
 	}
 	if refused {
 		return nil, reports, skipped, &UnidentifiableError{reports}
@@ -550,6 +588,7 @@ func calibrateGroup(pts []*measuredPoint, sim string, active []int, tick func())
 	if len(looThr) == 0 {
 		e.Band.Throughput = e.Band.Latency
 	}
+	rep.Warnings = calWarnings(*e, rep.AtLimit)
 	return rep, nil
 }
 

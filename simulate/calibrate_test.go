@@ -144,3 +144,34 @@ func TestCalibrateProgress(t *testing.T) {
 		}
 	}
 }
+
+// TestCalWarnings: a parameter at its limit, and a band wider than the
+// uncalibrated error of its kind, are each one warning; a band within it is
+// none.
+func TestCalWarnings(t *testing.T) {
+	e := CalEntry{Points: 2, Params: CalParams{HostOverheadMS: -0.15, MemScale: 1, ComputeScale: 1},
+		Before: map[string]float64{"tput_per_gpu": 0.70, "tpot_ms": 0.25}}
+	for _, tt := range []struct {
+		name     string
+		thr, lat float64
+		atLimit  []string
+		want     []string
+	}{
+		{"within", 0.69, 0.25, nil, nil},
+		{"throughput band 3.04 > 0.70", 3.04, 0.21, nil, []string{"throughput band ±304.0% is wider than the uncalibrated median |error| 70.0%"}},
+		{"latency band 0.26 > 0.25", 0.5, 0.26, nil, []string{"latency band ±26.0% is wider than the uncalibrated median |error| 25.0%"}},
+		{"at limit", 0.5, 0.2, []string{"host_overhead_ms"}, []string{"host_overhead_ms = -0.15 sits at its limit"}},
+	} {
+		e.Band.Throughput, e.Band.Latency = tt.thr, tt.lat
+		got := calWarnings(e, tt.atLimit)
+		if len(got) != len(tt.want) {
+			t.Errorf("%s: %q, want %d warnings", tt.name, got, len(tt.want))
+			continue
+		}
+		for i := range got {
+			if !strings.Contains(got[i], tt.want[i]) {
+				t.Errorf("%s: %q lacks %q", tt.name, got[i], tt.want[i])
+			}
+		}
+	}
+}

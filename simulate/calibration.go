@@ -133,6 +133,9 @@ type CalibrationFile struct {
 	Sim     string     `yaml:"sim" json:"sim"` // the simulation the fit used: mean-field or event
 	Entries []CalEntry `yaml:"entries" json:"entries"`
 	Path    string     `yaml:"-" json:"path,omitempty"`
+	// Warnings are the fit's caveats (CalGroupReport.Warnings, prefixed
+	// by GPU/engine), written as comments in the header.
+	Warnings []string `yaml:"-" json:"warnings,omitempty"`
 }
 
 // maxCalibrationBytes bounds a calibration file read.
@@ -225,6 +228,9 @@ func (c *CalibrationFile) Marshal() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString("# specsim calibration: parameters applied on top of the cost model per GPU and engine\n")
 	b.WriteString("# (specsim predict|sweep|bestk|compare --calibration FILE). Errors are median |relative error|.\n")
+	for _, w := range c.Warnings {
+		b.WriteString("# WARNING: " + strings.ReplaceAll(w, "\n", " ") + "\n")
+	}
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
 	if err := enc.Encode(c); err != nil {

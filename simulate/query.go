@@ -3,6 +3,7 @@ package simulate
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/specsim/specsim/golden"
@@ -126,6 +127,9 @@ func (q Query) Resolve(curves *golden.Set, catalog *kernels.Catalog) (*Resolved,
 		if err := ParseAgentXOverrides(&a, q.AgentX); err != nil {
 			return nil, err
 		}
+		if err := checkReplayContext(r.Model, a.Replay.MaxContext); err != nil {
+			return nil, err
+		}
 		r.Workload = Workload{Name: "agentx", AgentX: a}
 		if q.Workload == "agentx" {
 			if a.Replay.MaxContext == 0 {
@@ -143,6 +147,9 @@ func (q Query) Resolve(curves *golden.Set, catalog *kernels.Catalog) (*Resolved,
 			r.Workload.AgentX, r.Workload.Trace = a, tw
 		}
 	case "fixed", "":
+		if strings.TrimSpace(q.AgentX) != "" {
+			return nil, &Error{Field: "AgentX", Value: q.AgentX, Reason: "sets the agentx workloads; it does not apply to the fixed (ISL/OSL) workload"}
+		}
 		r.Workload = Workload{Name: "fixed", ISL: q.ISL, OSL: q.OSL, CachedFraction: q.Cached, RangeRatio: q.RangeRatio}
 	default:
 		return nil, &Error{Field: "Workload", Value: q.Workload, Reason: "want agentx, agentx-synthetic or fixed (fixed lengths)"}
@@ -305,6 +312,20 @@ func checkContext(m *Model, w Workload) error {
 			w.ISL, w.OSL, total, m.Name, m.MaxContext, m.MaxContext)}
 	}
 	return nil
+}
+
+// checkReplayContext refuses an AgentX max-context above the model's
+// context length: InferenceX passes --max-context-length $MAX_MODEL_LEN, and
+// a longer trace kept by a larger setting would be refused by the server
+// (SGLang TokenizerManager._validate_one_request,
+// python/sglang/srt/managers/tokenizer_manager.py, as in checkContext).
+func checkReplayContext(m *Model, maxContext int) error {
+	if m.MaxContext <= 0 || maxContext <= m.MaxContext {
+		return nil
+	}
+	return &Error{Field: "AgentX.max-context", Value: strconv.Itoa(maxContext), Reason: fmt.Sprintf(
+		"above %s's context length %d (max_position_embeddings); SGLang refuses longer requests (TokenizerManager._validate_one_request): want at most %d",
+		m.Name, m.MaxContext, m.MaxContext)}
 }
 
 func orDefault(s, d string) string {

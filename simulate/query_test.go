@@ -32,6 +32,14 @@ func TestResolveErrors(t *testing.T) {
 		// reaches it, which SGLang refuses (input + new >= context_len).
 		{"ISL", func(q *Query) { q.ISL, q.OSL = 4194304, 10 }},
 		{"ISL", func(q *Query) { q.ISL, q.OSL = 262134, 10 }},
+		// The replay's max-context one token past Qwen3.5's 262144, and
+		// 500000 (which kept 371 traces instead of 322 before it was
+		// refused), for both agentx workloads.
+		{"AgentX.max-context", func(q *Query) { q.Workload, q.AgentX = "agentx", "max-context=262145" }},
+		{"AgentX.max-context", func(q *Query) { q.Workload, q.AgentX = "agentx-synthetic", "max-context=500000" }},
+		// AgentX keys with the fixed workload would be silently unused.
+		{"AgentX", func(q *Query) { q.AgentX = "duration=600" }},
+		{"AgentX.duration", func(q *Query) { q.Workload, q.AgentX = "agentx-synthetic", "duration=NaN" }},
 	} {
 		q := base
 		tt.edit(&q)
@@ -46,6 +54,12 @@ func TestResolveErrors(t *testing.T) {
 	q0.ISL, q0.OSL = 262133, 10
 	if _, err := q0.Resolve(testCurves, testCatalog); err != nil {
 		t.Errorf("ISL 262133 + OSL 10 = 262143 < 262144: %v", err)
+	}
+	// A max-context equal to the context length is what InferenceX passes.
+	q1 := base
+	q1.Workload, q1.AgentX = "agentx-synthetic", "max-context=262144"
+	if _, err := q1.Resolve(testCurves, testCatalog); err != nil {
+		t.Errorf("agentx max-context=262144 (Qwen3.5's context length): %v", err)
 	}
 	// Acceptance settings are acceptance.Errors.
 	q := base

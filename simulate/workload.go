@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -82,27 +83,31 @@ func (w *Workload) Validate() error {
 			return &Error{Field: "RangeRatio", Value: fmt.Sprint(w.RangeRatio), Reason: "want [0, 1]"}
 		}
 		if !(w.CachedFraction >= 0 && w.CachedFraction < 1) {
-			return fmt.Errorf("cached fraction %g: want [0, 1)", w.CachedFraction)
+			return &Error{Field: "Cached", Value: fmtNum(w.CachedFraction), Reason: "want a prompt share in [0, 1)"}
 		}
 	case "agentx":
 		a := w.AgentX
 		switch {
 		case !(a.ISLMedian >= 1 && a.ISLMedian <= 4<<20):
-			return fmt.Errorf("agentx ISL median %g: want 1..%d", a.ISLMedian, 4<<20)
+			return agentXError("isl-median", fmtNum(a.ISLMedian), fmt.Sprintf("want 1..%d tokens", 4<<20))
 		case !(a.OSLMedian >= 1 && a.OSLMedian <= 1<<20):
-			return fmt.Errorf("agentx OSL median %g: want 1..%d", a.OSLMedian, 1<<20)
-		case !(a.ISLSigma >= 0 && a.ISLSigma <= 4), !(a.OSLSigma >= 0 && a.OSLSigma <= 4):
-			return fmt.Errorf("agentx sigma: want 0..4")
-		case a.ISLMin < 1 || a.ISLMax < a.ISLMin || a.ISLMax > 4<<20:
-			return fmt.Errorf("agentx ISL range [%d, %d]: want 1 <= min <= max <= %d", a.ISLMin, a.ISLMax, 4<<20)
+			return agentXError("osl-median", fmtNum(a.OSLMedian), fmt.Sprintf("want 1..%d tokens", 1<<20))
+		case !(a.ISLSigma >= 0 && a.ISLSigma <= 4):
+			return agentXError("isl-sigma", fmtNum(a.ISLSigma), "want 0..4")
+		case !(a.OSLSigma >= 0 && a.OSLSigma <= 4):
+			return agentXError("osl-sigma", fmtNum(a.OSLSigma), "want 0..4")
+		case a.ISLMin < 1 || a.ISLMin > 4<<20:
+			return agentXError("isl-min", strconv.Itoa(a.ISLMin), fmt.Sprintf("want 1..%d tokens", 4<<20))
+		case a.ISLMax < a.ISLMin || a.ISLMax > 4<<20:
+			return agentXError("isl-max", strconv.Itoa(a.ISLMax), fmt.Sprintf("want isl-min %d..%d tokens", a.ISLMin, 4<<20))
 		case a.OSLMax < 1 || a.OSLMax > 1<<20:
-			return fmt.Errorf("agentx OSL max %d: want 1..%d", a.OSLMax, 1<<20)
+			return agentXError("osl-max", strconv.Itoa(a.OSLMax), fmt.Sprintf("want 1..%d tokens", 1<<20))
 		case !(a.CacheHit >= 0 && a.CacheHit < 1):
-			return fmt.Errorf("agentx cache hit %g: want [0, 1)", a.CacheHit)
+			return agentXError("cache-hit", fmtNum(a.CacheHit), "want [0, 1)")
 		case !(a.CacheConc > 0 && a.CacheConc <= 1e6):
-			return fmt.Errorf("agentx cache concentration %g: want (0, 1e6]", a.CacheConc)
+			return agentXError("cache-conc", fmtNum(a.CacheConc), "want (0, 1000000]")
 		case !(a.FirstTurns >= 0 && a.FirstTurns <= 1):
-			return fmt.Errorf("agentx first-turn share %g: want [0, 1]", a.FirstTurns)
+			return agentXError("first-turns", fmtNum(a.FirstTurns), "want [0, 1]")
 		}
 	default:
 		return fmt.Errorf("workload %q: want fixed or agentx", w.Name)
@@ -209,7 +214,7 @@ func ParseAgentXOverrides(a *AgentX, s string) error {
 	if s == "" {
 		return nil
 	}
-	seen := map[string]bool{}
+	seen := map[string]string{} // key: the value given
 	for _, kv := range strings.Split(s, ",") {
 		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		if !ok {
@@ -218,10 +223,11 @@ func ParseAgentXOverrides(a *AgentX, s string) error {
 			}
 			return &Error{Field: "AgentX", Value: kv, Reason: "want key=value"}
 		}
-		if k = strings.TrimSpace(k); seen[k] {
+		k = strings.TrimSpace(k)
+		if _, twice := seen[k]; twice {
 			return agentXError(k, v, "given twice")
 		}
-		seen[k] = true
+		seen[k] = strings.TrimSpace(v)
 		if ok, err := parseReplayKey(&a.Replay, k, v); ok {
 			if err != nil {
 				return err
@@ -267,13 +273,40 @@ func ParseAgentXOverrides(a *AgentX, s string) error {
 			return e
 		}
 	}
+	// A value out of range is restated as typed, when it was given.
+	given := func(e *Error) error {
+		if v, ok := seen[strings.TrimPrefix(e.Field, "AgentX.")]; ok {
+			e.Value = v
+		}
+		return e
+	}
 	w := Workload{Name: "agentx", AgentX: *a}
 	if err := w.Validate(); err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return given(e)
+		}
 		return err
 	}
 	c := a.Replay
 	c.Conc = 1
-	return c.Validate()
+	if err := c.Validate(); err != nil {
+		var ce *agentx.ConfigError
+		if errors.As(err, &ce) {
+			return given(&Error{Field: "AgentX." + ce.Key, Value: ce.Value, Reason: ce.Reason, Err: err})
+		}
+		return err
+	}
+	return nil
+}
+
+// fmtNum prints a setting's number as Go reads it back, integers without an
+// exponent: 1073741824, not 1.073741824e+09.
+func fmtNum(f float64) string {
+	if f == math.Trunc(f) && math.Abs(f) < 1e15 {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
 }
 
 // agentXError is a bad AgentX key=value pair: the key is the field.

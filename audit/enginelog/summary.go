@@ -195,6 +195,70 @@ type Summary struct {
 	TimeAxis      string     `json:"time_axis"` // "seconds" from the first timestamp, or "samples"
 	Timeline      []Bucket   `json:"timeline"`
 	Target        *Agreement `json:"target,omitempty"`
+	// Warnings say what makes the timeline misleading (timelineGap).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// gapFactor is how many median sample intervals a silence between two
+// stamps may last before the timeline is said to join separate runs.
+const gapFactor = 100
+
+// timelineGap warns when the longest silence between consecutive stamps
+// (over all files and ranks) exceeds gapFactor times the median interval
+// between a rank's consecutive samples: logs of separate runs, or stamps of
+// different years, stretch the timeline into mostly empty slices. It names
+// the samples on both sides of the silence.
+func timelineGap(c *Collection, tl []Bucket) string {
+	type stamp struct {
+		t    time.Time
+		file string
+		line int
+	}
+	var all []stamp
+	var intervals []float64
+	for _, st := range c.Streams {
+		var prev time.Time
+		for i, s := range st.Samples {
+			if !s.HasTime {
+				continue
+			}
+			all = append(all, stamp{s.Time, st.File, s.Line})
+			if i > 0 && !prev.IsZero() {
+				if d := s.Time.Sub(prev).Seconds(); d > 0 {
+					intervals = append(intervals, d)
+				}
+			}
+			prev = s.Time
+		}
+	}
+	if len(intervals) == 0 || len(all) < 2 {
+		return ""
+	}
+	sort.Float64s(intervals)
+	med := intervals[len(intervals)/2]
+	if len(intervals)%2 == 0 {
+		med = (intervals[len(intervals)/2-1] + med) / 2
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].t.Before(all[j].t) })
+	gi, gap := 0, 0.0
+	for i := 1; i < len(all); i++ {
+		if d := all[i].t.Sub(all[i-1].t).Seconds(); d > gap {
+			gi, gap = i, d
+		}
+	}
+	if gap <= gapFactor*med {
+		return ""
+	}
+	empty := 0
+	for _, b := range tl {
+		if b.Samples == 0 {
+			empty++
+		}
+	}
+	a, b := all[gi-1], all[gi]
+	return fmt.Sprintf("the stamps jump %s (%.0f s) from %s:%d (%s) to %s:%d (%s), %.0fx the median %s between a rank's samples; %d of %d timeline slices are empty (logs of separate runs, or stamps of different years?)",
+		time.Duration(gap*float64(time.Second)).Round(time.Second), gap, a.file, a.line, a.t.Format(time.DateTime), b.file, b.line, b.t.Format(time.DateTime),
+		gap/med, time.Duration(med*float64(time.Second)), empty, len(tl))
 }
 
 // Tolerance terms for Agree. Logged accept lengths carry two decimals, and
@@ -281,6 +345,11 @@ func Summarize(c *Collection, buckets int) *Summary {
 	sort.Strings(sum.Engines)
 	sum.AcceptLen = distribution(als, ws)
 	sum.TimeAxis, sum.Timeline = timeline(c, buckets)
+	if sum.TimeAxis == "seconds" {
+		if w := timelineGap(c, sum.Timeline); w != "" {
+			sum.Warnings = append(sum.Warnings, w)
+		}
+	}
 	return sum
 }
 

@@ -50,7 +50,7 @@ func TestPredictAgentXBadTrace(t *testing.T) {
 	cases := map[string]string{
 		bad:                         "bad.json:3:1: request 1: t 1 s is before",
 		filepath.Join(dir, "none"):  "no such file",
-		"--agentx=duration=-5":      "agentx duration",
+		"--agentx=duration=-5":      "--agentx duration=-5: want (0, 604800] seconds",
 		"--agentx=trace-idle-cap=x": "trace-idle-cap",
 	}
 	for arg, want := range cases {

@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"path/filepath"
 	"sort"
+	"strings"
+	"testing"
 )
 
 // runCLI runs specsim with args as a user would and returns the exit code
@@ -21,4 +24,16 @@ func keysOf(m map[string]any) []string {
 	}
 	sort.Strings(k)
 	return k
+}
+
+// TestLogsWarnsOfTimelineGap: the fixture's 2025 and 2026 stamps (365
+// days and 1 s apart) are said on stderr, naming the file; the summary
+// still prints and exits 0.
+func TestLogsWarnsOfTimelineGap(t *testing.T) {
+	path := filepath.Join("..", "..", "audit", "enginelog", "testdata", "sglang_layouts.log")
+	code, out, errs := runCLI("logs", path)
+	if code != exitOK || !strings.Contains(out, "over time (s;") ||
+		!strings.Contains(errs, "specsim logs: warning: the stamps jump 8760h0m1s (31536001 s) from "+path+":3") {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
 }

@@ -338,6 +338,9 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	if err := writeFileAtomic(*out, data); err != nil {
 		return fail(err)
 	}
+	for _, w := range file.Warnings {
+		fmt.Fprintf(stderr, "specsim calibrate: warning: %s (noted in %s)\n", w, *out)
+	}
 	if format != formatJSON {
 		fmt.Fprintf(stdout, "\nwrote %s (apply with --calibration %s)\n", *out, *out)
 	}
@@ -358,6 +361,9 @@ func printCalibration(w io.Writer, reports []simulate.CalGroupReport, skipped []
 		fmt.Fprintf(w, "  fitted %s: %s\n", strings.Join(e.Fitted, ", "), e.Params)
 		if len(r.AtLimit) > 0 {
 			fmt.Fprintf(w, "  at a limit (the fit wanted to go further): %s\n", strings.Join(r.AtLimit, ", "))
+		}
+		for _, wn := range r.Warnings {
+			fmt.Fprintf(w, "  WARNING: %s\n", wn)
 		}
 		sv := make([]string, len(r.Singular))
 		for i, v := range r.Singular {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/specsim/specsim/simulate"
 )
 
 // smallCSV is three measured points of a small, fast deployment.
@@ -229,5 +231,34 @@ func TestCompareREADMEExample(t *testing.T) {
 	}
 	if _, out, errs := runCLI("compare", "--set", "gpu=h200,topology=agg:tp8,model=DeepSeek-R1,steps=3,al=2.4", f); !strings.Contains(out+errs, "--set precision=") {
 		t.Errorf("the fp4 skip does not name --set precision=\n%s%s", out, errs)
+	}
+}
+
+// TestCalibrateWarnsOnTwoPoints: the two-point fixture pulls
+// host_overhead_ms to its floor, minus the default 0.15 ms host time per
+// iteration (calLimits), and its leave-one-out band is wider than the
+// uncalibrated error: both are said on stderr and in the file's header,
+// and the file still loads.
+func TestCalibrateWarnsOnTwoPoints(t *testing.T) {
+	cal := filepath.Join(t.TempDir(), "cal.yaml")
+	var out, errb bytes.Buffer
+	code := run([]string{"calibrate", "--params", "host_overhead_ms", "-o", cal, filepath.Join("..", "..", "audit", "measured", "testdata", "measured.csv")}, &out, &errb)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s\n%s", code, errb.String(), out.String())
+	}
+	data, err := os.ReadFile(cal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"host_overhead_ms = -0.15 sits at its limit", "the leave-one-out throughput band"} {
+		if !strings.Contains(errb.String(), "specsim calibrate: warning: h200/sglang: "+want) {
+			t.Errorf("stderr lacks the warning %q:\n%s", want, errb.String())
+		}
+		if !strings.Contains(string(data), "# WARNING: h200/sglang: "+want) {
+			t.Errorf("file header lacks %q:\n%s", want, data)
+		}
+	}
+	if _, err := simulate.LoadCalibration(cal); err != nil {
+		t.Errorf("the warned file does not load: %v", err)
 	}
 }

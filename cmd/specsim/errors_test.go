@@ -66,6 +66,17 @@ func TestCLIErrorsNameTheFlag(t *testing.T) {
 		{[]string{"predict", "--workload", "agentx", "--agentx", "isl-max=1.5"}, "--agentx isl-max=1.5: want a whole token count"},
 		{[]string{"predict", "--workload", "agentx", "--agentx", "foo=1"}, "--agentx foo=1: not a key"},
 		{[]string{"predict", "--workload", "agentx", "--agentx", "isl-median"}, "--agentx isl-median: want key=value"},
+		{[]string{"predict", "--agentx", "max-context=500000"}, "--agentx max-context=500000: above Qwen3.5-397B-A17B's context length 262144"},
+		{[]string{"predict", "--isl", "1000", "--osl", "100", "--agentx", "duration=NaN"}, "--agentx duration=NaN: sets the agentx workloads; it does not apply to the fixed"},
+		{[]string{"predict", "--workload", "agentx", "--agentx", "duration=NaN"}, "--agentx duration=NaN: not a number"},
+		// Out-of-range values name their flag and key as typed; integer
+		// bounds print as integers (1<<30 = 1073741824).
+		{[]string{"predict", "--isl", "1000", "--osl", "100", "--cached", "NaN"}, "--cached NaN: want a prompt share in [0, 1)"},
+		{[]string{"predict", "--agentx", "duration=1e12"}, "--agentx duration=1e12: want (0, 604800] seconds"},
+		{[]string{"predict", "--agentx", "start-min=0.8,start-max=0.5"}, "--agentx start-min=0.8: above start-max 0.5"},
+		{[]string{"predict", "--agentx", "start-max=1.5"}, "--agentx start-max=1.5: want [0, 1]"},
+		{[]string{"predict", "--agentx", "max-context=2e9"}, "--agentx max-context=2e9: want a whole number in 0..1073741824"},
+		{[]string{"predict", "--workload", "agentx-synthetic", "--agentx", "cache-hit=1"}, "--agentx cache-hit=1: want [0, 1)"},
 		{[]string{"predict", "--calibration", cal}, "--calibration " + cal + ": empty file"},
 		{[]string{"compare", "--sim", "exact", csv}, "--sim exact: want event or mean-field"},
 		{[]string{"calibrate", "-o", filepath.Join(t.TempDir(), "c.yaml"), "--params", "host_overhead_ms,warp", csv}, `--params host_overhead_ms,warp: "warp" is not a parameter`},

@@ -119,6 +119,9 @@ func runLogs(args []string, stdout, stderr io.Writer) int {
 		return exitBadInput
 	}
 	sum := enginelog.Summarize(col, *buckets)
+	for _, w := range sum.Warnings {
+		fmt.Fprintln(stderr, "specsim logs: warning:", w)
+	}
 	if target != 0 {
 		sum.Agree(target)
 	}

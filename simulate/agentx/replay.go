@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
 )
 
 // Config is the replay as InferenceX's build_replay_cmd
@@ -51,21 +52,43 @@ func DefaultConfig(conc int) Config {
 		SystemIdleCap: 10, TraceIdleCap: 300, MaxContext: 0, MaxTraces: 393, Seed: 42}
 }
 
-// Validate checks the numbers.
+// ConfigError is a Config number out of range: Key is the AgentX key that
+// sets it ("duration", "start-min", ...; "conc" for Conc), Value what it
+// held, Reason what is wanted.
+type ConfigError struct {
+	Key, Value, Reason string
+}
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("agentx %s %s: %s", e.Key, e.Value, e.Reason)
+}
+
+// Validate checks the numbers; a bad one is a [*ConfigError].
 func (c *Config) Validate() error {
+	bad := func(key string, v float64, reason string) error {
+		return &ConfigError{Key: key, Value: strconv.FormatFloat(v, 'g', -1, 64), Reason: reason}
+	}
 	switch {
 	case c.Conc < 1 || c.Conc > 1<<16:
-		return fmt.Errorf("agentx concurrency %d: want 1..%d session trees", c.Conc, 1<<16)
+		return bad("conc", float64(c.Conc), fmt.Sprintf("want 1..%d session trees", 1<<16))
 	case !(c.Duration > 0 && c.Duration <= 7*24*3600):
-		return fmt.Errorf("agentx duration %g s: want (0, 604800]", c.Duration)
-	case !(c.StartMin >= 0 && c.StartMin <= c.StartMax && c.StartMax <= 1):
-		return fmt.Errorf("agentx start window [%g, %g]: want 0 <= min <= max <= 1", c.StartMin, c.StartMax)
+		return bad("duration", c.Duration, "want (0, 604800] seconds")
+	case !(c.StartMin >= 0 && c.StartMin <= 1):
+		return bad("start-min", c.StartMin, "want [0, 1], at most start-max")
+	case !(c.StartMax >= 0 && c.StartMax <= 1):
+		return bad("start-max", c.StartMax, "want [0, 1], at least start-min")
+	case c.StartMin > c.StartMax:
+		return bad("start-min", c.StartMin, fmt.Sprintf("above start-max %g: want start-min <= start-max", c.StartMax))
 	case c.WarmupPerLane < 0 || c.WarmupPerLane > 1<<20:
-		return fmt.Errorf("agentx warm-up requests per lane %d: want 0..%d", c.WarmupPerLane, 1<<20)
-	case !(c.SystemIdleCap >= 0), !(c.TraceIdleCap >= 0):
-		return errors.New("agentx idle caps: want >= 0 seconds (+Inf = off)")
-	case c.MaxContext < 0, c.MaxTraces < 0:
-		return errors.New("agentx max context and max traces: want >= 0")
+		return bad("warmup-per-lane", float64(c.WarmupPerLane), fmt.Sprintf("want 0..%d requests", 1<<20))
+	case !(c.SystemIdleCap >= 0):
+		return bad("system-idle-cap", c.SystemIdleCap, "want >= 0 seconds (off = no cap)")
+	case !(c.TraceIdleCap >= 0):
+		return bad("trace-idle-cap", c.TraceIdleCap, "want >= 0 seconds (off = no cap)")
+	case c.MaxContext < 0:
+		return bad("max-context", float64(c.MaxContext), "want >= 0 tokens (0 keeps all)")
+	case c.MaxTraces < 0:
+		return bad("max-traces", float64(c.MaxTraces), "want >= 0 (0 keeps all)")
 	}
 	return nil
 }
