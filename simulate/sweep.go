@@ -415,9 +415,23 @@ func Sweep(r *Resolved, space SweepSpace, progress Progress) (*SweepResult, erro
 	return res, nil
 }
 
+// SweepReplayWindow is the replay window, in seconds, a sweep of r runs
+// its event simulations over, and the window r's query asks for (they
+// differ when the query asks for more than SweepAgentXWindow); both are 0
+// for a workload that replays no traces. `predict --agentx
+// duration=<window>` reproduces a sweep point.
+func SweepReplayWindow(r *Resolved) (window, asked float64) {
+	tw := r.Workload.Trace
+	if tw == nil {
+		return 0, 0
+	}
+	return refineWindow(r).Workload.Trace.Replay.Duration, tw.Replay.Duration
+}
+
 // refineWindow is r with an AgentX trace replay shortened to
 // SweepAgentXWindow: frontier points replay the traces over AIPerf's
-// shortest valid window rather than the full benchmark duration.
+// shortest valid window rather than the full benchmark duration (a
+// 3600 s replay costs about 3x the 900 s one: README, sweep).
 func refineWindow(r *Resolved) *Resolved {
 	tw := r.Workload.Trace
 	if tw == nil || tw.Replay.Duration <= SweepAgentXWindow {

@@ -25,8 +25,10 @@ type SweepInputs struct {
 	GPU       string `json:"gpu"`
 	Engine    string `json:"engine"`
 	Workload  string `json:"workload"`
-	// WorkloadParams is the resolved workload: lengths, distributions, or
-	// the trace corpus by name and content hash.
+	// WorkloadParams is the resolved workload as the sweep simulated it:
+	// lengths, distributions, or the trace corpus by name and content hash
+	// with the replay window the sweep ran (SweepAgentXWindow at most; the
+	// query's own --agentx duration may be longer, see SweepReplayWindow).
 	WorkloadParams WorkloadInputs `json:"workload_params"`
 	// Query is the query as given (a zero value, left out, is the
 	// default); QueryInputs.ToQuery rebuilds the query from it.
@@ -51,7 +53,7 @@ type SweepInputs struct {
 // NewSweepInputs fills SweepInputs from a resolved query and a sweep space.
 func NewSweepInputs(version string, r *Resolved, space SweepSpace) SweepInputs {
 	in := SweepInputs{SpecsimVersion: version, Model: r.Model.Name, Precision: string(r.Precision), GPU: r.GPU.GPU.Name,
-		Engine: orDefault(r.Q.Engine, "sglang"), Workload: r.Workload.Name, WorkloadParams: newWorkloadInputs(&r.Workload),
+		Engine: orDefault(r.Q.Engine, "sglang"), Workload: r.Workload.Name, WorkloadParams: newWorkloadInputs(&refineWindow(r).Workload),
 		Query: newQueryInputs(r.Q), Seed: r.Q.Seed, GPUs: space.GPUs, GPUsPerNode: r.GPU.Node(), MinPoolGPUs: space.MinPoolGPUs, Concs: space.Concs, Steps: [2]int{space.StepsLo, space.StepsHi},
 		Scope: space.Scope, SLA: space.SLA, Top: space.Top, MaxRefine: space.MaxRefine}
 	switch {

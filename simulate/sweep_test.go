@@ -456,3 +456,37 @@ func TestPointNotes(t *testing.T) {
 		}
 	}
 }
+
+// A sweep of an AgentX replay simulates a 900 s window (the shortest
+// --benchmark-duration of the inferencex-agentx-mvp scenario), whatever
+// longer duration the query asks; its echo says so, and predict over that
+// window gives the sweep's point exactly. A shorter asked window is kept.
+func TestSweepAgentXWindowEchoed(t *testing.T) {
+	q := Query{Model: "Qwen3.5-397B-A17B", Precision: "fp4", GPU: "b200", Workload: "agentx", Spec: "mtp"}
+	for _, c := range []struct {
+		agentx              string
+		window, asked, echo float64
+	}{{"", 900, 3600, 900}, {"duration=1800", 900, 1800, 900}, {"duration=600", 600, 600, 600}} {
+		q.AgentX = c.agentx
+		r := resolved(t, q)
+		w, a := SweepReplayWindow(r)
+		in := NewSweepInputs("test", r, SweepSpace{GPUs: 8})
+		if w != c.window || a != c.asked || in.WorkloadParams.Trace.Replay.DurationS != c.echo {
+			t.Errorf("--agentx %q: window %g asked %g echo %g, want %g %g %g", c.agentx, w, a, in.WorkloadParams.Trace.Replay.DurationS, c.window, c.asked, c.echo)
+		}
+	}
+	q.AgentX = ""
+	topo, _ := ParseTopology("agg:tp8")
+	res, err := Sweep(resolved(t, q), SweepSpace{GPUs: 8, Topologies: []Topology{topo}, Concs: []int{4}, StepsLo: 3, StepsHi: 3, Workers: 1}, nil)
+	if err != nil || len(res.Points) != 1 || res.Points[0].Sim != "event" {
+		t.Fatalf("sweep %v %+v", err, res)
+	}
+	q.AgentX = "duration=900"
+	want, err := Predict(resolved(t, q), topo, 4, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Points[0]; got.TputPerGPU != want.TputPerGPU || got.TTFTp90ms != want.TTFTp90ms {
+		t.Errorf("sweep point %g tok/s/GPU TTFT p90 %g ms; predict --agentx duration=900: %g, %g", got.TputPerGPU, got.TTFTp90ms, want.TputPerGPU, want.TTFTp90ms)
+	}
+}

@@ -46,6 +46,13 @@ agg|disagg narrows the enumeration; --topologies replaces it (a topology
 larger than --gpus is refused; without --gpus, the largest one sets it).
 --plot and --emit paths are checked before any pricing.
 
+An AgentX trace replay (--workload agentx) event-simulates each frontier
+point over a 900 s window (the shortest --benchmark-duration the AgentX
+scenario accepts; predict replays the full --agentx duration, 3600 s by
+default): the JSON echo's workload_params.trace.replay.duration_s is the
+window simulated, and 'specsim predict ... --agentx duration=900'
+reproduces a point.
+
 Large sweeps split over a scheduler: --shard I/N prices topologies I, I+N,
 I+2N, ... and 'specsim merge' joins the N JSON outputs into the output the
 unsharded sweep gives (it reruns the unsharded refinement rounds over the
@@ -260,6 +267,9 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 		in.Model, strings.ToUpper(in.Precision), strings.ToUpper(in.GPU), in.GPUs, workloadLabel(in), r.Evaluated, len(r.Points), r.Infeasible, r.Refined, r.Rounds)
 	if r.RefineStopped {
 		fmt.Fprintf(stdout, "refinement stopped at its budget (--max-refine %d) before the frontiers settled: the frontiers below are of the %d event-simulated points only, and a candidate not yet simulated might still beat them (raise --max-refine, or narrow with --topologies, --scope or --shard)\n", in.MaxRefine, r.Refined)
+	}
+	if tr := in.WorkloadParams.Trace; tr != nil {
+		fmt.Fprintf(stdout, "AgentX replay: event-simulated points replay a %g s window (predict replays --agentx duration, 3600 s by default; reproduce a point with predict --agentx duration=%g)\n", tr.Replay.DurationS, tr.Replay.DurationS)
 	}
 	if so.Calibration != "" {
 		fmt.Fprintf(stdout, "calibration applied: %s\n", so.Calibration)

@@ -180,3 +180,22 @@ func TestStageProgressPlain(t *testing.T) {
 		t.Errorf("progress wrote %q, want %q", b.String(), want)
 	}
 }
+
+// The AgentX replay window a sweep simulates (simulate.SweepAgentXWindow,
+// 900 s) is in its help, its text output and its JSON echo, with the
+// predict flag that reproduces a point.
+func TestSweepSaysAgentXWindow(t *testing.T) {
+	_, _, help := runCLI("sweep", "--help")
+	if !strings.Contains(help, "--agentx duration=900") {
+		t.Errorf("sweep --help says no window:\n%s", help)
+	}
+	args := []string{"sweep", "--gpu", "b200", "--topologies", "agg:tp8", "--conc", "4", "--steps", "3"}
+	code, out, stderr := runCLI(args...)
+	if code != exitOK || !strings.Contains(out, "replay a 900 s window") || !strings.Contains(out, "--agentx duration=900") {
+		t.Errorf("exit %d %s\n%s", code, stderr, out)
+	}
+	code, out, _ = runCLI(append(args, "--json")...)
+	if code != exitOK || !strings.Contains(out, `"duration_s": 900`) {
+		t.Errorf("JSON echo: exit %d\n%s", code, out)
+	}
+}
