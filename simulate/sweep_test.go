@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -488,5 +489,82 @@ func TestSweepAgentXWindowEchoed(t *testing.T) {
 	}
 	if got := res.Points[0]; got.TputPerGPU != want.TputPerGPU || got.TTFTp90ms != want.TTFTp90ms {
 		t.Errorf("sweep point %g tok/s/GPU TTFT p90 %g ms; predict --agentx duration=900: %g, %g", got.TputPerGPU, got.TTFTp90ms, want.TputPerGPU, want.TTFTp90ms)
+	}
+}
+
+// countingReader counts the bytes read from it.
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
+// merge's reader checks the inputs, which a sweep writes first, before
+// any point: a large JSON without them is refused after its first bytes,
+// and a sweep file is held to the configurations its inputs enumerate
+// (1 topology x 1 k x 1 conc: 1 point; an 8-GPU SGLang enumeration holds
+// no agg:tp999).
+func TestReadSweepOutputBounded(t *testing.T) {
+	big := `{"points":[` + strings.Repeat(`{"index":0,"conc":1},`, 500000) + `{"index":0}]}`
+	cr := &countingReader{r: strings.NewReader(big)}
+	if _, err := ReadSweepOutput("big.json", cr); err == nil || !strings.Contains(err.Error(), "big.json: no inputs section") {
+		t.Errorf("no-inputs file: %v", err)
+	}
+	if cr.n > 64<<10 {
+		t.Errorf("read %d of %d bytes before refusing a file without inputs", cr.n, len(big))
+	}
+	r := resolved(t, Query{GPU: "b200", Spec: "mtp"})
+	topo, _ := ParseTopology("agg:tp8")
+	file := func(space SweepSpace, pts ...Point) string {
+		b, err := json.Marshal(SweepOutput{Inputs: NewSweepInputs("test", r, space), SweepResult: &SweepResult{Points: pts, Skipped: []string{}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	pt := func(topo string, conc, k int) Point {
+		p := Point{}
+		p.Topology, p.Conc, p.Steps, p.Sim = topo, conc, k, "estimate"
+		return p
+	}
+	one := SweepSpace{GPUs: 8, Topologies: []Topology{topo}, Concs: []int{4}, StepsLo: 3, StepsHi: 3}
+	enum := SweepSpace{GPUs: 8, Concs: []int{4}, StepsLo: 3, StepsHi: 3}
+	for _, c := range []struct {
+		name, json, want string
+	}{
+		{"ok", file(one, pt("agg:tp8", 4, 3)), ""},
+		{"enumerated ok", file(enum, pt("disagg:1xtp4+1xdep4", 4, 3)), ""},
+		{"over bound", file(one, pt("agg:tp8", 4, 3), pt("agg:tp8", 4, 3)), "points: more than the 1 points the inputs enumerate"},
+		{"bogus", file(one, pt("bogus", 4, 3)), `points: point 0: topology "bogus"`},
+		{"not listed", file(one, pt("agg:tp4", 4, 3)), "topology agg:tp4 is not in inputs.topologies"},
+		{"too large", file(enum, pt("agg:tp999", 4, 3)), "topology agg:tp999 is not a sglang deployment of at most 8 GPUs"},
+		{"conc", file(one, pt("agg:tp8", 5, 3)), "conc 5 is not in inputs.concs"},
+		{"k", file(one, pt("agg:tp8", 4, 2)), "k 2 is outside inputs.steps [3 3]"},
+		{"inputs not first", `{"points":[],"inputs":{}}`, "no inputs section first"},
+	} {
+		_, err := ReadSweepOutput("f.json", strings.NewReader(c.json))
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), "f.json: "+c.want) && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+// A merge names a file given twice, or a configuration held twice by one
+// file, as such.
+func TestMergeDuplicateMessages(t *testing.T) {
+	o := &SweepOutput{Inputs: SweepInputs{SpecsimVersion: "x", Model: "m"}, SweepResult: &SweepResult{}}
+	if _, err := Merge([]string{"a.json", "a.json"}, []*SweepOutput{o, o}, nil, nil); err == nil || err.Error() != "a.json is given twice" {
+		t.Errorf("file twice: %v", err)
+	}
+	p := Point{}
+	p.Topology, p.Conc, p.Steps = "agg:tp8", 4, 3
+	o.Points = []Point{p, p}
+	if _, err := Merge([]string{"a.json"}, []*SweepOutput{o}, nil, nil); err == nil || err.Error() != "a.json holds configuration 0 (agg:tp8 conc 4 k 3) twice" {
+		t.Errorf("point twice: %v", err)
 	}
 }

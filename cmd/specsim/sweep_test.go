@@ -199,3 +199,28 @@ func TestSweepSaysAgentXWindow(t *testing.T) {
 		t.Errorf("JSON echo: exit %d\n%s", code, out)
 	}
 }
+
+// merge's messages carry its name once and say what is wrong with which
+// file: one file given twice; a point outside the inputs' enumeration.
+func TestMergeMessages(t *testing.T) {
+	code, out, stderr := runCLI("sweep", "--gpu", "b200", "--isl", "1024", "--osl", "1024", "--topologies", "agg:tp8", "--conc", "4", "--steps", "3", "--json")
+	if code != exitOK {
+		t.Fatal(stderr)
+	}
+	dir := t.TempDir()
+	f := filepath.Join(dir, "dup.json")
+	os.WriteFile(f, []byte(out), 0o644)
+	bogus := filepath.Join(dir, "bogus.json")
+	os.WriteFile(bogus, []byte(strings.Replace(out, `"topology": "agg:tp8"`, `"topology": "agg:tp999"`, 1)), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"merge", f, f}, "specsim merge: " + f + " is given twice\n"},
+		{[]string{"merge", bogus}, "specsim merge: " + bogus + ": points: point 0: topology agg:tp999 is not in inputs.topologies\n"},
+	} {
+		if code, _, stderr := runCLI(c.args...); code != exitBadInput || stderr != c.want {
+			t.Errorf("%v: exit %d %q, want %q", c.args, code, stderr, c.want)
+		}
+	}
+}
