@@ -17,7 +17,9 @@ type Query struct {
 	Precision   string `json:"precision"` // fp4 | fp8 | bf16
 	GPU         string `json:"gpu"`
 	Topology    string `json:"topology,omitempty"`
-	GPUsPerNode int    `json:"gpus_per_node,omitempty"`
+	// GPUsPerNode is the NVLink domain size (--nvlink-domain-gpus; 0:
+	// the GPU catalog's), not the host size (GPUSpec.Node).
+	GPUsPerNode int `json:"nvlink_domain_gpus,omitempty"`
 
 	Workload   string  `json:"workload"`              // "fixed" or "agentx"
 	ISL        int     `json:"isl,omitempty"`         // fixed workload

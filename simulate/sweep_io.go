@@ -37,8 +37,12 @@ type SweepInputs struct {
 	Query QueryInputs `json:"query"`
 	Seed  uint64      `json:"seed"`
 	GPUs  int         `json:"gpus"`
-	// GPUsPerNode is the host size multi-node points are judged by.
-	GPUsPerNode int `json:"gpus_per_node"`
+	// GPUsPerHost is the host size multi-node points are judged by (the
+	// GPU catalog's gpus_per_node: 4 per GB300 NVL72 tray, 8 per HGX).
+	GPUsPerHost int `json:"gpus_per_host"`
+	// NVLinkDomainGPUs is the NVLink domain in effect
+	// (--nvlink-domain-gpus, or the catalog's: 72 for NVL72, 8 for HGX).
+	NVLinkDomainGPUs int `json:"nvlink_domain_gpus"`
 	// MinPoolGPUs is --min-pool-gpus (0: none).
 	MinPoolGPUs int      `json:"min_pool_gpus,omitempty"`
 	Concs       []int    `json:"concs"`
@@ -56,7 +60,7 @@ type SweepInputs struct {
 func NewSweepInputs(version string, r *Resolved, space SweepSpace) SweepInputs {
 	in := SweepInputs{SpecsimVersion: version, Model: r.Model.Name, Precision: string(r.Precision), GPU: r.GPU.GPU.Name,
 		Engine: orDefault(r.Q.Engine, "sglang"), Workload: r.Workload.Name, WorkloadParams: newWorkloadInputs(&refineWindow(r).Workload),
-		Query: newQueryInputs(r.Q), Seed: r.Q.Seed, GPUs: space.GPUs, GPUsPerNode: r.GPU.Node(), MinPoolGPUs: space.MinPoolGPUs, Concs: space.Concs, Steps: [2]int{space.StepsLo, space.StepsHi},
+		Query: newQueryInputs(r.Q), Seed: r.Q.Seed, GPUs: space.GPUs, GPUsPerHost: r.GPU.Node(), NVLinkDomainGPUs: r.GPU.domain(), MinPoolGPUs: space.MinPoolGPUs, Concs: space.Concs, Steps: [2]int{space.StepsLo, space.StepsHi},
 		Scope: space.Scope, SLA: space.SLA, Top: space.Top, MaxRefine: space.MaxRefine}
 	switch {
 	case in.MaxRefine == 0:

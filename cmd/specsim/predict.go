@@ -60,7 +60,8 @@ func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
 	if withTopology {
 		fs.StringVar(&q.Topology, "topology", "agg:tp2", "agg:tpN, agg:tpNepM, agg:depN, agg:tpNppM or disagg:<P>x<spec>+<D>x<spec>")
 	}
-	fs.IntVar(&q.GPUsPerNode, "gpus-per-node", 0, "GPUs per NVLink domain (0 = the GPU's: 8 for HGX, 72 for NVL72)")
+	fs.IntVar(&q.GPUsPerNode, "nvlink-domain-gpus", 0, "GPUs per NVLink domain, not per host (0 = the GPU's: 8 for HGX, 72 for NVL72)")
+	fs.IntVar(&q.GPUsPerNode, "gpus-per-node", 0, "old name of --nvlink-domain-gpus (the NVLink domain, not the host size)")
 	fs.IntVar(&f.isl, "isl", 0, "fixed input length in tokens (with --osl; replaces --workload)")
 	fs.IntVar(&f.osl, "osl", 0, "fixed output length in tokens")
 	fs.Float64Var(&q.Cached, "cached", 0, "fixed workload: prefix-cache hit fraction of each prompt [0,1)")

@@ -38,9 +38,10 @@ The enumeration holds what the engine (--engine) deploys, read at its
 source: SGLang and vLLM run expert parallelism over the whole TP group,
 TensorRT-LLM also part of it; pipeline stages with speculative decoding only
 where the engine admits them (SGLang: disaggregated prefill workers). A
-deployment whose instance holds more GPUs than one node (the GPU catalog's
-gpus_per_node: 4 per GB200/GB300 NVL72 tray, 8 per HGX) is kept and marked
-"multi-node". --min-pool-gpus M leaves out deployments with an aggregated
+deployment whose instance holds more GPUs than one host (the JSON echo's
+gpus_per_host: 4 per GB200/GB300 NVL72 tray, 8 per HGX; not the NVLink domain,
+--nvlink-domain-gpus, echoed as nvlink_domain_gpus: 72 per NVL72 rack) is kept
+and marked "multi-node". --min-pool-gpus M leaves out deployments with an aggregated
 instance, prefill pool or decode pool of fewer than M GPUs. --scope
 agg|disagg narrows the enumeration; --topologies replaces it (a topology
 larger than --gpus is refused; without --gpus, the largest one sets it).
@@ -287,7 +288,7 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 		fmt.Fprintf(stdout, "%d topologies not priced (JSON \"skipped\" says why, e.g. %s)\n", n, r.Skipped[0])
 	}
 	if r.MultiNode > 0 {
-		fmt.Fprintf(stdout, "%d points have an instance larger than one node (%d GPUs per %s node; marked multi-node)\n", r.MultiNode, in.GPUsPerNode, strings.ToUpper(in.GPU))
+		fmt.Fprintf(stdout, "%d points have an instance larger than one node (%d GPUs per %s host; marked multi-node)\n", r.MultiNode, in.GPUsPerHost, strings.ToUpper(in.GPU))
 	}
 	agentic := in.Workload == "agentx"
 	queued := map[int]bool{}

@@ -224,3 +224,34 @@ func TestMergeMessages(t *testing.T) {
 		}
 	}
 }
+
+// The host size and the NVLink domain have their own names: a GB300 NVL72
+// compute tray holds 4 GPUs of a 72-GPU NVLink domain; --nvlink-domain-gpus
+// (old name --gpus-per-node) sets the domain only.
+func TestSweepEchoHostAndDomain(t *testing.T) {
+	for _, c := range []struct {
+		flags        []string
+		host, domain int
+	}{
+		{nil, 4, 72},
+		{[]string{"--nvlink-domain-gpus", "8"}, 4, 8},
+		{[]string{"--gpus-per-node", "8"}, 4, 8},
+		{[]string{"--nvlink-domain-gpus", "2"}, 2, 2},
+	} {
+		args := append([]string{"sweep", "--gpu", "gb300", "--isl", "1024", "--osl", "1024", "--topologies", "agg:tp2", "--conc", "4", "--steps", "3", "--json"}, c.flags...)
+		code, out, stderr := runCLI(args...)
+		var so struct {
+			Inputs map[string]any `json:"inputs"`
+		}
+		if code != exitOK || json.Unmarshal([]byte(out), &so) != nil {
+			t.Fatalf("%v: exit %d %s", c.flags, code, stderr)
+		}
+		if so.Inputs["gpus_per_host"] != float64(c.host) || so.Inputs["nvlink_domain_gpus"] != float64(c.domain) || so.Inputs["gpus_per_node"] != nil {
+			t.Errorf("%v: gpus_per_host %v nvlink_domain_gpus %v gpus_per_node %v, want %d %d absent", c.flags, so.Inputs["gpus_per_host"], so.Inputs["nvlink_domain_gpus"], so.Inputs["gpus_per_node"], c.host, c.domain)
+		}
+	}
+	_, _, help := runCLI("predict", "--help")
+	if !strings.Contains(help, "-nvlink-domain-gpus") || !strings.Contains(help, "not per host") {
+		t.Errorf("predict --help names no NVLink domain flag")
+	}
+}
