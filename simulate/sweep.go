@@ -24,6 +24,9 @@ type Point struct {
 	// Estimate is the mean-field estimate of a point that was then
 	// event-simulated (Merge starts again from it).
 	Estimate *Result `json:"estimate,omitempty"`
+	// Notes is NotesFor the sweep's workload: "multi-node", "queued: ROLE
+	// runs N of M", "unsteady".
+	Notes []string `json:"notes,omitempty"`
 }
 
 func (p *Point) key() string { return fmt.Sprintf("%s|%d|%d", p.Topology, p.Conc, p.Steps) }
@@ -276,6 +279,9 @@ type SweepResult struct {
 	// (NotRunWhy says which rule, with its source).
 	NotRun    int    `json:"not_run,omitempty"`
 	NotRunWhy string `json:"not_run_why,omitempty"`
+	// Overloaded counts the frontier and top points whose Overload notes
+	// say they measure an overloaded server (queued or unsteady).
+	Overloaded int `json:"overloaded_frontier_points"`
 }
 
 // Progress reports a stage's work: done of total units. Sweep calls it
@@ -407,6 +413,7 @@ func Sweep(r *Resolved, space SweepSpace, progress Progress) (*SweepResult, erro
 		return nil, err
 	}
 	progress("refining", res.Refined, res.Refined)
+	res.annotate(r.Workload.Name == "agentx")
 	for _, p := range res.Points {
 		if p.MultiNode {
 			res.MultiNode++
@@ -622,35 +629,63 @@ func (res *SweepResult) Unchecked() int {
 	return n
 }
 
-// Notes is what a reader of the point must know beside its figures:
-// "multi-node", "queued" and "unsteady". A point is queued when a role
+// NotesFor is what a reader of the point must know beside its figures:
+// "multi-node", then the result's Overload notes. agentic says the
+// sweep's workload is AgentX.
+func (p *Point) NotesFor(agentic bool) []string {
+	var out []string
+	if p.MultiNode {
+		out = append(out, "multi-node")
+	}
+	return append(out, p.Result.Overload(agentic)...)
+}
+
+// Overload says whether a result measures an overloaded server: "queued"
+// and "unsteady" (nil when neither). A result is queued when a role
 // admits fewer running requests than the sessions it serves (conc over
 // its workers) and the wait shows: in a closed-loop fixed-length
 // benchmark every session always has one request outstanding, so the
 // excess always waits in the role's queue and TTFT counts the wait; an
 // AgentX session thinks between turns, so there the wait must also be
 // more than half of the p90 end-to-end latency (TTFT p90 > E2EL p90 / 2).
-// Either way the point measures an overloaded server. "unsteady": an
-// AgentX replay whose window halves differ by more than 10%
-// (AgentXReport.Steady). agentic says the sweep's workload is AgentX.
-func (p *Point) Notes(agentic bool) []string {
+// "unsteady": an AgentX replay whose window halves differ by more than
+// 10% (AgentXReport.Steady). agentic says the workload is AgentX. sweep
+// and predict both judge by it.
+func (r *Result) Overload(agentic bool) []string {
 	var out []string
-	if p.MultiNode {
-		out = append(out, "multi-node")
-	}
-	waited := !agentic || p.TTFTp90ms/1e3 > p.E2EL.P90/2
-	if t, err := ParseTopology(p.Topology); err == nil && waited {
+	waited := !agentic || r.TTFTp90ms/1e3 > r.E2EL.P90/2
+	if t, err := ParseTopology(r.Topology); err == nil && waited {
 		workers := map[string]int{"agg": 1, "prefill": max(t.PrefillWorkers, 1), "decode": max(t.DecodeWorkers, 1)}
-		for _, c := range p.Limits {
-			share := (p.Conc + workers[c.Role] - 1) / workers[c.Role]
+		for _, c := range r.Limits {
+			share := (r.Conc + workers[c.Role] - 1) / workers[c.Role]
 			if c.Running > 0 && c.Running < share {
 				out = append(out, fmt.Sprintf("queued: %s runs %d of %d", c.Role, c.Running, share))
 				break
 			}
 		}
 	}
-	if p.AgentX != nil && !p.AgentX.Steady {
+	if r.AgentX != nil && !r.AgentX.Steady {
 		out = append(out, "unsteady")
 	}
 	return out
+}
+
+// annotate sets every point's Notes (frontier and top copies included)
+// and counts the overloaded frontier and top points.
+func (res *SweepResult) annotate(agentic bool) {
+	res.Overloaded = 0
+	over := map[int]bool{}
+	for _, f := range [][]Point{res.Points, res.Frontier, res.FrontierE2EL, res.FrontierNormalized, res.FrontierMTP, res.FrontierNone, res.Top} {
+		for i := range f {
+			f[i].Notes = f[i].NotesFor(agentic)
+		}
+	}
+	for _, f := range [][]Point{res.Frontier, res.FrontierE2EL, res.FrontierNormalized, res.FrontierMTP, res.FrontierNone, res.Top} {
+		for _, p := range f {
+			if len(p.Result.Overload(agentic)) > 0 && !over[p.Index] {
+				over[p.Index] = true
+				res.Overloaded++
+			}
+		}
+	}
 }

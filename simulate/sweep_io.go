@@ -361,6 +361,8 @@ func readSweepOutput(dec *json.Decoder) (*SweepOutput, error) {
 			dst = &res.NotRun
 		case "not_run_why":
 			dst = &res.NotRunWhy
+		case "overloaded_frontier_points":
+			dst = &res.Overloaded
 		case "band":
 			dst = &out.Band
 		case "calibration":
@@ -535,8 +537,9 @@ func Merge(names []string, outs []*SweepOutput, resolve func(SweepInputs) (*Reso
 		progress = func(string, int, int) {}
 	}
 	if err := res.refine(nil, in.SLA, in.Top, in.MaxRefine, in.Workload == "agentx", 1, progress, sim); err != nil {
-		return nil, fmt.Errorf("%w", err)
+		return nil, err
 	}
+	res.annotate(in.Workload == "agentx")
 	for _, p := range res.Points {
 		if p.MultiNode {
 			res.MultiNode++

@@ -452,7 +452,7 @@ func TestPointNotes(t *testing.T) {
 		{"agentx wait dominates", pt("disagg:1xtp2+1xtp4", 1024, dec(216), 2519291, 2521, &AgentXReport{Steady: true}, false), true, "queued: decode runs 216 of 1024"},
 		{"agentx unsteady", pt("agg:tp8", 8, nil, 100, 10, &AgentXReport{}, false), true, "unsteady"},
 	} {
-		if got := strings.Join(tc.p.Notes(tc.agentic), "; "); got != tc.want {
+		if got := strings.Join(tc.p.NotesFor(tc.agentic), "; "); got != tc.want {
 			t.Errorf("%s: notes %q, want %q", tc.name, got, tc.want)
 		}
 	}

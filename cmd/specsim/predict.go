@@ -271,7 +271,7 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 		}
 		in := res.Inputs(topo, *conc, k)
 		in.Version = specsimVersion()
-		if err := writeJSON(stdout, predictionJSON{Inputs: in, Result: out, Band: band, Calibration: calibrationNote(res)}); err != nil {
+		if err := writeJSON(stdout, predictionJSON{Inputs: in, Result: out, Notes: out.Overload(res.Workload.Name == "agentx"), Band: band, Calibration: calibrationNote(res)}); err != nil {
 			fmt.Fprintln(stderr, "specsim predict:", flagError(err))
 			return exitBadInput
 		}
@@ -289,6 +289,8 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 type predictionJSON struct {
 	Inputs simulate.Inputs `json:"inputs"`
 	*simulate.Result
+	// Notes are the result's Overload notes, as sweep's points carry them.
+	Notes       []string      `json:"notes,omitempty"`
 	Band        simulate.Band `json:"band"`
 	Calibration string        `json:"calibration,omitempty"`
 }
@@ -325,6 +327,9 @@ func printPrediction(w io.Writer, r *simulate.Resolved, p *simulate.Result, form
 		r.Model.Name, strings.ToUpper(string(r.Precision)), p.GPUs, strings.ToUpper(r.GPU.GPU.Name), p.Topology, p.Conc, wl, spec, p.Requests, p.Sim)
 	if note := calibrationNote(r); note != "" {
 		fmt.Fprintf(w, "calibration applied: %s\n\n", note)
+	}
+	if notes := p.Overload(r.Workload.Name == "agentx"); len(notes) > 0 {
+		fmt.Fprintf(w, "overloaded server (note: %s): TTFT and E2EL include the wait for admission, as sweep flags such points\n\n", strings.Join(notes, "; "))
 	}
 	t := &table{header: []string{"metric", ">value", ">band", "unit"}}
 	f1 := func(v float64) string { return fmt.Sprintf("%.1f", v) }

@@ -291,18 +291,8 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 		fmt.Fprintf(stdout, "%d points have an instance larger than one node (%d GPUs per %s host; marked multi-node)\n", r.MultiNode, in.GPUsPerHost, strings.ToUpper(in.GPU))
 	}
 	agentic := in.Workload == "agentx"
-	queued := map[int]bool{}
-	for _, f := range [][]simulate.Point{r.Frontier, r.FrontierE2EL, r.FrontierNormalized, r.Top} {
-		for _, p := range f {
-			for _, n := range p.Notes(agentic) {
-				if strings.HasPrefix(n, "queued") || n == "unsteady" {
-					queued[p.Index] = true
-				}
-			}
-		}
-	}
-	if len(queued) > 0 {
-		fmt.Fprintf(stdout, "%d frontier or top point(s) measure an overloaded server (note: queued or unsteady): their TTFT and E2EL include the wait for admission\n", len(queued))
+	if r.Overloaded > 0 {
+		fmt.Fprintf(stdout, "%d frontier or top point(s) measure an overloaded server (note: queued or unsteady): their TTFT and E2EL include the wait for admission\n", r.Overloaded)
 	}
 	// Each frontier shows its own x: interactivity and p90 E2EL are
 	// columns of every table; p50 E2EL and normalized interactivity are
@@ -383,7 +373,7 @@ func pointTable(pts []simulate.Point, agentic bool, x *column) *table {
 		if x != nil {
 			row = append(row, sig3(x.val(&p)))
 		}
-		t.add(append(row, p.Sim, strings.Join(p.Notes(agentic), "; "))...)
+		t.add(append(row, p.Sim, strings.Join(p.Notes, "; "))...)
 	}
 	return t
 }
@@ -428,7 +418,7 @@ func writeSweepCSV(w io.Writer, r *simulate.SweepResult, all, agentic bool) erro
 		p := byIndex[i]
 		t.add(p.Topology, strconv.Itoa(p.GPUs), strconv.Itoa(p.Conc), strconv.Itoa(p.Steps), g(p.AL), g(p.TputPerGPU), g(p.OutputPerGPU),
 			g(p.Interactivity), g(p.NormalizedInteractivity), g(p.TTFTms), g(p.TTFTp90ms), g(p.TPOTms), g(p.TPOTp90ms), g(p.E2EL.P50), g(p.E2EL.P90),
-			p.Sim, strconv.FormatBool(p.MultiNode), strings.Join(member[i], ";"), strings.Join(p.Notes(agentic), "; "))
+			p.Sim, strconv.FormatBool(p.MultiNode), strings.Join(member[i], ";"), strings.Join(p.Notes, "; "))
 	}
 	return t.writeCSV(w)
 }

@@ -255,3 +255,31 @@ func TestSweepEchoHostAndDomain(t *testing.T) {
 		t.Errorf("predict --help names no NVLink domain flag")
 	}
 }
+
+// sweep's JSON carries each point's notes and the count of overloaded
+// frontier points, and predict flags the same deployment by the same rule:
+// 64 closed-loop sessions on one agg:tp8 instance that runs 16 at a time
+// leave 48 waiting ("queued: agg runs 16 of 64").
+func TestOverloadNotesSweepAndPredict(t *testing.T) {
+	common := []string{"--gpu", "b200", "--isl", "1024", "--osl", "1024", "--conc", "64", "--steps", "3", "--max-running", "16"}
+	const want = "queued: agg runs 16 of 64"
+	code, out, stderr := runCLI(append([]string{"sweep", "--topologies", "agg:tp8", "--json"}, common...)...)
+	var so struct {
+		Points     []struct{ Notes []string } `json:"points"`
+		Overloaded *int                       `json:"overloaded_frontier_points"`
+	}
+	if code != exitOK || json.Unmarshal([]byte(out), &so) != nil {
+		t.Fatalf("sweep: exit %d %s", code, stderr)
+	}
+	if len(so.Points) != 1 || strings.Join(so.Points[0].Notes, "; ") != want || so.Overloaded == nil || *so.Overloaded != 1 {
+		t.Errorf("sweep JSON points %+v overloaded %v, want notes %q and 1", so.Points, so.Overloaded, want)
+	}
+	code, out, stderr = runCLI(append([]string{"predict", "--topology", "agg:tp8", "--json"}, common...)...)
+	var pj struct{ Notes []string }
+	if code != exitOK || json.Unmarshal([]byte(out), &pj) != nil || strings.Join(pj.Notes, "; ") != want {
+		t.Errorf("predict JSON notes %v (exit %d %s), want %q", pj.Notes, code, stderr, want)
+	}
+	if _, out, _ = runCLI(append([]string{"predict", "--topology", "agg:tp8"}, common...)...); !strings.Contains(out, "overloaded server (note: "+want+")") {
+		t.Errorf("predict text does not flag the overload:\n%s", out)
+	}
+}
