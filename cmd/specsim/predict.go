@@ -270,7 +270,7 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 			return exitBadInput
 		}
 		in := res.Inputs(topo, *conc, k)
-		in.Version = specsimVersion()
+		in.SpecsimVersion = specsimVersion()
 		if err := writeJSON(stdout, predictionJSON{Inputs: in, Result: out, Notes: out.Overload(res.Workload.Name == "agentx"), Band: band, Calibration: calibrationNote(res)}); err != nil {
 			fmt.Fprintln(stderr, "specsim predict:", flagError(err))
 			return exitBadInput
