@@ -218,15 +218,20 @@ func SweepTopologies(space SweepSpace, engine string, m *Model) ([]Topology, err
 	if space.GPUs < 1 || space.GPUs > 1024 {
 		return nil, fmt.Errorf("--gpus %d: want 1..1024", space.GPUs)
 	}
+	if space.MinPoolGPUs < 0 || space.MinPoolGPUs > space.GPUs {
+		return nil, fmt.Errorf("--min-pool-gpus %d: want 0..--gpus (%d)", space.MinPoolGPUs, space.GPUs)
+	}
 	for _, t := range topos {
 		if t.GPUs() > space.GPUs {
 			return nil, fmt.Errorf("--topologies %s uses %d GPUs, more than --gpus %d", t, t.GPUs(), space.GPUs)
 		}
+		// An explicit list is what the user asked for: a topology below
+		// --min-pool-gpus is refused, not dropped.
+		if pool := smallestPool(t); pool < space.MinPoolGPUs {
+			return nil, fmt.Errorf("--topologies %s has a pool of %d GPUs, fewer than --min-pool-gpus %d: drop one of the two", t, pool, space.MinPoolGPUs)
+		}
 	}
 	if len(topos) == 0 {
-		if space.MinPoolGPUs < 0 || space.MinPoolGPUs > space.GPUs {
-			return nil, fmt.Errorf("--min-pool-gpus %d: want 0..--gpus (%d)", space.MinPoolGPUs, space.GPUs)
-		}
 		topos = EnumerateTopologies(engine, space.GPUs, m, space.MinPoolGPUs)
 		if len(topos) == 0 {
 			return nil, fmt.Errorf("--min-pool-gpus %d leaves no deployment of at most %d GPUs", space.MinPoolGPUs, space.GPUs)
@@ -246,6 +251,15 @@ func SweepTopologies(space SweepSpace, engine string, m *Model) ([]Topology, err
 		return nil, fmt.Errorf("--scope %s leaves no topology to sweep", scope)
 	}
 	return out, nil
+}
+
+// smallestPool is the GPUs of t's aggregated instance, or of the smaller
+// of its prefill and decode pools (EnumerateTopologies' minPool rule).
+func smallestPool(t Topology) int {
+	if !t.Disagg {
+		return t.Agg.GPUs()
+	}
+	return min(t.PrefillWorkers*t.Prefill.GPUs(), t.DecodeWorkers*t.Decode.GPUs())
 }
 
 // SweepResult is every feasible point and the frontiers.

@@ -384,6 +384,31 @@ func TestMinPoolGPUs(t *testing.T) {
 	if _, err := SweepTopologies(SweepSpace{GPUs: 8, MinPoolGPUs: 9}, "sglang", nil); err == nil {
 		t.Error("--min-pool-gpus 9 with --gpus 8 accepted")
 	}
+	// An explicit list is held to the minimum too: refused, not dropped.
+	// disagg:1xtp1+1xtp4's prefill pool is 1 GPU; 2xtp2+1xtp4's are 4 and 4.
+	for _, c := range []struct {
+		topos string
+		min   int
+		want  string
+	}{
+		{"agg:tp2,agg:tp4", 4, "--topologies agg:tp2 has a pool of 2 GPUs, fewer than --min-pool-gpus 4"},
+		{"agg:tp4", 4, ""},
+		{"disagg:1xtp1+1xtp4", 2, "--topologies disagg:1xtp1+1xtp4 has a pool of 1 GPUs, fewer than --min-pool-gpus 2"},
+		{"disagg:2xtp2+1xtp4", 4, ""},
+	} {
+		var ts []Topology
+		for _, s := range strings.Split(c.topos, ",") {
+			tp, err := ParseTopology(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts = append(ts, tp)
+		}
+		_, err := SweepTopologies(SweepSpace{GPUs: 8, MinPoolGPUs: c.min, Topologies: ts}, "sglang", nil)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)) {
+			t.Errorf("%s min %d: %v, want %q", c.topos, c.min, err, c.want)
+		}
+	}
 }
 
 // TestNodeSpan: an instance is multi-node when it holds more GPUs than one

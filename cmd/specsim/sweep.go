@@ -44,7 +44,8 @@ gpus_per_host: 4 per GB200/GB300 NVL72 tray, 8 per HGX; not the NVLink domain,
 and marked "multi-node". --min-pool-gpus M leaves out deployments with an aggregated
 instance, prefill pool or decode pool of fewer than M GPUs. --scope
 agg|disagg narrows the enumeration; --topologies replaces it (a topology
-larger than --gpus is refused; without --gpus, the largest one sets it).
+larger than --gpus, or with a pool below --min-pool-gpus, is refused;
+without --gpus, the largest one sets it).
 --plot and --emit paths are checked before any pricing.
 
 An AgentX trace replay (--workload agentx) event-simulates each frontier

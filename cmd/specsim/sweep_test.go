@@ -129,6 +129,7 @@ func TestSweepFlagErrors(t *testing.T) {
 		// Checked before any pricing (review items 20, 21).
 		{[]string{"sweep", "--topologies", "agg:tp4", "--gpus", "-1"}, "--gpus -1: want 1..1024"},
 		{[]string{"sweep", "--gpus", "2", "--topologies", "agg:tp8"}, "--topologies agg:tp8 uses 8 GPUs, more than --gpus 2"},
+		{[]string{"sweep", "--topologies", "agg:tp2,agg:tp4", "--min-pool-gpus", "4"}, "--topologies agg:tp2 has a pool of 2 GPUs, fewer than --min-pool-gpus 4"},
 		{[]string{"sweep", "--plot", dir}, "--plot " + dir + ": want a .png or .svg file"},
 		{[]string{"sweep", "--plot", "/nonexistent/x.png"}, "--plot /nonexistent/x.png: directory /nonexistent does not exist"},
 		{[]string{"sweep", "--emit", filepath.Join(notDir, "recipes")}, "--emit"},
