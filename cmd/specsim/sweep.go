@@ -312,6 +312,11 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 		{"frontier by " + r.E2ELMetric + " E2EL (x: E2EL " + r.E2ELMetric + " s)", r.FrontierE2EL, e2elX},
 		{"frontier by E2E normalized interactivity (x: norm. interactivity)", r.FrontierNormalized, &column{">norm. interactivity", simulate.ByNormalizedInteractivity}},
 	}
+	if len(r.FrontierNone) > 0 && in.Steps[1] > 0 {
+		// The baseline MTP is judged against (the plot's other curve);
+		// with k = 0 alone it is the first frontier.
+		sections = append(sections, section{"no-speculation frontier, k = 0 (x: tok/s/user)", r.FrontierNone, nil})
+	}
 	if len(r.Top) > 0 {
 		sections = append(sections, section{fmt.Sprintf("top %d by tokens/s/GPU", len(r.Top)), r.Top, nil})
 	}

@@ -284,3 +284,41 @@ func TestOverloadNotesSweepAndPredict(t *testing.T) {
 		t.Errorf("predict text does not flag the overload:\n%s", out)
 	}
 }
+
+// The text and Markdown outputs print the no-speculation frontier that the
+// JSON (frontier_none), CSV (no_spec) and plot carry: one row per point of
+// frontier_none, each with k 0.
+func TestSweepTextPrintsNoSpecFrontier(t *testing.T) {
+	base := []string{"sweep", "--gpu", "b200", "--isl", "1024", "--osl", "1024", "--topologies", "agg:tp8,agg:tp4", "--conc", "4,64", "--steps", "0-3"}
+	code, out, stderr := runCLI(append(base, "--json")...)
+	var so struct {
+		None []struct {
+			Topology string
+			Conc     int
+			Steps    int
+		} `json:"frontier_none"`
+	}
+	if code != exitOK || json.Unmarshal([]byte(out), &so) != nil || len(so.None) == 0 {
+		t.Fatalf("exit %d %s", code, stderr)
+	}
+	for _, f := range []string{"text", "markdown"} {
+		_, out, _ := runCLI(append(base, "--format", f)...)
+		_, sec, ok := strings.Cut(out, "no-speculation frontier, k = 0")
+		if !ok {
+			t.Fatalf("%s: no no-speculation frontier:\n%s", f, out)
+		}
+		sec, _, _ = strings.Cut(sec, "\n\n")
+		rows := 0
+		for _, l := range strings.Split(sec, "\n") {
+			if strings.HasPrefix(strings.TrimLeft(l, "| "), "agg:") {
+				rows++
+				if fs := strings.Fields(strings.ReplaceAll(l, "|", " ")); len(fs) < 4 || fs[3] != "0" {
+					t.Errorf("%s: row %q is not k 0", f, l)
+				}
+			}
+		}
+		if rows != len(so.None) {
+			t.Errorf("%s: %d rows, JSON frontier_none has %d", f, rows, len(so.None))
+		}
+	}
+}
