@@ -96,7 +96,7 @@ func DeploymentQuery(dep map[string]string, cal *CalibrationFile) (q Query, topo
 	steps := -1
 	var seed int
 	for _, e := range []error{
-		i("gpus_per_node", &q.GPUsPerNode), i("conc", &conc), i("isl", &q.ISL), i("osl", &q.OSL),
+		i("gpus_per_node", &q.GPUsPerNode), i("nvlink_domain_gpus", &q.GPUsPerNode), i("conc", &conc), i("isl", &q.ISL), i("osl", &q.OSL),
 		i("max_running", &q.MaxRunning), i("cuda_graph_max_bs", &q.CUDAGraphMaxBS), i("chunk", &q.Chunk),
 		i("requests", &q.Requests), i("steps", &steps), i("seed", &seed),
 		f("cached", &q.Cached), f("range_ratio", &q.RangeRatio), f("al", &q.AL), f("mem_fraction", &q.MemFraction),

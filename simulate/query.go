@@ -14,11 +14,13 @@ import (
 // Query is a prediction request as the command line states it. Zero
 // values mean "the default".
 type Query struct {
-	Model       string `json:"model"`     // preset name, alias, hub name or checkpoint directory
-	Precision   string `json:"precision"` // fp4 | fp8 | bf16
-	GPU         string `json:"gpu"`
-	Topology    string `json:"topology,omitempty"`
-	GPUsPerNode int    `json:"gpus_per_node,omitempty"`
+	Model     string `json:"model"`     // preset name, alias, hub name or checkpoint directory
+	Precision string `json:"precision"` // fp4 | fp8 | bf16
+	GPU       string `json:"gpu"`
+	Topology  string `json:"topology,omitempty"`
+	// GPUsPerNode is the NVLink domain size (--nvlink-domain-gpus; 0:
+	// the GPU catalog's), not the host size (GPUSpec.Node).
+	GPUsPerNode int `json:"nvlink_domain_gpus,omitempty"`
 
 	Workload   string  `json:"workload"`              // "fixed" or "agentx"
 	ISL        int     `json:"isl,omitempty"`         // fixed workload

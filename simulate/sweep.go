@@ -24,6 +24,9 @@ type Point struct {
 	// Estimate is the mean-field estimate of a point that was then
 	// event-simulated (Merge starts again from it).
 	Estimate *Result `json:"estimate,omitempty"`
+	// Notes is NotesFor the sweep's workload: "multi-node", "queued: ROLE
+	// runs N of M", "unsteady".
+	Notes []string `json:"notes,omitempty"`
 }
 
 func (p *Point) key() string { return fmt.Sprintf("%s|%d|%d", p.Topology, p.Conc, p.Steps) }
@@ -215,15 +218,20 @@ func SweepTopologies(space SweepSpace, engine string, m *Model) ([]Topology, err
 	if space.GPUs < 1 || space.GPUs > 1024 {
 		return nil, fmt.Errorf("--gpus %d: want 1..1024", space.GPUs)
 	}
+	if space.MinPoolGPUs < 0 || space.MinPoolGPUs > space.GPUs {
+		return nil, fmt.Errorf("--min-pool-gpus %d: want 0..--gpus (%d)", space.MinPoolGPUs, space.GPUs)
+	}
 	for _, t := range topos {
 		if t.GPUs() > space.GPUs {
 			return nil, fmt.Errorf("--topologies %s uses %d GPUs, more than --gpus %d", t, t.GPUs(), space.GPUs)
 		}
+		// An explicit list is what the user asked for: a topology below
+		// --min-pool-gpus is refused, not dropped.
+		if pool := smallestPool(t); pool < space.MinPoolGPUs {
+			return nil, fmt.Errorf("--topologies %s has a pool of %d GPUs, fewer than --min-pool-gpus %d: drop one of the two", t, pool, space.MinPoolGPUs)
+		}
 	}
 	if len(topos) == 0 {
-		if space.MinPoolGPUs < 0 || space.MinPoolGPUs > space.GPUs {
-			return nil, fmt.Errorf("--min-pool-gpus %d: want 0..--gpus (%d)", space.MinPoolGPUs, space.GPUs)
-		}
 		topos = EnumerateTopologies(engine, space.GPUs, m, space.MinPoolGPUs)
 		if len(topos) == 0 {
 			return nil, fmt.Errorf("--min-pool-gpus %d leaves no deployment of at most %d GPUs", space.MinPoolGPUs, space.GPUs)
@@ -243,6 +251,15 @@ func SweepTopologies(space SweepSpace, engine string, m *Model) ([]Topology, err
 		return nil, fmt.Errorf("--scope %s leaves no topology to sweep", scope)
 	}
 	return out, nil
+}
+
+// smallestPool is the GPUs of t's aggregated instance, or of the smaller
+// of its prefill and decode pools (EnumerateTopologies' minPool rule).
+func smallestPool(t Topology) int {
+	if !t.Disagg {
+		return t.Agg.GPUs()
+	}
+	return min(t.PrefillWorkers*t.Prefill.GPUs(), t.DecodeWorkers*t.Decode.GPUs())
 }
 
 // SweepResult is every feasible point and the frontiers.
@@ -276,6 +293,9 @@ type SweepResult struct {
 	// (NotRunWhy says which rule, with its source).
 	NotRun    int    `json:"not_run,omitempty"`
 	NotRunWhy string `json:"not_run_why,omitempty"`
+	// Overloaded counts the frontier and top points whose Overload notes
+	// say they measure an overloaded server (queued or unsteady).
+	Overloaded int `json:"overloaded_frontier_points"`
 }
 
 // Progress reports a stage's work: done of total units. Sweep calls it
@@ -407,6 +427,7 @@ func Sweep(r *Resolved, space SweepSpace, progress Progress) (*SweepResult, erro
 		return nil, err
 	}
 	progress("refining", res.Refined, res.Refined)
+	res.annotate(r.Workload.Name == "agentx")
 	for _, p := range res.Points {
 		if p.MultiNode {
 			res.MultiNode++
@@ -415,9 +436,23 @@ func Sweep(r *Resolved, space SweepSpace, progress Progress) (*SweepResult, erro
 	return res, nil
 }
 
+// SweepReplayWindow is the replay window, in seconds, a sweep of r runs
+// its event simulations over, and the window r's query asks for (they
+// differ when the query asks for more than SweepAgentXWindow); both are 0
+// for a workload that replays no traces. `predict --agentx
+// duration=<window>` reproduces a sweep point.
+func SweepReplayWindow(r *Resolved) (window, asked float64) {
+	tw := r.Workload.Trace
+	if tw == nil {
+		return 0, 0
+	}
+	return refineWindow(r).Workload.Trace.Replay.Duration, tw.Replay.Duration
+}
+
 // refineWindow is r with an AgentX trace replay shortened to
 // SweepAgentXWindow: frontier points replay the traces over AIPerf's
-// shortest valid window rather than the full benchmark duration.
+// shortest valid window rather than the full benchmark duration (a
+// 3600 s replay costs about 3x the 900 s one: README, sweep).
 func refineWindow(r *Resolved) *Resolved {
 	tw := r.Workload.Trace
 	if tw == nil || tw.Replay.Duration <= SweepAgentXWindow {
@@ -608,35 +643,63 @@ func (res *SweepResult) Unchecked() int {
 	return n
 }
 
-// Notes is what a reader of the point must know beside its figures:
-// "multi-node", "queued" and "unsteady". A point is queued when a role
+// NotesFor is what a reader of the point must know beside its figures:
+// "multi-node", then the result's Overload notes. agentic says the
+// sweep's workload is AgentX.
+func (p *Point) NotesFor(agentic bool) []string {
+	var out []string
+	if p.MultiNode {
+		out = append(out, "multi-node")
+	}
+	return append(out, p.Result.Overload(agentic)...)
+}
+
+// Overload says whether a result measures an overloaded server: "queued"
+// and "unsteady" (nil when neither). A result is queued when a role
 // admits fewer running requests than the sessions it serves (conc over
 // its workers) and the wait shows: in a closed-loop fixed-length
 // benchmark every session always has one request outstanding, so the
 // excess always waits in the role's queue and TTFT counts the wait; an
 // AgentX session thinks between turns, so there the wait must also be
 // more than half of the p90 end-to-end latency (TTFT p90 > E2EL p90 / 2).
-// Either way the point measures an overloaded server. "unsteady": an
-// AgentX replay whose window halves differ by more than 10%
-// (AgentXReport.Steady). agentic says the sweep's workload is AgentX.
-func (p *Point) Notes(agentic bool) []string {
+// "unsteady": an AgentX replay whose window halves differ by more than
+// 10% (AgentXReport.Steady). agentic says the workload is AgentX. sweep
+// and predict both judge by it.
+func (r *Result) Overload(agentic bool) []string {
 	var out []string
-	if p.MultiNode {
-		out = append(out, "multi-node")
-	}
-	waited := !agentic || p.TTFTp90ms/1e3 > p.E2EL.P90/2
-	if t, err := ParseTopology(p.Topology); err == nil && waited {
+	waited := !agentic || r.TTFTp90ms/1e3 > r.E2EL.P90/2
+	if t, err := ParseTopology(r.Topology); err == nil && waited {
 		workers := map[string]int{"agg": 1, "prefill": max(t.PrefillWorkers, 1), "decode": max(t.DecodeWorkers, 1)}
-		for _, c := range p.Limits {
-			share := (p.Conc + workers[c.Role] - 1) / workers[c.Role]
+		for _, c := range r.Limits {
+			share := (r.Conc + workers[c.Role] - 1) / workers[c.Role]
 			if c.Running > 0 && c.Running < share {
 				out = append(out, fmt.Sprintf("queued: %s runs %d of %d", c.Role, c.Running, share))
 				break
 			}
 		}
 	}
-	if p.AgentX != nil && !p.AgentX.Steady {
+	if r.AgentX != nil && !r.AgentX.Steady {
 		out = append(out, "unsteady")
 	}
 	return out
+}
+
+// annotate sets every point's Notes (frontier and top copies included)
+// and counts the overloaded frontier and top points.
+func (res *SweepResult) annotate(agentic bool) {
+	res.Overloaded = 0
+	over := map[int]bool{}
+	for _, f := range [][]Point{res.Points, res.Frontier, res.FrontierE2EL, res.FrontierNormalized, res.FrontierMTP, res.FrontierNone, res.Top} {
+		for i := range f {
+			f[i].Notes = f[i].NotesFor(agentic)
+		}
+	}
+	for _, f := range [][]Point{res.Frontier, res.FrontierE2EL, res.FrontierNormalized, res.FrontierMTP, res.FrontierNone, res.Top} {
+		for _, p := range f {
+			if len(p.Result.Overload(agentic)) > 0 && !over[p.Index] {
+				over[p.Index] = true
+				res.Overloaded++
+			}
+		}
+	}
 }

@@ -26,7 +26,10 @@ func FuzzParseShard(f *testing.F) {
 // file or returns one with inputs.
 func FuzzReadSweepOutput(f *testing.F) {
 	for _, s := range []string{`{}`, `{"inputs":{"specsim_version":"x","model":"m"},"points":[]}`, `{"points":3}`, `[`,
-		`{"inputs":{"specsim_version":"x","model":"m","sla":{"max_ttft_ms_p90":-1}}}`, `{"inputs":{"specsim_version":"x","model":"m","shard":{"index":1,"count":2}},"points":[{"index":1,"sim":"event"}]}`} {
+		`{"inputs":{"specsim_version":"x","model":"m","sla":{"max_ttft_ms_p90":-1}}}`, `{"inputs":{"specsim_version":"x","model":"m","shard":{"index":1,"count":2}},"points":[{"index":1,"sim":"event"}]}`,
+		`{"inputs":{"specsim_version":"x","model":"m","gpus":8,"concs":[4],"steps":[3,3],"scope":"all"},"points":[{"topology":"agg:tp8","conc":4,"steps":3}],"frontier":[],"band":null}`,
+		`{"inputs":{"specsim_version":"x","model":"m","gpus":8,"concs":[4],"steps":[3,3],"topologies":["agg:tp8"]},"points":[{"topology":"agg:tp999","conc":4,"steps":3}]}`,
+		`{"points":[{"index":0}],"inputs":{}}`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/specsim/specsim/simulate/acceptance"
 	"github.com/specsim/specsim/simulate/agentx"
 )
 
@@ -25,16 +27,22 @@ type SweepInputs struct {
 	GPU       string `json:"gpu"`
 	Engine    string `json:"engine"`
 	Workload  string `json:"workload"`
-	// WorkloadParams is the resolved workload: lengths, distributions, or
-	// the trace corpus by name and content hash.
+	// WorkloadParams is the resolved workload as the sweep simulated it:
+	// lengths, distributions, or the trace corpus by name and content hash
+	// with the replay window the sweep ran (SweepAgentXWindow at most; the
+	// query's own --agentx duration may be longer, see SweepReplayWindow).
 	WorkloadParams WorkloadInputs `json:"workload_params"`
 	// Query is the query as given (a zero value, left out, is the
 	// default); QueryInputs.ToQuery rebuilds the query from it.
 	Query QueryInputs `json:"query"`
 	Seed  uint64      `json:"seed"`
 	GPUs  int         `json:"gpus"`
-	// GPUsPerNode is the host size multi-node points are judged by.
-	GPUsPerNode int `json:"gpus_per_node"`
+	// GPUsPerHost is the host size multi-node points are judged by (the
+	// GPU catalog's gpus_per_node: 4 per GB300 NVL72 tray, 8 per HGX).
+	GPUsPerHost int `json:"gpus_per_host"`
+	// NVLinkDomainGPUs is the NVLink domain in effect
+	// (--nvlink-domain-gpus, or the catalog's: 72 for NVL72, 8 for HGX).
+	NVLinkDomainGPUs int `json:"nvlink_domain_gpus"`
 	// MinPoolGPUs is --min-pool-gpus (0: none).
 	MinPoolGPUs int      `json:"min_pool_gpus,omitempty"`
 	Concs       []int    `json:"concs"`
@@ -51,8 +59,8 @@ type SweepInputs struct {
 // NewSweepInputs fills SweepInputs from a resolved query and a sweep space.
 func NewSweepInputs(version string, r *Resolved, space SweepSpace) SweepInputs {
 	in := SweepInputs{SpecsimVersion: version, Model: r.Model.Name, Precision: string(r.Precision), GPU: r.GPU.GPU.Name,
-		Engine: orDefault(r.Q.Engine, "sglang"), Workload: r.Workload.Name, WorkloadParams: newWorkloadInputs(&r.Workload),
-		Query: newQueryInputs(r.Q), Seed: r.Q.Seed, GPUs: space.GPUs, GPUsPerNode: r.GPU.Node(), MinPoolGPUs: space.MinPoolGPUs, Concs: space.Concs, Steps: [2]int{space.StepsLo, space.StepsHi},
+		Engine: orDefault(r.Q.Engine, "sglang"), Workload: r.Workload.Name, WorkloadParams: newWorkloadInputs(&refineWindow(r).Workload),
+		Query: newQueryInputs(r.Q), Seed: r.Q.Seed, GPUs: space.GPUs, GPUsPerHost: r.GPU.Node(), NVLinkDomainGPUs: r.GPU.domain(), MinPoolGPUs: space.MinPoolGPUs, Concs: space.Concs, Steps: [2]int{space.StepsLo, space.StepsHi},
 		Scope: space.Scope, SLA: space.SLA, Top: space.Top, MaxRefine: space.MaxRefine}
 	switch {
 	case in.MaxRefine == 0:
@@ -183,31 +191,222 @@ type SweepBand struct {
 // maxSweepFile bounds one sweep file read by merge.
 const maxSweepFile = 1 << 30
 
-// ReadSweepOutput decodes one `sweep --json` file; name is for errors.
+// maxSweepPoints bounds the points of one sweep file read by merge,
+// whatever its inputs allow: 72 GPUs of TensorRT-LLM layouts, 11
+// concurrencies and 7 draft lengths enumerate 318,318.
+const maxSweepPoints = 1 << 20
+
+// ReadSweepOutput decodes one `sweep --json` file; name is for errors. It
+// streams: the inputs section, which a sweep writes first, is read and
+// checked before any point, and the points are bounded by the
+// configurations those inputs enumerate, so that a file that is not a
+// sweep output is refused before it is read whole.
 func ReadSweepOutput(name string, r io.Reader) (*SweepOutput, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxSweepFile+1))
+	lr := &limitReader{r: r, n: maxSweepFile}
+	dec := json.NewDecoder(bufio.NewReader(lr))
+	dec.DisallowUnknownFields()
+	out, err := readSweepOutput(dec)
+	if lr.over {
+		return nil, fmt.Errorf("%s: larger than %d MiB; not a sweep output", name, maxSweepFile>>20)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if len(data) > maxSweepFile {
-		return nil, fmt.Errorf("%s: larger than %d MiB; not a sweep output", name, maxSweepFile>>20)
+	return out, nil
+}
+
+// limitReader reads at most n bytes of r and records that r holds more.
+type limitReader struct {
+	r    io.Reader
+	n    int64
+	over bool
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		l.over = true
+		return 0, fmt.Errorf("larger than %d MiB", maxSweepFile>>20)
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
+	return n, err
+}
+
+const errNotSweep = "not a `specsim sweep --json` output"
+
+func readSweepOutput(dec *json.Decoder) (*SweepOutput, error) {
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, fmt.Errorf("%s: want a JSON object", errNotSweep)
 	}
 	out := &SweepOutput{SweepResult: &SweepResult{}}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(out); err != nil {
-		return nil, fmt.Errorf("%s: not a `specsim sweep --json` output: %v", name, err)
+	if tok, err := dec.Token(); err != nil || tok != "inputs" {
+		return nil, fmt.Errorf("no inputs section first (a sweep writes it first); write it with `specsim sweep --json`")
 	}
-	if out.Inputs.SpecsimVersion == "" || out.Inputs.Model == "" {
-		return nil, fmt.Errorf("%s: no inputs section; write it with `specsim sweep --json`", name)
+	if err := dec.Decode(&out.Inputs); err != nil {
+		return nil, fmt.Errorf("%s: inputs: %v", errNotSweep, err)
 	}
-	if out.Inputs.SLA.Validate() != nil || out.Inputs.Top < 0 || out.Inputs.Top > 1000 {
-		return nil, fmt.Errorf("%s: inputs.sla or inputs.top out of range", name)
+	in := &out.Inputs
+	if in.SpecsimVersion == "" || in.Model == "" {
+		return nil, fmt.Errorf("no inputs section; write it with `specsim sweep --json`")
 	}
-	if sh := out.Inputs.Shard; sh != nil && (sh.Count < 1 || sh.Count > 4096 || sh.Index < 0 || sh.Index >= sh.Count) {
-		return nil, fmt.Errorf("%s: inputs.shard %d/%d: want 0 <= I < N <= 4096", name, sh.Index, sh.Count)
+	if in.SLA.Validate() != nil || in.Top < 0 || in.Top > 1000 {
+		return nil, fmt.Errorf("inputs.sla or inputs.top out of range")
+	}
+	if sh := in.Shard; sh != nil && (sh.Count < 1 || sh.Count > 4096 || sh.Index < 0 || sh.Index >= sh.Count) {
+		return nil, fmt.Errorf("inputs.shard %d/%d: want 0 <= I < N <= 4096", sh.Index, sh.Count)
+	}
+	space, err := in.space()
+	if err != nil {
+		return nil, err
+	}
+	topos, err := SweepTopologies(space, in.Engine, nil)
+	if err != nil {
+		return nil, fmt.Errorf("inputs: %v", err)
+	}
+	bound := min(len(topos)*(space.StepsHi-space.StepsLo+1)*len(space.Concs), maxSweepPoints)
+	swept := make(map[string]bool, len(topos))
+	for _, t := range topos {
+		swept[t.String()] = true
+	}
+	concs := make(map[int]bool, len(space.Concs))
+	for _, c := range space.Concs {
+		concs[c] = true
+	}
+	// inSpace refuses a point the inputs do not enumerate (a topology
+	// the engine's enumeration for inputs.gpus, or inputs.topologies,
+	// does not hold, with any model; a conc or k not swept).
+	inSpace := func(p *Point) error {
+		t, err := ParseTopology(p.Topology)
+		if err != nil {
+			return err
+		}
+		switch {
+		case !swept[t.String()]:
+			if len(space.Topologies) > 0 {
+				return fmt.Errorf("topology %s is not in inputs.topologies", p.Topology)
+			}
+			return fmt.Errorf("topology %s is not a %s deployment of at most %d GPUs (inputs.gpus, inputs.scope %s, inputs.min_pool_gpus %d)", p.Topology, orDefault(in.Engine, "sglang"), in.GPUs, in.Scope, in.MinPoolGPUs)
+		case !concs[p.Conc]:
+			return fmt.Errorf("conc %d is not in inputs.concs", p.Conc)
+		case p.Steps < space.StepsLo || p.Steps > space.StepsHi:
+			return fmt.Errorf("k %d is outside inputs.steps %v", p.Steps, in.Steps)
+		}
+		return nil
+	}
+	// points reads an array of at most bound points, keeping them when
+	// keep is set (merge recomputes the frontiers and top from the points).
+	points := func(keep *[]Point) error {
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+			if tok == nil && err == nil {
+				return nil
+			}
+			return fmt.Errorf("%s: want an array of points", errNotSweep)
+		}
+		n := 0
+		for dec.More() {
+			if n++; n > bound {
+				return fmt.Errorf("more than the %d points the inputs enumerate", bound)
+			}
+			var p Point
+			if err := dec.Decode(&p); err != nil {
+				return fmt.Errorf("%s: point %d: %v", errNotSweep, n-1, err)
+			}
+			if err := inSpace(&p); err != nil {
+				return fmt.Errorf("point %d: %v", n-1, err)
+			}
+			if keep != nil {
+				*keep = append(*keep, p)
+			}
+		}
+		_, err := dec.Token()
+		return err
+	}
+	res := out.SweepResult
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", errNotSweep, err)
+		}
+		key, _ := tok.(string)
+		var dst any
+		switch key {
+		case "points":
+			err = points(&res.Points)
+		case "frontier", "frontier_e2el", "frontier_normalized_interactivity", "frontier_mtp", "frontier_none", "top":
+			err = points(nil)
+		case "skipped":
+			if err = dec.Decode(&res.Skipped); err == nil && len(res.Skipped) > len(topos) {
+				err = fmt.Errorf("skipped: %d topologies, more than the %d the inputs enumerate", len(res.Skipped), len(topos))
+			}
+		case "sla_removed":
+			dst = &res.Removed
+		case "e2el_metric":
+			dst = &res.E2ELMetric
+		case "refined":
+			dst = &res.Refined
+		case "refine_rounds":
+			dst = &res.Rounds
+		case "refine_budget_reached":
+			dst = &res.RefineStopped
+		case "evaluated":
+			dst = &res.Evaluated
+		case "infeasible":
+			dst = &res.Infeasible
+		case "multi_node_points":
+			dst = &res.MultiNode
+		case "not_run":
+			dst = &res.NotRun
+		case "not_run_why":
+			dst = &res.NotRunWhy
+		case "overloaded_frontier_points":
+			dst = &res.Overloaded
+		case "band":
+			dst = &out.Band
+		case "calibration":
+			dst = &out.Calibration
+		default:
+			return nil, fmt.Errorf("%s: unknown key %q", errNotSweep, key)
+		}
+		if dst != nil {
+			err = dec.Decode(dst)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", key, err)
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, fmt.Errorf("%s: %v", errNotSweep, err)
 	}
 	return out, nil
+}
+
+// space is the sweep space the inputs echo, as far as it decides which
+// configurations a sweep enumerates.
+func (in *SweepInputs) space() (SweepSpace, error) {
+	if in.GPUs < 1 || in.GPUs > 1024 {
+		return SweepSpace{}, fmt.Errorf("inputs.gpus %d: want 1..1024", in.GPUs)
+	}
+	if in.Steps[0] < 0 || in.Steps[1] < in.Steps[0] || in.Steps[1] > acceptance.MaxDraftLength {
+		return SweepSpace{}, fmt.Errorf("inputs.steps %v: want 0 <= lo <= hi <= %d", in.Steps, acceptance.MaxDraftLength)
+	}
+	if len(in.Concs) == 0 || len(in.Concs) > 256 {
+		return SweepSpace{}, fmt.Errorf("inputs.concs: want 1..256 concurrencies")
+	}
+	space := SweepSpace{GPUs: in.GPUs, MinPoolGPUs: in.MinPoolGPUs, Concs: in.Concs, StepsLo: in.Steps[0], StepsHi: in.Steps[1], Scope: in.Scope}
+	if _, err := ParseScope(string(in.Scope)); err != nil {
+		return SweepSpace{}, fmt.Errorf("inputs.scope: %v", err)
+	}
+	for _, s := range in.Topologies {
+		t, err := ParseTopology(s)
+		if err != nil {
+			return SweepSpace{}, fmt.Errorf("inputs.topologies: %v", err)
+		}
+		space.Topologies = append(space.Topologies, t)
+	}
+	return space, nil
 }
 
 // Merge joins the outputs of the shards of one sweep (same inputs, shards
@@ -220,7 +419,7 @@ func ReadSweepOutput(name string, r io.Reader) (*SweepOutput, error) {
 // inputs (nil resolve: such a merge fails); progress reports the rounds.
 func Merge(names []string, outs []*SweepOutput, resolve func(SweepInputs) (*Resolved, error), progress Progress) (*SweepOutput, error) {
 	if len(outs) == 0 {
-		return nil, fmt.Errorf("merge: no files")
+		return nil, fmt.Errorf("no files")
 	}
 	tree := func(in SweepInputs) any {
 		in.Shard = nil
@@ -237,17 +436,20 @@ func Merge(names []string, outs []*SweepOutput, resolve func(SweepInputs) (*Reso
 	have := map[int]string{}
 	for i, o := range outs {
 		if path, a, b := firstDiff("inputs", want, tree(o.Inputs)); path != "" {
-			return nil, fmt.Errorf("merge: %s was swept with other inputs than %s: %s is %s there, %s in %s", names[i], names[0], path, b, a, names[0])
+			return nil, fmt.Errorf("%s was swept with other inputs than %s: %s is %s there, %s in %s", names[i], names[0], path, b, a, names[0])
 		}
 		sh := Shard{Index: 0, Count: 1}
 		if o.Inputs.Shard != nil {
 			sh = *o.Inputs.Shard
 		}
 		if sh.Count != n {
-			return nil, fmt.Errorf("merge: %s is shard %d/%d but %s is of %d shards", names[i], sh.Index, sh.Count, names[0], n)
+			return nil, fmt.Errorf("%s is shard %d/%d but %s is of %d shards", names[i], sh.Index, sh.Count, names[0], n)
 		}
 		if prev, dup := have[sh.Index]; dup {
-			return nil, fmt.Errorf("merge: %s and %s are both shard %d/%d", prev, names[i], sh.Index, n)
+			if prev == names[i] {
+				return nil, fmt.Errorf("%s is given twice", prev)
+			}
+			return nil, fmt.Errorf("%s and %s are both shard %d/%d", prev, names[i], sh.Index, n)
 		}
 		have[sh.Index] = names[i]
 	}
@@ -258,7 +460,7 @@ func Merge(names []string, outs []*SweepOutput, resolve func(SweepInputs) (*Reso
 		}
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("merge: missing shard(s) %s", strings.Join(missing, ", "))
+		return nil, fmt.Errorf("missing shard(s) %s", strings.Join(missing, ", "))
 	}
 	res := &SweepResult{Skipped: []string{}}
 	seen := map[string]bool{}
@@ -266,11 +468,14 @@ func Merge(names []string, outs []*SweepOutput, resolve func(SweepInputs) (*Reso
 	for i, o := range outs {
 		for _, p := range o.Points {
 			if prev, dup := from[p.Index]; dup {
-				return nil, fmt.Errorf("merge: configuration %d (%s conc %d k %d) is in both %s and %s", p.Index, p.Topology, p.Conc, p.Steps, prev, names[i])
+				if prev == names[i] {
+					return nil, fmt.Errorf("%s holds configuration %d (%s conc %d k %d) twice", prev, p.Index, p.Topology, p.Conc, p.Steps)
+				}
+				return nil, fmt.Errorf("configuration %d (%s conc %d k %d) is in both %s and %s", p.Index, p.Topology, p.Conc, p.Steps, prev, names[i])
 			}
 			from[p.Index] = names[i]
 			if err := p.check(); err != nil {
-				return nil, fmt.Errorf("merge: %s: point %d (%s conc %d k %d): %v", names[i], p.Index, p.Topology, p.Conc, p.Steps, err)
+				return nil, fmt.Errorf("%s: point %d (%s conc %d k %d): %v", names[i], p.Index, p.Topology, p.Conc, p.Steps, err)
 			}
 		}
 		res.Points = append(res.Points, o.Points...)
@@ -298,7 +503,7 @@ func Merge(names []string, outs []*SweepOutput, resolve func(SweepInputs) (*Reso
 			continue
 		}
 		if p.Estimate == nil {
-			return nil, fmt.Errorf("merge: %s: point %d (%s conc %d k %d) is event-simulated but carries no mean-field estimate; write the shards again with this specsim", from[p.Index], p.Index, p.Topology, p.Conc, p.Steps)
+			return nil, fmt.Errorf("%s: point %d (%s conc %d k %d) is event-simulated but carries no mean-field estimate; write the shards again with this specsim", from[p.Index], p.Index, p.Topology, p.Conc, p.Steps)
 		}
 		simulated[p.Index] = p.Result
 		p.Result, p.Estimate = *p.Estimate, nil
@@ -332,8 +537,9 @@ func Merge(names []string, outs []*SweepOutput, resolve func(SweepInputs) (*Reso
 		progress = func(string, int, int) {}
 	}
 	if err := res.refine(nil, in.SLA, in.Top, in.MaxRefine, in.Workload == "agentx", 1, progress, sim); err != nil {
-		return nil, fmt.Errorf("merge: %w", err)
+		return nil, err
 	}
+	res.annotate(in.Workload == "agentx")
 	for _, p := range res.Points {
 		if p.MultiNode {
 			res.MultiNode++

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -383,6 +384,31 @@ func TestMinPoolGPUs(t *testing.T) {
 	if _, err := SweepTopologies(SweepSpace{GPUs: 8, MinPoolGPUs: 9}, "sglang", nil); err == nil {
 		t.Error("--min-pool-gpus 9 with --gpus 8 accepted")
 	}
+	// An explicit list is held to the minimum too: refused, not dropped.
+	// disagg:1xtp1+1xtp4's prefill pool is 1 GPU; 2xtp2+1xtp4's are 4 and 4.
+	for _, c := range []struct {
+		topos string
+		min   int
+		want  string
+	}{
+		{"agg:tp2,agg:tp4", 4, "--topologies agg:tp2 has a pool of 2 GPUs, fewer than --min-pool-gpus 4"},
+		{"agg:tp4", 4, ""},
+		{"disagg:1xtp1+1xtp4", 2, "--topologies disagg:1xtp1+1xtp4 has a pool of 1 GPUs, fewer than --min-pool-gpus 2"},
+		{"disagg:2xtp2+1xtp4", 4, ""},
+	} {
+		var ts []Topology
+		for _, s := range strings.Split(c.topos, ",") {
+			tp, err := ParseTopology(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts = append(ts, tp)
+		}
+		_, err := SweepTopologies(SweepSpace{GPUs: 8, MinPoolGPUs: c.min, Topologies: ts}, "sglang", nil)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)) {
+			t.Errorf("%s min %d: %v, want %q", c.topos, c.min, err, c.want)
+		}
+	}
 }
 
 // TestNodeSpan: an instance is multi-node when it holds more GPUs than one
@@ -451,8 +477,119 @@ func TestPointNotes(t *testing.T) {
 		{"agentx wait dominates", pt("disagg:1xtp2+1xtp4", 1024, dec(216), 2519291, 2521, &AgentXReport{Steady: true}, false), true, "queued: decode runs 216 of 1024"},
 		{"agentx unsteady", pt("agg:tp8", 8, nil, 100, 10, &AgentXReport{}, false), true, "unsteady"},
 	} {
-		if got := strings.Join(tc.p.Notes(tc.agentic), "; "); got != tc.want {
+		if got := strings.Join(tc.p.NotesFor(tc.agentic), "; "); got != tc.want {
 			t.Errorf("%s: notes %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// A sweep of an AgentX replay simulates a 900 s window (the shortest
+// --benchmark-duration of the inferencex-agentx-mvp scenario), whatever
+// longer duration the query asks; its echo says so, and predict over that
+// window gives the sweep's point exactly. A shorter asked window is kept.
+func TestSweepAgentXWindowEchoed(t *testing.T) {
+	q := Query{Model: "Qwen3.5-397B-A17B", Precision: "fp4", GPU: "b200", Workload: "agentx", Spec: "mtp"}
+	for _, c := range []struct {
+		agentx              string
+		window, asked, echo float64
+	}{{"", 900, 3600, 900}, {"duration=1800", 900, 1800, 900}, {"duration=600", 600, 600, 600}} {
+		q.AgentX = c.agentx
+		r := resolved(t, q)
+		w, a := SweepReplayWindow(r)
+		in := NewSweepInputs("test", r, SweepSpace{GPUs: 8})
+		if w != c.window || a != c.asked || in.WorkloadParams.Trace.Replay.DurationS != c.echo {
+			t.Errorf("--agentx %q: window %g asked %g echo %g, want %g %g %g", c.agentx, w, a, in.WorkloadParams.Trace.Replay.DurationS, c.window, c.asked, c.echo)
+		}
+	}
+	q.AgentX = ""
+	topo, _ := ParseTopology("agg:tp8")
+	res, err := Sweep(resolved(t, q), SweepSpace{GPUs: 8, Topologies: []Topology{topo}, Concs: []int{4}, StepsLo: 3, StepsHi: 3, Workers: 1}, nil)
+	if err != nil || len(res.Points) != 1 || res.Points[0].Sim != "event" {
+		t.Fatalf("sweep %v %+v", err, res)
+	}
+	q.AgentX = "duration=900"
+	want, err := Predict(resolved(t, q), topo, 4, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Points[0]; got.TputPerGPU != want.TputPerGPU || got.TTFTp90ms != want.TTFTp90ms {
+		t.Errorf("sweep point %g tok/s/GPU TTFT p90 %g ms; predict --agentx duration=900: %g, %g", got.TputPerGPU, got.TTFTp90ms, want.TputPerGPU, want.TTFTp90ms)
+	}
+}
+
+// countingReader counts the bytes read from it.
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
+// merge's reader checks the inputs, which a sweep writes first, before
+// any point: a large JSON without them is refused after its first bytes,
+// and a sweep file is held to the configurations its inputs enumerate
+// (1 topology x 1 k x 1 conc: 1 point; an 8-GPU SGLang enumeration holds
+// no agg:tp999).
+func TestReadSweepOutputBounded(t *testing.T) {
+	big := `{"points":[` + strings.Repeat(`{"index":0,"conc":1},`, 500000) + `{"index":0}]}`
+	cr := &countingReader{r: strings.NewReader(big)}
+	if _, err := ReadSweepOutput("big.json", cr); err == nil || !strings.Contains(err.Error(), "big.json: no inputs section") {
+		t.Errorf("no-inputs file: %v", err)
+	}
+	if cr.n > 64<<10 {
+		t.Errorf("read %d of %d bytes before refusing a file without inputs", cr.n, len(big))
+	}
+	r := resolved(t, Query{GPU: "b200", Spec: "mtp"})
+	topo, _ := ParseTopology("agg:tp8")
+	file := func(space SweepSpace, pts ...Point) string {
+		b, err := json.Marshal(SweepOutput{Inputs: NewSweepInputs("test", r, space), SweepResult: &SweepResult{Points: pts, Skipped: []string{}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	pt := func(topo string, conc, k int) Point {
+		p := Point{}
+		p.Topology, p.Conc, p.Steps, p.Sim = topo, conc, k, "estimate"
+		return p
+	}
+	one := SweepSpace{GPUs: 8, Topologies: []Topology{topo}, Concs: []int{4}, StepsLo: 3, StepsHi: 3}
+	enum := SweepSpace{GPUs: 8, Concs: []int{4}, StepsLo: 3, StepsHi: 3}
+	for _, c := range []struct {
+		name, json, want string
+	}{
+		{"ok", file(one, pt("agg:tp8", 4, 3)), ""},
+		{"enumerated ok", file(enum, pt("disagg:1xtp4+1xdep4", 4, 3)), ""},
+		{"over bound", file(one, pt("agg:tp8", 4, 3), pt("agg:tp8", 4, 3)), "points: more than the 1 points the inputs enumerate"},
+		{"bogus", file(one, pt("bogus", 4, 3)), `points: point 0: topology "bogus"`},
+		{"not listed", file(one, pt("agg:tp4", 4, 3)), "topology agg:tp4 is not in inputs.topologies"},
+		{"too large", file(enum, pt("agg:tp999", 4, 3)), "topology agg:tp999 is not a sglang deployment of at most 8 GPUs"},
+		{"conc", file(one, pt("agg:tp8", 5, 3)), "conc 5 is not in inputs.concs"},
+		{"k", file(one, pt("agg:tp8", 4, 2)), "k 2 is outside inputs.steps [3 3]"},
+		{"inputs not first", `{"points":[],"inputs":{}}`, "no inputs section first"},
+	} {
+		_, err := ReadSweepOutput("f.json", strings.NewReader(c.json))
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), "f.json: "+c.want) && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+// A merge names a file given twice, or a configuration held twice by one
+// file, as such.
+func TestMergeDuplicateMessages(t *testing.T) {
+	o := &SweepOutput{Inputs: SweepInputs{SpecsimVersion: "x", Model: "m"}, SweepResult: &SweepResult{}}
+	if _, err := Merge([]string{"a.json", "a.json"}, []*SweepOutput{o, o}, nil, nil); err == nil || err.Error() != "a.json is given twice" {
+		t.Errorf("file twice: %v", err)
+	}
+	p := Point{}
+	p.Topology, p.Conc, p.Steps = "agg:tp8", 4, 3
+	o.Points = []Point{p, p}
+	if _, err := Merge([]string{"a.json"}, []*SweepOutput{o}, nil, nil); err == nil || err.Error() != "a.json holds configuration 0 (agg:tp8 conc 4 k 3) twice" {
+		t.Errorf("point twice: %v", err)
 	}
 }

@@ -68,7 +68,7 @@ const (
 // DeploymentKeys are the deployment columns a CSV may carry: specsim
 // predict's flags with '-' written '_'.
 var DeploymentKeys = []string{
-	"model", "precision", "gpu", "topology", "gpus_per_node", "conc",
+	"model", "precision", "gpu", "topology", "nvlink_domain_gpus", "gpus_per_node", "conc",
 	"workload", "isl", "osl", "cached", "range_ratio", "agentx",
 	"spec", "steps", "al", "thinking", "method",
 	"max_running", "cuda_graph_max_bs", "chunk", "mem_fraction",

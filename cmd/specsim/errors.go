@@ -18,7 +18,7 @@ import (
 // them (addQueryFlags).
 var queryFlagNames = map[string]string{
 	"Model": "--model", "Precision": "--precision", "GPU": "--gpu", "Topology": "--topology",
-	"GPUsPerNode": "--gpus-per-node", "Workload": "--workload", "ISL": "--isl", "OSL": "--osl",
+	"GPUsPerNode": "--nvlink-domain-gpus", "Workload": "--workload", "ISL": "--isl", "OSL": "--osl",
 	"Cached": "--cached", "RangeRatio": "--range-ratio", "AgentX": "--agentx", "Spec": "--spec",
 	"Thinking": "--thinking", "AL": "--al", "Method": "--method", "Histogram": "--histogram",
 	"MaxRunning": "--max-running", "CUDAGraphMaxBS": "--cuda-graph-max-bs", "Chunk": "--chunk",

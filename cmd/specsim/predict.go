@@ -60,7 +60,8 @@ func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
 	if withTopology {
 		fs.StringVar(&q.Topology, "topology", "agg:tp2", "agg:tpN, agg:tpNepM, agg:depN, agg:tpNppM or disagg:<P>x<spec>+<D>x<spec>")
 	}
-	fs.IntVar(&q.GPUsPerNode, "gpus-per-node", 0, "GPUs per NVLink domain (0 = the GPU's: 8 for HGX, 72 for NVL72)")
+	fs.IntVar(&q.GPUsPerNode, "nvlink-domain-gpus", 0, "GPUs per NVLink domain, not per host (0 = the GPU's: 8 for HGX, 72 for NVL72)")
+	fs.IntVar(&q.GPUsPerNode, "gpus-per-node", 0, "old name of --nvlink-domain-gpus (the NVLink domain, not the host size)")
 	fs.IntVar(&f.isl, "isl", 0, "fixed input length in tokens (with --osl; replaces --workload)")
 	fs.IntVar(&f.osl, "osl", 0, "fixed output length in tokens")
 	fs.Float64Var(&q.Cached, "cached", 0, "fixed workload: prefix-cache hit fraction of each prompt [0,1)")
@@ -269,8 +270,8 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 			return exitBadInput
 		}
 		in := res.Inputs(topo, *conc, k)
-		in.Version = specsimVersion()
-		if err := writeJSON(stdout, predictionJSON{Inputs: in, Result: out, Band: band, Calibration: calibrationNote(res)}); err != nil {
+		in.SpecsimVersion = specsimVersion()
+		if err := writeJSON(stdout, predictionJSON{Inputs: in, Result: out, Notes: out.Overload(res.Workload.Name == "agentx"), Band: band, Calibration: calibrationNote(res)}); err != nil {
 			fmt.Fprintln(stderr, "specsim predict:", flagError(err))
 			return exitBadInput
 		}
@@ -288,6 +289,8 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 type predictionJSON struct {
 	Inputs simulate.Inputs `json:"inputs"`
 	*simulate.Result
+	// Notes are the result's Overload notes, as sweep's points carry them.
+	Notes       []string      `json:"notes,omitempty"`
 	Band        simulate.Band `json:"band"`
 	Calibration string        `json:"calibration,omitempty"`
 }
@@ -324,6 +327,9 @@ func printPrediction(w io.Writer, r *simulate.Resolved, p *simulate.Result, form
 		r.Model.Name, strings.ToUpper(string(r.Precision)), p.GPUs, strings.ToUpper(r.GPU.GPU.Name), p.Topology, p.Conc, wl, spec, p.Requests, p.Sim)
 	if note := calibrationNote(r); note != "" {
 		fmt.Fprintf(w, "calibration applied: %s\n\n", note)
+	}
+	if notes := p.Overload(r.Workload.Name == "agentx"); len(notes) > 0 {
+		fmt.Fprintf(w, "overloaded server (note: %s): TTFT and E2EL include the wait for admission, as sweep flags such points\n\n", strings.Join(notes, "; "))
 	}
 	t := &table{header: []string{"metric", ">value", ">band", "unit"}}
 	f1 := func(v float64) string { return fmt.Sprintf("%.1f", v) }

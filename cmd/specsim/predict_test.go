@@ -9,6 +9,10 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/specsim/specsim/golden"
+	"github.com/specsim/specsim/kernels"
+	"github.com/specsim/specsim/simulate"
 )
 
 func TestPredictDefault(t *testing.T) {
@@ -174,30 +178,62 @@ func TestPredictCatalogAndCurves(t *testing.T) {
 }
 
 // TestPredictJSONInputs: --json echoes what was predicted under "inputs",
-// with the keys written in simulate.Inputs' tags. k=3 on the Qwen3.5 golden
-// curve (thinking on) is AL 3.39 (golden/data, TestPredictJSON).
+// in sweep's vocabulary (specsim_version, steps, workload +
+// workload_params, query, gpus_per_host, nvlink_domain_gpus), server
+// settings included, and the echoed query predicts the same point again.
+// k=3 on the Qwen3.5 golden curve (thinking on) is AL 3.39 (golden/data,
+// TestPredictJSON); a B200 host holds 8 GPUs, cut to the 4-GPU NVLink
+// domain asked for.
 func TestPredictJSONInputs(t *testing.T) {
 	var out, errb bytes.Buffer
-	code := run([]string{"predict", "--gpu", "b200", "--isl", "1024", "--osl", "256", "--conc", "4", "--steps", "3", "--requests", "24", "--seed", "7", "--json"}, &out, &errb)
+	args := []string{"predict", "--gpu", "b200", "--isl", "1024", "--osl", "256", "--conc", "4", "--steps", "3", "--requests", "24", "--seed", "7",
+		"--max-running", "2", "--mem-fraction", "0.85", "--kv-dtype", "bf16", "--nvlink-domain-gpus", "4", "--json"}
+	code := run(args, &out, &errb)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	var m struct {
-		Inputs map[string]any `json:"inputs"`
+		Inputs     map[string]any `json:"inputs"`
+		TputPerGPU float64        `json:"tput_per_gpu"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]any{"model": "Qwen3.5-397B-A17B", "gpu": "b200", "precision": "fp4", "engine": "sglang", "topology": "agg:tp2",
-		"conc": 4.0, "spec": "mtp", "k": 3.0, "al": 3.39, "method": "sglang-match-expected", "thinking": "on", "seed": 7.0,
-		"workload": "fixed", "workload_params": map[string]any{"isl": 1024.0, "osl": 256.0, "range_ratio": 0.8}}
+		"conc": 4.0, "spec": "mtp", "steps": 3.0, "al": 3.39, "method": "sglang-match-expected", "thinking": "on", "seed": 7.0,
+		"workload": "fixed", "workload_params": map[string]any{"isl": 1024.0, "osl": 256.0, "range_ratio": 0.8},
+		"gpus_per_host": 4.0, "nvlink_domain_gpus": 4.0}
 	for k, v := range want {
 		if !reflect.DeepEqual(m.Inputs[k], v) {
 			t.Errorf("inputs.%s = %#v, want %#v", k, m.Inputs[k], v)
 		}
 	}
-	if v, _ := m.Inputs["version"].(string); v == "" {
-		t.Errorf("inputs.version empty: %v", m.Inputs)
+	if v, _ := m.Inputs["specsim_version"].(string); v == "" || m.Inputs["version"] != nil || m.Inputs["k"] != nil {
+		t.Errorf("inputs.specsim_version %q, version %v, k %v", v, m.Inputs["version"], m.Inputs["k"])
+	}
+	q, _ := m.Inputs["query"].(map[string]any)
+	for k, v := range map[string]any{"max_running": 2.0, "mem_fraction": 0.85, "kv_dtype": "bf16", "nvlink_domain_gpus": 4.0, "requests": 24.0, "topology": "agg:tp2"} {
+		if q[k] != v {
+			t.Errorf("inputs.query.%s = %v, want %v", k, q[k], v)
+		}
+	}
+	// Rebuilt from the echo: the same figure.
+	var typed struct {
+		Inputs struct {
+			Query simulate.QueryInputs `json:"query"`
+		} `json:"inputs"`
+	}
+	json.Unmarshal(out.Bytes(), &typed)
+	set, _ := golden.Load("", nil)
+	cat := kernels.DefaultCatalog()
+	r, err := typed.Inputs.Query.ToQuery().Resolve(set, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, _ := simulate.ParseTopology("agg:tp2")
+	again, err := simulate.Predict(r, topo, 4, 3)
+	if err != nil || again.TputPerGPU != m.TputPerGPU {
+		t.Errorf("rebuilt from inputs.query: %v %v tok/s/GPU, predict said %v", err, again, m.TputPerGPU)
 	}
 }
 

@@ -38,13 +38,22 @@ The enumeration holds what the engine (--engine) deploys, read at its
 source: SGLang and vLLM run expert parallelism over the whole TP group,
 TensorRT-LLM also part of it; pipeline stages with speculative decoding only
 where the engine admits them (SGLang: disaggregated prefill workers). A
-deployment whose instance holds more GPUs than one node (the GPU catalog's
-gpus_per_node: 4 per GB200/GB300 NVL72 tray, 8 per HGX) is kept and marked
-"multi-node". --min-pool-gpus M leaves out deployments with an aggregated
+deployment whose instance holds more GPUs than one host (the JSON echo's
+gpus_per_host: 4 per GB200/GB300 NVL72 tray, 8 per HGX; not the NVLink domain,
+--nvlink-domain-gpus, echoed as nvlink_domain_gpus: 72 per NVL72 rack) is kept
+and marked "multi-node". --min-pool-gpus M leaves out deployments with an aggregated
 instance, prefill pool or decode pool of fewer than M GPUs. --scope
 agg|disagg narrows the enumeration; --topologies replaces it (a topology
-larger than --gpus is refused; without --gpus, the largest one sets it).
+larger than --gpus, or with a pool below --min-pool-gpus, is refused;
+without --gpus, the largest one sets it).
 --plot and --emit paths are checked before any pricing.
+
+An AgentX trace replay (--workload agentx) event-simulates each frontier
+point over a 900 s window (the shortest --benchmark-duration the AgentX
+scenario accepts; predict replays the full --agentx duration, 3600 s by
+default): the JSON echo's workload_params.trace.replay.duration_s is the
+window simulated, and 'specsim predict ... --agentx duration=900'
+reproduces a point.
 
 Large sweeps split over a scheduler: --shard I/N prices topologies I, I+N,
 I+2N, ... and 'specsim merge' joins the N JSON outputs into the output the
@@ -261,6 +270,9 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 	if r.RefineStopped {
 		fmt.Fprintf(stdout, "refinement stopped at its budget (--max-refine %d) before the frontiers settled: the frontiers below are of the %d event-simulated points only, and a candidate not yet simulated might still beat them (raise --max-refine, or narrow with --topologies, --scope or --shard)\n", in.MaxRefine, r.Refined)
 	}
+	if tr := in.WorkloadParams.Trace; tr != nil {
+		fmt.Fprintf(stdout, "AgentX replay: event-simulated points replay a %g s window (predict replays --agentx duration, 3600 s by default; reproduce a point with predict --agentx duration=%g)\n", tr.Replay.DurationS, tr.Replay.DurationS)
+	}
 	if so.Calibration != "" {
 		fmt.Fprintf(stdout, "calibration applied: %s\n", so.Calibration)
 	}
@@ -277,21 +289,11 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 		fmt.Fprintf(stdout, "%d topologies not priced (JSON \"skipped\" says why, e.g. %s)\n", n, r.Skipped[0])
 	}
 	if r.MultiNode > 0 {
-		fmt.Fprintf(stdout, "%d points have an instance larger than one node (%d GPUs per %s node; marked multi-node)\n", r.MultiNode, in.GPUsPerNode, strings.ToUpper(in.GPU))
+		fmt.Fprintf(stdout, "%d points have an instance larger than one node (%d GPUs per %s host; marked multi-node)\n", r.MultiNode, in.GPUsPerHost, strings.ToUpper(in.GPU))
 	}
 	agentic := in.Workload == "agentx"
-	queued := map[int]bool{}
-	for _, f := range [][]simulate.Point{r.Frontier, r.FrontierE2EL, r.FrontierNormalized, r.Top} {
-		for _, p := range f {
-			for _, n := range p.Notes(agentic) {
-				if strings.HasPrefix(n, "queued") || n == "unsteady" {
-					queued[p.Index] = true
-				}
-			}
-		}
-	}
-	if len(queued) > 0 {
-		fmt.Fprintf(stdout, "%d frontier or top point(s) measure an overloaded server (note: queued or unsteady): their TTFT and E2EL include the wait for admission\n", len(queued))
+	if r.Overloaded > 0 {
+		fmt.Fprintf(stdout, "%d frontier or top point(s) measure an overloaded server (note: queued or unsteady): their TTFT and E2EL include the wait for admission\n", r.Overloaded)
 	}
 	// Each frontier shows its own x: interactivity and p90 E2EL are
 	// columns of every table; p50 E2EL and normalized interactivity are
@@ -309,6 +311,11 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 		{"frontier by interactivity (x: tok/s/user)", r.Frontier, nil},
 		{"frontier by " + r.E2ELMetric + " E2EL (x: E2EL " + r.E2ELMetric + " s)", r.FrontierE2EL, e2elX},
 		{"frontier by E2E normalized interactivity (x: norm. interactivity)", r.FrontierNormalized, &column{">norm. interactivity", simulate.ByNormalizedInteractivity}},
+	}
+	if len(r.FrontierNone) > 0 && in.Steps[1] > 0 {
+		// The baseline MTP is judged against (the plot's other curve);
+		// with k = 0 alone it is the first frontier.
+		sections = append(sections, section{"no-speculation frontier, k = 0 (x: tok/s/user)", r.FrontierNone, nil})
 	}
 	if len(r.Top) > 0 {
 		sections = append(sections, section{fmt.Sprintf("top %d by tokens/s/GPU", len(r.Top)), r.Top, nil})
@@ -372,7 +379,7 @@ func pointTable(pts []simulate.Point, agentic bool, x *column) *table {
 		if x != nil {
 			row = append(row, sig3(x.val(&p)))
 		}
-		t.add(append(row, p.Sim, strings.Join(p.Notes(agentic), "; "))...)
+		t.add(append(row, p.Sim, strings.Join(p.Notes, "; "))...)
 	}
 	return t
 }
@@ -417,7 +424,7 @@ func writeSweepCSV(w io.Writer, r *simulate.SweepResult, all, agentic bool) erro
 		p := byIndex[i]
 		t.add(p.Topology, strconv.Itoa(p.GPUs), strconv.Itoa(p.Conc), strconv.Itoa(p.Steps), g(p.AL), g(p.TputPerGPU), g(p.OutputPerGPU),
 			g(p.Interactivity), g(p.NormalizedInteractivity), g(p.TTFTms), g(p.TTFTp90ms), g(p.TPOTms), g(p.TPOTp90ms), g(p.E2EL.P50), g(p.E2EL.P90),
-			p.Sim, strconv.FormatBool(p.MultiNode), strings.Join(member[i], ";"), strings.Join(p.Notes(agentic), "; "))
+			p.Sim, strconv.FormatBool(p.MultiNode), strings.Join(member[i], ";"), strings.Join(p.Notes, "; "))
 	}
 	return t.writeCSV(w)
 }

@@ -129,6 +129,7 @@ func TestSweepFlagErrors(t *testing.T) {
 		// Checked before any pricing (review items 20, 21).
 		{[]string{"sweep", "--topologies", "agg:tp4", "--gpus", "-1"}, "--gpus -1: want 1..1024"},
 		{[]string{"sweep", "--gpus", "2", "--topologies", "agg:tp8"}, "--topologies agg:tp8 uses 8 GPUs, more than --gpus 2"},
+		{[]string{"sweep", "--topologies", "agg:tp2,agg:tp4", "--min-pool-gpus", "4"}, "--topologies agg:tp2 has a pool of 2 GPUs, fewer than --min-pool-gpus 4"},
 		{[]string{"sweep", "--plot", dir}, "--plot " + dir + ": want a .png or .svg file"},
 		{[]string{"sweep", "--plot", "/nonexistent/x.png"}, "--plot /nonexistent/x.png: directory /nonexistent does not exist"},
 		{[]string{"sweep", "--emit", filepath.Join(notDir, "recipes")}, "--emit"},
@@ -178,5 +179,146 @@ func TestStageProgressPlain(t *testing.T) {
 	want := "sweep: pricing 2/4 topologies (6s)\nsweep: pricing 4/4 topologies done in 10.0s\n"
 	if b.String() != want {
 		t.Errorf("progress wrote %q, want %q", b.String(), want)
+	}
+}
+
+// The AgentX replay window a sweep simulates (simulate.SweepAgentXWindow,
+// 900 s) is in its help, its text output and its JSON echo, with the
+// predict flag that reproduces a point.
+func TestSweepSaysAgentXWindow(t *testing.T) {
+	_, _, help := runCLI("sweep", "--help")
+	if !strings.Contains(help, "--agentx duration=900") {
+		t.Errorf("sweep --help says no window:\n%s", help)
+	}
+	args := []string{"sweep", "--gpu", "b200", "--topologies", "agg:tp8", "--conc", "4", "--steps", "3"}
+	code, out, stderr := runCLI(args...)
+	if code != exitOK || !strings.Contains(out, "replay a 900 s window") || !strings.Contains(out, "--agentx duration=900") {
+		t.Errorf("exit %d %s\n%s", code, stderr, out)
+	}
+	code, out, _ = runCLI(append(args, "--json")...)
+	if code != exitOK || !strings.Contains(out, `"duration_s": 900`) {
+		t.Errorf("JSON echo: exit %d\n%s", code, out)
+	}
+}
+
+// merge's messages carry its name once and say what is wrong with which
+// file: one file given twice; a point outside the inputs' enumeration.
+func TestMergeMessages(t *testing.T) {
+	code, out, stderr := runCLI("sweep", "--gpu", "b200", "--isl", "1024", "--osl", "1024", "--topologies", "agg:tp8", "--conc", "4", "--steps", "3", "--json")
+	if code != exitOK {
+		t.Fatal(stderr)
+	}
+	dir := t.TempDir()
+	f := filepath.Join(dir, "dup.json")
+	os.WriteFile(f, []byte(out), 0o644)
+	bogus := filepath.Join(dir, "bogus.json")
+	os.WriteFile(bogus, []byte(strings.Replace(out, `"topology": "agg:tp8"`, `"topology": "agg:tp999"`, 1)), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"merge", f, f}, "specsim merge: " + f + " is given twice\n"},
+		{[]string{"merge", bogus}, "specsim merge: " + bogus + ": points: point 0: topology agg:tp999 is not in inputs.topologies\n"},
+	} {
+		if code, _, stderr := runCLI(c.args...); code != exitBadInput || stderr != c.want {
+			t.Errorf("%v: exit %d %q, want %q", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+// The host size and the NVLink domain have their own names: a GB300 NVL72
+// compute tray holds 4 GPUs of a 72-GPU NVLink domain; --nvlink-domain-gpus
+// (old name --gpus-per-node) sets the domain only.
+func TestSweepEchoHostAndDomain(t *testing.T) {
+	for _, c := range []struct {
+		flags        []string
+		host, domain int
+	}{
+		{nil, 4, 72},
+		{[]string{"--nvlink-domain-gpus", "8"}, 4, 8},
+		{[]string{"--gpus-per-node", "8"}, 4, 8},
+		{[]string{"--nvlink-domain-gpus", "2"}, 2, 2},
+	} {
+		args := append([]string{"sweep", "--gpu", "gb300", "--isl", "1024", "--osl", "1024", "--topologies", "agg:tp2", "--conc", "4", "--steps", "3", "--json"}, c.flags...)
+		code, out, stderr := runCLI(args...)
+		var so struct {
+			Inputs map[string]any `json:"inputs"`
+		}
+		if code != exitOK || json.Unmarshal([]byte(out), &so) != nil {
+			t.Fatalf("%v: exit %d %s", c.flags, code, stderr)
+		}
+		if so.Inputs["gpus_per_host"] != float64(c.host) || so.Inputs["nvlink_domain_gpus"] != float64(c.domain) || so.Inputs["gpus_per_node"] != nil {
+			t.Errorf("%v: gpus_per_host %v nvlink_domain_gpus %v gpus_per_node %v, want %d %d absent", c.flags, so.Inputs["gpus_per_host"], so.Inputs["nvlink_domain_gpus"], so.Inputs["gpus_per_node"], c.host, c.domain)
+		}
+	}
+	_, _, help := runCLI("predict", "--help")
+	if !strings.Contains(help, "-nvlink-domain-gpus") || !strings.Contains(help, "not per host") {
+		t.Errorf("predict --help names no NVLink domain flag")
+	}
+}
+
+// sweep's JSON carries each point's notes and the count of overloaded
+// frontier points, and predict flags the same deployment by the same rule:
+// 64 closed-loop sessions on one agg:tp8 instance that runs 16 at a time
+// leave 48 waiting ("queued: agg runs 16 of 64").
+func TestOverloadNotesSweepAndPredict(t *testing.T) {
+	common := []string{"--gpu", "b200", "--isl", "1024", "--osl", "1024", "--conc", "64", "--steps", "3", "--max-running", "16"}
+	const want = "queued: agg runs 16 of 64"
+	code, out, stderr := runCLI(append([]string{"sweep", "--topologies", "agg:tp8", "--json"}, common...)...)
+	var so struct {
+		Points     []struct{ Notes []string } `json:"points"`
+		Overloaded *int                       `json:"overloaded_frontier_points"`
+	}
+	if code != exitOK || json.Unmarshal([]byte(out), &so) != nil {
+		t.Fatalf("sweep: exit %d %s", code, stderr)
+	}
+	if len(so.Points) != 1 || strings.Join(so.Points[0].Notes, "; ") != want || so.Overloaded == nil || *so.Overloaded != 1 {
+		t.Errorf("sweep JSON points %+v overloaded %v, want notes %q and 1", so.Points, so.Overloaded, want)
+	}
+	code, out, stderr = runCLI(append([]string{"predict", "--topology", "agg:tp8", "--json"}, common...)...)
+	var pj struct{ Notes []string }
+	if code != exitOK || json.Unmarshal([]byte(out), &pj) != nil || strings.Join(pj.Notes, "; ") != want {
+		t.Errorf("predict JSON notes %v (exit %d %s), want %q", pj.Notes, code, stderr, want)
+	}
+	if _, out, _ = runCLI(append([]string{"predict", "--topology", "agg:tp8"}, common...)...); !strings.Contains(out, "overloaded server (note: "+want+")") {
+		t.Errorf("predict text does not flag the overload:\n%s", out)
+	}
+}
+
+// The text and Markdown outputs print the no-speculation frontier that the
+// JSON (frontier_none), CSV (no_spec) and plot carry: one row per point of
+// frontier_none, each with k 0.
+func TestSweepTextPrintsNoSpecFrontier(t *testing.T) {
+	base := []string{"sweep", "--gpu", "b200", "--isl", "1024", "--osl", "1024", "--topologies", "agg:tp8,agg:tp4", "--conc", "4,64", "--steps", "0-3"}
+	code, out, stderr := runCLI(append(base, "--json")...)
+	var so struct {
+		None []struct {
+			Topology string
+			Conc     int
+			Steps    int
+		} `json:"frontier_none"`
+	}
+	if code != exitOK || json.Unmarshal([]byte(out), &so) != nil || len(so.None) == 0 {
+		t.Fatalf("exit %d %s", code, stderr)
+	}
+	for _, f := range []string{"text", "markdown"} {
+		_, out, _ := runCLI(append(base, "--format", f)...)
+		_, sec, ok := strings.Cut(out, "no-speculation frontier, k = 0")
+		if !ok {
+			t.Fatalf("%s: no no-speculation frontier:\n%s", f, out)
+		}
+		sec, _, _ = strings.Cut(sec, "\n\n")
+		rows := 0
+		for _, l := range strings.Split(sec, "\n") {
+			if strings.HasPrefix(strings.TrimLeft(l, "| "), "agg:") {
+				rows++
+				if fs := strings.Fields(strings.ReplaceAll(l, "|", " ")); len(fs) < 4 || fs[3] != "0" {
+					t.Errorf("%s: row %q is not k 0", f, l)
+				}
+			}
+		}
+		if rows != len(so.None) {
+			t.Errorf("%s: %d rows, JSON frontier_none has %d", f, rows, len(so.None))
+		}
 	}
 }
