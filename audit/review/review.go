@@ -8,6 +8,7 @@
 package review
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -82,6 +83,24 @@ type Variant struct {
 	Recipe *recipe.VariantReport `json:"-"`
 	// Accept is the logged accept length against the golden AL.
 	Accept *enginelog.Agreement `json:"accept,omitempty"`
+}
+
+// MarshalJSON writes the variant with "findings" as every finding the
+// text and Markdown reports show (Problems: the recipe check's, the
+// checkpoint audit's and the review's own errors and warnings, most
+// serious first) and "review_findings" as the review's own findings of
+// every severity.
+func (v Variant) MarshalJSON() ([]byte, error) {
+	type plain Variant
+	fs := v.Problems()
+	if fs == nil {
+		fs = []finding.Finding{}
+	}
+	return json.Marshal(struct {
+		plain
+		Findings       []finding.Finding `json:"findings"`
+		ReviewFindings []finding.Finding `json:"review_findings"`
+	}{plain(v), fs, v.Findings})
 }
 
 // Problems are every error and warning of the variant, from the recipe
@@ -218,6 +237,7 @@ func Build(in Input) (*Report, error) {
 			}
 		}
 		v.Audit = ar
+		oneFP8NextNVerdict(vr, ar)
 		if f, ok := modelMismatch(rv.ModelNames, ar); ok {
 			v.Findings = append(v.Findings, f)
 		}
@@ -417,4 +437,28 @@ func prohibitedShown(hits map[string][]fileHit) []finding.Finding {
 		}
 	}
 	return out
+}
+
+// oneFP8NextNVerdict keeps one verdict on SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE:
+// where the recipe check already fails the variant for setting it
+// (recipe.CodeFP8NextNMoE, whose message states the pinned engine's effect),
+// the audit's informational "changes nothing here" finding for the same
+// variable is dropped so the JSON audit does not read as a pass.
+func oneFP8NextNVerdict(vr *recipe.VariantReport, ar *audit.Report) {
+	flagged := false
+	for _, f := range vr.Findings {
+		if f.Code == recipe.CodeFP8NextNMoE && f.Severity == finding.Error {
+			flagged = true
+		}
+	}
+	if !flagged || ar == nil {
+		return
+	}
+	kept := ar.Findings[:0]
+	for _, f := range ar.Findings {
+		if f.Code != "fp8-nextn-moe-ignored" {
+			kept = append(kept, f)
+		}
+	}
+	ar.Findings = kept
 }
