@@ -40,6 +40,8 @@ type SettingsOptions struct {
 type Settings struct {
 	GPU, Model, Precision, Engine string
 	Agentic                       bool
+	// ISL and OSL: the recipe's fixed-length benchmark (Agentic false).
+	ISL, OSL int
 	// Disagg: Prefill and Decode pools; otherwise one Agg instance.
 	Disagg                  bool
 	Agg, Prefill, Decode    Layout
@@ -166,6 +168,13 @@ func (v *Variant) Settings(vr *VariantReport, o SettingsOptions) (*Settings, err
 	if v.Agentic {
 		s.Agentic = true
 		read("workload", "agentx", "benchmark (agentic)")
+	} else if v.ISL > 0 && v.OSL > 0 {
+		s.ISL, s.OSL = v.ISL, v.OSL
+		typ := v.BenchType
+		if typ == "" {
+			typ = "fixed-length"
+		}
+		read("workload", fmt.Sprintf("fixed %d/%d tokens", v.ISL, v.OSL), "benchmark ("+typ+" isl/osl)")
 	}
 	if v.Engine != "" {
 		s.Engine = v.Engine
