@@ -26,7 +26,7 @@ type recipePrediction struct {
 // predictRecipe predicts every selected variant of a recipe with qf's
 // flags as defaults for what the recipe does not say.
 func predictRecipe(arg string, qf *queryFlags, conc int, given map[string]bool) ([]recipePrediction, error) {
-	rc, err := recipe.Load(arg)
+	rc, err := loadRecipeArg(arg)
 	if err != nil {
 		return nil, err
 	}
