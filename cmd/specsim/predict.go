@@ -259,6 +259,12 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "specsim predict:", flagError(err))
 		return exitBadInput
 	}
+	// The layouts sweep enumerates and recipe emit writes are the ones
+	// predict runs: one rule, simulate.EngineRuns.
+	if err := simulate.EngineRuns(strings.ToLower(qf.q.Engine), topo, k); err != nil {
+		fmt.Fprintf(stderr, "specsim predict: --engine %s does not deploy %v\n", qf.q.Engine, err)
+		return exitBadInput
+	}
 	out, err := simulate.Predict(res, topo, *conc, k)
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim predict:", flagError(err))

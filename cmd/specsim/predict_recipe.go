@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/specsim/specsim/audit/recipe"
 	"github.com/specsim/specsim/simulate"
@@ -182,6 +183,9 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 		t, err := simulate.ParseTopology(q.q.Topology)
 		if err != nil {
 			return nil, err
+		}
+		if err := simulate.EngineRuns(strings.ToLower(q.q.Engine), t, steps); err != nil {
+			return nil, fmt.Errorf("--topology: --engine %s does not deploy %v", q.q.Engine, err)
 		}
 		if t.String() != topo.String() {
 			st.Read = append(st.Read, recipe.Setting{Setting: "topology", Value: t.String(),
