@@ -403,6 +403,7 @@ func resolveEngineArgs(r *Role) error {
 		r.TP, _ = firstInt(a, "tensor-parallel-size", "tp")
 		r.DP, _ = firstInt(a, "data-parallel-size", "dp")
 		r.MaxRunning, r.MaxRunningKey = firstInt(a, "max-num-seqs")
+		r.CUDAGraphMaxBS, r.CUDAGraphKey = firstInt(a, "max-cudagraph-capture-size")
 		sc := a.Get("speculative-config")
 		if sc == nil {
 			sc = a.Get("speculative_config")

@@ -89,7 +89,7 @@ var sglangModelled = map[string]bool{
 // TensorRT-LLM config keys Settings reads into the deployment.
 var vllmModelled = map[string]bool{
 	"tensor-parallel-size": true, "data-parallel-size": true, "enable-expert-parallel": true, "pipeline-parallel-size": true,
-	"speculative-config": true, "max-num-seqs": true, "served-model-name": true,
+	"speculative-config": true, "max-num-seqs": true, "served-model-name": true, "max-cudagraph-capture-size": true,
 }
 
 var trtllmModelled = map[string]bool{
@@ -214,7 +214,19 @@ func (v *Variant) Settings(vr *VariantReport, o SettingsOptions) (*Settings, err
 	// Caps and engine settings come from the generating role (decode or agg).
 	if gen.MaxRunning > 0 {
 		s.MaxRunning = gen.MaxRunning
-		read("max running requests", strconv.Itoa(gen.MaxRunning), gen.ArgsAt+"."+gen.MaxRunningKey)
+		value := strconv.Itoa(gen.MaxRunning)
+		// specsim's cap is instance-wide (SGLang's max-running-requests,
+		// divided by dp_size); vLLM's max-num-seqs is per DP engine and
+		// TensorRT-LLM's max_batch_size per attention-DP rank.
+		genLayout := s.Agg
+		if s.Disagg {
+			genLayout = s.Decode
+		}
+		if dp := genLayout.TP; genLayout.DPAttention && dp > 1 && (gen.Engine == EngineVLLM || gen.Engine == EngineTRTLLM) {
+			s.MaxRunning = gen.MaxRunning * dp
+			value = fmt.Sprintf("%d (%d per DP rank x %d ranks)", s.MaxRunning, gen.MaxRunning, dp)
+		}
+		read("max running requests", value, gen.ArgsAt+"."+gen.MaxRunningKey)
 	}
 	if gen.CUDAGraphMaxBS > 0 {
 		s.GraphMaxBS = gen.CUDAGraphMaxBS
