@@ -210,6 +210,28 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 	return p, nil
 }
 
+// writeRecipePredictionsCSV writes three tables, each with a variant
+// column: what was read, what is not modelled, and the predictions.
+func writeRecipePredictionsCSV(w io.Writer, ps []recipePrediction) {
+	read := &table{header: []string{"variant", "setting", "value", "from"}}
+	un := &table{header: []string{"variant", "not modelled (listed, not applied)"}}
+	pred := &table{header: []string{"variant", "topology", ">conc", ">k", ">AL", "sim", ">tok/s/GPU", ">tok/s/user", ">TTFT p90 ms", ">TPOT p90 ms", ">E2EL p90 s"}}
+	for _, p := range ps {
+		for _, s := range p.Read {
+			read.add(p.Variant, s.Setting, s.Value, s.From)
+		}
+		for _, u := range p.Unsupported {
+			un.add(p.Variant, u)
+		}
+		r := p.Result
+		pred.add(p.Variant, p.Topology, strconv.Itoa(p.Conc), strconv.Itoa(p.Steps), fmt.Sprintf("%.2f", r.AL), r.Sim,
+			sig3(r.TputPerGPU), sig3(r.Interactivity), sig3(r.TTFTp90ms), sig3(r.TPOTp90ms), sig3(r.E2EL.P90))
+	}
+	read.write(w, formatCSV)
+	un.write(w, formatCSV)
+	pred.write(w, formatCSV)
+}
+
 func writeRecipePredictions(w io.Writer, file string, ps []recipePrediction) {
 	for i, p := range ps {
 		if i > 0 {
@@ -246,6 +268,10 @@ func runPredictRecipe(fs *flag.FlagSet, arg string, qf *queryFlags, conc int, fo
 			fmt.Fprintln(stderr, "specsim predict --recipe:", err)
 			return exitBadInput
 		}
+		return exitOK
+	}
+	if format == formatCSV {
+		writeRecipePredictionsCSV(stdout, ps)
 		return exitOK
 	}
 	writeRecipePredictions(stdout, arg, ps)
