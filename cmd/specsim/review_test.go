@@ -241,3 +241,37 @@ func TestReviewJSONFindings(t *testing.T) {
 		}
 	}
 }
+
+// TestReviewPrecisionMismatch: the agg bundle serves modelopt_fp4
+// (model.precision fp4); the same Qwen3.5 checkpoint with its quantization
+// configs removed is an unquantized BF16 release, which modelopt_fp4 does
+// not load, so review fails with precision-mismatch. The NVFP4 original
+// passes (TestReviewSharedRecipes).
+func TestReviewPrecisionMismatch(t *testing.T) {
+	ck := indexOnlyQwen(t)
+	if err := os.Remove(filepath.Join(ck, "hf_quant_config.json")); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(ck, "config.json")
+	raw, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	delete(cfg, "quantization_config")
+	if tc, ok := cfg["text_config"].(map[string]any); ok {
+		delete(tc, "quantization_config")
+	}
+	raw, _ = json.Marshal(cfg)
+	if err := os.WriteFile(cfgPath, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := "../../testdata/recipes/schema2_qwen3.5_sglang_gb300-fp4_agentx_agg-variants.yaml:override_c1"
+	code, out, errs := runCLI("review", "--recipe", r, "--checkpoint", ck)
+	if code != exitFindings || !strings.Contains(out, "error   precision-mismatch") || !strings.Contains(out, "unquantized BF16") {
+		t.Errorf("exit %d\n%s%s", code, out, errs)
+	}
+}
