@@ -331,11 +331,11 @@ func (v *Variant) Settings(vr *VariantReport, o SettingsOptions) (*Settings, err
 	default:
 		if n, ok := NameConcurrency(v.Name, v.JobName); ok {
 			s.Conc = n
-			job := v.JobName
-			if job == "" {
-				job = "-"
+			names := v.Name
+			if v.JobName != "" && v.JobName != v.Name {
+				names += " / " + v.JobName
 			}
-			read("concurrency", strconv.Itoa(n), fmt.Sprintf("the variant's name (%s / %s): InferenceX names its recipes after the conc-list it benchmarks them at; srt-slurm itself reads no concurrency from a name", v.Name, job))
+			read("concurrency", strconv.Itoa(n), fmt.Sprintf("the variant's name (%s): InferenceX names its recipes after the conc-list it benchmarks them at; srt-slurm itself reads no concurrency from a name", names))
 			break
 		}
 		read("concurrency", strconv.Itoa(o.Conc), "--conc default (the recipe names none)")
