@@ -17,8 +17,10 @@ type engineLayouts struct {
 	ppSpecAgg, ppSpecPrefill bool
 	// ppDecode: pipeline stages on a disaggregated decode worker.
 	ppDecode bool
-	// why is the source of the rules, for the sweep's skipped list.
-	why string
+	// why is the source of the rules, for the sweep's skipped list;
+	// whyEP and whyPP are the expert-parallel and pipeline-parallel rule
+	// alone, for a refusal that names the rule it breaks.
+	why, whyEP, whyPP string
 }
 
 // layoutsOf returns the layout rules of engine ("" is SGLang).
@@ -52,27 +54,40 @@ type engineLayouts struct {
 func layoutsOf(engine string) engineLayouts {
 	switch engine {
 	case "vllm":
-		return engineLayouts{wholeEP: true, why: "vllm: expert parallelism spans the whole instance (fused_moe/config.py FusedMoEParallelConfig.make); pipeline parallel with speculative decoding is not enumerated (not read at vLLM's source)"}
+		ep := "vllm: expert parallelism spans the whole instance (fused_moe/config.py FusedMoEParallelConfig.make)"
+		pp := "vllm: pipeline parallel with speculative decoding is not enumerated (not read at vLLM's source)"
+		return engineLayouts{wholeEP: true, why: ep + "; " + pp[len("vllm: "):], whyEP: ep, whyPP: pp}
 	case "trtllm":
-		return engineLayouts{partialEP: true, why: "trtllm: pipeline parallel with MTP is not enumerated (not read at TensorRT-LLM's source)"}
+		pp := "trtllm: pipeline parallel with MTP is not enumerated (not read at TensorRT-LLM's source)"
+		return engineLayouts{partialEP: true, why: pp, whyPP: pp}
 	}
-	return engineLayouts{ppSpecPrefill: true, why: "sglang: pipeline parallel with speculative decoding only on disaggregated prefill workers (server_args.py check_server_args)"}
+	pp := "sglang: pipeline parallel with speculative decoding only on disaggregated prefill workers (server_args.py check_server_args)"
+	return engineLayouts{ppSpecPrefill: true, why: pp, whyPP: pp}
 }
 
 // runs reports whether the engine deploys topology t with draft length k.
-func (l engineLayouts) runs(t Topology, k int) bool {
+func (l engineLayouts) runs(t Topology, k int) bool { return l.broken(t, k) == "" }
+
+// broken is the rule t with draft length k breaks ("" when it deploys).
+func (l engineLayouts) broken(t Topology, k int) string {
 	for _, p := range []Parallel{t.Agg, t.Prefill, t.Decode} {
 		if l.wholeEP && p.EP > 1 && p.EP < p.TP {
-			return false
+			return l.whyEP
 		}
 	}
 	if !t.Disagg {
-		return t.Agg.PP == 1 || k == 0 || l.ppSpecAgg
+		if t.Agg.PP == 1 || k == 0 || l.ppSpecAgg {
+			return ""
+		}
+		return l.whyPP
 	}
 	if t.Decode.PP > 1 && !l.ppDecode {
-		return false
+		return "pipeline parallel on disaggregated decode workers is not deployed: no engine's disaggregated recipes run it, and SGLang's decode worker with speculation cannot (server_args.py check_server_args)"
 	}
-	return t.Prefill.PP == 1 || k == 0 || l.ppSpecPrefill
+	if t.Prefill.PP == 1 || k == 0 || l.ppSpecPrefill {
+		return ""
+	}
+	return l.whyPP
 }
 
 // instanceShapes lists the layouts of one instance of at most gpus GPUs
@@ -116,9 +131,9 @@ func nodeSpan(t Topology, node int) int {
 // EngineRuns returns nil when engine deploys topology t with draft length
 // k, otherwise why not (see layoutsOf for the sources).
 func EngineRuns(engine string, t Topology, k int) error {
-	l := layoutsOf(engine)
-	if l.runs(t, k) {
+	why := layoutsOf(engine).broken(t, k)
+	if why == "" {
 		return nil
 	}
-	return fmt.Errorf("%s at k %d: %s", t, k, l.why)
+	return fmt.Errorf("%s at k %d: %s", t, k, why)
 }

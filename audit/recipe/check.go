@@ -791,7 +791,9 @@ func (c *checker) checkFP8NextN() {
 // requests one rank can run. Under SGLang DP attention each DP rank runs
 // max-running-requests / dp of them (SGLang divides the cap by dp_size)
 // and captures graphs for its own batch, so the cap per rank is what the
-// graph must cover; a batch above the largest graph runs eagerly.
+// graph must cover; a batch above the largest graph runs eagerly. vLLM's
+// max-num-seqs (per DP engine) and TensorRT-LLM's max_batch_size (per
+// attention-DP rank) are per-rank caps already.
 func (c *checker) checkCUDAGraph(r *Role) {
 	if r.Name == RolePrefill || r.CUDAGraphDisable || r.CUDAGraphMaxBS == 0 || r.MaxRunning == 0 {
 		return
@@ -805,8 +807,18 @@ func (c *checker) checkCUDAGraph(r *Role) {
 			arith = fmt.Sprintf("%s %d / dp %d (DP attention) = %d per rank", r.MaxRunningKey, r.MaxRunning, r.DP, perRank)
 		}
 	case EngineTRTLLM:
+		// max_batch_size bounds each attention-DP rank's own batch (each
+		// rank's PyExecutor schedules up to it), so it is the per-rank cap.
 		if r.DPAttention {
 			arith += " per attention-DP rank"
+		}
+	case EngineVLLM:
+		// Each DP rank is its own engine core with its own scheduler
+		// (vLLM docs/serving/data_parallel_deployment.md,
+		// vllm/v1/engine/core.py DPEngineCoreProc): max-num-seqs bounds
+		// one DP engine's batch, which its CUDA graphs must cover.
+		if r.DP > 1 {
+			arith += " per DP engine"
 		}
 	default:
 		return

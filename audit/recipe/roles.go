@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -119,6 +120,12 @@ type Variant struct {
 	// Concurrency is the largest benchmark concurrency the recipe names, 0
 	// when it names none.
 	Concurrency int
+	// ISL and OSL are a fixed-length benchmark's input and output lengths
+	// (benchmark.isl and benchmark.osl, as srt-slurm's sa-bench takes
+	// them), 0 when the recipe names none.
+	ISL, OSL int
+	// BenchType is benchmark.type (sa-bench, agentic, ...).
+	BenchType string
 
 	tree    *Value
 	section *Value // the override merged onto base, to tell inherited settings apart
@@ -304,6 +311,8 @@ func resolveVariant(name string, tree, section *Value) (*Variant, error) {
 	v.Agentic = agentic(tree)
 	v.Container = tree.Get("model", "container").String()
 	v.Concurrency = concurrency(tree)
+	v.BenchType = tree.Get("benchmark", "type").String()
+	v.ISL, v.OSL = benchLen(tree, "isl", "ISL"), benchLen(tree, "osl", "OSL")
 	return v, nil
 }
 
@@ -394,6 +403,7 @@ func resolveEngineArgs(r *Role) error {
 		r.TP, _ = firstInt(a, "tensor-parallel-size", "tp")
 		r.DP, _ = firstInt(a, "data-parallel-size", "dp")
 		r.MaxRunning, r.MaxRunningKey = firstInt(a, "max-num-seqs")
+		r.CUDAGraphMaxBS, r.CUDAGraphKey = firstInt(a, "max-cudagraph-capture-size")
 		sc := a.Get("speculative-config")
 		if sc == nil {
 			sc = a.Get("speculative_config")
@@ -663,4 +673,15 @@ func concurrency(tree *Value) int {
 		take(tree.Get("benchmark", "env", k).String())
 	}
 	return best
+}
+
+// benchLen is benchmark.<key> (or benchmark.env.<envKey>) as a positive
+// token count, 0 when absent or not a positive integer.
+func benchLen(tree *Value, key, envKey string) int {
+	for _, s := range []string{tree.Get("benchmark", key).String(), tree.Get("benchmark", "env", envKey).String()} {
+		if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 0
 }

@@ -22,6 +22,27 @@ type Layout struct {
 	DPAttention         bool
 }
 
+// Spec is the layout in specsim's topology spelling: tpN, tpNepM, depN
+// (attention data parallel over N ranks with experts over all of them),
+// with ppM appended for pipeline stages.
+func (l Layout) Spec() string {
+	tp, ep := max(l.TP, 1), max(l.EP, 1)
+	out := fmt.Sprintf("tp%d", tp)
+	switch {
+	case l.DPAttention && tp > 1:
+		out = fmt.Sprintf("dep%d", tp)
+		if ep > 1 && ep != tp {
+			out += fmt.Sprintf("ep%d", ep)
+		}
+	case ep > 1:
+		out += fmt.Sprintf("ep%d", ep)
+	}
+	if l.PP > 1 {
+		out += fmt.Sprintf("pp%d", l.PP)
+	}
+	return out
+}
+
 // SettingsOptions are what the caller knows besides the recipe: the
 // model and concurrency given on its command line, and which model names
 // it can price.
@@ -40,6 +61,8 @@ type SettingsOptions struct {
 type Settings struct {
 	GPU, Model, Precision, Engine string
 	Agentic                       bool
+	// ISL and OSL: the recipe's fixed-length benchmark (Agentic false).
+	ISL, OSL int
 	// Disagg: Prefill and Decode pools; otherwise one Agg instance.
 	Disagg                  bool
 	Agg, Prefill, Decode    Layout
@@ -87,12 +110,40 @@ var sglangModelled = map[string]bool{
 // TensorRT-LLM config keys Settings reads into the deployment.
 var vllmModelled = map[string]bool{
 	"tensor-parallel-size": true, "data-parallel-size": true, "enable-expert-parallel": true, "pipeline-parallel-size": true,
-	"speculative-config": true, "max-num-seqs": true, "served-model-name": true,
+	"speculative-config": true, "max-num-seqs": true, "served-model-name": true, "max-cudagraph-capture-size": true,
+	"kv-cache-dtype": true, "gpu-memory-utilization": true, "max-num-batched-tokens": true,
 }
 
 var trtllmModelled = map[string]bool{
 	"tensor_parallel_size": true, "moe_expert_parallel_size": true, "enable_attention_dp": true, "pipeline_parallel_size": true,
-	"speculative_config": true, "max_batch_size": true, "cuda_graph_config": true,
+	"speculative_config": true, "max_batch_size": true, "cuda_graph_config": true, "max_num_tokens": true,
+}
+
+// layoutQuiet is layout without its notes (for display).
+func (s *Settings) layoutQuiet(r *Role, workers int) Layout {
+	n := len(s.Unsupported)
+	l := s.layout(r, workers)
+	s.Unsupported = s.Unsupported[:n]
+	return l
+}
+
+// engineLayoutArgs is r's layout as its engine's arguments spell it.
+func engineLayoutArgs(r *Role) string {
+	pp := ""
+	for _, k := range []string{"pipeline-parallel-size", "pp-size", "pipeline_parallel_size"} {
+		if v := argValue(r.Args, k); v != "" {
+			pp = " " + k + " " + v
+			break
+		}
+	}
+	switch r.Engine {
+	case EngineVLLM:
+		return fmt.Sprintf("tensor-parallel-size %d data-parallel-size %d enable-expert-parallel %v%s",
+			max(r.TP, 1), max(r.DP, 1), argValue(r.Args, "enable-expert-parallel") == "true", pp)
+	case EngineTRTLLM:
+		return fmt.Sprintf("tensor_parallel_size %d moe_expert_parallel_size %d enable_attention_dp %v%s", max(r.TP, 1), max(r.EP, 1), r.DPAttention, pp)
+	}
+	return fmt.Sprintf("tp %d dp %d ep %d dp-attention %v%s", max(r.TP, 1), max(r.DP, 1), max(r.EP, 1), r.DPAttention, pp)
 }
 
 // layout is r's instance layout in specsim's terms. vLLM's EP spans
@@ -166,6 +217,13 @@ func (v *Variant) Settings(vr *VariantReport, o SettingsOptions) (*Settings, err
 	if v.Agentic {
 		s.Agentic = true
 		read("workload", "agentx", "benchmark (agentic)")
+	} else if v.ISL > 0 && v.OSL > 0 {
+		s.ISL, s.OSL = v.ISL, v.OSL
+		typ := v.BenchType
+		if typ == "" {
+			typ = "fixed-length"
+		}
+		read("workload", fmt.Sprintf("fixed %d/%d tokens", v.ISL, v.OSL), "benchmark ("+typ+" isl/osl)")
 	}
 	if v.Engine != "" {
 		s.Engine = v.Engine
@@ -200,12 +258,25 @@ func (v *Variant) Settings(vr *VariantReport, o SettingsOptions) (*Settings, err
 		return nil, fmt.Errorf("no agg role and no prefill+decode pair (roles: %s)", strings.Join(names, ", "))
 	}
 	for _, r := range v.Roles {
-		read(r.Name+" topology", fmt.Sprintf("tp %d dp %d ep %d dp-attention %v, %d worker(s)", r.TP, r.DP, r.EP, r.DPAttention, workers[r.Name]), r.ArgsAt)
+		l := s.layoutQuiet(r, workers[r.Name])
+		read(r.Name+" topology", fmt.Sprintf("%s, %d worker(s)", l.Spec(), workers[r.Name]), r.ArgsAt+" ("+engineLayoutArgs(r)+")")
 	}
 	// Caps and engine settings come from the generating role (decode or agg).
 	if gen.MaxRunning > 0 {
 		s.MaxRunning = gen.MaxRunning
-		read("max running requests", strconv.Itoa(gen.MaxRunning), gen.ArgsAt+"."+gen.MaxRunningKey)
+		value := strconv.Itoa(gen.MaxRunning)
+		// specsim's cap is instance-wide (SGLang's max-running-requests,
+		// divided by dp_size); vLLM's max-num-seqs is per DP engine and
+		// TensorRT-LLM's max_batch_size per attention-DP rank.
+		genLayout := s.Agg
+		if s.Disagg {
+			genLayout = s.Decode
+		}
+		if dp := genLayout.TP; genLayout.DPAttention && dp > 1 && (gen.Engine == EngineVLLM || gen.Engine == EngineTRTLLM) {
+			s.MaxRunning = gen.MaxRunning * dp
+			value = fmt.Sprintf("%d (%d per DP rank x %d ranks)", s.MaxRunning, gen.MaxRunning, dp)
+		}
+		read("max running requests", value, gen.ArgsAt+"."+gen.MaxRunningKey)
 	}
 	if gen.CUDAGraphMaxBS > 0 {
 		s.GraphMaxBS = gen.CUDAGraphMaxBS
@@ -215,8 +286,11 @@ func (v *Variant) Settings(vr *VariantReport, o SettingsOptions) (*Settings, err
 		s.Unsupported = append(s.Unsupported, gen.ArgsAt+": CUDA graphs disabled (not modelled: graphs are assumed)")
 	}
 	sglang := gen.Engine == EngineSGLang
-	if sglang {
+	switch gen.Engine {
+	case EngineSGLang:
 		s.sglangArgs(gen, roles["prefill"], read)
+	case EngineVLLM, EngineTRTLLM:
+		s.vllmTRTArgs(gen, roles["prefill"], read)
 	}
 	for _, r := range v.Roles {
 		s.unmodelled(r, sglang)
@@ -224,7 +298,11 @@ func (v *Variant) Settings(vr *VariantReport, o SettingsOptions) (*Settings, err
 	// Speculation: the draft length and the golden AL AgentX injects.
 	if gen.Spec != nil && gen.Spec.DraftLength > 0 {
 		s.Steps = gen.Spec.DraftLength
-		read("speculative", fmt.Sprintf("%s, k = %d, topk %d, draft tokens %d", gen.Spec.Algorithm, gen.Spec.DraftLength, gen.Spec.TopK, gen.Spec.NumDraftTokens), gen.ArgsAt+"."+gen.Spec.DraftLengthKey)
+		spec := fmt.Sprintf("%s, k = %d, topk %d", gen.Spec.Algorithm, gen.Spec.DraftLength, gen.Spec.TopK)
+		if gen.Spec.NumDraftTokens > 0 { // SGLang's speculative-num-draft-tokens; vLLM and TRT-LLM have none
+			spec += fmt.Sprintf(", draft tokens %d", gen.Spec.NumDraftTokens)
+		}
+		read("speculative", spec, gen.ArgsAt+"."+gen.Spec.DraftLengthKey)
 		if gen.Spec.TopK > 1 {
 			s.Unsupported = append(s.Unsupported, fmt.Sprintf("speculative topk %d: tree drafts are not modelled (chains of k)", gen.Spec.TopK))
 		}
@@ -253,11 +331,11 @@ func (v *Variant) Settings(vr *VariantReport, o SettingsOptions) (*Settings, err
 	default:
 		if n, ok := NameConcurrency(v.Name, v.JobName); ok {
 			s.Conc = n
-			job := v.JobName
-			if job == "" {
-				job = "-"
+			names := v.Name
+			if v.JobName != "" && v.JobName != v.Name {
+				names += " / " + v.JobName
 			}
-			read("concurrency", strconv.Itoa(n), fmt.Sprintf("the variant's name (%s / %s): InferenceX names its recipes after the conc-list it benchmarks them at; srt-slurm itself reads no concurrency from a name", v.Name, job))
+			read("concurrency", strconv.Itoa(n), fmt.Sprintf("the variant's name (%s): InferenceX names its recipes after the conc-list it benchmarks them at; srt-slurm itself reads no concurrency from a name", names))
 			break
 		}
 		read("concurrency", strconv.Itoa(o.Conc), "--conc default (the recipe names none)")
@@ -322,6 +400,47 @@ func (s *Settings) sglangArgs(gen, prefill *Role, read func(setting, value, from
 	}
 }
 
+// vllmTRTArgs reads the vLLM arguments (vllm/engine/arg_utils.py
+// spelling) and TensorRT-LLM config keys (tensorrt_llm/llmapi/llm_args.py)
+// a prediction models: the KV cache dtype, the memory share (vLLM
+// gpu-memory-utilization; TensorRT-LLM kv_cache_config.free_gpu_memory_fraction,
+// which predict's --mem-fraction means under --engine trtllm) and the
+// prefill chunk (max-num-batched-tokens, max_num_tokens), as recipe emit
+// writes them.
+func (s *Settings) vllmTRTArgs(gen, prefill *Role, read func(setting, value, from string)) {
+	chunkRole := gen
+	if prefill != nil {
+		chunkRole = prefill
+	}
+	kvKey, memKey, chunkKey := "kv-cache-dtype", "gpu-memory-utilization", "max-num-batched-tokens"
+	kv, mem := argValue(gen.Args, kvKey), argValue(gen.Args, memKey)
+	if gen.Engine == EngineTRTLLM {
+		kvKey, memKey, chunkKey = "kv_cache_config.dtype", "kv_cache_config.free_gpu_memory_fraction", "max_num_tokens"
+		kv, mem = "", ""
+		if gen.Args != nil {
+			kv = gen.Args.Get("kv_cache_config", "dtype").String()
+			mem = gen.Args.Get("kv_cache_config", "free_gpu_memory_fraction").String()
+		}
+	}
+	if f, err := strconv.ParseFloat(mem, 64); err == nil && f > 0 && f <= 1 {
+		s.MemFraction = f
+		read("mem fraction", mem, gen.ArgsAt+"."+memKey)
+	}
+	if n, err := strconv.Atoi(argValue(chunkRole.Args, chunkKey)); err == nil && n > 0 {
+		s.Chunk = n
+		read("chunked prefill", strconv.Itoa(n), chunkRole.ArgsAt+"."+chunkKey)
+	}
+	switch {
+	case strings.HasPrefix(kv, "fp8"):
+		s.KVDType = "fp8"
+	case kv == "auto" || kv == "bf16" || kv == "bfloat16":
+		s.KVDType = "bf16"
+	}
+	if s.KVDType != "" {
+		read("kv cache dtype", kv, gen.ArgsAt+"."+kvKey)
+	}
+}
+
 // unmodelled lists r's engine arguments and environment that a
 // prediction does not model.
 func (s *Settings) unmodelled(r *Role, sglang bool) {
@@ -333,6 +452,15 @@ func (s *Settings) unmodelled(r *Role, sglang bool) {
 		nk := strings.ReplaceAll(k, "_", "-")
 		if sglang && (sglangModelled[nk] || strings.HasPrefix(nk, "hicache-") || nk == "enable-hierarchical-cache") ||
 			r.Engine == EngineVLLM && vllmModelled[nk] || r.Engine == EngineTRTLLM && trtllmModelled[k] {
+			continue
+		}
+		if r.Engine == EngineTRTLLM && k == "kv_cache_config" && r.Args.Fields[k].Kind == Map {
+			kv := r.Args.Fields[k]
+			for _, sk := range kv.Keys {
+				if sk != "dtype" && sk != "free_gpu_memory_fraction" {
+					extra = append(extra, k+"."+sk+"="+argPreview(kv.Fields[sk]))
+				}
+			}
 			continue
 		}
 		extra = append(extra, k+"="+argPreview(r.Args.Fields[k]))

@@ -31,7 +31,7 @@ func TestSettings(t *testing.T) {
 	}
 	if len(s.Read) == 0 || s.Read[0] != (Setting{"gpu", "gb300", "resources.gpu_type"}) ||
 		s.Read[len(s.Read)-1].Setting != "concurrency" || s.Read[len(s.Read)-1].Value != "1" ||
-		!strings.HasPrefix(s.Read[len(s.Read)-1].From, "the variant's name (agg-gb300-tp2-c1-mtp-hicache-jid2530006 / ") {
+		!strings.HasPrefix(s.Read[len(s.Read)-1].From, "the variant's name (agg-gb300-tp2-c1-mtp-hicache-jid2530006): ") {
 		t.Errorf("read %v", s.Read)
 	}
 	if !strings.Contains(strings.Join(s.Unsupported, "\n"), "enable-hierarchical-cache (HiCache, hicache-ratio 0.9)") {

@@ -8,6 +8,7 @@
 package review
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -24,12 +25,13 @@ import (
 
 // Finding codes of the review's own checks.
 const (
-	CodeEnvMismatch     = "worker-env-mismatch"
-	CodeEnvNotShown     = "worker-env-not-shown"
-	CodeNoDraftRole     = "no-speculative-role"
-	CodeEngineNoAudit   = "engine-precision-not-modelled"
-	CodeProhibitedShown = "worker-env-prohibited"
-	CodeModelMismatch   = "model-mismatch"
+	CodeEnvMismatch       = "worker-env-mismatch"
+	CodeEnvNotShown       = "worker-env-not-shown"
+	CodeNoDraftRole       = "no-speculative-role"
+	CodeEngineNoAudit     = "engine-precision-not-modelled"
+	CodeProhibitedShown   = "worker-env-prohibited"
+	CodeModelMismatch     = "model-mismatch"
+	CodePrecisionMismatch = "precision-mismatch"
 )
 
 // Input is what a review reads.
@@ -82,6 +84,24 @@ type Variant struct {
 	Recipe *recipe.VariantReport `json:"-"`
 	// Accept is the logged accept length against the golden AL.
 	Accept *enginelog.Agreement `json:"accept,omitempty"`
+}
+
+// MarshalJSON writes the variant with "findings" as every finding the
+// text and Markdown reports show (Problems: the recipe check's, the
+// checkpoint audit's and the review's own errors and warnings, most
+// serious first) and "review_findings" as the review's own findings of
+// every severity.
+func (v Variant) MarshalJSON() ([]byte, error) {
+	type plain Variant
+	fs := v.Problems()
+	if fs == nil {
+		fs = []finding.Finding{}
+	}
+	return json.Marshal(struct {
+		plain
+		Findings       []finding.Finding `json:"findings"`
+		ReviewFindings []finding.Finding `json:"review_findings"`
+	}{plain(v), fs, v.Findings})
 }
 
 // Problems are every error and warning of the variant, from the recipe
@@ -218,7 +238,11 @@ func Build(in Input) (*Report, error) {
 			}
 		}
 		v.Audit = ar
+		oneFP8NextNVerdict(vr, ar)
 		if f, ok := modelMismatch(rv.ModelNames, ar); ok {
+			v.Findings = append(v.Findings, f)
+		}
+		if f, ok := precisionMismatch(rv.ModelPrecision(), gen.Quantization, ar); ok {
 			v.Findings = append(v.Findings, f)
 		}
 		if len(in.Logs) > 0 && gen.Spec.DraftLength > 0 {
@@ -260,6 +284,43 @@ func modelMismatch(names []string, ar *audit.Report) (finding.Finding, bool) {
 				n, fam, ar.Dir, ar.Family, arch)}, true
 	}
 	return finding.Finding{}, false
+}
+
+// precisionMismatch is an error when the recipe serves FP4 weights
+// (model.precision fp4, or a quantization such as modelopt_fp4) and the
+// checkpoint ships none: SGLang's and vLLM's modelopt_fp4 load serialized
+// NVFP4 weights and scales (ModelOptFp4Config reads hf_quant_config.json)
+// and quantize nothing online, so an unquantized or FP8 checkpoint either
+// fails to load or is not the model the recipe says it benchmarks.
+// Checkpoints whose precision the config does not state plainly (mixed
+// precision, unknown algorithms) are not compared.
+func precisionMismatch(precision, quantization string, ar *audit.Report) (finding.Finding, bool) {
+	wantFP4 := strings.EqualFold(precision, "fp4") || strings.Contains(strings.ToLower(quantization), "fp4")
+	if !wantFP4 || ar == nil || ar.Checkpoint == nil || ar.Checkpoint.Config == nil {
+		return finding.Finding{}, false
+	}
+	q := ar.Checkpoint.Config.Quant
+	ships := ""
+	switch {
+	case q == nil:
+		ships = "no quantization (no hf_quant_config.json, no quantization_config in config.json): unquantized BF16/FP16 weights"
+	case strings.Contains(q.Algo, "FP4"):
+		return finding.Finding{}, false
+	case strings.Contains(q.Algo, "FP8") || q.Algo == "" && strings.EqualFold(q.Method, "fp8"):
+		ships = fmt.Sprintf("FP8 weights (quant_method %q, quant_algo %q)", q.Method, q.Algo)
+	default:
+		return finding.Finding{}, false
+	}
+	says := []string{}
+	if precision != "" {
+		says = append(says, "model.precision "+precision)
+	}
+	if quantization != "" {
+		says = append(says, "quantization "+quantization)
+	}
+	return finding.Finding{Code: CodePrecisionMismatch, Severity: finding.Error,
+		Message: fmt.Sprintf("the recipe serves FP4 weights (%s) but the checkpoint %s ships %s: modelopt_fp4 loads serialized NVFP4 weights and scales and quantizes nothing online, so the run fails to load or benchmarks another precision. Pass the NVFP4 checkpoint the recipe serves",
+			strings.Join(says, ", "), ar.Dir, ships)}, true
 }
 
 // auditConfig is the audit of the generation role's launch: its engine,
@@ -417,4 +478,28 @@ func prohibitedShown(hits map[string][]fileHit) []finding.Finding {
 		}
 	}
 	return out
+}
+
+// oneFP8NextNVerdict keeps one verdict on SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE:
+// where the recipe check already fails the variant for setting it
+// (recipe.CodeFP8NextNMoE, whose message states the pinned engine's effect),
+// the audit's informational "changes nothing here" finding for the same
+// variable is dropped so the JSON audit does not read as a pass.
+func oneFP8NextNVerdict(vr *recipe.VariantReport, ar *audit.Report) {
+	flagged := false
+	for _, f := range vr.Findings {
+		if f.Code == recipe.CodeFP8NextNMoE && f.Severity == finding.Error {
+			flagged = true
+		}
+	}
+	if !flagged || ar == nil {
+		return
+	}
+	kept := ar.Findings[:0]
+	for _, f := range ar.Findings {
+		if f.Code != "fp8-nextn-moe-ignored" {
+			kept = append(kept, f)
+		}
+	}
+	ar.Findings = kept
 }

@@ -95,6 +95,18 @@ type table struct {
 
 func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
 
+// withColumn returns t with a first column name whose every cell is
+// value (appended to into when into is not nil: one table for many).
+func (t *table) withColumn(into *table, name, value string) *table {
+	if into == nil {
+		into = &table{header: append([]string{name}, t.header...)}
+	}
+	for _, r := range t.rows {
+		into.add(append([]string{value}, r...)...)
+	}
+	return into
+}
+
 // write prints t in format f: as CSV where w is a textOut of csv,
 // Markdown for markdown, aligned text otherwise.
 func (t *table) write(w io.Writer, f format) {

@@ -34,6 +34,10 @@ memory in GiB per GPU. A deployment that cannot fit exits 2 with the arithmetic.
 Example:
   specsim predict --model Qwen3.5-397B-A17B --precision fp4 --gpu b200 \
       --topology agg:tp4 --conc 64 --isl 1024 --osl 1024 --spec mtp --steps 3
+
+--recipe FILE[:selector] reads the deployment and benchmark (agentic or
+sa-bench isl/osl) from an srt-slurm recipe; "-" reads stdin. Flags given
+explicitly win over the recipe ("overridden by --FLAG" in the table).
 `
 
 // queryFlags registers the flags predict, sweep and bestk share.
@@ -213,7 +217,7 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("predict", predictHelp, stderr)
 	qf := addQueryFlags(fs, true)
 	conc := fs.Int("conc", 7, "concurrency: agentx = live session trees (a root conversation and its subagents, AIPerf --concurrency); fixed lengths = closed-loop sessions that send the next request when the previous one ends")
-	recipeArg := fs.String("recipe", "", "predict what an srt-slurm recipe FILE[:selector] deploys (topology, caps, CUDA graphs, mem fraction, speculation, golden AL); other flags fill what it leaves out")
+	recipeArg := fs.String("recipe", "", "predict what an srt-slurm recipe FILE[:selector] deploys (topology, caps, CUDA graphs, mem fraction, speculation, golden AL, benchmark workload); a flag given explicitly wins over the recipe and the output says \"overridden by --FLAG\"; flag defaults fill only what it leaves out")
 	ff := addFormatFlags(fs)
 	rest, err := parseFlags(fs, args)
 	if err != nil {
@@ -254,6 +258,12 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 	topo, err := simulate.ParseTopology(qf.q.Topology)
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim predict:", flagError(err))
+		return exitBadInput
+	}
+	// The layouts sweep enumerates and recipe emit writes are the ones
+	// predict runs: one rule, simulate.EngineRuns.
+	if err := simulate.EngineRuns(strings.ToLower(qf.q.Engine), topo, k); err != nil {
+		fmt.Fprintf(stderr, "specsim predict: --engine %s does not deploy %v\n", qf.q.Engine, err)
 		return exitBadInput
 	}
 	out, err := simulate.Predict(res, topo, *conc, k)

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	"github.com/specsim/specsim/audit/recipe"
 	"github.com/specsim/specsim/simulate"
@@ -24,8 +26,8 @@ type recipePrediction struct {
 
 // predictRecipe predicts every selected variant of a recipe with qf's
 // flags as defaults for what the recipe does not say.
-func predictRecipe(arg string, qf *queryFlags, conc int, concSet, modelSet bool) ([]recipePrediction, error) {
-	rc, err := recipe.Load(arg)
+func predictRecipe(arg string, qf *queryFlags, conc int, given map[string]bool) ([]recipePrediction, error) {
+	rc, err := loadRecipeArg(arg)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +41,7 @@ func predictRecipe(arg string, qf *queryFlags, conc int, concSet, modelSet bool)
 	rep := recipe.Check(rc, recipe.Options{Curves: goldenCurves{set}})
 	var out []recipePrediction
 	for vi, v := range rc.Variants {
-		p, err := predictVariant(v, &rep.Variants[vi], qf, conc, concSet, modelSet)
+		p, err := predictVariant(v, &rep.Variants[vi], qf, conc, given)
 		if err != nil {
 			return nil, fmt.Errorf("%s:%s: %w", rc.File, v.Name, err)
 		}
@@ -50,10 +52,10 @@ func predictRecipe(arg string, qf *queryFlags, conc int, concSet, modelSet bool)
 
 // predictVariant predicts one variant from what it says
 // (recipe.Variant.Settings), with qf's flags for what it does not.
-func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags, conc int, concSet, modelSet bool) (*recipePrediction, error) {
-	o := recipe.SettingsOptions{Conc: conc, ConcGiven: concSet,
+func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags, conc int, given map[string]bool) (*recipePrediction, error) {
+	o := recipe.SettingsOptions{Conc: conc, ConcGiven: given["conc"],
 		KnownModel: func(name string) bool { _, err := simulate.ResolveModel(name); return err == nil }}
-	if modelSet {
+	if given["model"] {
 		o.Model = qf.q.Model
 	}
 	st, err := v.Settings(vr, o)
@@ -66,38 +68,105 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 	}
 	q := *qf
 	q.q.Model = st.Model
-	setStr := func(to *string, v string) {
-		if v != "" {
+	// The rule: a flag given on the command line wins over what the
+	// recipe says, and the "read from the recipe" table says so; what the
+	// recipe says wins over flag defaults.
+	over := func(setting, flagName, value string) {
+		for i := range st.Read {
+			if st.Read[i].Setting == setting {
+				st.Read[i] = recipe.Setting{Setting: setting, Value: value,
+					From: fmt.Sprintf("overridden by --%s (the recipe's %s from %s)", flagName, st.Read[i].Value, st.Read[i].From)}
+				return
+			}
+		}
+		st.Read = append(st.Read, recipe.Setting{Setting: setting, Value: value, From: "--" + flagName + " (the recipe names none)"})
+	}
+	setStr := func(to *string, v, flagName, setting string) {
+		switch {
+		case given[flagName]:
+			if v != "" && v != *to {
+				over(setting, flagName, *to)
+			}
+		case v != "":
 			*to = v
 		}
 	}
-	setStr(&q.q.GPU, st.GPU)
-	setStr(&q.q.Precision, st.Precision)
-	setStr(&q.q.Engine, st.Engine)
-	setStr(&q.q.KVDType, st.KVDType)
-	setStr(&q.q.MambaSSMDType, st.MambaSSMDType)
-	setStr(&q.q.MoEBackend, st.MoEBackend)
-	setStr(&q.q.SpecMoEBackend, st.SpecMoEBackend)
-	if st.Agentic {
+	setStr(&q.q.GPU, st.GPU, "gpu", "gpu")
+	setStr(&q.q.Precision, st.Precision, "precision", "precision")
+	setStr(&q.q.Engine, st.Engine, "engine", "engine")
+	setStr(&q.q.KVDType, st.KVDType, "kv-dtype", "kv cache dtype")
+	setStr(&q.q.MambaSSMDType, st.MambaSSMDType, "mamba-ssm-dtype", "mamba ssm dtype")
+	setStr(&q.q.MoEBackend, st.MoEBackend, "moe-runner-backend", "moe runner backend")
+	setStr(&q.q.SpecMoEBackend, st.SpecMoEBackend, "speculative-moe-runner-backend", "speculative moe runner backend")
+	switch {
+	case given["isl"] || given["osl"] || given["workload"]:
+		wl := q.workload
+		if q.isl > 0 || q.osl > 0 {
+			wl = fmt.Sprintf("fixed %d/%d tokens", q.isl, q.osl)
+		} else if wl == "" {
+			wl = "agentx"
+		}
+		if st.Agentic || st.ISL > 0 {
+			over("workload", map[bool]string{true: "isl/--osl", false: "workload"}[q.isl > 0 || q.osl > 0], wl)
+		}
+	case st.Agentic:
 		q.workload, q.isl, q.osl = "agentx", 0, 0
+	case st.ISL > 0:
+		q.workload, q.isl, q.osl = "", st.ISL, st.OSL
+	default:
+		st.Read = append(st.Read, recipe.Setting{Setting: "workload", Value: "agentx", From: "predict's default (the recipe's benchmark names neither an agentic run nor isl/osl)"})
 	}
-	if st.MaxRunning > 0 {
-		q.q.MaxRunning = st.MaxRunning
+	setInt := func(to *int, v int, flagName, setting string) {
+		switch {
+		case given[flagName]:
+			if v > 0 && v != *to {
+				over(setting, flagName, strconv.Itoa(*to))
+			}
+		case v > 0:
+			*to = v
+		}
 	}
-	if st.GraphMaxBS > 0 {
-		q.q.CUDAGraphMaxBS = st.GraphMaxBS
-	}
-	if st.MemFraction > 0 {
+	setInt(&q.q.MaxRunning, st.MaxRunning, "max-running", "max running requests")
+	setInt(&q.q.CUDAGraphMaxBS, st.GraphMaxBS, "cuda-graph-max-bs", "cuda graph max bs")
+	setInt(&q.q.Chunk, st.Chunk, "chunk", "chunked prefill")
+	switch {
+	case given["mem-fraction"]:
+		if st.MemFraction > 0 && st.MemFraction != q.q.MemFraction {
+			over("mem fraction", "mem-fraction", strconv.FormatFloat(q.q.MemFraction, 'g', -1, 64))
+		}
+	case st.MemFraction > 0:
 		q.q.MemFraction = st.MemFraction
-	}
-	if st.Chunk > 0 {
-		q.q.Chunk = st.Chunk
 	}
 	q.q.AllReduceFusion = q.q.AllReduceFusion || st.AllReduceFusion
 	q.q.SpecV2 = q.q.SpecV2 || st.SpecV2
 	q.q.Server.PrefillDraft = q.q.Server.PrefillDraft || st.PrefillDraft
+	steps := st.Steps
+	if given["steps"] || given["spec"] {
+		k := 0
+		if q.q.Spec != "none" {
+			var err error
+			if k, _, err = stepRange(q.steps, 6); err != nil {
+				return nil, err
+			}
+		}
+		if k != st.Steps {
+			name := "steps"
+			if !given["steps"] {
+				name = "spec"
+			}
+			over("speculative", name, fmt.Sprintf("k = %d", k))
+			steps, st.GoldenAL = k, nil
+			kept := st.Read[:0]
+			for _, r := range st.Read {
+				if r.Setting != "golden AL" {
+					kept = append(kept, r)
+				}
+			}
+			st.Read = kept
+		}
+	}
 	q.q.Spec = "none"
-	if st.Steps > 0 {
+	if steps > 0 {
 		q.q.Spec = "mtp"
 	} else {
 		q.steps = ""
@@ -110,21 +179,57 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 		topo = simulate.Topology{Disagg: true, PrefillWorkers: st.Prefill.Workers, Prefill: par(st.Prefill),
 			DecodeWorkers: st.Decode.Workers, Decode: par(st.Decode)}
 	}
+	if given["topology"] {
+		t, err := simulate.ParseTopology(q.q.Topology)
+		if err != nil {
+			return nil, err
+		}
+		if err := simulate.EngineRuns(strings.ToLower(q.q.Engine), t, steps); err != nil {
+			return nil, fmt.Errorf("--topology: --engine %s does not deploy %v", q.q.Engine, err)
+		}
+		if t.String() != topo.String() {
+			st.Read = append(st.Read, recipe.Setting{Setting: "topology", Value: t.String(),
+				From: fmt.Sprintf("overridden by --topology (the recipe's %s)", topo.String())})
+			topo = t
+		}
+	}
 	res, err := q.resolve()
 	if err != nil {
 		return nil, err
 	}
-	if st.Steps > 0 {
-		if pt, err := res.Target.At(st.Steps); err == nil {
+	if steps > 0 && st.GoldenAL != nil {
+		if pt, err := res.Target.At(steps); err == nil {
 			st.CheckAL(pt.AL, pt.Source)
 		}
 	}
-	p := &recipePrediction{Variant: v.Name, Topology: topo.String(), Conc: st.Conc, Steps: st.Steps, GoldenAL: st.GoldenAL,
+	p := &recipePrediction{Variant: v.Name, Topology: topo.String(), Conc: st.Conc, Steps: steps, GoldenAL: st.GoldenAL,
 		Read: st.Read, Unsupported: st.Unsupported}
 	if p.Result, err = simulate.Predict(res, topo, p.Conc, p.Steps); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// writeRecipePredictionsCSV writes three tables, each with a variant
+// column: what was read, what is not modelled, and the predictions.
+func writeRecipePredictionsCSV(w io.Writer, ps []recipePrediction) {
+	read := &table{header: []string{"variant", "setting", "value", "from"}}
+	un := &table{header: []string{"variant", "not modelled (listed, not applied)"}}
+	pred := &table{header: []string{"variant", "topology", ">conc", ">k", ">AL", "sim", ">tok/s/GPU", ">tok/s/user", ">TTFT p90 ms", ">TPOT p90 ms", ">E2EL p90 s"}}
+	for _, p := range ps {
+		for _, s := range p.Read {
+			read.add(p.Variant, s.Setting, s.Value, s.From)
+		}
+		for _, u := range p.Unsupported {
+			un.add(p.Variant, u)
+		}
+		r := p.Result
+		pred.add(p.Variant, p.Topology, strconv.Itoa(p.Conc), strconv.Itoa(p.Steps), fmt.Sprintf("%.2f", r.AL), r.Sim,
+			sig3(r.TputPerGPU), sig3(r.Interactivity), sig3(r.TTFTp90ms), sig3(r.TPOTp90ms), sig3(r.E2EL.P90))
+	}
+	read.write(w, formatCSV)
+	un.write(w, formatCSV)
+	pred.write(w, formatCSV)
 }
 
 func writeRecipePredictions(w io.Writer, file string, ps []recipePrediction) {
@@ -151,12 +256,9 @@ func writeRecipePredictions(w io.Writer, file string, ps []recipePrediction) {
 }
 
 func runPredictRecipe(fs *flag.FlagSet, arg string, qf *queryFlags, conc int, format format, stdout, stderr io.Writer) int {
-	concSet, modelSet := false, false
-	fs.Visit(func(f *flag.Flag) {
-		concSet = concSet || f.Name == "conc"
-		modelSet = modelSet || f.Name == "model"
-	})
-	ps, err := predictRecipe(arg, qf, conc, concSet, modelSet)
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	ps, err := predictRecipe(arg, qf, conc, given)
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim predict --recipe:", flagError(err))
 		return exitBadInput
@@ -166,6 +268,10 @@ func runPredictRecipe(fs *flag.FlagSet, arg string, qf *queryFlags, conc int, fo
 			fmt.Fprintln(stderr, "specsim predict --recipe:", err)
 			return exitBadInput
 		}
+		return exitOK
+	}
+	if format == formatCSV {
+		writeRecipePredictionsCSV(stdout, ps)
 		return exitOK
 	}
 	writeRecipePredictions(stdout, arg, ps)

@@ -123,6 +123,8 @@ func runRecipe(args []string, stdout, stderr io.Writer) int {
 		}
 	case formatMarkdown:
 		writeRecipeMarkdown(stdout, rep)
+	case formatCSV:
+		writeRecipeCSV(stdout, rep)
 	default:
 		writeRecipeText(stdout, rep)
 	}
@@ -227,6 +229,22 @@ func curveLine(v *recipe.VariantReport) string {
 		return ""
 	}
 	return fmt.Sprintf("golden curve %s, thinking %s (%s)", c.Model, c.Thinking, c.Source)
+}
+
+// writeRecipeCSV writes the check as two tables, roles and findings, each
+// with a variant column (the recipe-wide findings under variant "").
+func writeRecipeCSV(w io.Writer, rep *recipe.Report) {
+	var roles, findings *table
+	findings = findingTable(rep.Findings).withColumn(nil, "variant", "")
+	for i := range rep.Variants {
+		v := &rep.Variants[i]
+		roles = roleTable(v).withColumn(roles, "variant", v.Name)
+		findings = findingTable(v.Findings).withColumn(findings, "variant", v.Name)
+	}
+	if roles != nil {
+		roles.write(w, formatCSV)
+	}
+	findings.write(w, formatCSV)
 }
 
 func writeRecipeText(w io.Writer, rep *recipe.Report) {

@@ -189,3 +189,89 @@ func TestReviewModelMismatch(t *testing.T) {
 		t.Errorf("Qwen3.5 checkpoint: exit %d\n%s", code, out)
 	}
 }
+
+// TestReviewJSONFindings: the JSON review carries every finding the text
+// shows. The disagg bundle's override_tp4_tp4_c8 inherits
+// SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1 (error), runs decode with
+// max-running-requests 512 above cuda-graph-max-bs 64 at TP 4 without DP
+// attention (warning), and the Qwen3.5 checkpoint's mtp.fc is not excluded
+// (audit warning). The audit's "fp8-nextn-moe-ignored" info is not a second,
+// contradicting verdict.
+func TestReviewJSONFindings(t *testing.T) {
+	ck := indexOnlyQwen(t)
+	r := "../../testdata/recipes/schema2_qwen3.5_sglang_gb300-fp4_agentx_disagg-variants.yaml:override_tp4_tp4_c8"
+	code, out, errs := runCLI("review", "--recipe", r, "--checkpoint", ck, "--json")
+	if code != exitFindings {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	type f struct{ Code, Severity, Message string }
+	var doc struct {
+		Variants []struct {
+			Findings []f `json:"findings"`
+			Audit    struct {
+				Findings []f `json:"findings"`
+			} `json:"audit"`
+		} `json:"variants"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]f{}
+	for _, x := range doc.Variants[0].Findings {
+		got[x.Code] = x
+	}
+	for code, sev := range map[string]string{"fp8-nextn-moe": "error", "cuda-graph-below-running-cap": "warning", "mtp-exclude-gap-overridden": "warning"} {
+		if got[code].Severity != sev {
+			t.Errorf("findings %s: severity %q, want %q (%+v)", code, got[code].Severity, sev, doc.Variants[0].Findings)
+		}
+	}
+	if !strings.Contains(got["cuda-graph-below-running-cap"].Message, "64") || !strings.Contains(got["cuda-graph-below-running-cap"].Message, "512") {
+		t.Errorf("cuda graph finding %q", got["cuda-graph-below-running-cap"].Message)
+	}
+	for _, x := range doc.Variants[0].Audit.Findings {
+		if x.Code == "fp8-nextn-moe-ignored" {
+			t.Errorf("audit still reports %s (%s) beside the recipe's error", x.Code, x.Severity)
+		}
+	}
+	// Text shows the same codes.
+	_, txt, _ := runCLI("review", "--recipe", r, "--checkpoint", ck)
+	for code := range got {
+		if !strings.Contains(txt, code+":") {
+			t.Errorf("text lacks %s", code)
+		}
+	}
+}
+
+// TestReviewPrecisionMismatch: the agg bundle serves modelopt_fp4
+// (model.precision fp4); the same Qwen3.5 checkpoint with its quantization
+// configs removed is an unquantized BF16 release, which modelopt_fp4 does
+// not load, so review fails with precision-mismatch. The NVFP4 original
+// passes (TestReviewSharedRecipes).
+func TestReviewPrecisionMismatch(t *testing.T) {
+	ck := indexOnlyQwen(t)
+	if err := os.Remove(filepath.Join(ck, "hf_quant_config.json")); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(ck, "config.json")
+	raw, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	delete(cfg, "quantization_config")
+	if tc, ok := cfg["text_config"].(map[string]any); ok {
+		delete(tc, "quantization_config")
+	}
+	raw, _ = json.Marshal(cfg)
+	if err := os.WriteFile(cfgPath, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := "../../testdata/recipes/schema2_qwen3.5_sglang_gb300-fp4_agentx_agg-variants.yaml:override_c1"
+	code, out, errs := runCLI("review", "--recipe", r, "--checkpoint", ck)
+	if code != exitFindings || !strings.Contains(out, "error   precision-mismatch") || !strings.Contains(out, "unquantized BF16") {
+		t.Errorf("exit %d\n%s%s", code, out, errs)
+	}
+}

@@ -79,6 +79,16 @@ func Recipe(r *simulate.Resolved, t simulate.Topology, conc, k int, version, not
 		if r.Q.MaxRunning > 0 {
 			running = r.Q.MaxRunning
 		}
+		// vLLM's max-num-seqs is per DP engine (each DP rank is its own
+		// engine core with its own scheduler: vLLM
+		// docs/serving/data_parallel_deployment.md, vllm/v1/engine/core.py
+		// DPEngineCoreProc) and TensorRT-LLM's max_batch_size is per
+		// attention-DP rank (each rank's PyExecutor schedules its own
+		// batch); SGLang's max-running-requests is instance-wide and
+		// divided by dp_size. The CUDA graph covers one rank's batch.
+		if dp := p.AttentionDP(); dp > 1 && engine != "sglang" {
+			running = (running + dp - 1) / dp
+		}
 		graphBS := max(1, (conc+workers-1)/workers/p.AttentionDP())
 		if r.Q.CUDAGraphMaxBS > 0 {
 			graphBS = r.Q.CUDAGraphMaxBS

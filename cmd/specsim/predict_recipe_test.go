@@ -1,0 +1,372 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+type recipePredDoc struct {
+	Variants []struct {
+		Topology string `json:"topology"`
+		Steps    int    `json:"steps"`
+		Read     []struct {
+			Setting, Value, From string
+		} `json:"read"`
+		Result struct {
+			Topology    string  `json:"topology"`
+			Steps       int     `json:"steps"`
+			TputPerGPU  float64 `json:"tput_per_gpu"`
+			OutputPerGP float64 `json:"output_tput_per_gpu"`
+			GPUs        int     `json:"gpus"`
+		} `json:"result"`
+	} `json:"variants"`
+}
+
+func readRow(t *testing.T, d recipePredDoc, setting string) (value, from string) {
+	t.Helper()
+	for _, r := range d.Variants[0].Read {
+		if r.Setting == setting {
+			return r.Value, r.From
+		}
+	}
+	return "", ""
+}
+
+// TestPredictRecipeFixedLengthBenchmark: a recipe whose benchmark is
+// sa-bench at isl/osl 1024/1024 is predicted at those lengths, not AgentX.
+// Second method: predict with the same deployment as flags (the emitted
+// recipe's max-num-seqs 64 as --max-running) gives the same throughput, and
+// 1k/1k output is about half the total tokens.
+func TestPredictRecipeFixedLengthBenchmark(t *testing.T) {
+	code, y, errs := runCLI("recipe", "emit", "--engine", "vllm", "--gpu", "gb300", "--topology", "disagg:1xtp4+1xdep8", "--steps", "3", "--conc", "64", "--isl", "1024", "--osl", "1024")
+	if code != exitOK {
+		t.Fatalf("emit: %d %s", code, errs)
+	}
+	f := filepath.Join(t.TempDir(), "v.yaml")
+	if err := os.WriteFile(f, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI("predict", "--recipe", f, "--json")
+	if code != exitOK {
+		t.Fatalf("predict --recipe: %d %s", code, errs)
+	}
+	var d recipePredDoc
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatal(err)
+	}
+	if v, from := readRow(t, d, "workload"); v != "fixed 1024/1024 tokens" || !strings.Contains(from, "sa-bench") {
+		t.Errorf("workload row %q from %q", v, from)
+	}
+	code, out, errs = runCLI("predict", "--engine", "vllm", "--gpu", "gb300", "--topology", "disagg:1xtp4+1xdep8", "--steps", "3", "--conc", "64", "--isl", "1024", "--osl", "1024", "--max-running", "64", "--json")
+	if code != exitOK {
+		t.Fatalf("predict: %d %s", code, errs)
+	}
+	var direct struct {
+		TputPerGPU float64 `json:"tput_per_gpu"`
+	}
+	if err := json.Unmarshal([]byte(out), &direct); err != nil {
+		t.Fatal(err)
+	}
+	r := d.Variants[0].Result
+	if math.Abs(r.TputPerGPU-direct.TputPerGPU) > 1e-9*direct.TputPerGPU {
+		t.Errorf("recipe %.4f tok/s/GPU, flags %.4f", r.TputPerGPU, direct.TputPerGPU)
+	}
+	if s := r.OutputPerGP / r.TputPerGPU; math.Abs(s-0.5) > 0.02 {
+		t.Errorf("output share %.3f, want ~0.5 at 1k/1k", s)
+	}
+}
+
+// TestPredictRecipeFlagsWin: explicit flags override what the recipe sets
+// (GPU, topology, k, lengths) and the table says so; the recipe's own
+// values stay where no flag is given.
+func TestPredictRecipeFlagsWin(t *testing.T) {
+	r := filepath.Join("..", "..", "testdata", "recipes", "schema2_qwen3.5_sglang_gb300-fp4_agentx_agg-variants.yaml:override_c1")
+	code, out, errs := runCLI("predict", "--recipe", r, "--gpu", "b200", "--topology", "agg:tp8", "--steps", "1", "--isl", "1024", "--osl", "1024", "--requests", "48", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d %s", code, errs)
+	}
+	var d recipePredDoc
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatal(err)
+	}
+	res := d.Variants[0].Result
+	if res.Topology != "agg:tp8" || res.Steps != 1 || res.GPUs != 8 {
+		t.Errorf("result %s k%d on %d GPUs, want agg:tp8 k1 on 8", res.Topology, res.Steps, res.GPUs)
+	}
+	for setting, want := range map[string]string{"gpu": "overridden by --gpu (the recipe's gb300", "topology": "overridden by --topology (the recipe's agg:tp2)",
+		"speculative": "overridden by --steps", "workload": "overridden by --isl/--osl"} {
+		if _, from := readRow(t, d, setting); !strings.Contains(from, want) {
+			t.Errorf("%s row from %q, want %q", setting, from, want)
+		}
+	}
+	if v, _ := readRow(t, d, "max running requests"); v != "72" {
+		t.Errorf("max running %q, want the recipe's 72", v)
+	}
+	if v, _ := readRow(t, d, "golden AL"); v != "" {
+		t.Errorf("golden AL row %q kept for an overridden k", v)
+	}
+}
+
+// TestPredictRecipeStdin: predict --recipe - reads the recipe from standard
+// input, as recipe check - does, and predicts what the file would.
+func TestPredictRecipeStdin(t *testing.T) {
+	f := filepath.Join("..", "..", "testdata", "recipes", "schema1_sglang_qwen3.5_gb300-fp4_agentic_agg-tp2-c1-mtp-hicache.yaml")
+	_, want, _ := runCLI("predict", "--recipe", f, "--requests", "48", "--json")
+	in, err := os.Open(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	old := os.Stdin
+	os.Stdin = in
+	defer func() { os.Stdin = old }()
+	code, got, errs := runCLI("predict", "--recipe", "-", "--requests", "48", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d %s", code, errs)
+	}
+	var a, b recipePredDoc
+	if json.Unmarshal([]byte(want), &a) != nil || json.Unmarshal([]byte(got), &b) != nil || len(b.Variants) != 1 {
+		t.Fatalf("bad JSON\n%s", got)
+	}
+	if a.Variants[0].Result.TputPerGPU != b.Variants[0].Result.TputPerGPU || b.Variants[0].Result.TputPerGPU == 0 {
+		t.Errorf("stdin %.3f, file %.3f", b.Variants[0].Result.TputPerGPU, a.Variants[0].Result.TputPerGPU)
+	}
+}
+
+// TestPredictRefusesUndeployedLayouts: predict refuses what sweep skips and
+// recipe emit refuses (simulate.EngineRuns), naming the rule it breaks and
+// its source; the same layouts without the broken condition run.
+func TestPredictRefusesUndeployedLayouts(t *testing.T) {
+	for _, tc := range []struct {
+		args   []string
+		refuse string // "" = runs
+		not    string // a clause the refusal must not carry
+	}{
+		{[]string{"predict", "--engine", "sglang", "--topology", "agg:tp2pp2", "--steps", "3"}, "check_server_args", ""},
+		{[]string{"predict", "--engine", "sglang", "--topology", "agg:tp2pp2", "--spec", "none"}, "", ""},
+		{[]string{"predict", "--engine", "vllm", "--topology", "agg:tp8ep4", "--steps", "2"}, "FusedMoEParallelConfig", "pipeline"},
+		{[]string{"predict", "--engine", "vllm", "--topology", "agg:tp2pp2", "--steps", "2"}, "pipeline parallel", "expert"},
+		{[]string{"predict", "--engine", "trtllm", "--topology", "agg:tp8ep4", "--steps", "2"}, "", ""},
+		{[]string{"recipe", "emit", "--engine", "vllm", "--topology", "agg:tp2pp2", "--steps", "3"}, "pipeline parallel", "expert"},
+	} {
+		args := tc.args
+		if args[0] == "predict" {
+			args = append(args, "--requests", "48", "--conc", "4")
+		}
+		code, _, errs := runCLI(args...)
+		switch {
+		case tc.refuse == "" && code != exitOK:
+			t.Errorf("%v: exit %d %s", tc.args, code, errs)
+		case tc.refuse != "" && (code != exitBadInput || !strings.Contains(errs, tc.refuse)):
+			t.Errorf("%v: exit %d, want 2 naming %q: %s", tc.args, code, tc.refuse, errs)
+		case tc.not != "" && strings.Contains(errs, tc.not):
+			t.Errorf("%v: refusal carries an unrelated %q clause: %s", tc.args, tc.not, errs)
+		}
+	}
+}
+
+// TestEmitCUDAGraphPerRank: vLLM's max-num-seqs is per DP engine and
+// TensorRT-LLM's max_batch_size per attention-DP rank, so emit writes the
+// per-rank cap (conc 16 over dep4: 16/4 = 4; conc 64 over dep8: 64/8 = 8)
+// and a CUDA graph covering it, which recipe check accepts; a vLLM DEP
+// recipe whose per-engine cap (64) exceeds its capture size (8) is warned.
+// predict --recipe reads the per-rank cap back as the instance's (4 x 4,
+// 8 x 8).
+func TestEmitCUDAGraphPerRank(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		engine, topo, conc string
+		running, graph     string
+		instance           string
+		edit               [2]string
+		warn               bool
+	}{
+		{"trtllm", "agg:dep4", "16", "max_batch_size: 4", "        max_batch_size: 4", "16 (4 per DP rank x 4 ranks)", [2]string{}, false},
+		{"vllm", "disagg:1xtp4+1xdep8", "64", "max-num-seqs: 8", "max-cudagraph-capture-size: 8", "64 (8 per DP rank x 8 ranks)", [2]string{}, false},
+		{"vllm", "disagg:1xtp4+1xdep8", "64", "", "", "", [2]string{"max-num-seqs: 8\n      max-cudagraph", "max-num-seqs: 64\n      max-cudagraph"}, true},
+	} {
+		code, y, errs := runCLI("recipe", "emit", "--engine", tc.engine, "--gpu", "gb300", "--topology", tc.topo, "--steps", "3", "--conc", tc.conc)
+		if code != exitOK {
+			t.Fatalf("%s %s: emit %d %s", tc.engine, tc.topo, code, errs)
+		}
+		if tc.edit[0] != "" {
+			if !strings.Contains(y, tc.edit[0]) {
+				t.Fatalf("emitted recipe lacks %q", tc.edit[0])
+			}
+			y = strings.Replace(y, tc.edit[0], tc.edit[1], 1)
+		}
+		for _, w := range []string{tc.running, tc.graph} {
+			if w != "" && !strings.Contains(y, w) {
+				t.Errorf("%s %s: recipe lacks %q\n%s", tc.engine, tc.topo, w, y)
+			}
+		}
+		f := filepath.Join(dir, tc.engine+".yaml")
+		if err := os.WriteFile(f, []byte(y), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, out, _ := runCLI("recipe", "check", f)
+		if got := strings.Contains(out, "cuda-graph-below-running-cap"); got != tc.warn {
+			t.Errorf("%s %s: cuda-graph warning %v, want %v\n%s", tc.engine, tc.topo, got, tc.warn, out)
+		}
+		if tc.warn && !strings.Contains(out, "max-num-seqs 64 per DP engine") {
+			t.Errorf("warning does not name the per-engine cap:\n%s", out)
+		}
+		if tc.instance == "" {
+			continue
+		}
+		code, out, errs = runCLI("predict", "--recipe", f, "--requests", "48", "--json")
+		if code != exitOK {
+			t.Fatalf("predict --recipe: %d %s", code, errs)
+		}
+		var d recipePredDoc
+		if err := json.Unmarshal([]byte(out), &d); err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := readRow(t, d, "max running requests"); v != tc.instance {
+			t.Errorf("%s: max running read %q, want %q", tc.engine, v, tc.instance)
+		}
+	}
+}
+
+// TestEmitPredictRoundTripSettings: what recipe emit writes, predict
+// --recipe reads back (not "not modelled") and shows in specsim's layout
+// spelling: the emitted KV dtype fp8, memory share 0.9 and chunk 16384
+// (emit's defaults), the decode layout dep8 / dep4, and no SGLang-only
+// "draft tokens" for vLLM and TRT-LLM.
+func TestEmitPredictRoundTripSettings(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		engine, topo, decode string
+		memFrom, chunkFrom   string
+	}{
+		{"vllm", "disagg:1xtp4+1xdep8", "dep8, 1 worker(s)", "gpu-memory-utilization", "max-num-batched-tokens"},
+		{"trtllm", "disagg:1xtp4+1xdep4", "dep4, 1 worker(s)", "kv_cache_config.free_gpu_memory_fraction", "max_num_tokens"},
+	} {
+		code, y, errs := runCLI("recipe", "emit", "--engine", tc.engine, "--gpu", "gb300", "--topology", tc.topo, "--steps", "3", "--conc", "16")
+		if code != exitOK {
+			t.Fatalf("%s: emit %d %s", tc.engine, code, errs)
+		}
+		f := filepath.Join(dir, tc.engine+".yaml")
+		if err := os.WriteFile(f, []byte(y), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errs := runCLI("predict", "--recipe", f, "--requests", "48", "--json")
+		if code != exitOK {
+			t.Fatalf("%s: predict %d %s", tc.engine, code, errs)
+		}
+		var d struct {
+			Variants []struct {
+				Read []struct {
+					Setting, Value, From string
+				} `json:"read"`
+				Unsupported []string `json:"unsupported"`
+			} `json:"variants"`
+		}
+		if err := json.Unmarshal([]byte(out), &d); err != nil {
+			t.Fatal(err)
+		}
+		rows := map[string][2]string{}
+		for _, r := range d.Variants[0].Read {
+			rows[r.Setting] = [2]string{r.Value, r.From}
+		}
+		for setting, want := range map[string][2]string{
+			"decode topology": {tc.decode, ""}, "prefill topology": {"tp4, 1 worker(s)", ""},
+			"kv cache dtype": {"fp8", ""}, "mem fraction": {"0.9", tc.memFrom}, "chunked prefill": {"16384", tc.chunkFrom},
+		} {
+			got := rows[setting]
+			if got[0] != want[0] || !strings.Contains(got[1], want[1]) {
+				t.Errorf("%s %s: %q from %q, want %q from ...%s", tc.engine, setting, got[0], got[1], want[0], want[1])
+			}
+		}
+		if strings.Contains(rows["speculative"][0], "draft tokens") {
+			t.Errorf("%s speculative %q", tc.engine, rows["speculative"][0])
+		}
+		for _, u := range d.Variants[0].Unsupported {
+			for _, key := range []string{"kv-cache-dtype", "gpu-memory-utilization", "max-num-batched-tokens", "max-cudagraph-capture-size", "max_num_tokens", "kv_cache_config.dtype", "free_gpu_memory_fraction"} {
+				if strings.Contains(u, key+"=") {
+					t.Errorf("%s: %s listed as not modelled: %s", tc.engine, key, u)
+				}
+			}
+		}
+	}
+}
+
+// csvTables splits CSV output into its tables (a blank line between two).
+func csvTables(t *testing.T, out string) [][][]string {
+	t.Helper()
+	var tabs [][][]string
+	for _, block := range strings.Split(strings.TrimSpace(out), "\n\n") {
+		rows, err := csv.NewReader(strings.NewReader(block)).ReadAll()
+		if err != nil {
+			t.Fatalf("not CSV: %v\n%s", err, block)
+		}
+		tabs = append(tabs, rows)
+	}
+	return tabs
+}
+
+// TestRecipeCSV: predict --recipe --format csv writes the read settings,
+// the not-modelled list and the prediction as tables (the prediction row
+// carries the JSON's throughput); recipe check --format csv writes one
+// roles and one findings table with a variant column: the disagg bundle
+// has six override_tp4_* sections (c8 c16 c32 c64 c96 c128), two roles each.
+func TestRecipeCSV(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "recipes")
+	r := filepath.Join(dir, "schema2_qwen3.5_sglang_gb300-fp4_agentx_agg-variants.yaml:override_c1")
+	code, out, errs := runCLI("predict", "--recipe", r, "--requests", "48", "--format", "csv")
+	if code != exitOK {
+		t.Fatalf("exit %d %s", code, errs)
+	}
+	tabs := csvTables(t, out)
+	if len(tabs) != 3 || tabs[0][0][0] != "variant" || tabs[1][0][1] != "not modelled (listed, not applied)" || tabs[2][0][6] != "tok/s/GPU" {
+		t.Fatalf("tables %v", tabs)
+	}
+	_, js, _ := runCLI("predict", "--recipe", r, "--requests", "48", "--json")
+	var d recipePredDoc
+	if err := json.Unmarshal([]byte(js), &d); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := tabs[2][1][6], sig3(d.Variants[0].Result.TputPerGPU); got != want || tabs[2][1][0] != "override_c1" {
+		t.Errorf("prediction row %v, want tok/s/GPU %s", tabs[2][1], want)
+	}
+	_, out, _ = runCLI("recipe", "check", filepath.Join(dir, "schema2_qwen3.5_sglang_gb300-fp4_agentx_disagg-variants.yaml:override_tp4_*"), "--format", "csv")
+	tabs = csvTables(t, out)
+	if len(tabs) != 2 || tabs[0][0][0] != "variant" || tabs[1][0][0] != "variant" {
+		t.Fatalf("tables %v", tabs)
+	}
+	seen := map[string]int{}
+	for _, row := range tabs[0][1:] {
+		seen[row[0]]++
+	}
+	if len(seen) != 6 || len(tabs[0]) != 1+12 || seen["override_tp4_tp4_c96"] != 2 {
+		t.Errorf("roles table variants %v (%d rows)", seen, len(tabs[0])-1)
+	}
+}
+
+// TestPredictRecipeNameOnce: a schema-1 recipe's variant and job name are
+// the same string and the concurrency row names it once; a schema-2
+// override names its section and its job.
+func TestPredictRecipeNameOnce(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "recipes")
+	for _, tc := range []struct{ file, want string }{
+		{"schema1_sglang_qwen3.5_gb300-fp4_agentic_agg-tp2-c1-mtp-hicache.yaml", "the variant's name (agg-gb300-tp2-c1-mtp-hicache-jid2530006):"},
+		{"schema2_qwen3.5_sglang_gb300-fp4_agentx_agg-variants.yaml:override_c1", "the variant's name (override_c1 / agg-gb300-tp2-c1-mtp-hicache-jid2530006):"},
+	} {
+		code, out, errs := runCLI("predict", "--recipe", filepath.Join(dir, tc.file), "--requests", "48", "--json")
+		if code != exitOK {
+			t.Fatalf("%s: %d %s", tc.file, code, errs)
+		}
+		var d recipePredDoc
+		if err := json.Unmarshal([]byte(out), &d); err != nil {
+			t.Fatal(err)
+		}
+		if _, from := readRow(t, d, "concurrency"); !strings.HasPrefix(from, tc.want) {
+			t.Errorf("%s: concurrency from %q, want %q...", tc.file, from, tc.want)
+		}
+	}
+}
