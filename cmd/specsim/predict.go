@@ -333,13 +333,25 @@ func printPrediction(w io.Writer, r *simulate.Resolved, p *simulate.Result, form
 	if p.Steps > 0 {
 		spec = fmt.Sprintf("MTP k=%d, AL %.2f (%s, realized %.2f)", p.Steps, p.AL, p.Method, p.ALRealized)
 	}
-	fmt.Fprintf(w, "%s %s on %d x %s, %s, %d sessions, %s\nspeculation: %s; %d requests simulated (%s)\n\n",
-		r.Model.Name, strings.ToUpper(string(r.Precision)), p.GPUs, strings.ToUpper(r.GPU.GPU.Name), p.Topology, p.Conc, wl, spec, p.Requests, p.Sim)
+	sessions := "sessions"
+	if r.Workload.Name == "agentx" {
+		sessions = "session trees" // AIPerf's --concurrency counts a root session with its subagents as one
+	}
+	fmt.Fprintf(w, "%s %s on %d x %s, %s, %d %s, %s\nspeculation: %s; %d requests simulated (%s)\n\n",
+		r.Model.Name, strings.ToUpper(string(r.Precision)), p.GPUs, strings.ToUpper(r.GPU.GPU.Name), p.Topology, p.Conc, sessions, wl, spec, p.Requests, p.Sim)
 	if note := calibrationNote(r); note != "" {
 		fmt.Fprintf(w, "calibration applied: %s\n\n", note)
 	}
-	if notes := p.Overload(r.Workload.Name == "agentx"); len(notes) > 0 {
-		fmt.Fprintf(w, "overloaded server (note: %s): TTFT and E2EL include the wait for admission, as sweep flags such points\n\n", strings.Join(notes, "; "))
+	var queued []string
+	for _, n := range p.Overload(r.Workload.Name == "agentx") {
+		if n == "unsteady" {
+			fmt.Fprintf(w, "not steady (note: unsteady): the profiled window's halves differ by more than 10%% (tokens/s by window quarter below), so the figures depend on which traces the seed's lanes replay\n\n")
+			continue
+		}
+		queued = append(queued, n)
+	}
+	if len(queued) > 0 {
+		fmt.Fprintf(w, "overloaded server (note: %s): TTFT and E2EL include the wait for admission, as sweep flags such points\n\n", strings.Join(queued, "; "))
 	}
 	t := &table{header: []string{"metric", ">value", ">band", "unit"}}
 	f1 := func(v float64) string { return fmt.Sprintf("%.1f", v) }

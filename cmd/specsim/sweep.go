@@ -293,7 +293,7 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 	}
 	agentic := in.Workload == "agentx"
 	if r.Overloaded > 0 {
-		fmt.Fprintf(stdout, "%d frontier or top point(s) measure an overloaded server (note: queued or unsteady): their TTFT and E2EL include the wait for admission\n", r.Overloaded)
+		fmt.Fprintf(stdout, "%d frontier or top point(s) carry a note: queued (an overloaded server: TTFT and E2EL include the wait for admission) or unsteady (the window's halves differ by more than 10%%)\n", r.Overloaded)
 	}
 	// Each frontier shows its own x: interactivity and p90 E2EL are
 	// columns of every table; p50 E2EL and normalized interactivity are
