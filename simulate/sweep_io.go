@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/specsim/specsim/simulate/acceptance"
@@ -626,4 +627,19 @@ func firstDiff(path string, a, b any) (string, string, string) {
 		return string(j)
 	}
 	return path, show(ja), show(jb)
+}
+
+// Sig3 prints x to three significant figures, as sweep tables and emitted
+// recipes do: the model's measured errors (README, accuracy) are several
+// percent, so more digits would be noise.
+func Sig3(x float64) string {
+	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	}
+	d := 2 - int(math.Floor(math.Log10(math.Abs(x))))
+	if d <= 0 {
+		p := math.Pow(10, float64(-d))
+		return strconv.FormatFloat(math.Round(x/p)*p, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(x, 'f', d, 64)
 }

@@ -593,3 +593,18 @@ func TestMergeDuplicateMessages(t *testing.T) {
 		t.Errorf("point twice: %v", err)
 	}
 }
+
+// Sig3 keeps three significant figures, worked by hand.
+func TestSig3(t *testing.T) {
+	for _, tc := range []struct {
+		x    float64
+		want string
+	}{
+		{0, "0"}, {1, "1.00"}, {0.012345, "0.0123"}, {12.345, "12.3"}, {123.45, "123"},
+		{1234.5, "1230"}, {98765, "98800"}, {-4.567, "-4.57"},
+	} {
+		if got := Sig3(tc.x); got != tc.want {
+			t.Errorf("Sig3(%v) = %q, want %q", tc.x, got, tc.want)
+		}
+	}
+}

@@ -225,7 +225,7 @@ func writeRecipePredictionsCSV(w io.Writer, ps []recipePrediction) {
 		}
 		r := p.Result
 		pred.add(p.Variant, p.Topology, strconv.Itoa(p.Conc), strconv.Itoa(p.Steps), fmt.Sprintf("%.2f", r.AL), r.Sim,
-			sig3(r.TputPerGPU), sig3(r.Interactivity), sig3(r.TTFTp90ms), sig3(r.TPOTp90ms), sig3(r.E2EL.P90))
+			simulate.Sig3(r.TputPerGPU), simulate.Sig3(r.Interactivity), simulate.Sig3(r.TTFTp90ms), simulate.Sig3(r.TPOTp90ms), simulate.Sig3(r.E2EL.P90))
 	}
 	read.write(w, formatCSV)
 	un.write(w, formatCSV)
@@ -251,7 +251,7 @@ func writeRecipePredictions(w io.Writer, file string, ps []recipePrediction) {
 		}
 		r := p.Result
 		fmt.Fprintf(w, "prediction: %s conc %d k %d (AL %.2f, %s): %s tok/s/GPU, %s tok/s/user, TTFT p90 %s ms, TPOT p90 %s ms, E2EL p90 %s s\n",
-			p.Topology, p.Conc, p.Steps, r.AL, r.Sim, sig3(r.TputPerGPU), sig3(r.Interactivity), sig3(r.TTFTp90ms), sig3(r.TPOTp90ms), sig3(r.E2EL.P90))
+			p.Topology, p.Conc, p.Steps, r.AL, r.Sim, simulate.Sig3(r.TputPerGPU), simulate.Sig3(r.Interactivity), simulate.Sig3(r.TTFTp90ms), simulate.Sig3(r.TPOTp90ms), simulate.Sig3(r.E2EL.P90))
 	}
 }
 

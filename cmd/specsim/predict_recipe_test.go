@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/specsim/specsim/simulate"
 )
 
 type recipePredDoc struct {
@@ -331,7 +333,7 @@ func TestRecipeCSV(t *testing.T) {
 	if err := json.Unmarshal([]byte(js), &d); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := tabs[2][1][6], sig3(d.Variants[0].Result.TputPerGPU); got != want || tabs[2][1][0] != "override_c1" {
+	if got, want := tabs[2][1][6], simulate.Sig3(d.Variants[0].Result.TputPerGPU); got != want || tabs[2][1][0] != "override_c1" {
 		t.Errorf("prediction row %v, want tok/s/GPU %s", tabs[2][1], want)
 	}
 	_, out, _ = runCLI("recipe", "check", filepath.Join(dir, "schema2_qwen3.5_sglang_gb300-fp4_agentx_disagg-variants.yaml:override_tp4_*"), "--format", "csv")

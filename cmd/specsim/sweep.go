@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"sort"
 	"strconv"
@@ -346,20 +345,6 @@ func workloadLabel(in simulate.SweepInputs) string {
 	return fmt.Sprintf("%d/%d", in.WorkloadParams.ISL, in.WorkloadParams.OSL)
 }
 
-// sig3 prints x to three significant figures: the model's measured errors
-// (README, Accuracy) are several percent, so more digits would be noise.
-func sig3(x float64) string {
-	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
-		return strconv.FormatFloat(x, 'f', 0, 64)
-	}
-	d := 2 - int(math.Floor(math.Log10(math.Abs(x))))
-	if d <= 0 {
-		p := math.Pow(10, float64(-d))
-		return strconv.FormatFloat(math.Round(x/p)*p, 'f', 0, 64)
-	}
-	return strconv.FormatFloat(x, 'f', d, 64)
-}
-
 // column is an extra column of a point table: a frontier's own x.
 type column struct {
 	header string
@@ -375,9 +360,9 @@ func pointTable(pts []simulate.Point, agentic bool, x *column) *table {
 	t := &table{header: append(h, "sim", "note")}
 	for _, p := range pts {
 		row := []string{p.Topology, strconv.Itoa(p.GPUs), strconv.Itoa(p.Conc), strconv.Itoa(p.Steps), fmt.Sprintf("%.2f", p.AL),
-			sig3(p.TputPerGPU), sig3(p.OutputPerGPU), sig3(p.Interactivity), sig3(p.TTFTp90ms), sig3(p.TPOTp90ms), sig3(p.E2EL.P90)}
+			simulate.Sig3(p.TputPerGPU), simulate.Sig3(p.OutputPerGPU), simulate.Sig3(p.Interactivity), simulate.Sig3(p.TTFTp90ms), simulate.Sig3(p.TPOTp90ms), simulate.Sig3(p.E2EL.P90)}
 		if x != nil {
-			row = append(row, sig3(x.val(&p)))
+			row = append(row, simulate.Sig3(x.val(&p)))
 		}
 		t.add(append(row, p.Sim, strings.Join(p.Notes, "; "))...)
 	}

@@ -7,7 +7,6 @@ package emit
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
@@ -245,23 +244,10 @@ func Frontier(so *simulate.SweepOutput, r *simulate.Resolved, version string) ([
 		if err != nil {
 			return nil, err
 		}
-		note := fmt.Sprintf("interactivity frontier point %d: predicted %s tok/s/GPU at %s tok/s/user (p90 TTFT %s ms), event-simulated", i+1, sig3(p.TputPerGPU), sig3(p.Interactivity), sig3(p.TTFTp90ms))
+		note := fmt.Sprintf("interactivity frontier point %d: predicted %s tok/s/GPU at %s tok/s/user (p90 TTFT %s ms), event-simulated", i+1, simulate.Sig3(p.TputPerGPU), simulate.Sig3(p.Interactivity), simulate.Sig3(p.TTFTp90ms))
 		text, err := Recipe(r, t, p.Conc, p.Steps, version, note)
 		name := fmt.Sprintf("%02d-%s-c%d-k%d.yaml", i+1, strings.NewReplacer(":", "-", "+", "-").Replace(p.Topology), p.Conc, p.Steps)
 		out = append(out, File{Name: name, Text: text, Err: err})
 	}
 	return out, nil
-}
-
-// sig3 is x to three significant digits, as the sweep tables print it.
-func sig3(x float64) string {
-	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
-		return strconv.FormatFloat(x, 'f', 0, 64)
-	}
-	d := 2 - int(math.Floor(math.Log10(math.Abs(x))))
-	if d <= 0 {
-		p := math.Pow(10, float64(-d))
-		return strconv.FormatFloat(math.Round(x/p)*p, 'f', 0, 64)
-	}
-	return strconv.FormatFloat(x, 'f', d, 64)
 }
