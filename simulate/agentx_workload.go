@@ -171,10 +171,12 @@ func parseReplayKey(c *agentx.Config, k, v string) (bool, error) {
 type AgentXReport struct {
 	Corpus string `json:"corpus"`
 	agentx.Stats
-	WindowS        float64    `json:"window_s"`
-	ProfiledS      float64    `json:"profiled_s"` // last end - first start
-	TotalTPS       float64    `json:"total_tokens_per_s"`
-	SharedFraction float64    `json:"client_shared_fraction"`
+	WindowS        float64 `json:"window_s"`
+	ProfiledS      float64 `json:"profiled_s"` // last end - first start
+	TotalTPS       float64 `json:"total_tokens_per_s"`
+	SharedFraction float64 `json:"client_shared_fraction"`
+	// CachedFraction is cached over prompt tokens of the profiled
+	// requests (prefix_cache.hit_rate counts warm-up too).
 	CachedFraction float64    `json:"server_cached_fraction"`
 	E2ELp75        float64    `json:"e2el_p75_s"`
 	E2ELMean       float64    `json:"e2el_mean_s"`

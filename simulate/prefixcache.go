@@ -220,6 +220,9 @@ func (c *prefixCache) resident(session int) (int, int) {
 }
 
 // CacheReport is the prefix cache's outcome over a run, all ranks summed.
+// It counts every prompt the server saw, warm-up included; the AgentX
+// report's server_cached_fraction counts the profiled requests alone, as
+// the benchmark's metrics do, so the two differ by the warm-up's share.
 type CacheReport struct {
 	// HitRate is cached prompt tokens (device and host) over prompt tokens.
 	HitRate     float64 `json:"hit_rate"`

@@ -21,7 +21,7 @@ func printAgentX(w io.Writer, p *simulate.Result, format format) {
 	t.add("session trees / sessions", fmt.Sprintf("%d / %d", a.Trees, a.Sessions), fmt.Sprintf("(%d subagent sessions)", a.SubagentSessions))
 	t.add("ISL / OSL mean", fmt.Sprintf("%.0f / %.0f", a.ISLMean, a.OSLMean), "tokens")
 	t.add("prompt shared with session's last", fmt.Sprintf("%.1f%%", 100*a.SharedFraction), "of input tokens (client side)")
-	t.add("prompt served from cache", fmt.Sprintf("%.1f%%", 100*a.CachedFraction), "of input tokens (server side)")
+	t.add("prompt served from cache", fmt.Sprintf("%.1f%%", 100*a.CachedFraction), "of input tokens of profiled requests (server side; warm-up excluded)")
 	t.add("E2EL p75", fmt.Sprintf("%.2f", a.E2ELp75), "s")
 	t.add("idle shifts system / tree", fmt.Sprintf("%d / %d", a.IdleShifts, a.TreeShifts), fmt.Sprintf("(%.0f s / %.0f s skipped)", a.IdleShiftS, a.TreeShiftS))
 	q := a.QuarterTPS
