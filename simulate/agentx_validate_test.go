@@ -54,15 +54,8 @@ var agentxPoints = []agentxPoint{
 func TestAgentXPublished(t *testing.T) {
 	var in, out [3][]float64
 	for _, pt := range agentxPoints {
-		q := Query{GPU: "h200", Precision: "fp8", Workload: "agentx", MemFraction: 0.8}
-		q.Server.HiCacheGiB = pt.hicache
-		r := resolved(t, q)
-		res, err := Predict(r, topo(t, pt.topology), pt.conc, 3)
-		if err != nil {
-			t.Fatalf("%s c%d: %v", pt.topology, pt.conc, err)
-		}
+		res, errs := predictAgentXPoint(t, pt)
 		a := res.AgentX
-		errs := [3]float64{res.TputPerGPU/pt.tput - 1, a.TTFTMeanMs/pt.ttftMs - 1, a.TPOTMeanMs/pt.tpotMs - 1}
 		set := &in
 		if pt.heldOut {
 			set = &out
@@ -89,4 +82,27 @@ func TestAgentXPublished(t *testing.T) {
 	if m := med(out[0]); m > 0.65 {
 		t.Errorf("held-out tok/s/GPU median error %.0f%%, above the 65%% guard", 100*m)
 	}
+}
+
+// agentxQuery is the deployment every agentxPoints row measured: Qwen3.5
+// FP8 on H200 (the default model), SGLang MTP, mem-fraction 0.8.
+func agentxQuery(pt agentxPoint) Query {
+	q := Query{GPU: "h200", Precision: "fp8", Workload: "agentx", MemFraction: 0.8}
+	q.Server.HiCacheGiB = pt.hicache
+	return q
+}
+
+// predictAgentXPoint predicts published point pt and returns the result and
+// its relative errors (predicted/measured - 1) of tok/s/GPU, mean TTFT and
+// mean TPOT. TestAgentXPublished and the agentx band group (bandGroups)
+// both use it.
+func predictAgentXPoint(t testing.TB, pt agentxPoint) (*Result, [3]float64) {
+	t.Helper()
+	r := resolved(t, agentxQuery(pt))
+	res, err := Predict(r, topo(t, pt.topology), pt.conc, 3)
+	if err != nil {
+		t.Fatalf("%s c%d: %v", pt.topology, pt.conc, err)
+	}
+	a := res.AgentX
+	return res, [3]float64{res.TputPerGPU/pt.tput - 1, a.TTFTMeanMs/pt.ttftMs - 1, a.TPOTMeanMs/pt.tpotMs - 1}
 }

@@ -41,18 +41,68 @@ type Band struct {
 }
 
 // validationBands are the widths derived from the residuals of the
-// published validation rows (testdata/published.yaml), by GPU family and
-// workload; TestValidationBands recomputes them (see bandGroup).
+// published validation rows, by GPU family and workload: fixed-workload
+// rows from testdata/published.yaml, agentx rows from the AgentX points of
+// TestAgentXPublished; TestValidationBands recomputes them (see bandGroups).
 //
 //go:embed validation_bands.yaml
 var validationBandsYAML []byte
 
 // BandGroup is the residual summary of one GPU family and workload.
 type BandGroup struct {
-	Family   string     `yaml:"family"`   // GPU architecture ("hopper", "blackwell") or "all"
-	Workload string     `yaml:"workload"` // "fixed" or "agentx"
-	Rows     int        `yaml:"rows"`
-	Widths   BandWidths `yaml:"widths"`
+	Family   string `yaml:"family"`   // GPU architecture ("hopper", "blackwell") or "all"
+	Workload string `yaml:"workload"` // "fixed" or "agentx"
+	// Source names the measured points the group's rows are.
+	Source string     `yaml:"source"`
+	Rows   int        `yaml:"rows"`
+	Widths BandWidths `yaml:"widths"`
+	// Residuals counts the errors behind each width; Low how many of them
+	// predicted the figure below its measurement (latency errors counted
+	// on the latency, a speed's error inverted).
+	Residuals BandCounts `yaml:"residuals"`
+	Low       BandCounts `yaml:"low"`
+}
+
+// BandCounts counts throughput and latency residuals.
+type BandCounts struct {
+	Throughput int `yaml:"throughput"`
+	Latency    int `yaml:"latency"`
+}
+
+// bias says when every residual of a group lies on one side: the band is
+// symmetric, the error is not.
+func (g *BandGroup) bias() string {
+	side := func(low, n int) string {
+		switch {
+		case n == 0:
+			return ""
+		case low == n:
+			return "LOW"
+		case low == 0:
+			return "HIGH"
+		}
+		return ""
+	}
+	t, l := side(g.Low.Throughput, g.Residuals.Throughput), side(g.Low.Latency, g.Residuals.Latency)
+	switch {
+	case t == "" || l == "":
+		return ""
+	case t == l:
+		return fmt.Sprintf("; all %d rows predicted %s (%s the measurement: every one of %d throughput and %d latency residuals): the error is a bias, not symmetric noise",
+			g.Rows, t, map[string]string{"LOW": "below", "HIGH": "above"}[t], g.Residuals.Throughput, g.Residuals.Latency)
+	}
+	return fmt.Sprintf("; all %d rows predicted %s in throughput, %s in latency: the error is a bias, not symmetric noise", g.Rows, t, l)
+}
+
+// bandFamilies are the GPU families with their own group of workload wl.
+func bandFamilies(groups []BandGroup, wl string) []string {
+	var fams []string
+	for _, g := range groups {
+		if g.Workload == wl && g.Family != "all" {
+			fams = append(fams, g.Family)
+		}
+	}
+	return fams
 }
 
 type bandFile struct {
@@ -91,8 +141,11 @@ func BandFromResiduals(errs []float64) float64 {
 // BandWidthsFor is the band deployment r's predictions carry: from the
 // calibration's leave-one-out residuals when one is applied, otherwise from
 // the validation residuals of r's GPU family and workload (pooled over all
-// GPUs when the family has fewer than minBandRows rows). It returns the
-// widths, where they come from and how many measured points they rest on.
+// GPUs when the family has fewer than minBandRows rows): agentx
+// predictions take the agentx rows (the published H200 AgentX points),
+// fixed-length ones testdata/published.yaml's. The source says when every
+// row of the group was predicted on one side. It returns the widths, where
+// they come from and how many measured points they rest on.
 func BandWidthsFor(r *Resolved) (BandWidths, string, int, error) {
 	if c := r.Calibration; c != nil {
 		return c.Band, fmt.Sprintf("calibration %s/%s: p%.0f of leave-one-out |error| over %d measured points", c.GPU, c.Engine, 100*bandQuantile, c.Points), c.Points, nil
@@ -121,13 +174,15 @@ func BandWidthsFor(r *Resolved) (BandWidths, string, int, error) {
 		note = fmt.Sprintf("; fewer than %d rows for %s/%s, so pooled", minBandRows, orDefault(fam, "unknown"), wl)
 		if pick != nil && pick.Workload != wl {
 			note += fmt.Sprintf(" from %s-workload rows (no %s rows: likely too narrow)", pick.Workload, wl)
+		} else if fams := bandFamilies(groups, wl); len(fams) == 1 && fams[0] != fam {
+			note += fmt.Sprintf(" from %s rows only (none measured on %s)", fams[0], orDefault(fam, "this GPU"))
 		}
 	}
 	if pick == nil {
 		return BandWidths{}, "", 0, fmt.Errorf("simulate/validation_bands.yaml: no pooled group")
 	}
-	return pick.Widths, fmt.Sprintf("validation residuals (testdata/published.yaml), %s GPUs, %s workload: p%.0f of |error| over %d rows%s",
-		pick.Family, pick.Workload, 100*bandQuantile, pick.Rows, note), pick.Rows, nil
+	return pick.Widths, fmt.Sprintf("validation residuals (%s), %s GPUs, %s workload: p%.0f of |error| over %d rows%s%s",
+		orDefault(pick.Source, "testdata/published.yaml"), pick.Family, pick.Workload, 100*bandQuantile, pick.Rows, pick.bias(), note), pick.Rows, nil
 }
 
 // BandFor is the uncertainty band of prediction p of deployment r (see
