@@ -3,6 +3,7 @@ package audit
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/specsim/specsim/audit/finding"
 )
@@ -21,20 +22,20 @@ type Config struct {
 // every per-rank division and product exact.
 const MaxParallel = 4096
 
-// Validate checks the layout sizes and the options, naming the command's
-// flags (--tp, --ep, --dp) in its errors.
+// Validate checks the layout sizes and the options; its errors are
+// [Error] values on the fields TP, EP and DP.
 func (c Config) Validate() error {
 	for _, tp := range c.TP {
 		if tp < 1 || tp > MaxParallel {
-			return fmt.Errorf("--tp %d: want sizes from 1 to %d", tp, MaxParallel)
+			return &Error{Field: "TP", Value: strconv.Itoa(tp), Reason: fmt.Sprintf("want sizes from 1 to %d", MaxParallel)}
 		}
 	}
 	for _, f := range []struct {
-		flag string
-		v    int
-	}{{"--ep", c.EP}, {"--dp", c.DP}} {
+		field string
+		v     int
+	}{{"EP", c.EP}, {"DP", c.DP}} {
 		if f.v < 1 || f.v > MaxParallel {
-			return fmt.Errorf("%s %d: want 1 to %d (past any one deployment)", f.flag, f.v, MaxParallel)
+			return &Error{Field: f.field, Value: strconv.Itoa(f.v), Reason: fmt.Sprintf("want 1 to %d (past any one deployment)", MaxParallel)}
 		}
 	}
 	return c.Options.Validate()

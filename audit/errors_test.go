@@ -27,3 +27,27 @@ func TestDraftQuantizationErrorIsTyped(t *testing.T) {
 		}
 	}
 }
+
+// Layout sizes outside 1..MaxParallel are *Error values on TP, EP or DP
+// with the size as given, naming no specsim flag; in-range sizes pass.
+func TestConfigValidateErrorsAreTyped(t *testing.T) {
+	ok := Config{Options: Options{Engine: EngineSGLang}, TP: []int{1, 8}, EP: 1, DP: 1}
+	for _, tt := range []struct {
+		c            Config
+		field, value string
+	}{
+		{Config{TP: []int{8, 0}, EP: 1, DP: 1}, "TP", "0"},
+		{Config{TP: []int{MaxParallel + 1}, EP: 1, DP: 1}, "TP", "4097"},
+		{Config{TP: []int{1}, EP: -2, DP: 1}, "EP", "-2"},
+		{Config{TP: []int{1}, EP: 1, DP: 99999999999}, "DP", "99999999999"},
+	} {
+		err := tt.c.Validate()
+		var e *Error
+		if !errors.As(err, &e) || e.Field != tt.field || e.Value != tt.value || strings.Contains(err.Error(), "--") {
+			t.Errorf("%+v: error %#v, want an *Error on %s %s", tt.c, err, tt.field, tt.value)
+		}
+	}
+	if err := ok.Validate(); err != nil {
+		t.Errorf("%+v: %v", ok, err)
+	}
+}
