@@ -51,3 +51,12 @@ func TestConfigValidateErrorsAreTyped(t *testing.T) {
 		t.Errorf("%+v: %v", ok, err)
 	}
 }
+
+// An engine the audit does not know is an *Error on Engine.
+func TestUnknownEngineIsTyped(t *testing.T) {
+	err := Options{Engine: "trt"}.Validate()
+	var e *Error
+	if !errors.As(err, &e) || e.Field != "Engine" || e.Value != `"trt"` || !strings.Contains(e.Reason, "sglang") {
+		t.Errorf("error %#v, want an *Error on Engine", err)
+	}
+}

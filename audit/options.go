@@ -1,8 +1,8 @@
 package audit
 
 import (
-	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -12,7 +12,7 @@ import (
 // table does not list).
 func (o Options) Validate() error {
 	if !slices.Contains(Engines(), o.Engine) {
-		return fmt.Errorf("--engine %q: want %s", o.Engine, strings.Join(Engines(), " or "))
+		return &Error{Field: "Engine", Value: strconv.Quote(o.Engine), Reason: "want " + strings.Join(Engines(), " or ")}
 	}
 	return o.Check()
 }

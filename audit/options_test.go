@@ -14,7 +14,7 @@ func TestOptionsValidate(t *testing.T) {
 		{Options{Engine: EngineSGLang, DraftQuantization: "unquant", MoEBackend: "triton"}, ""},
 		{Options{Engine: EngineSGLang, DraftQuantization: "NVFP4_ONLINE", MoEBackend: "auto"}, ""},
 		{Options{Engine: EngineVLLM, MoEBackend: "marlin"}, ""},
-		{Options{Engine: "sglng"}, `--engine "sglng"`},
+		{Options{Engine: "sglng"}, `Engine "sglng": want sglang or vllm`}, // cmd maps the field to --engine
 		{Options{Engine: EngineSGLang, DraftQuantization: "fp3"}, `DraftQuantization fp3: SGLang accepts`},
 		{Options{Engine: EngineVLLM, DraftQuantization: "fp8"}, "no such flag"},
 		// marlin is a vLLM backend in the table, not an SGLang one there

@@ -40,7 +40,7 @@ var queryFlagNames = map[string]string{
 var (
 	goldenFlagNames   = map[string]string{"DraftModel": "--draft-model"}
 	kernelsFlagNames  = map[string]string{"GPU": "--gpu"}
-	auditFlagNames    = map[string]string{"DraftQuantization": "--draft-quantization", "TP": "--tp", "EP": "--ep", "DP": "--dp"}
+	auditFlagNames    = map[string]string{"DraftQuantization": "--draft-quantization", "TP": "--tp", "EP": "--ep", "DP": "--dp", "Engine": "--engine"}
 	measuredFlagNames = map[string]string{"Deployment": "--set"}
 )
 
