@@ -8,9 +8,17 @@ import (
 )
 
 // frontierSweep is one deployment InferenceX swept for a frontier row.
+// The fields after Concs, where set, replace the row's for this deployment:
+// a published frontier can pool the runs of several engines (InferenceX's
+// compare pages pool every framework of one GPU and precision).
 type frontierSweep struct {
-	Topology string `yaml:"topology"`
-	Concs    []int  `yaml:"concs"`
+	Topology       string  `yaml:"topology"`
+	Concs          []int   `yaml:"concs"`
+	Engine         string  `yaml:"engine"`
+	MoEBackend     string  `yaml:"moe_runner_backend"`
+	CUDAGraphMaxBS int     `yaml:"cuda_graph_max_bs"` // per attention rank; 0: the concurrency, as SGLang's recipes set it
+	Chunk          int     `yaml:"chunk"`
+	MemFraction    float64 `yaml:"mem_fraction"`
 }
 
 // frontierCache keeps each swept frontier (one per model, GPU, precision
@@ -43,6 +51,18 @@ func sweepFrontier(r publishedRow) ([]Point, error) {
 				AllReduceFusion: r.AllReduceFusion, SpecV2: r.SpecV2, MoEBackend: r.MoEBackend}
 			if r.MaxRunningIsConc {
 				q.MaxRunning = c
+			}
+			if d.Engine != "" {
+				q.Engine, q.MoEBackend, q.SpecV2 = d.Engine, d.MoEBackend, false
+			}
+			if d.CUDAGraphMaxBS > 0 {
+				q.CUDAGraphMaxBS = d.CUDAGraphMaxBS
+			}
+			if d.Chunk > 0 {
+				q.Chunk = d.Chunk
+			}
+			if d.MemFraction > 0 {
+				q.MemFraction = d.MemFraction
 			}
 			if r.Steps > 0 {
 				q.Spec, q.AL = "mtp", r.AL
