@@ -30,7 +30,12 @@ func frontierKey(r publishedRow) string {
 }
 
 // sweepFrontier runs every (deployment, concurrency) of r the way the
-// benchmark ran them and returns InferenceX's interactivity frontier.
+// benchmark ran them and returns InferenceX's interactivity frontier. Each
+// point measures 10 x concurrency requests, as InferenceX's scripts ask of
+// its client (benchmarks/single_node/fixed_seq_len/qwen3.5_*.sh
+// run_benchmark_serving --num-prompts CONC*10, after 2 x CONC warm-up
+// requests); with fewer, the closing ramp (the last requests decoding in a
+// shrinking batch) weighs more and the point reads optimistic.
 func sweepFrontier(r publishedRow) ([]Point, error) {
 	key := frontierKey(r)
 	if f, ok := frontierCache[key]; ok {
@@ -47,7 +52,7 @@ func sweepFrontier(r publishedRow) ([]Point, error) {
 				Workload: "fixed", ISL: r.ISL, OSL: r.OSL, RangeRatio: positiveOr(r.RangeRatio, 1), Spec: "none",
 				MaxRunning: r.MaxRunning, CUDAGraphMaxBS: c, Chunk: r.Chunk, MemFraction: r.MemFraction,
 				KVDType: r.KVDType, Engine: r.Engine, SchedOverhead: -1, SpecOverhead: -1,
-				Requests: max(2*c, 16), Seed: 1, MambaSSMDType: r.MambaSSMDType,
+				Requests: 10 * c, Seed: 1, MambaSSMDType: r.MambaSSMDType,
 				AllReduceFusion: r.AllReduceFusion, SpecV2: r.SpecV2, MoEBackend: r.MoEBackend}
 			if r.MaxRunningIsConc {
 				q.MaxRunning = c
