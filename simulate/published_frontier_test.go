@@ -8,9 +8,17 @@ import (
 )
 
 // frontierSweep is one deployment InferenceX swept for a frontier row.
+// The fields after Concs, where set, replace the row's for this deployment:
+// a published frontier can pool the runs of several engines (InferenceX's
+// compare pages pool every framework of one GPU and precision).
 type frontierSweep struct {
-	Topology string `yaml:"topology"`
-	Concs    []int  `yaml:"concs"`
+	Topology       string  `yaml:"topology"`
+	Concs          []int   `yaml:"concs"`
+	Engine         string  `yaml:"engine"`
+	MoEBackend     string  `yaml:"moe_runner_backend"`
+	CUDAGraphMaxBS int     `yaml:"cuda_graph_max_bs"` // per attention rank; 0: the concurrency, as SGLang's recipes set it
+	Chunk          int     `yaml:"chunk"`
+	MemFraction    float64 `yaml:"mem_fraction"`
 }
 
 // frontierCache keeps each swept frontier (one per model, GPU, precision
@@ -22,7 +30,12 @@ func frontierKey(r publishedRow) string {
 }
 
 // sweepFrontier runs every (deployment, concurrency) of r the way the
-// benchmark ran them and returns InferenceX's interactivity frontier.
+// benchmark ran them and returns InferenceX's interactivity frontier. Each
+// point measures 10 x concurrency requests, as InferenceX's scripts ask of
+// its client (benchmarks/single_node/fixed_seq_len/qwen3.5_*.sh
+// run_benchmark_serving --num-prompts CONC*10, after 2 x CONC warm-up
+// requests); with fewer, the closing ramp (the last requests decoding in a
+// shrinking batch) weighs more and the point reads optimistic.
 func sweepFrontier(r publishedRow) ([]Point, error) {
 	key := frontierKey(r)
 	if f, ok := frontierCache[key]; ok {
@@ -39,10 +52,22 @@ func sweepFrontier(r publishedRow) ([]Point, error) {
 				Workload: "fixed", ISL: r.ISL, OSL: r.OSL, RangeRatio: positiveOr(r.RangeRatio, 1), Spec: "none",
 				MaxRunning: r.MaxRunning, CUDAGraphMaxBS: c, Chunk: r.Chunk, MemFraction: r.MemFraction,
 				KVDType: r.KVDType, Engine: r.Engine, SchedOverhead: -1, SpecOverhead: -1,
-				Requests: max(2*c, 16), Seed: 1, MambaSSMDType: r.MambaSSMDType,
+				Requests: 10 * c, Seed: 1, MambaSSMDType: r.MambaSSMDType,
 				AllReduceFusion: r.AllReduceFusion, SpecV2: r.SpecV2, MoEBackend: r.MoEBackend}
 			if r.MaxRunningIsConc {
 				q.MaxRunning = c
+			}
+			if d.Engine != "" {
+				q.Engine, q.MoEBackend, q.SpecV2 = d.Engine, d.MoEBackend, false
+			}
+			if d.CUDAGraphMaxBS > 0 {
+				q.CUDAGraphMaxBS = d.CUDAGraphMaxBS
+			}
+			if d.Chunk > 0 {
+				q.Chunk = d.Chunk
+			}
+			if d.MemFraction > 0 {
+				q.MemFraction = d.MemFraction
 			}
 			if r.Steps > 0 {
 				q.Spec, q.AL = "mtp", r.AL
