@@ -98,12 +98,18 @@ type measuredCost struct {
 
 // measuredMoEOf is measuredMoE, unmemoized.
 func (e *Engine) measuredMoEOf(tAll int, dt kernels.DType, draft bool) (float64, bool) {
+	t, _, ok := e.measuredMoEShard(tAll, dt, draft)
+	return t, ok
+}
+
+// measuredMoEShard is measuredMoE with the shard whose measurement priced it.
+func (e *Engine) measuredMoEShard(tAll int, dt kernels.DType, draft bool) (float64, kernels.MoEShape, bool) {
 	backend := e.TargetBackend
 	if draft {
 		backend = e.DraftBackend
 	}
 	if e.EngineName != "sglang" || backend != "triton" || tAll <= 0 {
-		return 0, false
+		return 0, kernels.MoEShape{}, false
 	}
 	m, p := e.Model, e.Par
 	tpShard := kernels.MoEShape{Tokens: tAll, Experts: m.Experts, TopK: m.TopK, Hidden: m.Hidden, Inter: m.MoEInter / p.TP,
@@ -124,19 +130,19 @@ func (e *Engine) measuredMoEOf(tAll int, dt kernels.DType, draft bool) (float64,
 	}
 	for _, s := range shapes {
 		if c := e.ops().MoE(s); measured(c) {
-			return c.Seconds, true
+			return c.Seconds, s, true
 		}
 	}
 	hc, speed := e.h200Carry()
 	if hc == nil {
-		return 0, false
+		return 0, kernels.MoEShape{}, false
 	}
 	for _, s := range shapes {
 		if c, err := hc.MoE(s); err == nil && measured(c) {
-			return c.Seconds / speed, true
+			return c.Seconds / speed, s, true
 		}
 	}
-	return 0, false
+	return 0, kernels.MoEShape{}, false
 }
 
 // gdnPrefill prices the chunked Gated DeltaNet prefill kernel over tokens
