@@ -230,7 +230,13 @@ func EmbeddedEngineTables(gpu string) (*EngineTables, error) {
 // keeping every step's state. gdn_recurrent.csv (the 2026-01-01 kernels:
 // fused_recurrent_gated_delta_rule_update for verify) stays in the folder as
 // a record and is not read.
-var engineTableFiles = []string{"gdn_chunk.csv", "gdn_decode_packed.csv", "gdn_verify_sigmoid.csv", "moe_triton.csv"}
+//
+// moe_triton_ep8.csv is the same Triton MoE on the shard the InferenceX
+// H200 recipes run (--tp 8 --expert-parallel-size 8): 64 local experts of
+// 512 at the full intermediate size, keyed as AIConfigurator keys an EP
+// shard (local experts, top-k, tokens of the whole batch), SGLang v0.5.14's
+// kernel file and the busiest of the 8 ranks (kernels/collect/merge_ep.py).
+var engineTableFiles = []string{"gdn_chunk.csv", "gdn_decode_packed.csv", "gdn_verify_sigmoid.csv", "moe_triton.csv", "moe_triton_ep8.csv"}
 
 // gdnHeldoutFiles are the GDN rows held aside before their runs
 // (kernels/collect/NOTES.md): prefill points off the grid, verify q_len 3

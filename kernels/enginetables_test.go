@@ -32,9 +32,9 @@ func TestEmbeddedEngineTablesLoad(t *testing.T) {
 		}
 	}
 	// row counts of kernels/data/h200/gdn_chunk.csv, gdn_verify_sigmoid.csv (472) +
-	// gdn_decode_packed.csv (56), moe_triton.csv
-	if chunk != 136 || rec != 528 || len(tb.MoE) != 184 {
-		t.Errorf("rows: chunk %d, recurrent %d, moe %d; want 136, 528, 184", chunk, rec, len(tb.MoE))
+	// gdn_decode_packed.csv (56), moe_triton.csv (184) + moe_triton_ep8.csv (19)
+	if chunk != 136 || rec != 528 || len(tb.MoE) != 203 {
+		t.Errorf("rows: chunk %d, recurrent %d, moe %d; want 136, 528, 203", chunk, rec, len(tb.MoE))
 	}
 	// held aside: 24 prefill, 32 verify, 16 decode rows; 64 MoE
 	hg, hm, err := EmbeddedEngineHeldout("h200")

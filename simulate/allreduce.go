@@ -61,11 +61,14 @@ const fusionMaxTokens = 2048
 // the resolved backend runs, where one exists: SGLang's Triton fused MoE
 // (the path of a BF16 draft that falls back, and of block-FP8 experts on
 // Hopper) from the H200 table (kernels/data/h200/moe_triton.csv, through
-// kernels' MoETriton). The table times a TP shard of all experts (inter/TP
-// each); an EP rank of the same TP group holds 1/EP of the experts at
-// inter/MoETP, the same weight bytes per rank and the same routed rows per
-// expert, so it is priced on the shard of inter/TP. On other GPUs the H200
-// figure is carried over (h200Carry). ok is false when the backend is
+// kernels' MoETriton). An EP rank is priced from a table of its own shard
+// (E/EP experts at inter/MoETP, all tokens, the busiest rank:
+// moe_triton_ep8.csv) where one exists; else on the TP shard of all
+// experts at inter/TP (moe_triton.csv), which has the same weight bytes per
+// rank and routed rows per expert but not the same time: on the H200 the
+// EP shard's busiest rank took 1.06-1.21x the TP shard's time up to 8
+// tokens and 0.67-0.95x from 12 (kernels/collect/NOTES.md round 5). On
+// other GPUs the H200 figure is carried over (h200Carry). ok is false when the backend is
 // another or the shape is not in the table (the roofline and the backend's
 // efficiency then apply).
 func (e *Engine) measuredMoE(tAll int, dt kernels.DType, draft bool) (float64, bool) {
@@ -95,30 +98,51 @@ type measuredCost struct {
 
 // measuredMoEOf is measuredMoE, unmemoized.
 func (e *Engine) measuredMoEOf(tAll int, dt kernels.DType, draft bool) (float64, bool) {
+	t, _, ok := e.measuredMoEShard(tAll, dt, draft)
+	return t, ok
+}
+
+// measuredMoEShard is measuredMoE with the shard whose measurement priced it.
+func (e *Engine) measuredMoEShard(tAll int, dt kernels.DType, draft bool) (float64, kernels.MoEShape, bool) {
 	backend := e.TargetBackend
 	if draft {
 		backend = e.DraftBackend
 	}
 	if e.EngineName != "sglang" || backend != "triton" || tAll <= 0 {
-		return 0, false
+		return 0, kernels.MoEShape{}, false
 	}
-	m := e.Model
-	s := kernels.MoEShape{Tokens: tAll, Experts: m.Experts, TopK: m.TopK, Hidden: m.Hidden, Inter: m.MoEInter / e.Par.TP,
+	m, p := e.Model, e.Par
+	tpShard := kernels.MoEShape{Tokens: tAll, Experts: m.Experts, TopK: m.TopK, Hidden: m.Hidden, Inter: m.MoEInter / p.TP,
 		DType: dt, Skew: e.MoESkew, Kernel: kernels.MoETriton}
+	shapes := []kernels.MoEShape{tpShard}
+	if p.EP > 1 {
+		// The rank's own shard first: SGLang's StandardDispatcher (layers/moe/
+		// token_dispatcher/standard.py) hands every rank all tokens with the
+		// ids of other ranks' experts mapped to -1, and the Triton kernel
+		// (filter_expert) runs the rank's E/EP experts at inter/MoETP; a
+		// table of that shard holds the busiest rank (moe_triton_ep8.csv).
+		ep := tpShard
+		ep.Experts, ep.TopK, ep.Inter = m.Experts/p.EP, min(m.TopK, m.Experts/p.EP), m.MoEInter/p.MoETP()
+		shapes = []kernels.MoEShape{ep, tpShard}
+	}
 	measured := func(c kernels.Cost) bool {
 		return c.Source == kernels.SourceMeasured || c.Source == kernels.SourceExtrapolated
 	}
-	if c := e.ops().MoE(s); measured(c) {
-		return c.Seconds, true
+	for _, s := range shapes {
+		if c := e.ops().MoE(s); measured(c) {
+			return c.Seconds, s, true
+		}
 	}
 	hc, speed := e.h200Carry()
 	if hc == nil {
-		return 0, false
+		return 0, kernels.MoEShape{}, false
 	}
-	if c, err := hc.MoE(s); err == nil && measured(c) {
-		return c.Seconds / speed, true
+	for _, s := range shapes {
+		if c, err := hc.MoE(s); err == nil && measured(c) {
+			return c.Seconds / speed, s, true
+		}
 	}
-	return 0, false
+	return 0, kernels.MoEShape{}, false
 }
 
 // gdnPrefill prices the chunked Gated DeltaNet prefill kernel over tokens

@@ -510,8 +510,19 @@ func (e *Engine) lmHead(s shape, vocab int) float64 {
 		return 0
 	}
 	at := e.Par.AttentionTP()
-	t := e.ops().LMHeadSample(rows, e.Model.Hidden, ceilDiv(vocab, at), "bf16").Seconds
-	if at > 1 {
+	shard := ceilDiv(vocab, at)
+	t := e.ops().LMHeadSample(rows, e.Model.Hidden, shard, "bf16").Seconds
+	switch {
+	case at > 1 && e.EngineName == "sglang":
+		// SGLang gathers the whole vocabulary's logits on every rank
+		// (layers/logits_processor.py: LogitsProcessor._get_logits ->
+		// tensor_model_parallel_all_gather), copies them to FP32
+		// (_copy_logits_to_buffer) and samples over all of them.
+		t += e.Coster.Collective("allgather", float64(rows*shard)*2, at).Seconds
+		if c, err := e.Coster.Elementwise(float64(rows) * (6*float64(vocab) + 4*float64(vocab-shard))); err == nil {
+			t += c.Seconds
+		}
+	case at > 1:
 		// Vocab-parallel sampling gathers each rank's best candidates.
 		t += e.Coster.Collective("allgather", float64(rows)*8, at).Seconds
 	}

@@ -114,8 +114,13 @@ func TestVerifyAndDraftByHand(t *testing.T) {
 		}
 		return 2 * ar.Seconds
 	}
+	// SGLang's lm_head at TP2: each rank's half of the vocabulary, the
+	// all-gather of every row's BF16 logits, their FP32 copy (read 2 bytes,
+	// write 4 per entry) and greedy sampling over the half not yet read
+	// (LogitsProcessor._get_logits).
 	lm := func(rows, vocab int) float64 {
-		return must(t)(c.LMHeadSample(rows, 128, vocab/2, "bf16")).Seconds + c.Collective("allgather", float64(rows)*8, 2).Seconds
+		return must(t)(c.LMHeadSample(rows, 128, vocab/2, "bf16")).Seconds + c.Collective("allgather", float64(rows*vocab/2)*2, 2).Seconds +
+			must(t)(c.Elementwise(float64(rows)*(6*float64(vocab)+4*float64(vocab/2)))).Seconds
 	}
 	// rope + KV write, q and k norms, FP8 quantization of the attention and
 	// expert inputs, top-k routing: six activation-sized kernels per layer.

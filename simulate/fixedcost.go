@@ -89,8 +89,8 @@ func (r *Resolved) CostNotes(t Topology) []string {
 				if c.who == "draft" {
 					dt = e.Draft.Experts
 				}
-				if _, ok := e.measuredMoE(1, dt, c.who == "draft"); ok {
-					notes = append(notes, fmt.Sprintf("moe (%s): SGLang Triton fused MoE, %s", c.who, where))
+				if _, s, ok := e.measuredMoEShard(1, dt, c.who == "draft"); ok {
+					notes = append(notes, fmt.Sprintf("moe (%s): SGLang Triton fused MoE on a shard of %d experts at inter %d, %s", c.who, s.Experts, s.Inter, where))
 				}
 			}
 		}

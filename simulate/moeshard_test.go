@@ -1,0 +1,77 @@
+package simulate
+
+import (
+	"testing"
+
+	"github.com/specsim/specsim/kernels"
+)
+
+// TestMeasuredMoEShard: SGLang's Triton MoE on an EP rank is priced from the
+// table of that rank's own shard where the GPU has one: Qwen3.5-397B-A17B
+// FP8 at TP8 EP8 on the H200 reads kernels/data/h200/moe_triton_ep8.csv (64
+// local experts at the full inter 1024, busiest of 8 ranks), at TP8 EP1 the
+// TP shard of moe_triton.csv (512 experts at inter 128). Expected values are
+// the CSV rows at measured token counts (no interpolation involved).
+func TestMeasuredMoEShard(t *testing.T) {
+	m, err := LookupPreset("Qwen3.5-397B-A17B")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := gpu(t, "h200")
+	for _, tc := range []struct {
+		name   string
+		par    Parallel
+		engine string
+		tokens int
+		wantUS float64 // 0: not measured
+	}{
+		{"ep8 16 tokens, moe_triton_ep8.csv", Parallel{TP: 8, EP: 8, PP: 1}, "sglang", 16, 109.054},
+		{"ep8 64 tokens, moe_triton_ep8.csv", Parallel{TP: 8, EP: 8, PP: 1}, "sglang", 64, 190.551},
+		{"ep8 160 tokens, moe_triton_ep8.csv", Parallel{TP: 8, EP: 8, PP: 1}, "sglang", 160, 237.938},
+		{"tp8 64 tokens, moe_triton.csv", Parallel{TP: 8, EP: 1, PP: 1}, "sglang", 64, 260.235},
+		{"not SGLang's Triton path", Parallel{TP: 8, EP: 8, PP: 1}, "vllm", 64, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := NewEngine(m, g, tc.par, EngineConfig{Precision: FP8, EngineName: tc.engine, MoEBackend: "triton", SchedOverhead: -1, SpecOverhead: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := e.measuredMoE(tc.tokens, kernels.FP8, false)
+			if tc.wantUS == 0 {
+				if ok {
+					t.Fatalf("priced from a measurement (%.1f us), want no measurement", got*1e6)
+				}
+				return
+			}
+			if !ok || !near(got*1e6, tc.wantUS, 1e-6) {
+				t.Errorf("measured %v: %.3f us, want %.3f", ok, got*1e6, tc.wantUS)
+			}
+		})
+	}
+}
+
+// TestSGLangGathersLogits: SGLang's vocabulary-parallel lm_head gathers the
+// whole vocabulary's BF16 logits on every rank before sampling
+// (LogitsProcessor._get_logits), so at TP8 its lm_head is dearer than an
+// engine that gathers only each rank's best candidates by at least the
+// gathered bytes over the GPU's NVLink bandwidth: 64 rows x 248320 x 2 bytes,
+// 7/8 of which arrive from other ranks.
+func TestSGLangGathersLogits(t *testing.T) {
+	m, err := LookupPreset("Qwen3.5-397B-A17B")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := gpu(t, "h200")
+	cost := map[string]float64{}
+	for _, engine := range []string{"sglang", "vllm"} {
+		e, err := NewEngine(m, g, Parallel{TP: 8, EP: 8, PP: 1}, EngineConfig{Precision: FP8, EngineName: engine, SchedOverhead: -1, SpecOverhead: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cost[engine] = e.lmHead(shape{seqs: 16, q: 4, logits: 64}, m.Vocab)
+	}
+	floor := 64 * float64(m.Vocab) * 2 * 7 / 8 / g.NVLinkBandwidth
+	if extra := cost["sglang"] - cost["vllm"]; extra < floor {
+		t.Errorf("SGLang lm_head %.1f us, other %.1f us: extra %.1f us below the gather's %.1f us", cost["sglang"]*1e6, cost["vllm"]*1e6, extra*1e6, floor*1e6)
+	}
+}
