@@ -32,6 +32,12 @@ every frontier point (and every --top point) is event-simulated: a candidate
 that loses once simulated is replaced by the next. No printed, plotted or
 written frontier point carries a mean-field figure. SLA limits (p90 TTFT, p90
 TPOT, p90 E2EL, interactivity) remove points before the frontiers.
+The candidates not yet simulated are judged by their estimates
+(--refine-by estimate, the default). --refine-by corrected judges them by
+their estimates demoted with the event/estimate ratios already simulated for
+their deployment or class: about a quarter of the simulations on the 72-GPU
+AgentX sweep, but it loses frontier points the estimate's search finds, and
+says how many unsimulated estimates would still reach a frontier.
 
 The enumeration holds what the engine (--engine) deploys, read at its
 source: SGLang and vLLM run expert parallelism over the whole TP group,

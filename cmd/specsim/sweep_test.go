@@ -323,3 +323,21 @@ func TestSweepTextPrintsNoSpecFrontier(t *testing.T) {
 		}
 	}
 }
+
+// --refine-by is echoed in the inputs (the default too) and the result
+// counts the estimates the corrected search left unchecked.
+func TestSweepRefineByEcho(t *testing.T) {
+	for _, c := range []struct {
+		flags []string
+		want  string
+	}{
+		{nil, `"refine_by": "estimate"`},
+		{[]string{"--refine-by", "corrected"}, `"refine_by": "corrected"`},
+	} {
+		args := append([]string{"sweep", "--gpu", "b200", "--isl", "1024", "--osl", "1024", "--topologies", "agg:tp8", "--conc", "4,16", "--steps", "3", "--json"}, c.flags...)
+		code, out, stderr := runCLI(args...)
+		if code != exitOK || !strings.Contains(out, c.want) || !strings.Contains(out, `"estimate_contenders": `) {
+			t.Errorf("%v: exit %d %s\n%s", c.flags, code, stderr, out)
+		}
+	}
+}
