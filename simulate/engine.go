@@ -49,7 +49,11 @@ type Engine struct {
 	// speculative decoding.
 	SpecV2 bool
 
-	memo        map[stepKey]Breakdown
+	memo map[uint64]Breakdown // DecodeStep by stepKey
+	// last is DecodeStep's most recent key and value: successive steps of
+	// a lane mostly repeat them, and a hit here skips the map.
+	lastKey     uint64
+	lastStep    Breakdown
 	prefillMemo map[prefillKey]float64
 	pm          prefillMemos // enginememo.go
 	om          opMemos      // engineops.go
@@ -57,8 +61,11 @@ type Engine struct {
 	shapeErr    error // the first shape no kernel runs (engineops.go)
 }
 
-type stepKey struct {
-	batch, k, ctx int
+// stepKey packs DecodeStep's memo key: batch, draft length and ctx/256,
+// each in its own bits, and 0 for none (the bounds are checked where
+// it is used).
+func stepKey(batch, k, ctx256 int) uint64 {
+	return uint64(batch)<<40 | uint64(k)<<32 | uint64(ctx256)
 }
 
 // Breakdown is the time of one engine iteration by part, in seconds.
@@ -145,7 +152,7 @@ func NewEngine(m *Model, g *kernels.GPU, p Parallel, c EngineConfig) (*Engine, e
 		Target: m.TargetDTypes(c.Precision), Draft: m.DraftDTypes(c.Precision, c.DraftDType),
 		KV: c.KVDType, CUDAGraphMaxBS: c.CUDAGraphMaxBS, MoESkew: c.MoESkew,
 		SchedOverhead: c.SchedOverhead, SpecOverhead: c.SpecOverhead,
-		memo: map[stepKey]Breakdown{}}
+		memo: map[uint64]Breakdown{}}
 	if c.KernelTables != nil {
 		e.Coster = kernels.CosterFromAIC(g, c.KernelTables)
 	}
@@ -597,9 +604,16 @@ func (e *Engine) DecodeStep(batch, k, ctx int) Breakdown {
 	if batch <= 0 {
 		return Breakdown{}
 	}
-	key := stepKey{batch, k, ctx >> 8}
-	if b, ok := e.memo[key]; ok {
-		return b
+	var key uint64
+	if batch < 1<<23 && k >= 0 && k < 1<<8 && ctx >= 0 && ctx>>8 < 1<<32 {
+		key = stepKey(batch, k, ctx>>8)
+		if key == e.lastKey {
+			return e.lastStep
+		}
+		if b, ok := e.memo[key]; ok {
+			e.lastKey, e.lastStep = key, b
+			return b
+		}
 	}
 	ctxQ := (ctx>>8)<<8 + 128
 	var b Breakdown
@@ -616,10 +630,13 @@ func (e *Engine) DecodeStep(batch, k, ctx int) Breakdown {
 		b.Draft = draft
 		b.addOverhead(0, 0, e.SchedOverhead+e.SpecOverhead)
 	}
-	if len(e.memo) > 1<<16 {
-		clear(e.memo)
+	if key != 0 {
+		if len(e.memo) > 1<<16 {
+			clear(e.memo)
+		}
+		e.memo[key] = b
+		e.lastKey, e.lastStep = key, b
 	}
-	e.memo[key] = b
 	return b
 }
 

@@ -21,7 +21,7 @@ type prefillMemos struct {
 	// context in every full layer (keyed by new tokens and tokens before)
 	// and its Gated DeltaNet cost in every linear layer (by new tokens:
 	// the prefill kernel does not depend on the context before).
-	attention map[[2]int]float64
+	attention map[uint64]float64 // by n<<32 | before
 	linear    map[int]float64
 	gdn       map[int]gdnPrefillCost // gdnPrefill(tokens)
 	// moments are the prefill service-time moments of a workload's
@@ -98,10 +98,10 @@ func (e *Engine) partAttention(n, before, full int) float64 {
 		ps := shape{seqs: 1, q: n, ctx: before, prefill: true}
 		return float64(full) * e.attention(n, 1, ps, e.Target.Attention)
 	}
-	if !stepMemo {
+	if !stepMemo || n < 0 || before < 0 || n >= 1<<31 || before >= 1<<32 {
 		return f()
 	}
-	key := [2]int{n, before}
+	key := uint64(n)<<32 | uint64(before)
 	if t, ok := memoGet(&e.pm.attention, key); ok {
 		return t
 	}

@@ -1,7 +1,6 @@
 package simulate
 
 import (
-	"container/heap"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -214,23 +213,54 @@ type event struct {
 	fin  func(float64) // work completion
 }
 
+// eventHeap is a binary min-heap of events by (t, seq). seq is unique, so
+// the order is total and the pops come out in the same sequence whatever
+// the heap's internal layout; push and pop are container/heap's up and
+// down on the concrete type (no interface calls in the event loop).
 type eventHeap []*event
 
-func (h eventHeap) Len() int { return len(h) }
-func (h eventHeap) Less(i, j int) bool {
+func (h eventHeap) less(i, j int) bool {
 	if h[i].t != h[j].t {
 		return h[i].t < h[j].t
 	}
 	return h[i].seq < h[j].seq
 }
-func (h eventHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *eventHeap) Push(x any)   { *h = append(*h, x.(*event)) }
-func (h *eventHeap) Pop() any {
-	old := *h
-	n := len(old)
-	x := old[n-1]
-	*h = old[:n-1]
-	return x
+
+func (h *eventHeap) push(ev *event) {
+	*h = append(*h, ev)
+	s := *h
+	for j := len(s) - 1; j > 0; {
+		i := (j - 1) / 2
+		if !s.less(j, i) {
+			break
+		}
+		s[i], s[j] = s[j], s[i]
+		j = i
+	}
+}
+
+func (h *eventHeap) pop() *event {
+	s := *h
+	n := len(s) - 1
+	s[0], s[n] = s[n], s[0]
+	for i := 0; ; {
+		j := 2*i + 1
+		if j >= n {
+			break
+		}
+		if j2 := j + 1; j2 < n && s.less(j2, j) {
+			j = j2
+		}
+		if !s.less(j, i) {
+			break
+		}
+		s[i], s[j] = s[j], s[i]
+		i = j
+	}
+	ev := s[n]
+	s[n] = nil
+	*h = s[:n]
+	return ev
 }
 
 // Plan is a scenario resolved into engines, memory and limits, ready to run
@@ -484,7 +514,7 @@ func (p *Plan) simulate() (*Result, error) {
 		}
 		seq++
 		*ev = event{t: t, seq: seq, inst: inst, req: req, fin: fin}
-		heap.Push(&h, ev)
+		h.push(ev)
 	}
 	var kick func(i int)
 	// route sends a new request to an entry instance and rank.
@@ -848,17 +878,17 @@ func (p *Plan) simulate() (*Result, error) {
 			if rp.Finished() {
 				break
 			}
-			if t, ok := rp.PeekTime(); ok && (h.Len() == 0 || t <= h[0].t) {
+			if t, ok := rp.PeekTime(); ok && (len(h) == 0 || t <= h[0].t) {
 				issueReplay(rp.Pop())
 				continue
 			}
-			if h.Len() == 0 {
+			if len(h) == 0 {
 				return nil, fmt.Errorf("agentx replay stalled with %d requests in flight", rp.InFlight())
 			}
-		} else if h.Len() == 0 || len(finished) >= measuredN {
+		} else if len(h) == 0 || len(finished) >= measuredN {
 			break
 		}
-		ev := heap.Pop(&h).(*event)
+		ev := h.pop()
 		now = ev.t
 		events++
 		if events > maxSimEvents || now > maxSimSeconds {

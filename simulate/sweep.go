@@ -164,6 +164,8 @@ type SweepSpace struct {
 	// refinement before the frontiers settle, the frontiers are built from
 	// the event-simulated points alone and SweepResult.RefineStopped says so.
 	MaxRefine int
+	// RefineBy ranks the candidates not yet simulated ("": estimate).
+	RefineBy RefineBy
 }
 
 // DefaultMaxRefine is the refinement budget of a sweep: with AgentX replays
@@ -283,6 +285,11 @@ type SweepResult struct {
 	// frontiers settled: the frontiers are then of event-simulated points
 	// only, and a candidate left unsimulated might still beat them.
 	RefineStopped bool `json:"refine_budget_reached"`
+	// EstimateContenders counts, under RefineByCorrected, the points left
+	// unsimulated whose uncorrected mean-field estimate would still reach
+	// a frontier: the candidates RefineByEstimate would go on to simulate,
+	// and the ones that might still beat the frontiers printed.
+	EstimateContenders int `json:"estimate_contenders"`
 	// Removed says how many points each SLA limit removed.
 	Removed    []SLARemoval `json:"sla_removed"`
 	Skipped    []string     `json:"skipped"`
@@ -423,7 +430,7 @@ func Sweep(r *Resolved, space SweepSpace, progress Progress) (*SweepResult, erro
 		}
 		return Predict(rw, t, p.Conc, p.Steps)
 	}
-	if err := res.refine(refineWindow(r), space.SLA, space.Top, space.MaxRefine, r.Workload.Name == "agentx", workers, progress, sim); err != nil {
+	if err := res.refine(refineWindow(r), space.SLA, space.Top, space.MaxRefine, space.RefineBy, r.Workload.Name == "agentx", workers, progress, sim); err != nil {
 		return nil, err
 	}
 	progress("refining", res.Refined, res.Refined)
@@ -468,23 +475,40 @@ func refineWindow(r *Resolved) *Resolved {
 // refine event-simulates frontier and top candidates round after round,
 // with sim on copies of r (nil r: sim needs none), until every frontier
 // and top point is event-simulated or the budget (0: DefaultMaxRefine;
-// negative: none) is spent. A refined point keeps its mean-field
-// estimate in Estimate. The rounds depend only on the points' estimates
-// and the simulation of each point, so any run over the same points takes
-// the same rounds (what Merge relies on).
-func (res *SweepResult) refine(r *Resolved, sla SLA, top, budget int, agentic bool, workers int, progress Progress, sim func(rw *Resolved, p *Point) (*Result, error)) error {
+// negative: none) is spent. by says how the points not yet simulated are
+// judged (RefineBy). A refined point keeps its mean-field estimate in
+// Estimate. The rounds depend only on the points' estimates and the
+// simulation of each point, so any run over the same points takes the
+// same rounds (what Merge relies on).
+func (res *SweepResult) refine(r *Resolved, sla SLA, top, budget int, by RefineBy, agentic bool, workers int, progress Progress, sim func(rw *Resolved, p *Point) (*Result, error)) error {
 	if budget == 0 {
 		budget = DefaultMaxRefine
 	}
+	mode := rankEstimate
+	if by == RefineByCorrected {
+		mode = rankCorrected
+	}
 	var mu sync.Mutex
+	// The workers' copies of r live through every round: their engines'
+	// memos return what a recomputation would (enginememo.go), so a
+	// warm memo changes no figure.
+	var rws []*Resolved
 	for {
-		need := res.finish(sla, top, agentic, false)
+		need := res.finish(sla, top, agentic, mode)
 		if len(need) == 0 {
+			if mode == rankCorrected {
+				// Settled on the corrected figures: the frontiers are of
+				// simulated points (the same frontiers, since every point
+				// on them is simulated); count what the estimates alone
+				// would still send to the simulation.
+				res.EstimateContenders = len(res.finish(sla, top, agentic, rankEstimate))
+				res.finish(sla, top, agentic, eventOnly)
+			}
 			break
 		}
 		if budget > 0 && res.Refined >= budget {
 			res.RefineStopped = true
-			res.finish(sla, top, agentic, true)
+			res.finish(sla, top, agentic, eventOnly)
 			break
 		}
 		if budget > 0 && res.Refined+len(need) > budget {
@@ -513,7 +537,10 @@ func (res *SweepResult) refine(r *Resolved, sla SLA, top, budget int, agentic bo
 				run(nil, j)
 			}
 		} else {
-			parallel(workers, len(need), run, r)
+			if rws == nil {
+				rws = workerCopies(r, workers)
+			}
+			runOn(rws, costliestFirst(res.Points, need), run)
 		}
 		if err := errors.Join(errs...); err != nil {
 			return err
@@ -525,34 +552,84 @@ func (res *SweepResult) refine(r *Resolved, sla SLA, top, budget int, agentic bo
 // parallel runs f(rw, j) for j in [0, n) on up to workers goroutines, each
 // with its own copy of r (fresh engine memo).
 func parallel(workers, n int, f func(rw *Resolved, j int), r *Resolved) {
-	workers = max(1, min(workers, n))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range workers {
+	order := make([]int, n)
+	for j := range order {
+		order[j] = j
+	}
+	runOn(workerCopies(r, min(workers, n)), order, f)
+}
+
+// workerCopies is n copies of r (at least one), each with its own engines
+// (an Engine's memo is not safe for concurrent use).
+func workerCopies(r *Resolved, n int) []*Resolved {
+	rws := make([]*Resolved, max(n, 1))
+	for i := range rws {
 		rw := *r
 		rw.engines = nil
+		rws[i] = &rw
+	}
+	return rws
+}
+
+// runOn runs f(rw, j) for every j of order, in that order, on one
+// goroutine per copy in rws (no more than there are jobs).
+func runOn(rws []*Resolved, order []int, f func(rw *Resolved, j int)) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for _, rw := range rws[:max(1, min(len(rws), len(order)))] {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range next {
-				f(&rw, j)
+				f(rw, j)
 			}
 		}()
 	}
-	for j := range n {
+	for _, j := range order {
 		next <- j
 	}
 	close(next)
 	wg.Wait()
 }
 
+// costliestFirst orders the jobs 0..len(need)-1 of a round, need[j]
+// being a position in points, so that the simulations likely to take
+// longest start first (more sessions, then more GPUs: more requests and
+// instances to replay) and the round does not end on one long simulation
+// while the other workers idle. Only the order of work changes.
+func costliestFirst(points []Point, need []int) []int {
+	order := make([]int, len(need))
+	for j := range order {
+		order[j] = j
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		pa, pb := &points[need[order[a]]], &points[need[order[b]]]
+		if pa.Conc != pb.Conc {
+			return pa.Conc > pb.Conc
+		}
+		return pa.GPUs > pb.GPUs
+	})
+	return order
+}
+
+// finishMode says which points finish builds the frontiers of.
+type finishMode int
+
+const (
+	rankEstimate  finishMode = iota // every point as it is (estimate or simulation)
+	rankCorrected                   // unsimulated points corrected (RefineByCorrected)
+	eventOnly                       // the simulated points alone
+)
+
 // finish filters the points by sla, computes the frontiers and Top, and
 // returns the indexes (into Points) of the frontier and Top points that are
-// not event-simulated yet, in ascending order.
-func (res *SweepResult) finish(sla SLA, top int, agentic, eventOnly bool) []int {
+// not event-simulated yet, in ascending order. SLARemoval counts are of
+// the points as they are, whatever the mode.
+func (res *SweepResult) finish(sla SLA, top int, agentic bool, mode finishMode) []int {
 	kept, removed := sla.Filter(res.Points)
 	res.Removed = removed
-	if eventOnly {
+	switch mode {
+	case eventOnly:
 		simulated := kept[:0:0]
 		for _, p := range kept {
 			if p.Sim == "event" {
@@ -560,6 +637,8 @@ func (res *SweepResult) finish(sla SLA, top int, agentic, eventOnly bool) []int 
 			}
 		}
 		kept = simulated
+	case rankCorrected:
+		kept, _ = sla.Filter(corrected(res.Points))
 	}
 	res.Frontier = Frontier(kept, ByInteractivity, true)
 	res.E2ELMetric = "p50"

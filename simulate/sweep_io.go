@@ -53,8 +53,10 @@ type SweepInputs struct {
 	SLA         SLA      `json:"sla"`
 	Top         int      `json:"top,omitempty"`
 	// MaxRefine is the refinement budget in effect (-1: none).
-	MaxRefine int    `json:"max_refine"`
-	Shard     *Shard `json:"shard,omitempty"`
+	MaxRefine int `json:"max_refine"`
+	// RefineBy is how refinement judged unsimulated candidates (RefineBy).
+	RefineBy RefineBy `json:"refine_by"`
+	Shard    *Shard   `json:"shard,omitempty"`
 }
 
 // NewSweepInputs fills SweepInputs from a resolved query and a sweep space.
@@ -62,7 +64,10 @@ func NewSweepInputs(version string, r *Resolved, space SweepSpace) SweepInputs {
 	in := SweepInputs{SpecsimVersion: version, Model: r.Model.Name, Precision: string(r.Precision), GPU: r.GPU.GPU.Name,
 		Engine: orDefault(r.Q.Engine, "sglang"), Workload: r.Workload.Name, WorkloadParams: newWorkloadInputs(&refineWindow(r).Workload),
 		Query: newQueryInputs(r.Q), Seed: r.Q.Seed, GPUs: space.GPUs, GPUsPerHost: r.GPU.Node(), NVLinkDomainGPUs: r.GPU.domain(), MinPoolGPUs: space.MinPoolGPUs, Concs: space.Concs, Steps: [2]int{space.StepsLo, space.StepsHi},
-		Scope: space.Scope, SLA: space.SLA, Top: space.Top, MaxRefine: space.MaxRefine}
+		Scope: space.Scope, SLA: space.SLA, Top: space.Top, MaxRefine: space.MaxRefine, RefineBy: space.RefineBy}
+	if in.RefineBy == "" {
+		in.RefineBy = RefineByEstimate
+	}
 	switch {
 	case in.MaxRefine == 0:
 		in.MaxRefine = DefaultMaxRefine
@@ -352,6 +357,8 @@ func readSweepOutput(dec *json.Decoder) (*SweepOutput, error) {
 			dst = &res.Rounds
 		case "refine_budget_reached":
 			dst = &res.RefineStopped
+		case "estimate_contenders":
+			dst = &res.EstimateContenders
 		case "evaluated":
 			dst = &res.Evaluated
 		case "infeasible":
@@ -537,7 +544,7 @@ func Merge(names []string, outs []*SweepOutput, resolve func(SweepInputs) (*Reso
 	if progress == nil {
 		progress = func(string, int, int) {}
 	}
-	if err := res.refine(nil, in.SLA, in.Top, in.MaxRefine, in.Workload == "agentx", 1, progress, sim); err != nil {
+	if err := res.refine(nil, in.SLA, in.Top, in.MaxRefine, in.RefineBy, in.Workload == "agentx", 1, progress, sim); err != nil {
 		return nil, err
 	}
 	res.annotate(in.Workload == "agentx")

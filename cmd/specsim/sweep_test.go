@@ -121,6 +121,7 @@ func TestSweepFlagErrors(t *testing.T) {
 		{[]string{"sweep", "--shard", "2/2", "--json"}, "--shard"},
 		{[]string{"sweep", "--shard", "0/2"}, "add --json"},
 		{[]string{"sweep", "--scope", "both"}, "--scope"},
+		{[]string{"sweep", "--refine-by", "guess"}, "--refine-by \"guess\": want estimate or corrected"},
 		{[]string{"sweep", "--max-ttft-ms", "-1"}, "--max-ttft-ms"},
 		{[]string{"sweep", "--top", "-1"}, "--top"},
 		{[]string{"sweep", "--format", "xml"}, "csv"},
@@ -319,6 +320,24 @@ func TestSweepTextPrintsNoSpecFrontier(t *testing.T) {
 		}
 		if rows != len(so.None) {
 			t.Errorf("%s: %d rows, JSON frontier_none has %d", f, rows, len(so.None))
+		}
+	}
+}
+
+// --refine-by is echoed in the inputs (the default too) and the result
+// counts the estimates the corrected search left unchecked.
+func TestSweepRefineByEcho(t *testing.T) {
+	for _, c := range []struct {
+		flags []string
+		want  string
+	}{
+		{nil, `"refine_by": "estimate"`},
+		{[]string{"--refine-by", "corrected"}, `"refine_by": "corrected"`},
+	} {
+		args := append([]string{"sweep", "--gpu", "b200", "--isl", "1024", "--osl", "1024", "--topologies", "agg:tp8", "--conc", "4,16", "--steps", "3", "--json"}, c.flags...)
+		code, out, stderr := runCLI(args...)
+		if code != exitOK || !strings.Contains(out, c.want) || !strings.Contains(out, `"estimate_contenders": `) {
+			t.Errorf("%v: exit %d %s\n%s", c.flags, code, stderr, out)
 		}
 	}
 }

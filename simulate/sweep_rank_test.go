@@ -1,0 +1,130 @@
+package simulate
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"testing"
+)
+
+// rankPoint is a point of a hand-made sweep: estimate est and, when ev is
+// set, the event simulation's figures (tput/GPU, interactivity, p90 E2EL).
+func rankPoint(topo string, conc int, est, ev [3]float64, simulated bool) Point {
+	fill := func(f [3]float64, sim string) Result {
+		return Result{Topology: topo, Conc: conc, Steps: 6, TputPerGPU: f[0], Interactivity: f[1], E2EL: Percentiles{P90: f[2]}, Sim: sim}
+	}
+	p := Point{Result: fill(est, "mean-field")}
+	if simulated {
+		e := p.Result
+		p.Estimate, p.Result = &e, fill(ev, "event")
+	}
+	return p
+}
+
+func TestCorrectedByHand(t *testing.T) {
+	est := [3]float64{100, 50, 1}
+	pts := []Point{
+		// agg:tp4 simulated at 2 and 8: throughput 0.8x and 0.5x the
+		// estimate, p90 E2EL 2x and 4x, interactivity 1.5x (better than
+		// the estimate: not applied).
+		rankPoint("agg:tp4", 2, est, [3]float64{80, 75, 2}, true),
+		rankPoint("agg:tp4", 4, est, [3]float64{}, false),
+		rankPoint("agg:tp4", 8, est, [3]float64{50, 75, 4}, true),
+		rankPoint("agg:tp4", 16, est, [3]float64{}, false),
+		rankPoint("agg:tp4", 1, est, [3]float64{}, false),
+		// disagg class at conc 64: five simulated points, throughput
+		// 0.5 .. 0.9x; the 90th percentile most favourable is 0.9x.
+		rankPoint("disagg:1xtp4+1xtp4", 64, est, [3]float64{50, 50, 1}, true),
+		rankPoint("disagg:1xtp2+1xtp4", 64, est, [3]float64{60, 50, 1}, true),
+		rankPoint("disagg:2xtp2+1xtp4", 64, est, [3]float64{70, 50, 1}, true),
+		rankPoint("disagg:1xtp2+2xtp2", 64, est, [3]float64{80, 50, 1}, true),
+		rankPoint("disagg:1xtp1+1xtp4", 64, est, [3]float64{90, 50, 1}, true),
+		rankPoint("disagg:1xtp1+1xtp2", 64, est, [3]float64{}, false),
+		// four simulated agg points at 64 are too few for a class ratio.
+		rankPoint("agg:tp2", 64, est, [3]float64{}, false),
+	}
+	got := corrected(pts)
+	for _, tc := range []struct {
+		i                int
+		tput, inter, e2e float64
+	}{
+		// log-midway between 2 and 8: sqrt(0.8*0.5) and sqrt(2*4).
+		{1, 100 * math.Sqrt(0.4), 50, math.Sqrt(8)},
+		// above the last simulated concurrency: 8's ratios.
+		{3, 50, 50, 4},
+		// below the first, no class ratio (agg at 1 has none): as estimated.
+		{4, 100, 50, 1},
+		{10, 90, 50, 1},
+		{11, 100, 50, 1},
+		// simulated points are untouched.
+		{0, 80, 75, 2},
+	} {
+		r := got[tc.i].Result
+		if math.Abs(r.TputPerGPU-tc.tput) > 1e-9 || math.Abs(r.Interactivity-tc.inter) > 1e-9 || math.Abs(r.E2EL.P90-tc.e2e) > 1e-9 {
+			t.Errorf("%s conc %d: tput %g interactivity %g e2el %g, want %g %g %g", r.Topology, r.Conc, r.TputPerGPU, r.Interactivity, r.E2EL.P90, tc.tput, tc.inter, tc.e2e)
+		}
+	}
+	if pts[1].TputPerGPU != 100 {
+		t.Error("corrected changed its input")
+	}
+}
+
+// TestRefineByCorrected: the corrected search settles with every frontier
+// point simulated, simulates no more than the estimate's, counts the
+// estimates it left unchecked, and its shards merge to it.
+func TestRefineByCorrected(t *testing.T) {
+	r := resolved(t, Query{GPU: "b200", ISL: 1024, OSL: 1024, Requests: 48})
+	space := SweepSpace{GPUs: 4, Concs: []int{2, 16, 128}, StepsLo: 0, StepsHi: 2, Workers: 2, Top: 2}
+	byEst, err := Sweep(r, space, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	space.RefineBy = RefineByCorrected
+	byCorr, err := Sweep(r, space, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if byCorr.RefineStopped || byCorr.Unchecked() != 0 || len(byCorr.Frontier) == 0 {
+		t.Fatalf("corrected: stopped %v, %d frontier points unchecked of %d", byCorr.RefineStopped, byCorr.Unchecked(), len(byCorr.Frontier))
+	}
+	if byCorr.Refined > byEst.Refined || byEst.EstimateContenders != 0 {
+		t.Errorf("refined %d corrected vs %d by estimate; estimate contenders %d (want 0 by estimate)", byCorr.Refined, byEst.Refined, byEst.EstimateContenders)
+	}
+	// The contenders are what the estimate's search still finds to do.
+	cp := *byCorr
+	cp.Points = append([]Point(nil), byCorr.Points...)
+	if n := len(cp.finish(SLA{}, 2, false, rankEstimate)); n != byCorr.EstimateContenders {
+		t.Errorf("estimate contenders %d, the estimate's search finds %d", byCorr.EstimateContenders, n)
+	}
+	var outs []*SweepOutput
+	var names []string
+	for i := range 2 {
+		sp := space
+		sp.Shard = Shard{Index: i, Count: 2}
+		part, err := Sweep(r, sp, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := json.NewEncoder(&buf).Encode(SweepOutput{Inputs: NewSweepInputs("test", r, sp), SweepResult: part}); err != nil {
+			t.Fatal(err)
+		}
+		o, err := ReadSweepOutput("shard", &buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs, names = append(outs, o), append(names, "shard")
+	}
+	m, err := Merge(names, outs, func(SweepInputs) (*Resolved, error) { return r, nil }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(m.SweepResult)
+	want, _ := json.Marshal(byCorr)
+	if !bytes.Equal(got, want) {
+		t.Errorf("merged corrected sweep differs from the unsharded one")
+	}
+	if m.Inputs.RefineBy != RefineByCorrected {
+		t.Errorf("merged inputs refine_by %q", m.Inputs.RefineBy)
+	}
+}
