@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -197,8 +198,14 @@ func (imp *AICImport) parse(name string, data []byte, devices map[string]bool) e
 			if v[3] > v[4] {
 				return fmt.Errorf("%s:%d: topk %d exceeds num_experts %d", name, line, v[3], v[4])
 			}
+			var se *ShapeError
+			if err := (MoEShape{Tokens: v[0], Experts: local, TopK: v[3], Hidden: v[1], Inter: v[2] / v[5], EP: v[6]}).Validate(); errors.As(err, &se) {
+				return fmt.Errorf("%s:%d: moe_ep_size %d: %s", name, line, v[6], se.Reason)
+			}
+			// An EP rank's row: its local experts, the layer's top-k over all
+			// of them, the whole batch's tokens (MoEShape with EP).
 			moes = append(moes, moeRow{MoEKernelRow{Kernel: cell("kernel_source"), DType: dt, Tokens: v[0], Hidden: v[1], Inter: v[2] / v[5],
-				TopK: min(v[3], local), Experts: local, LatencyUS: us, Line: line}, strings.ToLower(cell("distribution"))})
+				TopK: v[3], Experts: local, EP: v[6], LatencyUS: us, Line: line}, strings.ToLower(cell("distribution"))})
 			continue // counted once the distribution is picked
 		case "gdn":
 			ks := cell("kernel_source")
@@ -248,19 +255,15 @@ func (imp *AICImport) parse(name string, data []byte, devices map[string]bool) e
 		imp.Rows++
 	}
 	// MoE rows: per layer, uniform routing if measured, else the first distribution seen
-	type lk struct {
-		dt         DType
-		e, k, h, i int
-	}
-	pick := map[lk]string{}
+	pick := map[moeKey]string{}
 	for _, m := range moes {
-		k := lk{m.r.DType, m.r.Experts, m.r.TopK, m.r.Hidden, m.r.Inter}
+		k := m.r.key()
 		if cur, ok := pick[k]; !ok || (m.dist == "uniform" && cur != "uniform") {
 			pick[k] = m.dist
 		}
 	}
 	for _, m := range moes {
-		if pick[lk{m.r.DType, m.r.Experts, m.r.TopK, m.r.Hidden, m.r.Inter}] != m.dist {
+		if pick[m.r.key()] != m.dist {
 			imp.Skipped["moe rows of a second routing distribution"]++
 			continue
 		}

@@ -283,7 +283,19 @@ type MoEShape struct {
 	DType                                DType     // expert weight format
 	Skew                                 float64   // Zipf exponent of expert popularity; 0 = uniform
 	Kernel                               MoEKernel // implementation priced; "" = MoEFused
+	// EP is the expert-parallel size (0 or 1: none). With EP > 1 the shape
+	// is one rank of a layer of Experts*EP experts: Tokens are the whole
+	// batch (every rank sees every token), TopK the layer's picks per token
+	// over all Experts*EP experts, of which this rank computes the ones it
+	// holds (about TopK/EP per token).
+	EP int
 }
+
+// maxMoEEP bounds MoEShape.EP.
+const maxMoEEP = 1 << 16
+
+// ep is s.EP with 0 read as 1.
+func (s MoEShape) ep() int { return max(s.EP, 1) }
 
 // MoEKernel is the implementation a MoE cost prices.
 type MoEKernel string
@@ -341,16 +353,23 @@ func (c *Coster) MoE(s MoEShape) (Cost, error) {
 	return c.moe(s), nil
 }
 
-// moe is MoE's roofline of a valid shape.
+// moe is MoE's roofline of a valid shape. An EP rank (s.EP > 1, uniform
+// routing: Validate refuses skew there) touches each of its experts with
+// the probability a token picks that expert, TopK/(Experts*EP), so it
+// touches 1/EP of the layer's expected distinct experts and computes
+// Tokens*TopK/EP routed rows in expectation; it still gathers and combines
+// every token's row (SGLang's StandardDispatcher hands every rank all
+// tokens, other ranks' experts filtered out).
 func (c *Coster) moe(s MoEShape) Cost {
 	topk := s.TopK
 	dt := s.DType
 	if dt == "" {
 		dt = BF16
 	}
-	d := expectedDistinct(c.zipf, s.Tokens, s.Experts, topk, s.Skew)
+	ep := s.ep()
+	d := expectedDistinct(c.zipf, s.Tokens, s.Experts*ep, topk, s.Skew) / f(ep)
 	h, in := f(s.Hidden), f(s.Inter)
-	rows := f(s.Tokens) * f(topk)
+	rows := f(s.Tokens) * f(topk) / f(ep)
 	wb, ab := dt.Bytes(), c.gpu.activationDType(dt).Bytes()
 	weights := d * 3 * h * in * wb
 	// Per routed row: gate_up reads x and writes 2I, the activation reads 2I
@@ -367,7 +386,7 @@ func (c *Coster) moe(s MoEShape) Cost {
 	if s.Kernel == MoETorchGrouped {
 		cost := c.roofline(classMoE, dt, weights+act, 2*padded*3*h*in, rate)
 		cost.FLOPs = useful
-		if s.Skew == 0 {
+		if s.Skew == 0 && ep == 1 {
 			gk, gc := s.grid()
 			c.tables.adjust(&cost, gk, gc)
 		}

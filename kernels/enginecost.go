@@ -112,26 +112,14 @@ func (c *Coster) engineGDN(s GDNShape, mode GDNMode) (GDNCost, bool) {
 	return out, true
 }
 
-// engineMoE prices a Triton fused MoE from the GPU's moe_triton table, or
+// engineMoE prices a Triton fused MoE from the GPU's moe_triton tables, or
 // a fused MoE from a user's measured engine table (--kernel-table), where
-// one covers the layer. With skewed routing the uniform measurement is
-// scaled by the roofline's skewed-to-uniform ratio.
+// one covers the layer (an EP rank only from lines of its EP size). With
+// skewed routing the uniform measurement is scaled by the roofline's
+// skewed-to-uniform ratio. Bytes and FLOPs are the roofline's of the shape
+// (an EP rank's own routed rows and touched experts).
 func (c *Coster) engineMoE(s MoEShape) (Cost, bool) {
-	if c.engine == nil {
-		return Cost{}, false
-	}
-	m := c.engine.moe
-	if s.Kernel != MoETriton {
-		if s.Kernel != "" && s.Kernel != MoEFused {
-			return Cost{}, false
-		}
-		m = c.engine.fused
-	}
-	dt := s.DType
-	if dt == "" {
-		dt = BF16
-	}
-	cv, ok := m[moeKey{dt, s.Experts, min(s.TopK, s.Experts), s.Hidden, s.Inter}]
+	cv, _, ok := c.engineMoELine(s)
 	if !ok {
 		return Cost{}, false
 	}
@@ -158,6 +146,32 @@ func (c *Coster) engineMoE(s MoEShape) (Cost, bool) {
 	return cost, true
 }
 
+// engineMoELine is the measured line that prices s and the table's note
+// on it.
+func (c *Coster) engineMoELine(s MoEShape) (curve, string, bool) {
+	if c.engine == nil {
+		return curve{}, "", false
+	}
+	m, notes := c.engine.moe, c.engine.moeNotes
+	if s.Kernel != MoETriton {
+		if s.Kernel != "" && s.Kernel != MoEFused {
+			return curve{}, "", false
+		}
+		m, notes = c.engine.fused, c.engine.fusedNotes
+	}
+	k := s.key()
+	cv, ok := m[k]
+	return cv, notes[k], ok
+}
+
+// MoETableNote is what the measured table that prices s says its figure
+// is (moe_triton_ep8.csv: the busiest of 8 EP ranks, derived from per-rank
+// measurements); "" when no table prices s or its table says nothing.
+func (c *Coster) MoETableNote(s MoEShape) string {
+	_, note, _ := c.engineMoELine(s)
+	return note
+}
+
 // WithEngineTables returns a copy of c that prices engine kernels from t
 // first: t's lines replace the embedded ones of the same shape, the others
 // stay.
@@ -182,11 +196,11 @@ func (c *Coster) WithEngineTables(t *EngineTables) *Coster {
 		}
 		moeKeys := map[moeKey]bool{}
 		for _, r := range t.MoE {
-			moeKeys[moeKey{r.DType, r.Experts, r.TopK, r.Hidden, r.Inter}] = true
+			moeKeys[r.key()] = true
 		}
 		merged.MoE = append(merged.MoE, t.MoE...)
 		for _, r := range own.MoE {
-			if !moeKeys[moeKey{r.DType, r.Experts, r.TopK, r.Hidden, r.Inter}] {
+			if !moeKeys[r.key()] {
 				merged.MoE = append(merged.MoE, r)
 			}
 		}

@@ -73,14 +73,25 @@ type GDNRow struct {
 }
 
 // MoEKernelRow is one measured fused-MoE layer time (experts and inter as
-// held by the GPU).
+// held by the GPU). With EP > 1 it is one expert-parallel rank's time, the
+// shape read as MoEShape reads it (Experts local of Experts*EP, TopK the
+// layer's, Tokens the whole batch).
 type MoEKernelRow struct {
 	Kernel                               string
 	DType                                DType
 	Tokens, Experts, TopK, Hidden, Inter int
+	EP                                   int // expert-parallel size, 1 when the table has no ep column
 	Config                               string
 	LatencyUS                            float64
-	Line                                 int
+	// What the table's kernels_us is, where its "# kernels_us:" comment
+	// says (moe_triton_ep8.csv: the busiest rank, derived); "" otherwise.
+	Note string
+	Line int
+}
+
+// key is the lookup key of r's line.
+func (r MoEKernelRow) key() moeKey {
+	return MoEShape{DType: r.DType, Experts: r.Experts, TopK: r.TopK, Hidden: r.Hidden, Inter: r.Inter, EP: r.EP}.key()
 }
 
 // EngineTables are the engine-kernel measurements of one GPU.
@@ -155,9 +166,12 @@ func ParseGDNTable(name string, data []byte) ([]GDNRow, error) {
 }
 
 // ParseMoEKernelTable reads moe_triton.csv: kernel,dtype,tokens,experts,
-// topk,hidden,inter,config,kernels_us[,align_us,block_m].
+// topk,hidden,inter,config,kernels_us[,align_us,block_m,ep] ("# key:
+// value" lines first; ep, the expert-parallel size, 1 when absent or
+// empty: then experts are one rank's and topk the layer's over
+// experts x ep). A "# kernels_us: TEXT" line says what kernels_us is.
 func ParseMoEKernelTable(name string, data []byte) ([]MoEKernelRow, error) {
-	_, rows, err := readCSV(name, data)
+	meta, rows, err := readCSV(name, data)
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +189,7 @@ func ParseMoEKernelTable(name string, data []byte) ([]MoEKernelRow, error) {
 			return out, nil
 		}
 		line, cell := rows.line, rows.cell
-		r := MoEKernelRow{Kernel: cell("kernel"), Config: cell("config"), Line: line}
+		r := MoEKernelRow{Kernel: cell("kernel"), Config: cell("config"), EP: 1, Note: meta["kernels_us"], Line: line}
 		if r.DType, err = parseCellDType(cell("dtype")); err != nil {
 			return nil, fmt.Errorf("%s:%d: column dtype: %v", name, line, err)
 		}
@@ -189,8 +203,16 @@ func ParseMoEKernelTable(name string, data []byte) ([]MoEKernelRow, error) {
 			}
 			*d.p = v
 		}
-		if r.TopK > r.Experts {
-			return nil, fmt.Errorf("%s:%d: topk %d exceeds experts %d", name, line, r.TopK, r.Experts)
+		if c := cell("ep"); c != "" {
+			v, err := parseDim(c)
+			if err != nil || v <= 0 || v > maxMoEEP {
+				return nil, fmt.Errorf("%s:%d: column ep: want a whole number 1..%d, got %q", name, line, maxMoEEP, c)
+			}
+			r.EP = v
+		}
+		var se *ShapeError
+		if err := (MoEShape{Tokens: r.Tokens, Experts: r.Experts, TopK: r.TopK, Hidden: r.Hidden, Inter: r.Inter, EP: r.EP}).Validate(); errors.As(err, &se) {
+			return nil, fmt.Errorf("%s:%d: %s", name, line, se.Reason)
 		}
 		if r.LatencyUS, err = positiveCell(cell("kernels_us"), true); err != nil {
 			return nil, fmt.Errorf("%s:%d: column kernels_us: %v", name, line, err)
@@ -234,8 +256,11 @@ func EmbeddedEngineTables(gpu string) (*EngineTables, error) {
 // moe_triton_ep8.csv is the same Triton MoE on the shard the InferenceX
 // H200 recipes run (--tp 8 --expert-parallel-size 8): 64 local experts of
 // 512 at the full intermediate size, keyed as AIConfigurator keys an EP
-// shard (local experts, top-k, tokens of the whole batch), SGLang v0.5.14's
-// kernel file and the busiest of the 8 ranks (kernels/collect/merge_ep.py).
+// shard (local experts, the layer's top-k, tokens of the whole batch) and
+// by its ep column, so that only an EP8 rank reads it (MoEShape.EP), never
+// a plain layer of 64 experts; SGLang v0.5.14's kernel file, and the
+// busiest of the 8 ranks derived from per-rank timings
+// (kernels/collect/merge_ep.py; its "# kernels_us:" line says so).
 var engineTableFiles = []string{"gdn_chunk.csv", "gdn_decode_packed.csv", "gdn_verify_sigmoid.csv", "moe_triton.csv", "moe_triton_ep8.csv"}
 
 // gdnHeldoutFiles are the GDN rows held aside before their runs
@@ -441,41 +466,58 @@ func buildGDNIndex(rows []GDNRow) *gdnIndex {
 	return ix
 }
 
+// moeKey is a measured MoE line: the layer's shape but its tokens, with
+// the expert-parallel size (an EP rank's line is not a plain layer's of
+// as many experts).
 type moeKey struct {
-	dt                           DType
-	experts, topk, hidden, inter int
+	dt                               DType
+	experts, topk, hidden, inter, ep int
 }
 
+// key is the measured line s lies on: dtype defaulted to BF16, EP to 1,
+// top-k capped at the layer's experts.
+func (s MoEShape) key() moeKey {
+	dt := s.DType
+	if dt == "" {
+		dt = BF16
+	}
+	ep := s.ep()
+	return moeKey{dt, s.Experts, min(s.TopK, s.Experts*ep), s.Hidden, s.Inter, ep}
+}
+
+// buildMoEIndex fits one curve over tokens per line, and keeps the first
+// non-empty note of each line.
 func buildMoEIndex(rows []MoEKernelRow) (map[moeKey]curve, map[moeKey]string) {
 	xs := map[moeKey][]float64{}
 	ys := map[moeKey][]float64{}
-	kern := map[moeKey]string{}
+	note := map[moeKey]string{}
 	for _, r := range rows {
-		k := moeKey{r.DType, r.Experts, r.TopK, r.Hidden, r.Inter}
+		k := r.key()
 		xs[k], ys[k] = append(xs[k], float64(r.Tokens)), append(ys[k], r.LatencyUS)
-		if kern[k] == "" {
-			kern[k] = r.Kernel
+		if note[k] == "" && r.Note != "" {
+			note[k] = r.Note
 		}
 	}
 	out := map[moeKey]curve{}
 	for k := range xs {
 		out[k] = newCurve(xs[k], ys[k])
 	}
-	return out, kern
+	return out, note
 }
 
 // engineIndex is what a Coster prices engine kernels from.
 type engineIndex struct {
-	source     string
-	gdn        *gdnIndex
-	moe, fused map[moeKey]curve
+	source               string
+	gdn                  *gdnIndex
+	moe, fused           map[moeKey]curve
+	moeNotes, fusedNotes map[moeKey]string
 }
 
 func newEngineIndex(t *EngineTables) *engineIndex {
 	if t.empty() {
 		return nil
 	}
-	m, _ := buildMoEIndex(t.MoE)
-	fu, _ := buildMoEIndex(t.FusedMoE)
-	return &engineIndex{source: t.Source, gdn: buildGDNIndex(t.GDN), moe: m, fused: fu}
+	m, mn := buildMoEIndex(t.MoE)
+	fu, fn := buildMoEIndex(t.FusedMoE)
+	return &engineIndex{source: t.Source, gdn: buildGDNIndex(t.GDN), moe: m, fused: fu, moeNotes: mn, fusedNotes: fn}
 }

@@ -23,10 +23,16 @@ func FuzzParseGDNTable(f *testing.F) {
 func FuzzParseMoEKernelTable(f *testing.F) {
 	f.Add([]byte("kernel,dtype,tokens,experts,topk,hidden,inter,config,kernels_us\nk,bf16,1,512,10,4096,128,default:{BLOCK_SIZE_M=16},30.7\nk,bf16,8,512,10,4096,128,x,50\n"))
 	f.Add([]byte("tokens,experts,topk,hidden,inter,kernels_us\n1,2,3,4,5,6\n"))
+	f.Add([]byte("# kernels_us: busiest rank\nkernel,dtype,tokens,experts,topk,hidden,inter,ep,config,kernels_us\nk,fp8,1,64,10,4096,1024,8,c,37.7\nk,fp8,2,64,10,4096,1024,,c,47\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rows, err := ParseMoEKernelTable("fuzz.csv", data)
 		if err != nil {
 			return
+		}
+		for _, r := range rows {
+			if r.EP < 1 || r.EP > maxMoEEP || r.TopK > r.Experts*r.EP {
+				t.Fatalf("row %+v: ep or topk out of bounds", r)
+			}
 		}
 		m, _ := buildMoEIndex(rows)
 		for k, c := range m {

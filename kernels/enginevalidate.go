@@ -78,7 +78,7 @@ func ValidateEngineTables(t *EngineTables, heldGDN []GDNRow, heldMoE []MoEKernel
 		}
 		byKey := map[moeKey][]int{}
 		for i, r := range set.rows {
-			k := moeKey{r.DType, r.Experts, r.TopK, r.Hidden, r.Inter}
+			k := r.key()
 			byKey[k] = append(byKey[k], i)
 		}
 		heldM := map[int]bool{}
@@ -159,7 +159,7 @@ func otherState(d DType) DType {
 func moeErrors(table string, m map[moeKey]curve, rows []MoEKernelRow, kind string) EngineError {
 	var e []float64
 	for _, r := range rows {
-		cv, ok := m[moeKey{r.DType, r.Experts, r.TopK, r.Hidden, r.Inter}]
+		cv, ok := m[r.key()]
 		if !ok {
 			continue
 		}

@@ -19,6 +19,9 @@ type OpQuery struct {
 	GPUs       int     // collectives: the GPUs taking part
 	MoEKernel  MoEKernel
 	Skew       float64 // MoE: Zipf exponent of expert popularity, 0..4
+	// MoE: expert-parallel size (0 or 1: none); with EP > 1 the row is one
+	// rank, as MoEShape.EP reads it.
+	EP int
 	// Attention: causal prefill and DeepSeek latent attention, priced by
 	// Attention; otherwise the row as PredictRow prices it.
 	Prefill, MLA bool
@@ -80,8 +83,12 @@ func (c *Coster) PredictOp(q OpQuery) (OpPrediction, error) {
 		if k != MoEFused && k != MoETorchGrouped && k != MoETriton {
 			return p, &QueryError{"MoEKernel", string(k), fmt.Sprintf("want %s, %s or %s", MoETorchGrouped, MoEFused, MoETriton)}
 		}
-		cost, err := c.MoE(MoEShape{Tokens: r.Tokens, Experts: r.Experts, TopK: r.TopK, Hidden: r.Hidden, Inter: r.Inter, DType: r.DType, Skew: q.Skew, Kernel: k})
+		s := MoEShape{Tokens: r.Tokens, Experts: r.Experts, TopK: r.TopK, Hidden: r.Hidden, Inter: r.Inter, DType: r.DType, Skew: q.Skew, Kernel: k, EP: q.EP}
+		cost, err := c.MoE(s)
 		p.Cost, p.MoEKernel = cost, k
+		if err == nil && (cost.Source == SourceMeasured || cost.Source == SourceExtrapolated) {
+			p.Note = c.MoETableNote(s)
+		}
 		return p, err
 	case "attention":
 		if !q.Prefill && !q.MLA {

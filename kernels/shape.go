@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -102,8 +103,19 @@ func (s MoEShape) Validate() error {
 	if err := positive("moe", dim{"tokens", s.Tokens}, dim{"experts", s.Experts}, dim{"topk", s.TopK}, dim{"hidden", s.Hidden}, dim{"inter", s.Inter}); err != nil {
 		return err
 	}
-	if s.TopK > s.Experts {
+	switch ep := s.ep(); {
+	case s.EP < 0 || s.EP > maxMoEEP:
+		return &ShapeError{"moe", []string{"ep"}, fmt.Sprintf("ep %d: want 1..%d", s.EP, maxMoEEP)}
+	case ep == 1 && s.TopK > s.Experts:
 		return &ShapeError{"moe", []string{"topk", "experts"}, fmt.Sprintf("topk %d exceeds experts %d", s.TopK, s.Experts)}
+	case ep > 1 && s.Experts > math.MaxInt32/ep:
+		return &ShapeError{"moe", []string{"experts", "ep"}, fmt.Sprintf("experts %d x ep %d is too large", s.Experts, ep)}
+	case ep > 1 && s.TopK > s.Experts*ep:
+		return &ShapeError{"moe", []string{"topk", "experts", "ep"}, fmt.Sprintf("topk %d exceeds the layer's experts %d x ep %d", s.TopK, s.Experts, ep)}
+	case ep > 1 && s.Skew > 0:
+		// The busiest rank under skewed routing depends on which ranks hold
+		// the popular experts; no placement is modelled.
+		return &ShapeError{"moe", []string{"skew", "ep"}, "skewed routing on an expert-parallel rank is not modelled (the busiest rank depends on where the popular experts are placed): use skew 0 or ep 1"}
 	}
 	return nil
 }

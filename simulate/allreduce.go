@@ -62,8 +62,9 @@ const fusionMaxTokens = 2048
 // (the path of a BF16 draft that falls back, and of block-FP8 experts on
 // Hopper) from the H200 table (kernels/data/h200/moe_triton.csv, through
 // kernels' MoETriton). An EP rank is priced from a table of its own shard
-// (E/EP experts at inter/MoETP, all tokens, the busiest rank:
-// moe_triton_ep8.csv) where one exists; else on the TP shard of all
+// and EP size (E/EP experts at inter/MoETP, all tokens, the busiest rank
+// derived from per-rank timings: moe_triton_ep8.csv) where one exists and
+// routing is uniform; else on the TP shard of all
 // experts at inter/TP (moe_triton.csv), which has the same weight bytes per
 // rank and routed rows per expert but not the same time: on the H200 the
 // EP shard's busiest rank took 1.06-1.21x the TP shard's time up to 8
@@ -115,14 +116,16 @@ func (e *Engine) measuredMoEShard(tAll int, dt kernels.DType, draft bool) (float
 	tpShard := kernels.MoEShape{Tokens: tAll, Experts: m.Experts, TopK: m.TopK, Hidden: m.Hidden, Inter: m.MoEInter / p.TP,
 		DType: dt, Skew: e.MoESkew, Kernel: kernels.MoETriton}
 	shapes := []kernels.MoEShape{tpShard}
-	if p.EP > 1 {
+	if p.EP > 1 && e.MoESkew == 0 {
 		// The rank's own shard first: SGLang's StandardDispatcher (layers/moe/
 		// token_dispatcher/standard.py) hands every rank all tokens with the
 		// ids of other ranks' experts mapped to -1, and the Triton kernel
 		// (filter_expert) runs the rank's E/EP experts at inter/MoETP; a
-		// table of that shard holds the busiest rank (moe_triton_ep8.csv).
+		// table of that shard and EP size holds the busiest rank
+		// (moe_triton_ep8.csv). Skewed routing on an EP rank is not modelled
+		// (kernels.MoEShape.Validate): the TP shard's line prices it then.
 		ep := tpShard
-		ep.Experts, ep.TopK, ep.Inter = m.Experts/p.EP, min(m.TopK, m.Experts/p.EP), m.MoEInter/p.MoETP()
+		ep.Experts, ep.Inter, ep.EP = m.Experts/p.EP, m.MoEInter/p.MoETP(), p.EP
 		shapes = []kernels.MoEShape{ep, tpShard}
 	}
 	measured := func(c kernels.Cost) bool {

@@ -90,7 +90,24 @@ func (r *Resolved) CostNotes(t Topology) []string {
 					dt = e.Draft.Experts
 				}
 				if _, s, ok := e.measuredMoEShard(1, dt, c.who == "draft"); ok {
-					notes = append(notes, fmt.Sprintf("moe (%s): SGLang Triton fused MoE on a shard of %d experts at inter %d, %s", c.who, s.Experts, s.Inter, where))
+					w := where
+					hc := e.Coster
+					if h, _ := e.h200Carry(); h != nil {
+						hc = h
+					}
+					// what the table says its figure is (moe_triton_ep8.csv's
+					// "# kernels_us:" line: the busiest rank, derived, not timed)
+					if n := hc.MoETableNote(s); n != "" {
+						w = "on the H200: " + n
+						if g.Name != "h200" {
+							w = "on the H200, carried over by bandwidth/BF16 ratio: " + n
+						}
+					}
+					shard := fmt.Sprintf("a shard of %d experts at inter %d", s.Experts, s.Inter)
+					if s.EP > 1 {
+						shard = fmt.Sprintf("an EP%d rank's %d experts at inter %d", s.EP, s.Experts, s.Inter)
+					}
+					notes = append(notes, fmt.Sprintf("moe (%s): SGLang Triton fused MoE on %s, %s", c.who, shard, w))
 				}
 			}
 		}

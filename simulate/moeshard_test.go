@@ -75,3 +75,34 @@ func TestSGLangGathersLogits(t *testing.T) {
 		t.Errorf("SGLang lm_head %.1f us, other %.1f us: extra %.1f us below the gather's %.1f us", cost["sglang"]*1e6, cost["vllm"]*1e6, extra*1e6, floor*1e6)
 	}
 }
+
+// TestMeasuredMoEShardEP: the EP8 rank is looked up as an EP8 rank (its
+// table's lines are keyed by EP size, so a plain 64-expert layer never
+// reads them), and with skewed routing, which kernels does not model on an
+// EP rank, the TP shard's line prices the experts as it did before the EP8
+// table existed.
+func TestMeasuredMoEShardEP(t *testing.T) {
+	m, err := LookupPreset("Qwen3.5-397B-A17B")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := gpu(t, "h200")
+	for _, tc := range []struct {
+		name              string
+		skew              float64
+		ep, experts, topk int
+		inter             int
+	}{
+		{"uniform: the EP8 rank", 0, 8, 64, 10, 1024},
+		{"skewed: the TP8 shard", 0.5, 0, 512, 10, 128},
+	} {
+		e, err := NewEngine(m, g, Parallel{TP: 8, EP: 8, PP: 1}, EngineConfig{Precision: FP8, EngineName: "sglang", MoEBackend: "triton", MoESkew: tc.skew, SchedOverhead: -1, SpecOverhead: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, s, ok := e.measuredMoEShard(64, kernels.FP8, false)
+		if !ok || s.EP != tc.ep || s.Experts != tc.experts || s.TopK != tc.topk || s.Inter != tc.inter {
+			t.Errorf("%s: %v %+v", tc.name, ok, s)
+		}
+	}
+}

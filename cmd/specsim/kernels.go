@@ -86,6 +86,7 @@ type shapeFlags struct {
 	collective               string
 	moeKernel                string
 	skew                     float64
+	ep                       int
 	prefill, mla, noIntermed bool
 	gdnMode, stateDType      string
 	dims                     []dimFlag // the dimension flags, in flag order
@@ -142,6 +143,7 @@ func addShapeFlags(fs *flag.FlagSet) *shapeFlags {
 	fs.Float64Var(&s.bytes, "bytes", 0, "collective: per-GPU message in bytes")
 	fs.StringVar(&s.collective, "collective", "allreduce", "collective: allreduce|allgather|reducescatter|alltoall")
 	fs.Float64Var(&s.skew, "skew", 0, "MoE: Zipf exponent of expert popularity (0 uniform)")
+	fs.IntVar(&s.ep, "ep", 1, "MoE: expert-parallel size; above 1 the shape is one EP rank: --experts its own, --topk the layer's over experts x ep, --tokens the whole batch")
 	fs.StringVar(&s.moeKernel, "moe-kernel", string(kernels.MoETorchGrouped), "MoE: torch-grouped (the measured H200 reference path), fused (an engine's fused kernels, what simulate prices) or triton (SGLang's Triton fused MoE, from moe_triton.csv where measured)")
 	fs.BoolVar(&s.prefill, "prefill", false, "attention: causal prefill over q-len new tokens")
 	fs.BoolVar(&s.mla, "mla", false, "attention: MLA latent KV (head-dim = kv_lora_rank + rope dim)")
@@ -188,7 +190,10 @@ Latency in microseconds; bytes moved and FLOPs alongside.
 
 Ops: gemm (--m --n --k), moe (--tokens --experts --topk --hidden --inter;
 --moe-kernel torch-grouped prices the PyTorch path the H200 table measured,
-fused an engine's fused kernels),
+fused an engine's fused kernels; --ep N prices one rank of N-way expert
+parallelism: --experts its own, --topk the layer's over experts x N,
+--tokens the whole batch, bytes and FLOPs of its own picks, from a measured
+table of that EP size where one exists; uniform routing only),
 attention (--batch --q-len --kv-len --heads --kv-heads --head-dim), gdn
 (--batch --q-len --heads --kv-heads --head-dim), rmsnorm (--tokens --hidden),
 lm_head (--m tokens --n vocab --k hidden), copy (--n bytes), collective
@@ -212,6 +217,7 @@ ms) measured on the --gpu given.
 Examples:
   specsim kernels predict --gpu h200 --op gdn --mode prefill --batch 1 --q-len 4096 --heads 16 --kv-heads 4 --head-dim 128
   specsim kernels predict --gpu h200 --op moe --moe-kernel triton --tokens 64 --experts 512 --topk 10 --hidden 4096 --inter 256
+  specsim kernels predict --gpu h200 --op moe --moe-kernel triton --dtype fp8 --tokens 64 --experts 64 --topk 10 --hidden 4096 --inter 1024 --ep 8
   specsim kernels predict --gpu b200 --kernel-table moe_perf.txt --op moe --moe-kernel fused --tokens 16 --experts 512 --topk 10 --hidden 4096 --inter 256
   specsim kernels predict --gpu h200 --op gemm --dtype fp8 --m 64 --n 7168 --k 2048
   specsim kernels predict --gpu gb300 --op collective --collective allreduce --gpus 8 --bytes 1048576 --json
@@ -362,8 +368,14 @@ func predictOne(c *kernels.Coster, op string, s *shapeFlags) (kernelPrediction, 
 	if err := s.checkDims(strings.ToLower(op)); err != nil {
 		return kernelPrediction{}, err
 	}
+	if s.ep < 1 || s.ep > 1<<16 {
+		return kernelPrediction{}, fmt.Errorf("--ep %d: want 1..%d", s.ep, 1<<16)
+	}
+	if s.ep != 1 && !strings.EqualFold(op, "moe") {
+		return kernelPrediction{}, fmt.Errorf("--ep %d: only --op moe takes an expert-parallel size", s.ep)
+	}
 	q := kernels.OpQuery{Row: s.row, Collective: s.collective, Bytes: s.bytes, GPUs: s.gpus,
-		MoEKernel: kernels.MoEKernel(s.moeKernel), Skew: s.skew, Prefill: s.prefill, MLA: s.mla,
+		MoEKernel: kernels.MoEKernel(s.moeKernel), Skew: s.skew, EP: s.ep, Prefill: s.prefill, MLA: s.mla,
 		Reference: s.noIntermed, GDNMode: kernels.GDNMode(s.gdnMode)}
 	q.Row.Op, q.Row.DType = op, dt
 	if q.StateDType, err = kernels.ParseDType(s.stateDType); err != nil {
@@ -386,7 +398,7 @@ func predictOne(c *kernels.Coster, op string, s *shapeFlags) (kernelPrediction, 
 // opQueryFlags names the flag that sets each field of kernels.OpQuery.
 var opQueryFlags = map[string]string{
 	"Collective": "--collective", "GPUs": "--gpus", "Bytes": "--bytes", "MoEKernel": "--moe-kernel",
-	"Skew": "--skew", "StateDType": "--state-dtype", "GDNMode": "--mode (with --no-intermediate)",
+	"Skew": "--skew", "EP": "--ep", "StateDType": "--state-dtype", "GDNMode": "--mode (with --no-intermediate)",
 }
 
 // shapeDimFlags names the flag that sets each dimension of an op's shape

@@ -106,3 +106,45 @@ func TestKernelsValidateEngineTables(t *testing.T) {
 		t.Errorf("no held-aside gdn_chunk graph row of 24 points: %s", out)
 	}
 }
+
+// TestKernelsPredictEP: --ep prices one expert-parallel rank. The EP8 rank
+// of Qwen3.5-397B-A17B (64 of 512 experts, top-10, block FP8) comes from
+// moe_triton_ep8.csv (190.551 us at 64 tokens) labelled as the derived
+// busiest rank; the same flags without --ep are a plain 64-expert layer and
+// not that measurement.
+func TestKernelsPredictEP(t *testing.T) {
+	shape := []string{"kernels", "predict", "--gpu", "h200", "--op", "moe", "--moe-kernel", "triton", "--dtype", "fp8",
+		"--tokens", "64", "--experts", "64", "--topk", "10", "--hidden", "4096", "--inter", "1024"}
+	type pred struct {
+		LatencyUS float64 `json:"latency_us"`
+		Source    string  `json:"source"`
+		Note      string  `json:"note"`
+	}
+	run := func(extra ...string) pred {
+		t.Helper()
+		code, out, stderr := runCLI(append(append(append([]string{}, shape...), extra...), "--json")...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", extra, code, stderr)
+		}
+		var p pred
+		if err := json.Unmarshal([]byte(out), &p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if p := run("--ep", "8"); math.Abs(p.LatencyUS-190.551) > 1e-3 || p.Source != "measured-interpolated" ||
+		!strings.Contains(p.Note, "busiest of 8 ranks, derived from per-rank measurements (kernels/collect/merge_ep.py)") {
+		t.Errorf("--ep 8: %+v", p)
+	}
+	if p := run(); p.Source == "measured-interpolated" || p.Source == "measured-extrapolated" {
+		t.Errorf("plain 64 experts: %+v", p)
+	}
+	for _, bad := range [][]string{{"--ep", "0"}, {"--ep", "8", "--skew", "0.5"}, {"--ep", "8", "--topk", "600"}} {
+		if code, _, stderr := runCLI(append(append([]string{}, shape...), bad...)...); code != exitBadInput || !strings.Contains(stderr, "--ep") {
+			t.Errorf("%v: exit %d %s", bad, code, stderr)
+		}
+	}
+	if code, _, stderr := runCLI("kernels", "predict", "--gpu", "h200", "--op", "gemm", "--m", "8", "--n", "64", "--k", "64", "--ep", "2"); code != exitBadInput || !strings.Contains(stderr, "--ep 2") {
+		t.Errorf("--ep on gemm: exit %d %s", code, stderr)
+	}
+}

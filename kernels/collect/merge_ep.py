@@ -31,6 +31,7 @@ def main(raw, out):
             if l.startswith("# method:"):
                 l = l.rstrip("\n") + "; merged by kernels/collect/merge_ep.py: kernels_us = the busiest of 8 EP ranks (its docstring)\n"
             f.write(l)
+        f.write("# kernels_us: busiest of 8 ranks, derived from per-rank measurements (kernels/collect/merge_ep.py)\n")
         f.write("kernel,dtype,tokens,experts,topk,hidden,inter,ep,config,kernels_us,align_us,block_m,rank_mean_us,touched_mean,touched_busiest,slope_us_per_expert\n")
         for m in sorted({int(r["tokens"]) for r in rows}):
             ep = [r for r in rows if r["shard"] == "ep8" and int(r["tokens"]) == m]
