@@ -524,7 +524,11 @@ func (e *Engine) lmHead(s shape, vocab int) float64 {
 		// SGLang gathers the whole vocabulary's logits on every rank
 		// (layers/logits_processor.py: LogitsProcessor._get_logits ->
 		// tensor_model_parallel_all_gather), copies them to FP32
-		// (_copy_logits_to_buffer) and samples over all of them.
+		// (_copy_logits_to_buffer) and samples over all of them. Bytes per
+		// row beyond LMHeadSample, which already wrote the rank's shard in
+		// BF16 and read it once in FP32: the copy reads 2 and writes 4 per
+		// entry of the whole vocabulary (6 x vocab); sampling reads the
+		// FP32 entries outside the shard (4 x (vocab - shard)).
 		t += e.Coster.Collective("allgather", float64(rows*shard)*2, at).Seconds
 		if c, err := e.Coster.Elementwise(float64(rows) * (6*float64(vocab) + 4*float64(vocab-shard))); err == nil {
 			t += c.Seconds
