@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"os"
@@ -78,7 +79,9 @@ func loadPublished(t *testing.T) []publishedRow {
 	var doc struct {
 		Rows []publishedRow `yaml:"rows"`
 	}
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true) // a misspelt key is an error, not a default
+	if err := dec.Decode(&doc); err != nil {
 		t.Fatalf("testdata/published.yaml: %v", err)
 	}
 	return doc.Rows
