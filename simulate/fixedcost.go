@@ -171,6 +171,8 @@ func moeSource(e *Engine) string {
 func lmHeadNote(e *Engine) string {
 	at := e.Par.AttentionTP()
 	switch {
+	case at <= 1 && e.EngineName == "sglang" && e.Par.DPAttention && e.Par.TP > 1:
+		return "lm_head + sampling: priced over the whole vocabulary on each attention-DP rank, no collective; SGLang without --enable-dp-lm-head gathers the DP ranks' hidden states, runs the lm_head vocabulary-parallel over all ranks and all-gathers the logits (layers/logits_processor.py _gather_dp_attn_hidden_states, _scatter_dp_attn_logits): not priced"
 	case at <= 1:
 		return "lm_head + sampling: the whole vocabulary on each attention rank (no gather)"
 	case e.EngineName == "sglang":
