@@ -524,7 +524,11 @@ func (e *Engine) lmHead(s shape, vocab int) float64 {
 		// SGLang gathers the whole vocabulary's logits on every rank
 		// (layers/logits_processor.py: LogitsProcessor._get_logits ->
 		// tensor_model_parallel_all_gather), copies them to FP32
-		// (_copy_logits_to_buffer) and samples over all of them.
+		// (_copy_logits_to_buffer) and samples over all of them. Bytes per
+		// row beyond LMHeadSample, which already wrote the rank's shard in
+		// BF16 and read it once in FP32: the copy reads 2 and writes 4 per
+		// entry of the whole vocabulary (6 x vocab); sampling reads the
+		// FP32 entries outside the shard (4 x (vocab - shard)).
 		t += e.Coster.Collective("allgather", float64(rows*shard)*2, at).Seconds
 		if c, err := e.Coster.Elementwise(float64(rows) * (6*float64(vocab) + 4*float64(vocab-shard))); err == nil {
 			t += c.Seconds
@@ -628,6 +632,7 @@ func (e *Engine) DecodeStep(batch, k, ctx int) Breakdown {
 		}
 		draft += e.draftForward(shape{seqs: batch, q: k + 1, ctx: ctxQ, logits: batch * (k + 1)})
 		b.Draft = draft
+		b.GDN += e.stateCommit(batch)
 		b.addOverhead(0, 0, e.SchedOverhead+e.SpecOverhead)
 	}
 	if key != 0 {
@@ -638,6 +643,25 @@ func (e *Engine) DecodeStep(batch, k, ctx int) Breakdown {
 		e.lastKey, e.lastStep = key, b
 	}
 	return b
+}
+
+// stateCommit prices SGLang's post-verify commit of a hybrid model's
+// linear-attention state (speculative/spec_utils.py
+// commit_mamba_states_after_verify -> hybrid_linear_attn_backend.py
+// update_mamba_state_after_mtp_verify): every request's accepted SSM state
+// and convolution window of all its Gated DeltaNet layers copied from the
+// intermediate cache, read and written once, on the copy roofline. Measured
+// on the H200 at TP8 (kernels/data/h200/mamba_commit.csv): 103 us for 16
+// requests, at the copy ceiling (this roofline: 98 us).
+func (e *Engine) stateCommit(batch int) float64 {
+	if e.EngineName != "sglang" || e.Model.LinearVHeads == 0 {
+		return 0
+	}
+	bytes := 2 * e.stateBytes(0) * float64(ceilDiv(batch, e.Par.AttentionDP()))
+	if bytes <= 0 {
+		return 0
+	}
+	return e.ops().Elementwise(bytes).Seconds
 }
 
 // PrefillPart is one request's share of a prefill batch.

@@ -114,13 +114,18 @@ func TestVerifyAndDraftByHand(t *testing.T) {
 		}
 		return 2 * ar.Seconds
 	}
-	// SGLang's lm_head at TP2: each rank's half of the vocabulary, the
-	// all-gather of every row's BF16 logits, their FP32 copy (read 2 bytes,
-	// write 4 per entry) and greedy sampling over the half not yet read
-	// (LogitsProcessor._get_logits).
+	// SGLang's lm_head at TP2 over the tiny model's 512-entry vocabulary
+	// (LogitsProcessor._get_logits): each rank's GEMM and sampling over its
+	// 256 entries, the all-gather of every row's BF16 half (256 x 2 bytes),
+	// then per row, counted by hand: the FP32 copy of all 512 logits reads
+	// 1024 and writes 2048 bytes, and sampling reads the 256 FP32 entries
+	// of the other half, 1024 bytes: 4096 bytes per row.
 	lm := func(rows, vocab int) float64 {
-		return must(t)(c.LMHeadSample(rows, 128, vocab/2, "bf16")).Seconds + c.Collective("allgather", float64(rows*vocab/2)*2, 2).Seconds +
-			must(t)(c.Elementwise(float64(rows)*(6*float64(vocab)+4*float64(vocab/2)))).Seconds
+		if vocab != 512 {
+			t.Fatalf("lm priced by hand for a vocabulary of 512, got %d", vocab)
+		}
+		return must(t)(c.LMHeadSample(rows, 128, 256, "bf16")).Seconds + c.Collective("allgather", float64(rows*256*2), 2).Seconds +
+			must(t)(c.Elementwise(float64(rows*4096))).Seconds
 	}
 	// rope + KV write, q and k norms, FP8 quantization of the attention and
 	// expert inputs, top-k routing: six activation-sized kernels per layer.

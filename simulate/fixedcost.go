@@ -103,20 +103,22 @@ func (r *Resolved) CostNotes(t Topology) []string {
 							w = "on the H200, carried over by bandwidth/BF16 ratio: " + n
 						}
 					}
-					shard := fmt.Sprintf("a shard of %d experts at inter %d", s.Experts, s.Inter)
-					if s.EP > 1 {
-						shard = fmt.Sprintf("an EP%d rank's %d experts at inter %d", s.EP, s.Experts, s.Inter)
-					}
-					notes = append(notes, fmt.Sprintf("moe (%s): SGLang Triton fused MoE on %s, %s", c.who, shard, w))
+					notes = append(notes, moeShardNote(c.who, s, e.Model, p, w))
 				}
 			}
 		}
 		if r.Model.LinearVHeads > 0 {
-			if g.Name == "h200" {
-				notes = append(notes, "gdn: measured on the H200: chunked prefill (eager), and SGLang v0.5.14's packed decode and fused sigmoid-gating verify (kernels/data/h200)")
-			} else {
-				notes = append(notes, "gdn: chunked prefill measured on the H200, carried over to "+g.Name+"; decode and verify on the reference roofline")
-			}
+			notes = append(notes, "gdn: "+gdnSource(g.Name))
+		}
+	}
+	if e, err := NewEngine(r.Model, &g, p, r.Engine); err == nil {
+		notes = append(notes, lmHeadNote(e))
+		if e.EngineName != "sglang" && r.Model.LinearVHeads > 0 {
+			// No kernel of another engine was measured for Qwen3.5: its GDN
+			// and MoE are priced with what the SGLang rows use.
+			notes = append(notes, fmt.Sprintf("gdn: no %s kernel for this model was measured; priced with SGLang's: %s", e.EngineName, gdnSource(g.Name)),
+				fmt.Sprintf("moe: no %s MoE kernel for this model was measured; its %s experts are priced as SGLang's non-Triton backends are: %s, at the backend's efficiency %.2f (kernels/data/backends.yaml)",
+					e.EngineName, e.TargetBackend, moeSource(e), e.TargetMoEEff))
 		}
 	}
 	notes = append(notes, fixedNotes(r, &g, p, engine)...)
@@ -124,6 +126,73 @@ func (r *Resolved) CostNotes(t Topology) []string {
 		notes = append(notes, "host: SGLANG_ENABLE_SPEC_V2=1, speculative iterations on the overlap scheduler (no extra host time by default; assumed, not measured)")
 	}
 	return notes
+}
+
+// moeShardNote says which measured Triton MoE shard prices a rank's
+// experts: an EP rank's own shard (E/EP experts, the busiest of EP ranks
+// under uniform routing) or the TP shard (every expert at inter/TP).
+func moeShardNote(who string, s kernels.MoEShape, m *Model, p Parallel, where string) string {
+	if p.EP > 1 && s.Experts < m.Experts {
+		inter := fmt.Sprintf("the full inter %d", s.Inter)
+		if s.Inter < m.MoEInter {
+			inter = fmt.Sprintf("inter %d of %d (MoE TP%d)", s.Inter, m.MoEInter, p.MoETP())
+		}
+		src := "an EP-shard table"
+		if p.EP == 8 {
+			src = "kernels/data/h200/moe_triton_ep8.csv"
+		}
+		return fmt.Sprintf("moe (%s): SGLang Triton fused MoE of one EP%d rank: %d of %d experts at %s, uniform routing (%s), %s",
+			who, p.EP, s.Experts, m.Experts, inter, src, where)
+	}
+	shard := fmt.Sprintf("the TP%d shard", p.TP)
+	if p.EP > 1 {
+		shard = fmt.Sprintf("the TP%d shard's table (none of the EP%d shard)", p.TP, p.EP)
+	}
+	return fmt.Sprintf("moe (%s): SGLang Triton fused MoE on %s: all %d experts at inter %d of %d (kernels/data/h200/moe_triton.csv), %s",
+		who, shard, s.Experts, s.Inter, m.MoEInter, where)
+}
+
+// gdnSource says where SGLang's Gated DeltaNet kernels are priced from on
+// GPU gpu.
+func gdnSource(gpu string) string {
+	if gpu == "h200" {
+		return "measured on the H200: chunked prefill (eager), and SGLang v0.5.14's packed decode and fused sigmoid-gating verify (kernels/data/h200)"
+	}
+	return "chunked prefill measured on the H200, carried over to " + gpu + "; decode and verify on the reference roofline"
+}
+
+// moeSource says how the kernel package prices e's routed experts for one
+// decode token (a table of this GPU, or the roofline).
+func moeSource(e *Engine) string {
+	m, p := e.Model, e.Par
+	tokens, topk := localRouting(1, m.TopK, p.EP)
+	c, err := e.Coster.MoE(kernels.MoEShape{Tokens: tokens, Experts: m.Experts / p.EP, TopK: topk,
+		Hidden: m.Hidden, Inter: m.MoEInter / p.MoETP(), DType: e.Target.Experts, Skew: e.MoESkew})
+	switch {
+	case err != nil:
+		return "the reference roofline"
+	case c.Source == kernels.SourceCarryOver:
+		return "the roofline with another GPU's fitted efficiencies carried over to " + e.GPU.Name + " by datasheet figures"
+	case c.Source == kernels.SourceMeasured || c.Source == kernels.SourceExtrapolated:
+		return "a kernel table measured on " + e.GPU.Name
+	}
+	return "the roofline of " + e.GPU.Name
+}
+
+// lmHeadNote says what a step's lm_head and sampling pay beyond the GEMM
+// over the rank's vocabulary shard.
+func lmHeadNote(e *Engine) string {
+	at := e.Par.AttentionTP()
+	switch {
+	case at <= 1 && e.EngineName == "sglang" && e.Par.DPAttention && e.Par.TP > 1:
+		return "lm_head + sampling: priced over the whole vocabulary on each attention-DP rank, no collective; SGLang without --enable-dp-lm-head gathers the DP ranks' hidden states, runs the lm_head vocabulary-parallel over all ranks and all-gathers the logits (layers/logits_processor.py _gather_dp_attn_hidden_states, _scatter_dp_attn_logits): not priced"
+	case at <= 1:
+		return "lm_head + sampling: the whole vocabulary on each attention rank (no gather)"
+	case e.EngineName == "sglang":
+		return fmt.Sprintf("lm_head + sampling: SGLang all-gathers every row's BF16 logits over the whole vocabulary on each of the %d attention-TP ranks (%d of %d columns from each; layers/logits_processor.py LogitsProcessor._get_logits -> tensor_model_parallel_all_gather), copies them to an FP32 buffer (_copy_logits_to_buffer: read 2, write 4 bytes per entry) and samples over all of them (4 bytes per entry read, the rank's own shard already priced with its GEMM)",
+			at, ceilDiv(e.Model.Vocab, at), e.Model.Vocab)
+	}
+	return fmt.Sprintf("lm_head + sampling: each of the %d ranks samples its vocabulary shard and all-gathers 8 bytes per row (its best candidate); assumed, not read at %s's source", at, e.EngineName)
 }
 
 // fixedNotes says where a deployment's launches and layer gaps come from.

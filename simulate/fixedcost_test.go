@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/specsim/specsim/simulate/acceptance"
 )
 
 // readLaunchTable reads one of kernels/data/h200/launch*.csv as
@@ -141,6 +143,49 @@ func TestFixedCostsPerEngine(t *testing.T) {
 		e.addForwardFixed(&b, s)
 		if want := e.launch(c.m.Layers*14+6, s); !near(b.Launch, want, 1e-15) {
 			t.Errorf("%s: launch %.2f us, want %.2f", c.name, b.Launch*1e6, want*1e6)
+		}
+	}
+}
+
+// TestCostNotesNameSources: predict's source lines say which MoE shard an
+// SGLang EP rank is priced from, that SGLang gathers the whole vocabulary's
+// logits, and, under another engine, that its Qwen3.5 GDN and MoE are
+// SGLang's kernels with none of its own measured; the default sampler is
+// the engine's own.
+func TestCostNotesNameSources(t *testing.T) {
+	for _, tc := range []struct {
+		engine, gpu, precision, topo, backend string
+		want                                  []string
+		method                                string
+	}{
+		{"sglang", "h200", "fp8", "agg:tp8ep8", "triton", []string{
+			"one EP8 rank: 64 of 512 experts at the full inter 1024",
+			"busiest of 8 ranks, derived from per-rank measurements (kernels/collect/merge_ep.py)",
+			"(kernels/data/h200/moe_triton_ep8.csv)",
+			"SGLang all-gathers every row's BF16 logits over the whole vocabulary",
+			"logits_processor.py", "_copy_logits_to_buffer"}, acceptance.SGLangMatchExpected},
+		{"trtllm", "b200", "fp4", "agg:dep8", "cutlass", []string{
+			"gdn: no trtllm kernel for this model was measured; priced with SGLang's",
+			"moe: no trtllm MoE kernel for this model was measured"}, acceptance.TRTLLM},
+	} {
+		q := Query{Model: "Qwen3.5-397B-A17B", Precision: tc.precision, GPU: tc.gpu, Topology: tc.topo, Workload: "fixed",
+			ISL: 1024, OSL: 1024, Spec: "mtp", AL: 3.39, Engine: tc.engine, MoEBackend: tc.backend, SchedOverhead: -1, SpecOverhead: -1}
+		r, err := q.Resolve(testCurves, testCatalog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		topo, err := ParseTopology(tc.topo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		notes := strings.Join(r.CostNotes(topo), "\n")
+		for _, w := range tc.want {
+			if !strings.Contains(notes, w) {
+				t.Errorf("%s %s: notes lack %q:\n%s", tc.engine, tc.topo, w, notes)
+			}
+		}
+		if r.Target.Method != tc.method {
+			t.Errorf("%s: default sampler %q, want %q", tc.engine, r.Target.Method, tc.method)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"math"
 	"testing"
 
 	"github.com/specsim/specsim/kernels"
@@ -54,8 +55,10 @@ func TestMeasuredMoEShard(t *testing.T) {
 // whole vocabulary's BF16 logits on every rank before sampling
 // (LogitsProcessor._get_logits), so at TP8 its lm_head is dearer than an
 // engine that gathers only each rank's best candidates by at least the
-// gathered bytes over the GPU's NVLink bandwidth: 64 rows x 248320 x 2 bytes,
-// 7/8 of which arrive from other ranks.
+// gathered bytes over the GPU's NVLink bandwidth (64 rows x 248320 x 2
+// bytes, 7/8 of which arrive from other ranks) plus the FP32 copy of the
+// gathered logits over its HBM bandwidth (64 x 248320 x (2 read + 4
+// written) bytes, _copy_logits_to_buffer): two kernels, one after the other.
 func TestSGLangGathersLogits(t *testing.T) {
 	m, err := LookupPreset("Qwen3.5-397B-A17B")
 	if err != nil {
@@ -70,9 +73,40 @@ func TestSGLangGathersLogits(t *testing.T) {
 		}
 		cost[engine] = e.lmHead(shape{seqs: 16, q: 4, logits: 64}, m.Vocab)
 	}
-	floor := 64 * float64(m.Vocab) * 2 * 7 / 8 / g.NVLinkBandwidth
-	if extra := cost["sglang"] - cost["vllm"]; extra < floor {
-		t.Errorf("SGLang lm_head %.1f us, other %.1f us: extra %.1f us below the gather's %.1f us", cost["sglang"]*1e6, cost["vllm"]*1e6, extra*1e6, floor*1e6)
+	gather := 64 * float64(m.Vocab) * 2 * 7 / 8 / g.NVLinkBandwidth
+	cp := 64 * float64(m.Vocab) * 6 / g.HBMBandwidth
+	if extra := cost["sglang"] - cost["vllm"]; extra < gather+cp {
+		t.Errorf("SGLang lm_head %.1f us, other %.1f us: extra %.1f us below the gather's %.1f us + the FP32 copy's %.1f us", cost["sglang"]*1e6, cost["vllm"]*1e6, extra*1e6, gather*1e6, cp*1e6)
+	}
+}
+
+// TestStateCommitMatchesMeasurement: SGLang's post-verify commit of the
+// Gated DeltaNet state (update_mamba_state_after_mtp_verify) at TP8 with a
+// BF16 state reads and writes 2 x 16 x 12,211,200 B for 16 requests, the
+// bytes kernels/data/h200/mamba_commit.csv moved, where its two kernels took
+// 97.891 + 5.342 us on the H200: the copy roofline must land within 10% of
+// that. TensorRT-LLM is not priced with SGLang's commit.
+func TestStateCommitMatchesMeasurement(t *testing.T) {
+	m, err := LookupPreset("Qwen3.5-397B-A17B")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := gpu(t, "h200")
+	for _, tc := range []struct {
+		engine string
+		wantUS float64
+	}{{"sglang", 97.891 + 5.342}, {"trtllm", 0}} {
+		e, err := NewEngine(m, g, Parallel{TP: 8, EP: 8, PP: 1}, EngineConfig{Precision: FP8, SSMDType: kernels.BF16, EngineName: tc.engine, SchedOverhead: -1, SpecOverhead: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := 2 * 16 * e.stateBytes(0); tc.engine == "sglang" && got != 390_758_400 {
+			t.Errorf("commit bytes %.0f, want 390758400", got)
+		}
+		got := e.stateCommit(16) * 1e6
+		if tc.wantUS == 0 && got != 0 || tc.wantUS > 0 && math.Abs(got/tc.wantUS-1) > 0.10 {
+			t.Errorf("%s: state commit %.1f us for 16 requests, want %.1f", tc.engine, got, tc.wantUS)
+		}
 	}
 }
 

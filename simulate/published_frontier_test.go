@@ -32,10 +32,18 @@ func frontierKey(r publishedRow) string {
 // sweepFrontier runs every (deployment, concurrency) of r the way the
 // benchmark ran them and returns InferenceX's interactivity frontier. Each
 // point measures 10 x concurrency requests, as InferenceX's scripts ask of
-// its client (benchmarks/single_node/fixed_seq_len/qwen3.5_*.sh
-// run_benchmark_serving --num-prompts CONC*10, after 2 x CONC warm-up
-// requests); with fewer, the closing ramp (the last requests decoding in a
-// shrinking batch) weighs more and the point reads optimistic.
+// its client (benchmarks/single_node/fixed_seq_len/qwen3.5_*.sh,
+// benchmark_lib.sh run_benchmark_serving --num-prompts CONC*10); with
+// fewer, the point reads optimistic. The client's --num-warmups 2*CONC is
+// not modelled: utils/bench_serving/benchmark_serving.py benchmark() sends
+// those requests (copies of the first prompt) and awaits them all before
+// the measured run, which then starts on an idle server with CONC requests
+// at once and times all 10 x CONC to the last one's end. They only warm the
+// server (graphs, caches), which the simulator does not model. The harness
+// differs from that measured run: it discards its own first CONC requests
+// and keeps CONC sessions busy until the last measured request ends
+// (Plan.simulate), so neither the synchronized start nor the closing tail
+// is in its window.
 func sweepFrontier(r publishedRow) ([]Point, error) {
 	key := frontierKey(r)
 	if f, ok := frontierCache[key]; ok {

@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"os"
@@ -58,14 +59,17 @@ type publishedRow struct {
 const (
 	publishedTunedBound   = 0.08
 	publishedHeldOutBound = 0.08
-	// Qwen3.5 (InferenceX frontiers): regression guards just above the
-	// measured 29.1% / 12.1% (q10), far from the 10% goal on the tuned rows
-	// (published-log.md names what is missing). The held-out bound was 11%
-	// at q9 (10.8%); the merge of q10 raised the median, and the bound
-	// follows the measurement, as the log says. Since q13 the medians are
-	// 9.5% / 9.0% (the B200 FP4 rows pool TensorRT-LLM's runs, 10c
-	// requests per point); the bounds were left where they were.
-	qwenTunedBound   = 0.30
+	// Qwen3.5 (InferenceX frontiers): regression guards at the next whole
+	// percent above the measured medians, 11.0% tuned / 12.9% held out
+	// (published-log.md, "q14"), so that a regression fails. History: 30% /
+	// 13% were set just above 29.1% / 12.1% at q10 (the held-out bound was
+	// 11% at q9 and followed the q10 merge up); q13 brought the medians to
+	// 11.0% / 8.8% with the bounds left in place; q14 added FlashInfer's
+	// all-reduce fusion on the B200 rows and the post-verify state commit
+	// (held-out 8.8% -> 12.9%, under the 13% guard as it stood) and then
+	// tightened the tuned guard from 30% to 12%. The held-out rows have
+	// steered earlier selections (published-log.md says which).
+	qwenTunedBound   = 0.12
 	qwenHeldOutBound = 0.13
 )
 
@@ -78,7 +82,9 @@ func loadPublished(t *testing.T) []publishedRow {
 	var doc struct {
 		Rows []publishedRow `yaml:"rows"`
 	}
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true) // a misspelt key is an error, not a default
+	if err := dec.Decode(&doc); err != nil {
 		t.Fatalf("testdata/published.yaml: %v", err)
 	}
 	return doc.Rows

@@ -228,7 +228,7 @@ func (q Query) Resolve(curves *golden.Set, catalog *kernels.Catalog) (*Resolved,
 	}
 	r.Target.Method = q.Method
 	if r.Target.Method == "" {
-		r.Target.Method = DefaultMethod
+		r.Target.Method = DefaultMethodFor(q.Engine)
 	}
 	if q.Histogram != "" && q.AL != 0 {
 		return nil, &Error{Field: "Histogram", Value: q.Histogram, Reason: "a histogram and a fixed AL both set the acceptance: give one"}

@@ -24,10 +24,25 @@ type Spec struct {
 const (
 	DefaultChunk       = 16384 // --chunked-prefill-size in the InferenceX AgentX recipes
 	DefaultMemFraction = 0.9
-	DefaultMethod      = acceptance.SGLangMatchExpected
+	DefaultMethod      = acceptance.SGLangMatchExpected // SGLang's; DefaultMethodFor gives each engine its own
 	maxSimEvents       = 20_000_000
 	maxSimSeconds      = 7 * 24 * 3600
 )
+
+// DefaultMethodFor is the acceptance sampler of an engine's own forced
+// acceptance, the one a run with --al follows when --method is not given:
+// TensorRT-LLM's TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS (per request),
+// vLLM's synthetic rejection sampler, and SGLang's
+// SGLANG_SIMULATE_ACC_METHOD=match-expected otherwise ("" is SGLang).
+func DefaultMethodFor(engine string) string {
+	switch engine {
+	case "trtllm":
+		return acceptance.TRTLLM
+	case "vllm":
+		return acceptance.VLLMSynthetic
+	}
+	return DefaultMethod
+}
 
 // Scenario is one deployment under one load.
 type Scenario struct {
@@ -380,7 +395,7 @@ func (p *Plan) newSampler(seed uint64) (acceptance.Sampler, error) {
 	}
 	method := s.Method
 	if method == "" {
-		method = DefaultMethod
+		method = DefaultMethodFor(p.decodeEngine().EngineName)
 	}
 	return acceptance.New(acceptance.Config{Method: method, K: s.Steps, TargetAL: s.AL, Dist: s.Dist, Seed: seed})
 }
@@ -993,7 +1008,7 @@ func (p *Plan) setAcceptance(res *Result) {
 		res.AL = p.sc.Spec.AL
 		res.Method = p.sc.Spec.Method
 		if res.Method == "" {
-			res.Method = DefaultMethod
+			res.Method = DefaultMethodFor(p.decodeEngine().EngineName)
 		}
 	}
 }

@@ -77,7 +77,7 @@ func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
 	fs.StringVar(&f.steps, "steps", "", "draft length k (speculative-num-steps); sweep and bestk take a range such as 0-8")
 	fs.StringVar(&q.Thinking, "thinking", "on", "golden curve mode: on | off")
 	fs.Float64Var(&q.AL, "al", 0, "acceptance length incl. the bonus token (overrides the golden curve)")
-	fs.StringVar(&q.Method, "method", "", "acceptance sampler: sglang-match-expected (default), sglang-multinomial, vllm-synthetic, trtllm, chain, empirical")
+	fs.StringVar(&q.Method, "method", "", "acceptance sampler: sglang-match-expected, sglang-multinomial, vllm-synthetic, trtllm, chain, empirical (default: the engine's own forced acceptance: sglang-match-expected, trtllm for --engine trtllm, vllm-synthetic for --engine vllm)")
 	fs.StringVar(&q.Histogram, "histogram", "", "CSV `FILE` of measured accepted lengths (length,count) for --method empirical")
 	fs.IntVar(&q.MaxRunning, "max-running", 0, "max running requests per instance (0 = concurrency and KV pool decide)")
 	fs.IntVar(&q.Server.PrefillMaxRunning, "prefill-max-running", 0, "max running requests per disaggregated prefill worker (--max-running applies to agg instances and decode workers; 0 = concurrency)")
