@@ -38,17 +38,21 @@ func (e *Engine) tpAllReduceOf(msg float64) float64 {
 }
 
 // fusedNorms is how many of a layer's two RMSNorms run inside the
-// all-reduce kernel: with SGLang's --enable-flashinfer-allreduce-fusion
-// the residual add and RMSNorm that follow each TP all-reduce (after
+// all-reduce kernel: with SGLang's FlashInfer all-reduce fusion on
+// (resolveFusion) the residual add and RMSNorm that follow each TP all-reduce (after
 // attention, and after the MoE before the next layer's input norm) are
 // fused into FlashInfer's trtllm_allreduce_fusion kernel (sgl-project/
 // sglang python/sglang/srt/layers/flashinfer_comm_fusion.py,
 // flashinfer_allreduce_residual_rmsnorm), for forwards of at most its
 // workspace's max_token_num (2048) tokens; their separate kernels go. The
 // fused kernel is priced as the all-reduce alone (an assumption: the
-// norm's work rides on data the kernel already holds in registers).
+// norm's work rides on data the kernel already holds in registers). The
+// conditions are those of communicator.py apply_flashinfer_allreduce_fusion
+// (SM90 or SM100 family, at most 2048 tokens, no DP attention), which hold
+// even when the flag forces the fusion on.
 func (e *Engine) fusedNorms(tokens int) int {
-	if e.AllReduceFusion && e.EngineName == "sglang" && e.Par.TP > 1 && !e.Par.DPAttention && tokens <= fusionMaxTokens {
+	if e.AllReduceFusion && e.EngineName == "sglang" && e.Par.TP > 1 && !e.Par.DPAttention && tokens <= fusionMaxTokens &&
+		(sm90(e.GPU.Arch) || sm100(e.GPU.Arch)) {
 		return 2
 	}
 	return 0

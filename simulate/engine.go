@@ -43,8 +43,11 @@ type Engine struct {
 	// LayerGap is the fixed time per decoder layer and forward (layerGap,
 	// moved by a calibration's layer_fixed_us).
 	LayerGap float64
-	// AllReduceFusion: SGLang --enable-flashinfer-allreduce-fusion.
+	// AllReduceFusion: SGLang runs FlashInfer's all-reduce fusion
+	// (resolveFusion: the engine's own rule or the flags); FusionNote says
+	// why it is on or off ("" for other engines).
 	AllReduceFusion bool
+	FusionNote      string
 	// SpecV2: SGLANG_ENABLE_SPEC_V2=1, the overlap scheduler for
 	// speculative decoding.
 	SpecV2 bool
@@ -120,9 +123,12 @@ type EngineConfig struct {
 	// float32). It sizes the state pool and its speculative copies and
 	// prices the bytes the state update moves.
 	SSMDType kernels.DType
-	// AllReduceFusion is SGLang's --enable-flashinfer-allreduce-fusion:
-	// the RMSNorms after each TP all-reduce run inside it.
-	AllReduceFusion bool
+	// AllReduceFusion is SGLang's --enable-flashinfer-allreduce-fusion
+	// (forces the fusion on: the RMSNorms after each TP all-reduce run
+	// inside it) and NoAllReduceFusion its
+	// --enforce-disable-flashinfer-allreduce-fusion (wins); with neither,
+	// SGLang's own rule decides per instance (sglangAutoFusion).
+	AllReduceFusion, NoAllReduceFusion bool
 	// SpecV2 is SGLANG_ENABLE_SPEC_V2=1 (SGLang's speculative decoding on
 	// the overlap scheduler): the default SpecOverhead becomes 0.
 	SpecV2 bool
@@ -159,7 +165,7 @@ func NewEngine(m *Model, g *kernels.GPU, p Parallel, c EngineConfig) (*Engine, e
 	if e.KV == "" {
 		e.KV = "fp8"
 	}
-	e.SSM, e.AllReduceFusion = c.SSMDType, c.AllReduceFusion
+	e.SSM = c.SSMDType
 	if e.SSM == "" {
 		e.SSM = kernels.BF16
 	}
@@ -203,6 +209,7 @@ func NewEngine(m *Model, g *kernels.GPU, p Parallel, c EngineConfig) (*Engine, e
 	e.DraftBackend, e.DraftFellBack = db.Name, fell
 	e.TargetBackend = tb.Name
 	e.EngineName = engine
+	e.AllReduceFusion, e.FusionNote = e.resolveFusion(c)
 	return e, nil
 }
 

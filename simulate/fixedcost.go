@@ -71,9 +71,6 @@ func (r *Resolved) CostNotes(t Topology) []string {
 		if ar, ok := c.CustomAllReduce(float64(p.TP*r.Model.Hidden)*2, p.TP); ok && ar.Source == kernels.SourcePublished {
 			notes = append(notes, fmt.Sprintf("communication: SGLang custom all-reduce at TP%d priced from public figures (8x H100, sgl-project/sglang#2904), scaled by NVLink bandwidth; not measured here", p.TP))
 		}
-		if r.Engine.AllReduceFusion {
-			notes = append(notes, "norms: the RMSNorm after each all-reduce runs inside FlashInfer's fused all-reduce (forwards of up to 2048 tokens)")
-		}
 	}
 	if e, err := NewEngine(r.Model, &g, p, r.Engine); err == nil && e.EngineName == "sglang" {
 		where := "measured on the H200"
@@ -112,6 +109,13 @@ func (r *Resolved) CostNotes(t Topology) []string {
 		}
 	}
 	if e, err := NewEngine(r.Model, &g, p, r.Engine); err == nil {
+		if e.FusionNote != "" {
+			n := "norms: FlashInfer all-reduce fusion " + e.FusionNote
+			if e.AllReduceFusion && e.fusedNorms(1) > 0 {
+				n += "; the RMSNorm after each TP all-reduce runs inside it (forwards of up to 2048 tokens)"
+			}
+			notes = append(notes, n)
+		}
 		notes = append(notes, lmHeadNote(e))
 		if e.EngineName != "sglang" && r.Model.LinearVHeads > 0 {
 			// No kernel of another engine was measured for Qwen3.5: its GDN

@@ -30,6 +30,9 @@ type Model struct {
 	Source  string   // the config file(s) the numbers come from
 	// GoldenKey names the golden AL curve (golden.Set.Resolve input).
 	GoldenKey string
+	// HFArch is config.json's architectures[0], the name the engines key
+	// model-specific defaults on ("" when the config has none).
+	HFArch string
 
 	// Architecture is the shape read from config.json (package
 	// audit/model), presets included.

@@ -19,7 +19,7 @@ func ModelFromDir(dir string) (*Model, error) {
 		return nil, err
 	}
 	m := &Model{Name: filepath.Base(filepath.Clean(dir)), Source: filepath.Join(dir, "config.json"),
-		Architecture: c.Architecture()}
+		Architecture: c.Architecture(), HFArch: firstArch(c)}
 	m.GoldenKey = goldenKeyOf(c, m.Architecture)
 	excl := strings.ToLower(strings.Join(c.ExcludeModules, " "))
 	m.Quant = QuantPolicy{

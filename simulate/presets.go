@@ -24,9 +24,17 @@ func readPresets(ms []*Model) []*Model {
 		if err != nil {
 			panic("simulate: preset " + m.Name + ": " + file + ": " + err.Error())
 		}
-		m.Architecture = c.Architecture()
+		m.Architecture, m.HFArch = c.Architecture(), firstArch(c)
 	}
 	return ms
+}
+
+// firstArch is config.json's architectures[0] ("" when absent).
+func firstArch(c *model.Config) string {
+	if len(c.Architectures) == 0 {
+		return ""
+	}
+	return c.Architectures[0]
 }
 
 // presets are the built-in models. Each architecture is read from the

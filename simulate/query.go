@@ -61,8 +61,12 @@ type Query struct {
 	// recurrent state's format (bf16 default, what InferenceX recipes set;
 	// fp32 is SGLang's own default).
 	MambaSSMDType string `json:"mamba_ssm_dtype,omitempty"`
-	// AllReduceFusion is SGLang's --enable-flashinfer-allreduce-fusion.
-	AllReduceFusion bool `json:"allreduce_fusion,omitempty"`
+	// AllReduceFusion is SGLang's --enable-flashinfer-allreduce-fusion
+	// (forces the fusion on) and NoAllReduceFusion its
+	// --enforce-disable-flashinfer-allreduce-fusion (forces it off, and
+	// wins); with neither, SGLang's own rule decides (sglangAutoFusion).
+	AllReduceFusion   bool `json:"allreduce_fusion,omitempty"`
+	NoAllReduceFusion bool `json:"enforce_disable_allreduce_fusion,omitempty"`
 	// SpecV2 is SGLANG_ENABLE_SPEC_V2=1.
 	SpecV2 bool `json:"spec_v2,omitempty"`
 	// MoEBackend and SpecMoEBackend are SGLang's --moe-runner-backend and
@@ -215,7 +219,7 @@ func (q Query) Resolve(curves *golden.Set, catalog *kernels.Catalog) (*Resolved,
 			return nil, &Error{Field: "KernelTables", Value: strings.Join(q.KernelTables, ","), Reason: err.Error(), Err: err}
 		}
 	}
-	r.Engine = EngineConfig{Precision: r.Precision, DraftDType: draft, KVDType: kv, SSMDType: ssm, AllReduceFusion: q.AllReduceFusion, SpecV2: q.SpecV2, EngineName: q.Engine, KernelTables: tables,
+	r.Engine = EngineConfig{Precision: r.Precision, DraftDType: draft, KVDType: kv, SSMDType: ssm, AllReduceFusion: q.AllReduceFusion, NoAllReduceFusion: q.NoAllReduceFusion, SpecV2: q.SpecV2, EngineName: q.Engine, KernelTables: tables,
 		MoEBackend: q.MoEBackend, SpecMoEBackend: q.SpecMoEBackend,
 		CUDAGraphMaxBS: q.CUDAGraphMaxBS, SchedOverhead: ms(q.SchedOverhead), SpecOverhead: ms(q.SpecOverhead), MoESkew: q.MoESkew}
 	if q.Calibration != nil {

@@ -64,15 +64,18 @@ type Settings struct {
 	// ISL and OSL: the recipe's fixed-length benchmark (Agentic false).
 	ISL, OSL int
 	// Disagg: Prefill and Decode pools; otherwise one Agg instance.
-	Disagg                  bool
-	Agg, Prefill, Decode    Layout
-	MaxRunning, GraphMaxBS  int
-	MemFraction             float64
-	Chunk                   int
-	KVDType, MambaSSMDType  string
-	MoEBackend              string
-	SpecMoEBackend          string
-	AllReduceFusion, SpecV2 bool
+	Disagg                 bool
+	Agg, Prefill, Decode   Layout
+	MaxRunning, GraphMaxBS int
+	MemFraction            float64
+	Chunk                  int
+	KVDType, MambaSSMDType string
+	MoEBackend             string
+	SpecMoEBackend         string
+	// AllReduceFusion and NoAllReduceFusion: SGLang's
+	// --enable-flashinfer-allreduce-fusion and
+	// --enforce-disable-flashinfer-allreduce-fusion.
+	AllReduceFusion, NoAllReduceFusion, SpecV2 bool
 	// PrefillDraft: the disaggregated prefill role speculates too.
 	PrefillDraft bool
 	// Steps is the draft length (0: no speculation); GoldenAL the AL the
@@ -102,7 +105,7 @@ var sglangModelled = map[string]bool{
 	"speculative-algorithm": true, "speculative-num-steps": true, "speculative-eagle-topk": true, "speculative-num-draft-tokens": true,
 	"cuda-graph-max-bs": true, "disable-cuda-graph": true, "max-running-requests": true, "mem-fraction-static": true,
 	"chunked-prefill-size": true, "kv-cache-dtype": true, "mamba-ssm-dtype": true, "moe-runner-backend": true,
-	"speculative-moe-runner-backend": true, "enable-flashinfer-allreduce-fusion": true, "quantization": true,
+	"speculative-moe-runner-backend": true, "enable-flashinfer-allreduce-fusion": true, "enforce-disable-flashinfer-allreduce-fusion": true, "quantization": true,
 	"served-model-name": true, "model-path": true, "pipeline-parallel-size": true, "pp-size": true,
 }
 
@@ -386,6 +389,10 @@ func (s *Settings) sglangArgs(gen, prefill *Role, read func(setting, value, from
 	if v := arg(gen, "enable-flashinfer-allreduce-fusion"); v == "true" {
 		s.AllReduceFusion = true
 		read("flashinfer allreduce fusion", v, gen.ArgsAt+".enable-flashinfer-allreduce-fusion")
+	}
+	if v := arg(gen, "enforce-disable-flashinfer-allreduce-fusion"); v == "true" {
+		s.NoAllReduceFusion = true
+		read("flashinfer allreduce fusion disabled", v, gen.ArgsAt+".enforce-disable-flashinfer-allreduce-fusion")
 	}
 	if v := gen.Env["SGLANG_ENABLE_SPEC_V2"]; v == "1" || strings.EqualFold(v, "true") {
 		s.SpecV2 = true

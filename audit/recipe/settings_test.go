@@ -57,3 +57,31 @@ func TestSettings(t *testing.T) {
 		t.Errorf("no known model: err = %v, want an UnknownModelError", err)
 	}
 }
+
+// TestSettingsAllReduceFusionFlags: a recipe's
+// enforce-disable-flashinfer-allreduce-fusion is read (with the deprecated
+// enable flag beside it: SGLang lets the disable win, which the simulator
+// applies) and named in Read.
+func TestSettingsAllReduceFusionFlags(t *testing.T) {
+	rc, err := Load("testdata/allreduce_fusion_disabled.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := rc.Variants[0].Settings(nil, SettingsOptions{Model: "qwen3.5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.AllReduceFusion || !s.NoAllReduceFusion {
+		t.Errorf("enable %v, enforce-disable %v: want both read", s.AllReduceFusion, s.NoAllReduceFusion)
+	}
+	var read []string
+	for _, r := range s.Read {
+		read = append(read, r.From)
+	}
+	if j := strings.Join(read, " "); !strings.Contains(j, ".enforce-disable-flashinfer-allreduce-fusion") {
+		t.Errorf("read from %q, want the enforce-disable key", j)
+	}
+	if u := strings.Join(s.Unsupported, "\n"); strings.Contains(u, "allreduce-fusion") {
+		t.Errorf("listed as unsupported: %q", u)
+	}
+}

@@ -25,7 +25,7 @@ var queryFlagNames = map[string]string{
 	"MemFraction": "--mem-fraction", "DraftDType": "--draft-dtype", "KVDType": "--kv-dtype",
 	"Engine": "--engine", "SchedOverhead": "--sched-overhead-ms", "SpecOverhead": "--spec-overhead-ms",
 	"MoESkew": "--moe-skew", "Requests": "--requests", "Seed": "--seed", "Calibration": "--calibration",
-	"MambaSSMDType": "--mamba-ssm-dtype", "KernelTables": "--kernel-table", "AllReduceFusion": "--enable-flashinfer-allreduce-fusion",
+	"MambaSSMDType": "--mamba-ssm-dtype", "KernelTables": "--kernel-table", "AllReduceFusion": "--enable-flashinfer-allreduce-fusion", "NoAllReduceFusion": "--enforce-disable-flashinfer-allreduce-fusion",
 	"SpecV2": "--spec-v2", "MoEBackend": "--moe-runner-backend", "SpecMoEBackend": "--speculative-moe-runner-backend",
 	"AgentXTrace": "--agentx-trace", "Conc": "--conc", "Steps": "--steps",
 	// The server flags (--prefill-max-running, --hicache-*, ...) name

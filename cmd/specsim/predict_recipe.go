@@ -138,6 +138,7 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 		q.q.MemFraction = st.MemFraction
 	}
 	q.q.AllReduceFusion = q.q.AllReduceFusion || st.AllReduceFusion
+	q.q.NoAllReduceFusion = q.q.NoAllReduceFusion || st.NoAllReduceFusion
 	q.q.SpecV2 = q.q.SpecV2 || st.SpecV2
 	q.q.Server.PrefillDraft = q.q.Server.PrefillDraft || st.PrefillDraft
 	steps := st.Steps

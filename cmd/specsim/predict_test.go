@@ -251,3 +251,55 @@ func TestPredictMarkdownTablesEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestPredictAllReduceFusionFlags: Qwen3.5 FP8 at TP8 on the H200 gets
+// FlashInfer's all-reduce fusion from SGLang's own rule (server_args.py
+// _handle_model_specific_adjustments: listed architecture, SM90, TP > 1,
+// one node, no DP attention, no all-to-all backend), and the source line
+// says so; --enforce-disable-flashinfer-allreduce-fusion turns it off, even
+// with --enable-flashinfer-allreduce-fusion, and the two RMSNorms per layer
+// it had fused come back into the norms row.
+func TestPredictAllReduceFusionFlags(t *testing.T) {
+	base := []string{"predict", "--gpu", "h200", "--precision", "fp8", "--topology", "agg:tp8", "--conc", "4",
+		"--isl", "1024", "--osl", "256", "--steps", "3", "--requests", "20", "--json"}
+	type stepMS struct {
+		Verify  struct{ Norms float64 } `json:"verify"`
+		Sources []string                `json:"sources"`
+	}
+	predict := func(extra ...string) stepMS {
+		t.Helper()
+		code, out, errs := runCLI(append(append([]string(nil), base...), extra...)...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", extra, code, errs)
+		}
+		var v struct {
+			StepMS stepMS `json:"step_ms"`
+		}
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Fatal(err)
+		}
+		return v.StepMS
+	}
+	note := func(s stepMS) string {
+		for _, n := range s.Sources {
+			if strings.HasPrefix(n, "norms: FlashInfer all-reduce fusion") {
+				return n
+			}
+		}
+		t.Fatalf("no fusion source line in %q", s.Sources)
+		return ""
+	}
+	on := predict()
+	if n := note(on); !strings.Contains(n, "on by SGLang's own rule") || !strings.Contains(n, "Qwen3_5MoeForConditionalGeneration") {
+		t.Errorf("default: %q, want on by the engine's rule", n)
+	}
+	for _, extra := range [][]string{{"--enforce-disable-flashinfer-allreduce-fusion"}, {"--enable-flashinfer-allreduce-fusion", "--enforce-disable-flashinfer-allreduce-fusion"}} {
+		off := predict(extra...)
+		if n := note(off); !strings.Contains(n, "off by --enforce-disable-flashinfer-allreduce-fusion") {
+			t.Errorf("%v: %q, want off by the flag", extra, n)
+		}
+		if !(off.Verify.Norms > on.Verify.Norms) {
+			t.Errorf("%v: verify norms %.4f ms, want more than the fused %.4f ms", extra, off.Verify.Norms, on.Verify.Norms)
+		}
+	}
+}
