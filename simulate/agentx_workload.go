@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/specsim/specsim/simulate/agentx"
 )
@@ -33,6 +34,46 @@ type TraceWorkload struct {
 	// drives par requests per response-plus-think cycle of its critical
 	// path (Little's law over the tree with equal cycles).
 	par float64
+	// client memoizes clientThink per concurrency and window; a pointer,
+	// so that copies (a sweep's shortened window) share it.
+	client *clientMemo
+}
+
+type clientKey struct {
+	conc     int
+	duration float64
+}
+
+type clientMemo struct {
+	mu sync.Mutex
+	m  map[clientKey]float64
+}
+
+// clientThink is the think time per chain that reproduces the replay's
+// own request rate at concurrency conc: par*conc over the profiled
+// requests per second that agentx.ClientRate measures with a server that
+// answers at once. It differs from the mean recorded gap (think) by what
+// the replay does around the gaps: lanes start at a sampled turn after a
+// warm-up with no idle delay, drained trees restart at turn 0, the idle
+// caps shift timers, and the rate is counted over last end - first start
+// of a finite window. With a server taking 1-16 s per request instead the
+// think moves by under 5% at conc 16 and above, up to 15% at conc 4
+// (embedded corpus; testdata/agentx-log.md). Zero when the replay profiles nothing.
+func (tw *TraceWorkload) clientThink(conc int) float64 {
+	key := clientKey{conc, tw.Replay.Duration}
+	tw.client.mu.Lock()
+	defer tw.client.mu.Unlock()
+	if v, ok := tw.client.m[key]; ok {
+		return v
+	}
+	cfg := tw.Replay
+	cfg.Conc = conc
+	v := 0.0
+	if rate, _, _, err := agentx.ClientRate(tw.Traces, cfg, 0); err == nil && rate > 0 {
+		v = tw.par * float64(conc) / rate
+	}
+	tw.client.m[key] = v
+	return v
 }
 
 // NewTraceWorkload prepares traces (nil = the embedded public corpus) for
@@ -50,7 +91,7 @@ func NewTraceWorkload(source string, traces []*agentx.Trace, cfg agentx.Config) 
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	tw := &TraceWorkload{Source: source, Traces: traces, Replay: cfg}
+	tw := &TraceWorkload{Source: source, Traces: traces, Replay: cfg, client: &clientMemo{m: map[clientKey]float64{}}}
 	use := traces
 	if cfg.MaxTraces > 0 && len(use) > cfg.MaxTraces {
 		use = use[:cfg.MaxTraces]

@@ -119,8 +119,14 @@ func (p *Plan) estimate() (*Result, error) {
 	var regular float64
 	prev := -1.0
 	order := rand.New(rand.NewPCG(p.sc.Seed, 0xe71c7)).Perm(len(reqs))
+	theta := p.sc.Workload.ThinkTime()
+	if tr := p.sc.Workload.Trace; tr != nil {
+		if c := tr.clientThink(p.sc.Conc); c > 0 {
+			theta = c
+		}
+	}
 	for range 6 {
-		h := p.cacheKeep(float64(p.sc.Conc), isl+osl, regular, p.sc.Workload.ThinkTime())
+		h := p.cacheKeep(float64(p.sc.Conc), isl+osl, regular, theta)
 		if math.Abs(h-prev) < 0.005 {
 			break
 		}
@@ -264,12 +270,13 @@ func (p *Plan) estimateKept(reqs []Request, isl, osl, keep float64) (*Result, fl
 	b := math.Max(1, math.Min(capRun, conc/decLanes))
 	var td, tds, lambda, rhoP, ttft, wq, rhoQ float64
 	thinkEff := think
-	if tr := p.sc.Workload.Trace; tr != nil && p.sc.Conc == 1 {
-		// AIPerf's system idle cap (agentx.Replay.capSystem) shortens
-		// every gap of a lone session, nothing else being in flight.
-		// With more sessions it applies only when all are idle and the
-		// next arrival is over the cap away; not modelled.
-		thinkEff = tr.thinkAlone
+	if tr := p.sc.Workload.Trace; tr != nil {
+		// The replay's own rate of requests per session (start turns,
+		// warm-up, tree restarts, AIPerf's idle caps, the finite window;
+		// agentx.ClientRate), not one over the corpus's mean gap.
+		if c := tr.clientThink(p.sc.Conc); c > 0 {
+			thinkEff = c
+		}
 	}
 	// prefillWait is the mean wait of a prefill in the queue of one of
 	// lanes prefill servers fed lam requests/s in all: Pollaczek-Khinchine
