@@ -5,15 +5,15 @@ import "container/heap"
 // ClientRate replays traces under cfg against a server that answers every
 // request in svc seconds and returns what InferenceX would measure of the
 // client alone: profiled requests per second (count over last end - first
-// start, as Measure's throughput) and their mean prompt and output
-// lengths. The replay's own rules (start turns, warm-up, recycled trees
-// starting at turn 0, idle caps, the finite window) make the rate differ
-// from one over the corpus's mean gap; the mean-field estimate takes its
-// think time from here.
-func ClientRate(traces []*Trace, cfg Config, svc float64) (rate, isl, osl float64, err error) {
+// start, as Measure's throughput) and the profiled requests. The
+// replay's own rules (start turns, warm-up, recycled trees starting cold at
+// turn 0, idle caps, the finite window) make the rate differ from one over
+// the corpus's mean gap and the requests from the corpus's mix; the
+// mean-field estimate takes its think time and its requests from here.
+func ClientRate(traces []*Trace, cfg Config, svc float64) (rate float64, profiled []Record, err error) {
 	rp, err := NewReplay(traces, cfg)
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, nil, err
 	}
 	var fl doneHeap
 	for !rp.Finished() {
@@ -28,17 +28,16 @@ func ClientRate(traces []*Trace, cfg Config, svc float64) (rate, isl, osl float6
 		}
 		d := heap.Pop(&fl).(done)
 		if err := rp.Complete(d.id, d.t, d.t); err != nil {
-			return 0, 0, 0, err
+			return 0, nil, err
 		}
 	}
 	recs := rp.Records()
 	t0, t1, _ := rp.Window()
 	m := Measure(recs, t0, t1)
 	if m.Requests == 0 || m.DurationS <= 0 {
-		return 0, 0, 0, nil
+		return 0, nil, nil
 	}
-	n := float64(m.Requests)
-	return n / m.DurationS, float64(m.InputTokens) / n, float64(m.OutputTokens) / n, nil
+	return float64(m.Requests) / m.DurationS, recs, nil
 }
 
 type done struct {

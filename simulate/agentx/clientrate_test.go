@@ -25,18 +25,24 @@ func TestClientRateByHand(t *testing.T) {
 	cfg := Config{Conc: 1, Duration: 12, SystemIdleCap: math.Inf(1), TraceIdleCap: math.Inf(1), Seed: 1}
 	for _, c := range []struct {
 		svc, rate float64
+		n         int
 	}{
 		// Window [1, 13): arrivals 3, 6, 9, then the restart at 10 (ends 11).
-		{1, 4.0 / (11 - 3)},
+		{1, 4.0 / (11 - 3), 4},
 		// Window [0, 12): arrivals 2, 4, 6, 6 (restart), 8, 10.
-		{0, 6.0 / (10 - 2)},
+		{0, 6.0 / (10 - 2), 6},
 	} {
-		rate, isl, osl, err := ClientRate([]*Trace{tr}, cfg, c.svc)
+		rate, recs, err := ClientRate([]*Trace{tr}, cfg, c.svc)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if math.Abs(rate-c.rate) > 1e-9 || isl != 100 || osl != 10 {
-			t.Errorf("svc %g: rate %g isl %g osl %g, want %g, 100, 10", c.svc, rate, isl, osl, c.rate)
+		if math.Abs(rate-c.rate) > 1e-9 || len(recs) != c.n {
+			t.Errorf("svc %g: rate %g over %d requests, want %g over %d", c.svc, rate, len(recs), c.rate, c.n)
+		}
+		for _, r := range recs {
+			if r.Input != 100 || r.Output != 10 || r.Phase != Profile {
+				t.Errorf("svc %g: profiled %+v, want 100 in, 10 out", c.svc, r.Request)
+			}
 		}
 	}
 }
