@@ -16,9 +16,11 @@ const meanFieldSamples = 64
 // once per prefill engine of a sweep.
 const momentSamples = 1024
 
-// momentKey identifies the requests prefillMoments draws.
+// momentKey identifies the requests prefillMoments draws (a trace
+// replay's depend on the concurrency: sampleRequest).
 type momentKey struct {
 	wl    Workload
+	conc  int
 	seed  uint64
 	spec  bool
 	chunk int
@@ -34,14 +36,18 @@ type prefillMoments struct {
 // draw, the same for every point of a sweep) on engine e.
 func (p *Plan) prefillMoments(e *Engine) prefillMoments {
 	spec := p.sc.Spec.Steps > 0 && (!p.sc.Topology.Disagg || p.sc.Server.PrefillDraft)
-	key := momentKey{p.sc.Workload, p.sc.Seed, spec, p.chunk}
+	conc := 0
+	if p.sc.Workload.Trace != nil {
+		conc = p.sc.Conc
+	}
+	key := momentKey{p.sc.Workload, conc, p.sc.Seed, spec, p.chunk}
 	if m, ok := memoGet(&e.pm.moments, key); ok && stepMemo {
 		return m
 	}
 	rng := rand.New(rand.NewPCG(p.sc.Seed, 0x6d6f6d))
 	var m prefillMoments
 	for range momentSamples {
-		r := p.sc.Workload.Sample(rng)
+		r := p.sampleRequest(rng)
 		h := p.prefillTime(e, r)
 		r.Cached = 0
 		s := p.prefillTime(e, r)
@@ -52,6 +58,21 @@ func (p *Plan) prefillMoments(e *Engine) prefillMoments {
 	}
 	memoPut(e.pm.moments, key, m)
 	return m
+}
+
+// sampleRequest draws one request for the estimate: of a trace replay,
+// one the replay's client profiles at this concurrency (clientAt) when it
+// profiles at least momentSamples requests, else one of the workload's.
+// Fewer come from a handful of trees, and which trees and turns fall in
+// the window then depends on the server's latencies, which the client-only
+// replay leaves out.
+func (p *Plan) sampleRequest(rng *rand.Rand) Request {
+	if tr := p.sc.Workload.Trace; tr != nil {
+		if c := tr.clientAt(p.sc.Conc); c != nil && len(c.reqs) >= momentSamples {
+			return c.reqs[rng.IntN(len(c.reqs))]
+		}
+	}
+	return p.sc.Workload.Sample(rng)
 }
 
 // prefillKey memoizes one request's whole prefill on one engine.
@@ -106,7 +127,7 @@ func (p *Plan) estimate() (*Result, error) {
 	}
 	var isl, osl float64
 	for i := range reqs {
-		reqs[i] = p.sc.Workload.Sample(rng)
+		reqs[i] = p.sampleRequest(rng)
 		isl += float64(reqs[i].ISL)
 		osl += float64(reqs[i].OSL)
 	}
@@ -119,8 +140,14 @@ func (p *Plan) estimate() (*Result, error) {
 	var regular float64
 	prev := -1.0
 	order := rand.New(rand.NewPCG(p.sc.Seed, 0xe71c7)).Perm(len(reqs))
+	theta := p.sc.Workload.ThinkTime()
+	if tr := p.sc.Workload.Trace; tr != nil {
+		if c := tr.clientAt(p.sc.Conc); c != nil {
+			theta = c.think
+		}
+	}
 	for range 6 {
-		h := p.cacheKeep(float64(p.sc.Conc), isl+osl, regular, p.sc.Workload.ThinkTime())
+		h := p.cacheKeep(float64(p.sc.Conc), isl+osl, regular, theta)
 		if math.Abs(h-prev) < 0.005 {
 			break
 		}
@@ -264,12 +291,13 @@ func (p *Plan) estimateKept(reqs []Request, isl, osl, keep float64) (*Result, fl
 	b := math.Max(1, math.Min(capRun, conc/decLanes))
 	var td, tds, lambda, rhoP, ttft, wq, rhoQ float64
 	thinkEff := think
-	if tr := p.sc.Workload.Trace; tr != nil && p.sc.Conc == 1 {
-		// AIPerf's system idle cap (agentx.Replay.capSystem) shortens
-		// every gap of a lone session, nothing else being in flight.
-		// With more sessions it applies only when all are idle and the
-		// next arrival is over the cap away; not modelled.
-		thinkEff = tr.thinkAlone
+	if tr := p.sc.Workload.Trace; tr != nil {
+		// The replay's own rate of requests per session (start turns,
+		// warm-up, tree restarts, AIPerf's idle caps, the finite window;
+		// agentx.ClientRate), not one over the corpus's mean gap.
+		if c := tr.clientAt(p.sc.Conc); c != nil {
+			thinkEff = c.think
+		}
 	}
 	// prefillWait is the mean wait of a prefill in the queue of one of
 	// lanes prefill servers fed lam requests/s in all: Pollaczek-Khinchine

@@ -25,7 +25,7 @@ func TestMeanFieldDiag(t *testing.T) {
 	if err := json.Unmarshal(b, &sr); err != nil {
 		t.Fatal(err)
 	}
-	q := Query{GPU: "gb300", Workload: "agentx", Model: "Qwen3.5-397B-A17B", Precision: "fp4", SchedOverhead: -1, SpecOverhead: -1, Seed: 1}
+	q := Query{GPU: "gb300", Workload: "agentx", Model: "Qwen3.5-397B-A17B", Precision: "fp4", SchedOverhead: -1, SpecOverhead: -1, Seed: 1, AgentX: "duration=900"}
 	r, err := q.Resolve(testCurves, testCatalog)
 	if err != nil {
 		t.Fatal(err)

@@ -402,7 +402,7 @@ func Sweep(r *Resolved, space SweepSpace, progress Progress) (*SweepResult, erro
 		done++
 		progress("pricing", done, len(mine))
 		mu.Unlock()
-	}, r)
+	}, refineWindow(r))
 	res := &SweepResult{Skipped: []string{}}
 	seen := map[string]bool{}
 	unrun := 0
