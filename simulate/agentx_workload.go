@@ -26,9 +26,6 @@ type TraceWorkload struct {
 	// another, capped at the tree idle cap: the mean-field estimate's think
 	// time between a response and the session's next request.
 	think float64
-	// thinkAlone is the same mean with the gap also capped at the system
-	// idle cap: a lone session's think time (nothing else in flight).
-	thinkAlone float64
 	// par is the requests of the usable trees over the requests on their
 	// longest dependency paths: a tree whose chains run side by side
 	// drives par requests per response-plus-think cycle of its critical
@@ -109,7 +106,7 @@ func NewTraceWorkload(source string, traces []*agentx.Trace, cfg agentx.Config) 
 	if cfg.MaxTraces > 0 && len(use) > cfg.MaxTraces {
 		use = use[:cfg.MaxTraces]
 	}
-	var sum, think, alone float64
+	var sum, think float64
 	waits, nReq, nPath := 0, 0, 0
 	for _, t := range use {
 		if cfg.MaxContext > 0 && t.PeakContext() > cfg.MaxContext || t.RootTurns() < 2 {
@@ -132,7 +129,6 @@ func NewTraceWorkload(source string, traces []*agentx.Trace, cfg agentx.Config) 
 			sum += float64(q.In) + float64(q.Out)/2
 			if len(q.Preds) > 0 {
 				think += min(q.Gap, cfg.TraceIdleCap)
-				alone += min(q.Gap, cfg.TraceIdleCap, cfg.SystemIdleCap)
 				waits++
 			}
 		}
@@ -144,7 +140,6 @@ func NewTraceWorkload(source string, traces []*agentx.Trace, cfg agentx.Config) 
 	tw.par = float64(nReq) / float64(nPath)
 	if waits > 0 {
 		tw.think = think / float64(waits)
-		tw.thinkAlone = alone / float64(waits)
 	}
 	return tw, nil
 }

@@ -11,8 +11,8 @@ import (
 // prefix cache's capacity, and past it where the radix cache evicts
 // sessions and every turn re-prefills most of its prompt (before
 // cacheKeep, the mean-field priced full hits there and overstated
-// throughput 10-20x; before thinkAlone, a lone session's throughput was
-// a quarter of the event sim's). Tolerances are what the mean-field supports today
+// throughput 10-20x; before the think time of a lone session was capped
+// at the idle caps, its throughput was a quarter of the event sim's). Tolerances are what the mean-field supports today
 // (see README, sweep speed); refinement event-simulates every frontier point.
 func TestMeanFieldAgreesWithEvent(t *testing.T) {
 	q := Query{GPU: "gb300", Workload: "agentx", Model: "Qwen3.5-397B-A17B", Precision: "fp4", SchedOverhead: -1, SpecOverhead: -1, Seed: 1}
