@@ -110,7 +110,7 @@ func TestHostLoadCost(t *testing.T) {
 // TestRouterAffinity: a session stays where its first request went; new
 // sessions go to the least loaded target; the affinity expires after its TTL.
 func TestRouterAffinity(t *testing.T) {
-	r := newRouter(3, 100)
+	r := newRouter(3, 100, 1)
 	a := r.route(7, 1000, 0)
 	b := r.route(8, 1000, 0)
 	c := r.route(9, 1000, 0)
@@ -129,15 +129,19 @@ func TestRouterAffinity(t *testing.T) {
 		t.Errorf("new session went to %d, want the idle target %d", got, a)
 	}
 	// After its TTL of idleness a session is routed afresh.
-	r = newRouter(2, 100)
-	if r.route(1, 10, 0) != 0 || r.route(2, 10, 0) != 1 || r.route(3, 1000, 0) != 0 {
-		t.Fatal("first three routes not 0, 1, 0")
+	r = newRouter(2, 100, 1)
+	s1 := r.route(1, 10, 0)
+	s2 := r.route(2, 10, 0)
+	if s1 == s2 {
+		t.Fatalf("two new sessions on two idle targets both went to %d", s1)
 	}
-	if got := r.route(2, 10, 50); got != 1 {
-		t.Errorf("session 2 within its TTL went to %d, want 1", got)
+	heavy := r.route(3, 1000, 0) // a tie at 10 tokens each: either target
+	light := 1 - heavy
+	if got := r.route(2, 10, 50); got != s2 {
+		t.Errorf("session 2 within its TTL went to %d, want %d", got, s2)
 	}
-	if got := r.route(1, 10, 200); got != 1 {
-		t.Errorf("session 1 idle past its TTL went to %d, want the less loaded 1", got)
+	if got := r.route(1, 10, 200); got != light {
+		t.Errorf("session 1 idle past its TTL went to %d, want the less loaded %d", got, light)
 	}
 }
 
@@ -188,5 +192,25 @@ func TestPrefixCacheFork(t *testing.T) {
 	// A fork of an unknown session is cold.
 	if h, ok := c.acquire(4, 9, 128, 192, 192, 5); !ok || h != (Hit{}) {
 		t.Fatalf("fork of an absent session: %+v, %v; want no hit", h, ok)
+	}
+}
+
+// TestRouterTiesAreRandom: new sessions arriving at an idle pool one at a
+// time (each done before the next) tie on every target; Dynamo picks among
+// ties uniformly (selector/default.rs minimum_cost_index), so 8,000 of them
+// over 8 targets land 1,000 each, within 5 binomial standard deviations
+// (sqrt(8000 x 1/8 x 7/8) = 29.6); an index rule would send all to target 0.
+func TestRouterTiesAreRandom(t *testing.T) {
+	r := newRouter(8, 100, 3)
+	counts := make([]int, 8)
+	for s := range 8000 {
+		tg := r.route(s, 100, float64(s))
+		counts[tg]++
+		r.done(tg, 100)
+	}
+	for tg, n := range counts {
+		if n < 1000-148 || n > 1000+148 {
+			t.Errorf("target %d got %d of 8000 tied sessions, want 1000 +- 148 (all: %v)", tg, n, counts)
+		}
 	}
 }

@@ -1,5 +1,7 @@
 package simulate
 
+import "math/rand/v2"
+
 // router sends each request to a target (one attention-DP rank of one
 // instance of a pool) the way the AgentX recipes' Dynamo frontend does:
 // --router-mode kv with --router-session-affinity-ttl-secs 3600 and the
@@ -12,7 +14,11 @@ package simulate
 // nothing is cached yet; every later request of the session goes where the
 // first went, so its prefix is on that target. Dynamo exposes each DP rank
 // of an SGLang worker as its own routing target (worker id, dp rank), so the
-// same rule spreads sessions over DP ranks.
+// same rule spreads sessions over DP ranks. Targets that tie on that cost
+// are picked uniformly at random, as Dynamo's worker selector does
+// (ai-dynamo/dynamo lib/kv-router/src/scheduling/selector/default.rs,
+// minimum_cost_index: reservoir sampling over equal costs), not by index:
+// an index rule piles new sessions onto the first targets of an idle pool.
 type router struct {
 	ttl     float64
 	bind    map[int]binding
@@ -20,6 +26,7 @@ type router struct {
 	live    []int   // requests outstanding per target
 	routed  []int64 // requests routed per target, for the imbalance report
 	noAffin bool
+	rng     *rand.Rand // tie-breaks
 }
 
 type binding struct {
@@ -30,11 +37,12 @@ type binding struct {
 // DefaultAffinityTTL is --router-session-affinity-ttl-secs in the recipes.
 const DefaultAffinityTTL = 3600
 
-func newRouter(targets int, ttl float64) *router {
+func newRouter(targets int, ttl float64, seed uint64) *router {
 	if ttl <= 0 {
 		ttl = DefaultAffinityTTL
 	}
-	return &router{ttl: ttl, bind: map[int]binding{}, load: make([]int64, targets), live: make([]int, targets), routed: make([]int64, targets)}
+	return &router{ttl: ttl, bind: map[int]binding{}, load: make([]int64, targets), live: make([]int, targets), routed: make([]int64, targets),
+		rng: rand.New(rand.NewPCG(seed, 0x726f757465))}
 }
 
 // route picks the target of a request of session (negative: no session
@@ -62,11 +70,19 @@ func (r *router) done(target, tokens int) {
 	r.live[target]--
 }
 
+// leastLoaded is the target with the least outstanding work (then the
+// fewest requests); ties are broken uniformly at random.
 func (r *router) leastLoaded() int {
-	best := 0
+	best, ties := 0, 1
 	for i := 1; i < len(r.load); i++ {
-		if r.load[i] < r.load[best] || (r.load[i] == r.load[best] && r.live[i] < r.live[best]) {
-			best = i
+		switch {
+		case r.load[i] < r.load[best] || (r.load[i] == r.load[best] && r.live[i] < r.live[best]):
+			best, ties = i, 1
+		case r.load[i] == r.load[best] && r.live[i] == r.live[best]:
+			ties++
+			if r.rng.IntN(ties) == 0 {
+				best = i
+			}
 		}
 	}
 	return best

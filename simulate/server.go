@@ -100,7 +100,7 @@ func (p *Plan) newServer(inst []*instance, entry []int) *server {
 			}
 		}
 	}
-	s.rt = newRouter(len(s.targetInst), DefaultAffinityTTL)
+	s.rt = newRouter(len(s.targetInst), DefaultAffinityTTL, p.sc.Seed)
 	s.hostBW, s.hostSrc = hostLinkBandwidth(p.gpuName)
 	e := p.agg
 	if e == nil {
