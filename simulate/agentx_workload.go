@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,20 +54,6 @@ type clientSide struct {
 	think float64
 	// reqs are the profiled requests, as the estimate samples them.
 	reqs []Request
-	// at is each of reqs' arrival, seconds after the first (the window's
-	// start, where Replay.maybeStartProfiling releases the held turns).
-	at []float64
-	// span is the last arrival in at.
-	span float64
-	// hit and miss index reqs' prefills found with their prefix and
-	// without it into reps, one request per prefillTime bin, so that an
-	// estimate prices each bin once (burstWaits).
-	hit, miss []int32
-	reps      []Request
-	// next is the index in reqs of the same session's next request (-1
-	// after its last), heads those of each session's first.
-	next  []int32
-	heads []int32
 }
 
 // clientAt replays the traces at concurrency conc against a server that
@@ -92,48 +77,9 @@ func (tw *TraceWorkload) clientAt(conc int) *clientSide {
 	cfg.Conc = conc
 	var v *clientSide
 	if rate, recs, err := agentx.ClientRate(tw.Traces, cfg, 0); err == nil && rate > 0 {
-		v = &clientSide{think: tw.par * float64(conc) / rate, reqs: make([]Request, len(recs)), at: make([]float64, len(recs))}
-		t0 := math.Inf(1)
-		for _, r := range recs {
-			t0 = math.Min(t0, r.Arrival)
-		}
+		v = &clientSide{think: tw.par * float64(conc) / rate, reqs: make([]Request, len(recs))}
 		for i, r := range recs {
 			v.reqs[i] = Request{ISL: r.Input, OSL: max(r.Output, 1), Cached: min(r.Shared, r.Input-1)}
-			v.at[i] = r.Arrival - t0
-			v.span = math.Max(v.span, v.at[i])
-		}
-		v.hit, v.miss = make([]int32, len(recs)), make([]int32, len(recs))
-		idx := map[[2]int]int32{}
-		rep := func(r Request) int32 {
-			k := [2]int{(r.ISL - r.Cached) >> 6, r.Cached >> 8}
-			j, ok := idx[k]
-			if !ok {
-				j = int32(len(v.reps))
-				idx[k] = j
-				v.reps = append(v.reps, r)
-			}
-			return j
-		}
-		byAt := make([]int32, len(recs))
-		for i := range byAt {
-			byAt[i] = int32(i)
-		}
-		sort.SliceStable(byAt, func(a, b int) bool { return v.at[byAt[a]] < v.at[byAt[b]] })
-		v.next = make([]int32, len(recs))
-		last := map[int]int32{}
-		for _, i := range byAt {
-			v.next[i] = -1
-			if j, ok := last[recs[i].Session]; ok {
-				v.next[j] = i
-			} else {
-				v.heads = append(v.heads, i)
-			}
-			last[recs[i].Session] = i
-		}
-		for i, r := range v.reqs {
-			v.hit[i] = rep(r)
-			r.Cached = 0
-			v.miss[i] = rep(r)
 		}
 	}
 	tw.client.m[key] = v

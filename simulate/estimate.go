@@ -367,16 +367,6 @@ func (p *Plan) estimateKept(reqs []Request, isl, osl, keep float64) (*Result, fl
 	// M/G/1 wait's usual two-part approximation), the draws stratified
 	// over the samples in a seeded order.
 	order := rng.Perm(len(reqs))
-	// A disaggregated prefill pool also waits out the replay's own bursts
-	// (burstWaits), drawn independently of the request's size. In an
-	// aggregated deployment the prefills share the lanes with decode, whose
-	// spare capacity this does not price; it is left out there.
-	var bw, bs []float64
-	var border []int
-	if t.Disagg && len(reqs) > 1 {
-		bw, bs = p.burstWaits(pre, preLanes, lambda, keep, meanTp, conc)
-		border = rng.Perm(len(reqs))
-	}
 	waitAt := func(u float64) float64 {
 		if rhoQ <= 0 || wq <= 0 || u <= 1-rhoQ {
 			return 0
@@ -392,9 +382,6 @@ func (p *Plan) estimateKept(reqs []Request, isl, osl, keep float64) (*Result, fl
 		w := wq
 		if len(reqs) > 1 {
 			w = waitAt((float64(order[i]) + 0.5) / float64(len(reqs)))
-		}
-		if bw != nil {
-			w += waitQuantile(bw, bs, (float64(border[i])+0.5)/float64(len(reqs)))
 		}
 		ti := tp[i]*meanTp/soloTp + (ttft - meanTp - wq) + w + queueWait
 		di := math.Max(float64(r.OSL-1), 0) / al * tds / (1 - rhoP)
