@@ -364,6 +364,15 @@ func (r *Replay) finish(tr *tree, p int32, t float64) {
 	}
 }
 
+// maybeStartProfiling starts the profiled window at t once the warm-up has
+// drained (AIPerf's warm-up barrier) and releases every turn held during
+// the warm-up together. AIPerf (ai-dynamo/aiperf 01a1885,
+// src/aiperf/timing/strategies/agentic_replay.py) does the same:
+// AgenticReplayStrategy._execute_profiling resumes every lane at once after
+// the barrier, and _snapshot_continuation_after_warmup dispatches each
+// lane's first continuation immediately (next_dispatch_offset_ms 0), where
+// a held turn here still keeps what is left of its recorded gap. InferenceX
+// pins AIPerf 754356e9, which was not available to compare.
 func (r *Replay) maybeStartProfiling(t float64) {
 	if !r.warming || r.inflight > 0 || r.pend.Len() > 0 {
 		return
