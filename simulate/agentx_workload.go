@@ -31,19 +31,15 @@ type TraceWorkload struct {
 	// drives par requests per response-plus-think cycle of its critical
 	// path (Little's law over the tree with equal cycles).
 	par float64
-	// client memoizes clientAt per concurrency and window; a pointer,
-	// so that copies (a sweep's shortened window) share it.
+	// client memoizes clientAt per replay configuration at a
+	// concurrency; a pointer, so that copies (a sweep's shortened window)
+	// share it.
 	client *clientMemo
-}
-
-type clientKey struct {
-	conc     int
-	duration float64
 }
 
 type clientMemo struct {
 	mu sync.Mutex
-	m  map[clientKey]*clientSide
+	m  map[agentx.Config]*clientSide
 }
 
 // clientSide is what the replay's client alone does at one concurrency
@@ -67,14 +63,13 @@ type clientSide struct {
 // by under 5% at conc 16 and above, up to 15% at conc 4 (embedded corpus;
 // testdata/agentx-log.md). Nil when the replay profiles nothing.
 func (tw *TraceWorkload) clientAt(conc int) *clientSide {
-	key := clientKey{conc, tw.Replay.Duration}
-	tw.client.mu.Lock()
-	defer tw.client.mu.Unlock()
-	if v, ok := tw.client.m[key]; ok {
-		return v
-	}
 	cfg := tw.Replay
 	cfg.Conc = conc
+	tw.client.mu.Lock()
+	defer tw.client.mu.Unlock()
+	if v, ok := tw.client.m[cfg]; ok {
+		return v
+	}
 	var v *clientSide
 	if rate, recs, err := agentx.ClientRate(tw.Traces, cfg, 0); err == nil && rate > 0 {
 		v = &clientSide{think: tw.par * float64(conc) / rate, reqs: make([]Request, len(recs))}
@@ -82,7 +77,7 @@ func (tw *TraceWorkload) clientAt(conc int) *clientSide {
 			v.reqs[i] = Request{ISL: r.Input, OSL: max(r.Output, 1), Cached: min(r.Shared, r.Input-1)}
 		}
 	}
-	tw.client.m[key] = v
+	tw.client.m[cfg] = v
 	return v
 }
 
@@ -101,7 +96,7 @@ func NewTraceWorkload(source string, traces []*agentx.Trace, cfg agentx.Config) 
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	tw := &TraceWorkload{Source: source, Traces: traces, Replay: cfg, client: &clientMemo{m: map[clientKey]*clientSide{}}}
+	tw := &TraceWorkload{Source: source, Traces: traces, Replay: cfg, client: &clientMemo{m: map[agentx.Config]*clientSide{}}}
 	use := traces
 	if cfg.MaxTraces > 0 && len(use) > cfg.MaxTraces {
 		use = use[:cfg.MaxTraces]
