@@ -3,8 +3,6 @@ package simulate
 import (
 	"fmt"
 	"slices"
-
-	"github.com/specsim/specsim/kernels"
 )
 
 // sglangFusionArchs are the architectures (config.json architectures[0])
@@ -110,16 +108,6 @@ func (e *Engine) resolveFusion(c EngineConfig) (bool, string) {
 	}
 	return sglangAutoFusion(fusionDeployment{
 		arch: e.Model.HFArch, gpuArch: e.GPU.Arch, tp: e.Par.TP, dpAttn: e.Par.DPAttention,
-		nodes: ceilDiv(e.Par.GPUs(), hostGPUs(e.GPU)), a2a: e.deepEP(),
+		nodes: ceilDiv(e.Par.GPUs(), GPUSpec{GPU: e.GPU}.Node()), a2a: e.deepEP(),
 	})
-}
-
-// hostGPUs is how many GPUs of g one host holds (GPUSpec.Node on a GPU
-// whose NVLink domain is already the deployment's).
-func hostGPUs(g *kernels.GPU) int {
-	n := g.GPUsPerNode
-	if n < 1 {
-		n = g.NVLinkDomain
-	}
-	return max(1, min(n, max(g.NVLinkDomain, 1)))
 }
