@@ -52,7 +52,8 @@ type Engine struct {
 	// speculative decoding.
 	SpecV2 bool
 
-	memo map[uint64]Breakdown // DecodeStep by stepKey
+	memo  map[uint64]Breakdown // DecodeStep by stepKey
+	steps stepTable            // DecodeStep of one draft length, indexed densely
 	// last is DecodeStep's most recent key and value: successive steps of
 	// a lane mostly repeat them, and a hit here skips the map.
 	lastKey     uint64
@@ -621,7 +622,12 @@ func (e *Engine) DecodeStep(batch, k, ctx int) Breakdown {
 		if key == e.lastKey {
 			return e.lastStep
 		}
-		if b, ok := e.memo[key]; ok {
+		if b, ok, covered := e.steps.get(batch, k, ctx>>8); covered {
+			if ok {
+				e.lastKey, e.lastStep = key, b
+				return b
+			}
+		} else if b, ok := e.memo[key]; ok {
 			e.lastKey, e.lastStep = key, b
 			return b
 		}
@@ -643,13 +649,79 @@ func (e *Engine) DecodeStep(batch, k, ctx int) Breakdown {
 		b.addOverhead(0, 0, e.SchedOverhead+e.SpecOverhead)
 	}
 	if key != 0 {
-		if len(e.memo) > 1<<16 {
-			clear(e.memo)
+		if !e.steps.put(batch, k, ctx>>8, b) {
+			if len(e.memo) > 1<<16 {
+				clear(e.memo)
+			}
+			e.memo[key] = b
 		}
-		e.memo[key] = b
 		e.lastKey, e.lastStep = key, b
 	}
 	return b
+}
+
+// stepTable memoizes DecodeStep for one draft length (the first one
+// stored) by batch and ctx/256 through two array indexes, where the map
+// would hash: an event simulation looks a step up every iteration. It
+// holds at most maxStepEntries values and starts over when full, like the
+// map; other draft lengths and larger keys go to the map.
+type stepTable struct {
+	k    int       // the draft length held, valid when vals is non-nil
+	rows [][]int32 // rows[batch][ctx256]: 1 + index into vals, 0 for none
+	vals []Breakdown
+}
+
+const (
+	maxStepEntries = 1 << 16
+	maxStepBatch   = 1 << 12
+	maxStepCtx256  = 1 << 12
+)
+
+// get returns the value stored for the key and whether there is one;
+// covered says the key is the table's to hold (the map need not be asked).
+func (t *stepTable) get(batch, k, c int) (b Breakdown, ok, covered bool) {
+	if batch >= maxStepBatch || c >= maxStepCtx256 || (t.vals != nil && k != t.k) {
+		return Breakdown{}, false, false
+	}
+	if batch >= len(t.rows) {
+		return Breakdown{}, false, true
+	}
+	row := t.rows[batch]
+	if c >= len(row) || row[c] == 0 {
+		return Breakdown{}, false, true
+	}
+	return t.vals[row[c]-1], true, true
+}
+
+// put stores b and reports whether the table holds keys like it.
+func (t *stepTable) put(batch, k, c int, b Breakdown) bool {
+	if batch >= maxStepBatch || c >= maxStepCtx256 {
+		return false
+	}
+	if t.vals == nil {
+		t.k = k
+		t.vals = make([]Breakdown, 0, 64)
+	}
+	if k != t.k {
+		return false
+	}
+	if len(t.vals) >= maxStepEntries {
+		for i := range t.rows {
+			clear(t.rows[i])
+		}
+		t.vals = t.vals[:0]
+	}
+	if batch >= len(t.rows) {
+		t.rows = append(t.rows, make([][]int32, batch+1-len(t.rows))...)
+	}
+	row := t.rows[batch]
+	if c >= len(row) {
+		row = append(row, make([]int32, c+1-len(row))...)
+		t.rows[batch] = row
+	}
+	t.vals = append(t.vals, b)
+	row[c] = int32(len(t.vals))
+	return true
 }
 
 // stateCommit prices SGLang's post-verify commit of a hybrid model's
