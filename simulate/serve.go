@@ -332,8 +332,10 @@ func NewPlan(sc Scenario, gpu GPUSpec) (*Plan, error) {
 				sc.engines[par] = e
 			}
 		}
-		mem := e.PlanMemory(&sc.Workload, sc.poolConfig(r, conc, p.chunk, p.memFrac, gpu.GPU.Name))
+		pc := sc.poolConfig(r, conc, p.chunk, p.memFrac, gpu.GPU.Name)
+		mem := e.PlanMemory(&sc.Workload, pc)
 		if !mem.Feasible {
+			mem.Explanation += sc.runningHint(e, r, pc, conc)
 			return nil, mem, &InfeasibleError{Where: fmt.Sprintf("%s (%s on %s, %s)", what, par, gpu.GPU.Name, sc.Model.Name), Mem: mem}
 		}
 		seen := conc
@@ -371,6 +373,42 @@ func NewPlan(sc Scenario, gpu GPUSpec) (*Plan, error) {
 		return 0.5e-3 + (float64(tokens)*bytesPerToken+state)/(bw*lanes)
 	}
 	return p, nil
+}
+
+// runningHint explains a refusal that comes from the closed-loop default
+// of --max-running (the sessions a role sees, as the InferenceX MTP
+// scripts pass --max-running-requests $CONC): with the radix cache off
+// SGLang sizes the mamba pool to max-running requests
+// (model_runner_kv_cache_mixin.py handle_max_mamba_cache) and, speculating,
+// their intermediate states too, so a large concurrency can leave no KV
+// page where a lower cap would run. It names the largest --max-running
+// that fits (bisected on the planner), or "" when the user set the cap,
+// the workload is a trace replay, or even one running request does not fit.
+func (sc *Scenario) runningHint(e *Engine, r role, pc PoolConfig, conc int) string {
+	set := sc.MaxRunning
+	if r == rolePrefill {
+		set = sc.Server.PrefillMaxRunning
+	}
+	if set > 0 || sc.Workload.Trace != nil || pc.MaxRunning != conc || conc < 2 {
+		return ""
+	}
+	fits := func(n int) bool {
+		c := pc
+		c.MaxRunning = n
+		return e.PlanMemory(&sc.Workload, c).Feasible
+	}
+	if !fits(1) {
+		return ""
+	}
+	lo, hi := 1, conc // fits(lo), !fits(hi)
+	for hi-lo > 1 {
+		if mid := lo + (hi-lo)/2; fits(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return fmt.Sprintf("\n  --max-running defaults to the %d sessions the %s role sees (a closed loop never has more in flight; the InferenceX MTP scripts pass --max-running-requests $CONC), and SGLang sizes the state pools to it; at most %d fit: pass --max-running %d and the other sessions queue", conc, r, lo, lo)
 }
 
 // Memory reports the per-GPU memory of the instance that decodes.

@@ -1,8 +1,11 @@
 package simulate
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -192,5 +195,41 @@ func TestFrontier(t *testing.T) {
 	}, ByE2ELp90, false)
 	if len(e) != 3 || e[0].E2EL.P90 != 5 || e[1].E2EL.P90 != 10 || e[2].E2EL.P90 != 12 {
 		t.Errorf("E2EL frontier %+v", e)
+	}
+}
+
+// TestRunningHint: a closed-loop concurrency whose default --max-running
+// (the sessions) leaves no KV page is refused with the largest cap that
+// fits, and that cap is the boundary the planner itself draws: predicting
+// with it runs, with one more it is refused.
+func TestRunningHint(t *testing.T) {
+	q := Query{GPU: "b200"}
+	r := resolved(t, q)
+	_, err := Predict(r, topo(t, "agg:tp2"), 256, 3)
+	var inf *InfeasibleError
+	if !errors.As(err, &inf) {
+		t.Fatalf("conc 256 on B200 TP2, k=3: err %v, want InfeasibleError", err)
+	}
+	var n int
+	i := strings.Index(inf.Error(), "at most ")
+	if i < 0 {
+		t.Fatalf("no cap named in %q", inf.Error())
+	}
+	if _, err := fmt.Sscanf(inf.Error()[i:], "at most %d fit", &n); err != nil || n < 1 || n >= 256 {
+		t.Fatalf("cap %d (%v) in %q", n, err, inf.Error())
+	}
+	for _, c := range []struct {
+		run  int
+		fits bool
+	}{{n, true}, {n + 1, false}} {
+		q.MaxRunning = c.run
+		_, err := Predict(resolved(t, q), topo(t, "agg:tp2"), 256, 3)
+		if got := !errors.As(err, &inf); got != c.fits {
+			t.Errorf("--max-running %d: fits %v (err %v), want %v", c.run, got, err, c.fits)
+		}
+	}
+	q.MaxRunning = 300 // set by the user: no hint
+	if _, err := Predict(resolved(t, q), topo(t, "agg:tp2"), 256, 3); err == nil || strings.Contains(err.Error(), "at most") {
+		t.Errorf("--max-running 300: err %v, want a refusal without a hint", err)
 	}
 }
