@@ -499,12 +499,10 @@ func (c *Coster) attention(s AttentionShape) Cost {
 	// v_descale); trtllm-gen on Blackwell quantizes Q to FP8 likewise
 	// (trtllm_mha_backend.py TRTLLMHAAttnBackend._maybe_quantize_q);
 	// Triton's grouped decode casts Q to the cache dtype before tl.dot
-	// (triton_ops/decode_attention.py _fwd_grouped_kernel_stage1);
-	// FlashInfer decode and prefill dequantize FP8 K/V to BF16 inside the
-	// kernel and compute in BF16. Without measured FP8 rows
-	// the math is priced at the BF16 rate and efficiency, and the BF16
-	// table's per-shape correction, so FP8 KV costs at most what BF16 does
-	// for the same shape. (FA3's MLA path, DeepSeek on Hopper, instead
+	// (triton_ops/decode_attention.py _fwd_grouped_kernel_stage1).
+	// Without measured FP8 rows the math is priced at the BF16 rate and
+	// efficiency, and the BF16 table's per-shape correction, so FP8 KV
+	// costs at most what BF16 does for the same shape. (FA3's MLA path, DeepSeek on Hopper, instead
 	// casts the layer's whole FP8 pool to BF16 before the kernel,
 	// flashattention_backend.py forward_decode "absorbed multi-latent
 	// attention": a pool-sized copy this shape cannot price.)
