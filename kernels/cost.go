@@ -490,7 +490,23 @@ func (c *Coster) attention(s AttentionShape) Cost {
 		}
 		work = flops * math.Ceil(rows/mmaRows) * mmaRows / rows
 	}
-	rate, _ := c.gpu.ComputeRate(BF16) // FP8 KV is dequantized to BF16 for the math
+	// An FP8 KV cache halves the bytes read and is never slower in the
+	// math than BF16, in every kernel SGLang v0.5.14 picks for it
+	// (server_args.py ServerArgs._get_default_attn_backend and, for
+	// Qwen3.5, _handle_model_specific_adjustments): FA3 on Hopper casts Q
+	// to FP8 and runs FP8 tensor-core MMAs (flashattention_backend.py
+	// FlashAttentionBackend.forward_decode/forward_extend, k_descale and
+	// v_descale); trtllm-gen on Blackwell quantizes Q to FP8 likewise
+	// (trtllm_mha_backend.py TRTLLMHAAttnBackend._maybe_quantize_q);
+	// Triton's grouped decode casts Q to the cache dtype before tl.dot
+	// (triton_ops/decode_attention.py _fwd_grouped_kernel_stage1).
+	// Without measured FP8 rows the math is priced at the BF16 rate and
+	// efficiency, and the BF16 table's per-shape correction, so FP8 KV
+	// costs at most what BF16 does for the same shape. (FA3's MLA path, DeepSeek on Hopper, instead
+	// casts the layer's whole FP8 pool to BF16 before the kernel,
+	// flashattention_backend.py forward_decode "absorbed multi-latent
+	// attention": a pool-sized copy this shape cannot price.)
+	rate, _ := c.gpu.ComputeRate(BF16)
 	var cost Cost
 	if s.MLA && !s.Prefill {
 		// The H200 table has no MLA rows (PyTorch has no flash kernel for
@@ -506,7 +522,17 @@ func (c *Coster) attention(s AttentionShape) Cost {
 	cost.FLOPs = flops
 	if !s.Prefill && !s.MLA {
 		gk, gc := s.grid()
-		c.tables.adjust(&cost, gk, gc)
+		if gk.slot != slotBF16 && !c.tables.has(classAttention, gk.slot) {
+			// No table of this KV dtype: the BF16 table's correction for
+			// the same shape, whose kernel does the same math (above). The
+			// cost stays a roofline: nothing of this dtype was measured.
+			gk.slot = slotBF16
+			src := cost.Source
+			c.tables.adjust(&cost, gk, gc)
+			cost.Source = src
+		} else {
+			c.tables.adjust(&cost, gk, gc)
+		}
 	}
 	return cost
 }

@@ -131,7 +131,12 @@ func defaultEfficiencies() (e [numClasses][numSlots]Efficiency) {
 			e[c][s] = base[c]
 		}
 		// Low-precision tensor-core GEMMs reach a smaller share of their
-		// doubled peak (scaling, narrower tiles).
+		// doubled peak (scaling, narrower tiles). Attention's dtype is the
+		// KV cache's, and its math is priced at the BF16 rate
+		// (Coster.attention): an FP8 KV cache takes BF16's efficiencies.
+		if c == classAttention || c == classPrefill {
+			continue
+		}
 		for _, s := range []dtypeSlot{slotFP8, slotNVFP4, slotINT8} {
 			e[c][s].Compute *= 0.85
 		}

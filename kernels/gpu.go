@@ -32,6 +32,15 @@ type GPU struct {
 	cal *Calibrations
 }
 
+// NoFP4 is why NVFP4 (W4A4) weights cannot run on g, "" where they can:
+// they need FP4 tensor cores, which Hopper lacks.
+func (g *GPU) NoFP4() string {
+	if g.Peak[NVFP4] > 0 {
+		return ""
+	}
+	return g.Name + " has no FP4 tensor cores: NVFP4 weights need Blackwell (B200, B300, GB200, GB300); use fp8"
+}
+
 // ComputeRate is the dense FLOP/s a GEMM with weights of type dt runs at, and
 // the dtype whose rate it is. A format without tensor-core support on this GPU
 // (NVFP4 or INT4 on Hopper) is dequantized and runs at the BF16 rate, as

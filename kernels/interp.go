@@ -276,6 +276,11 @@ func (t *opTables) nearest(class opClass, slot dtypeSlot, key lineKey) *residual
 	return best
 }
 
+// has reports whether t holds a measured grid of an op class and dtype.
+func (t *opTables) has(class opClass, slot dtypeSlot) bool {
+	return t != nil && len(t.groups[[2]int{int(class), int(slot)}]) > 0
+}
+
 // adjust anchors a fitted-roofline cost to the measured table: inside the
 // measured range it becomes the interpolation (Source
 // "measured-interpolated"); beyond the edge of a matching grid the

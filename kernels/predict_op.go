@@ -52,11 +52,29 @@ type QueryError struct {
 
 func (e *QueryError) Error() string { return e.Field + " " + e.Value + ": " + e.Reason }
 
-// PredictOp prices q alone on c.
+// CheckDType reports a weight dtype the op cannot compute in on c's GPU,
+// as a QueryError of field "DType": NVFP4 GEMM, MoE and lm_head weights
+// on a GPU without FP4 tensor cores (GPU.NoFP4), which no engine runs
+// there as W4A4.
+func (c *Coster) CheckDType(op string, dt DType) error {
+	switch strings.ToLower(op) {
+	case "gemm", "moe", "lm_head":
+		if why := c.gpu.NoFP4(); dt == NVFP4 && why != "" {
+			return &QueryError{"DType", string(dt), why}
+		}
+	}
+	return nil
+}
+
+// PredictOp prices q alone on c; a dtype the GPU cannot compute the op
+// in is refused (CheckDType).
 func (c *Coster) PredictOp(q OpQuery) (OpPrediction, error) {
 	r := q.Row
 	r.Op = strings.ToLower(r.Op)
 	p := OpPrediction{Op: r.Op}
+	if err := c.CheckDType(r.Op, r.DType); err != nil {
+		return p, err
+	}
 	switch r.Op {
 	case "collective", "allreduce", "allgather", "reducescatter", "alltoall":
 		name := q.Collective

@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -48,5 +49,46 @@ func TestPredictOp(t *testing.T) {
 	_, err := c.PredictOp(OpQuery{Row: OpRow{Op: "attention", Batch: 1, QLen: 1, KVLen: 8, Heads: 10, KVHeads: 4, HeadDim: 64}, Prefill: true})
 	if !errors.As(err, &se) || len(se.Dims) != 2 || se.Dims[0] != "heads" || se.Dims[1] != "kv_heads" {
 		t.Errorf("prefill attention 10 over 4: err = %v, want a ShapeError on heads, kv_heads", err)
+	}
+}
+
+// NVFP4 weights need FP4 tensor cores: PredictOp refuses them on Hopper
+// with predict's message, and prices them on Blackwell.
+func TestPredictOpRefusesNVFP4OnHopper(t *testing.T) {
+	tests := []struct {
+		gpu, op string
+		dt      DType
+		refused bool
+	}{
+		{"h200", "gemm", NVFP4, true},
+		{"h100", "moe", NVFP4, true},
+		{"h200", "lm_head", NVFP4, true},
+		{"h200", "gemm", FP8, false},
+		{"b200", "gemm", NVFP4, false},
+		{"gb300", "moe", NVFP4, false},
+		{"h200", "attention", FP8, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.gpu+"/"+tc.op+"/"+string(tc.dt), func(t *testing.T) {
+			c := NewCoster(mustGPU(t, tc.gpu))
+			r := OpRow{Op: tc.op, DType: tc.dt, M: 64, N: 7168, K: 2048, Tokens: 64, Experts: 64, TopK: 8, Hidden: 4096, Inter: 512,
+				Batch: 8, QLen: 1, KVLen: 1024, Heads: 16, KVHeads: 1, HeadDim: 256}
+			_, err := c.PredictOp(OpQuery{Row: r, MoEKernel: MoEFused})
+			var qe *QueryError
+			switch {
+			case tc.refused && !errors.As(err, &qe):
+				t.Fatalf("err = %v, want a QueryError", err)
+			case tc.refused:
+				want := tc.gpu + " has no FP4 tensor cores: NVFP4 weights need Blackwell (B200, B300, GB200, GB300); use fp8"
+				if qe.Field != "DType" || qe.Reason != want {
+					t.Errorf("got %+v, want reason %q", qe, want)
+				}
+			case err != nil:
+				t.Errorf("err = %v", err)
+			}
+			if !tc.refused && strings.Contains(c.GPU().NoFP4(), "no FP4") != (tc.gpu[0] == 'h') {
+				t.Errorf("NoFP4 = %q", c.GPU().NoFP4())
+			}
+		})
 	}
 }

@@ -189,9 +189,8 @@ func NewEngine(m *Model, g *kernels.GPU, p Parallel, c EngineConfig) (*Engine, e
 	if engine == "" {
 		engine = "sglang"
 	}
-	if c.Precision == FP4 && g.Peak["nvfp4"] == 0 {
-		return nil, &Error{Field: "Precision", Value: string(c.Precision),
-			Reason: fmt.Sprintf("%s has no FP4 tensor cores: NVFP4 weights need Blackwell (B200, B300, GB200, GB300); use fp8", g.Name)}
+	if why := g.NoFP4(); c.Precision == FP4 && why != "" {
+		return nil, &Error{Field: "Precision", Value: string(c.Precision), Reason: why}
 	}
 	launch := kernels.MoELaunch{Engine: engine, Backend: c.MoEBackend, SpecBackend: c.SpecMoEBackend, GPUArch: g.Arch}
 	tc, err := kernels.ResolveTargetMoE(launch, e.Target.Experts)

@@ -196,17 +196,25 @@ Example:
 		}
 		return exitOK
 	}
+	csv := format == formatCSV
 	t := &table{header: []string{"model", "prefix", "thinking"}}
 	for k := 1; k <= maxK; k++ {
-		t.header = append(t.header, fmt.Sprintf(">AL k=%d", k))
+		if csv {
+			t.header = append(t.header, fmt.Sprintf("al_k%d", k))
+		} else {
+			t.header = append(t.header, fmt.Sprintf(">AL k=%d", k))
+		}
 	}
 	t.header = append(t.header, ">warnings")
 	for _, m := range models {
 		row := []string{m.Key, strings.Join(m.Prefixes, ","), m.Thinking}
 		for k := 0; k < maxK; k++ {
-			if k < len(m.Curve.vals) {
+			switch {
+			case k < len(m.Curve.vals) && csv:
+				row = append(row, fmt.Sprint(m.Curve.vals[k])) // goldenCurveObject rounded it
+			case k < len(m.Curve.vals):
 				row = append(row, fmt.Sprintf("%.2f", m.Curve.vals[k]))
-			} else {
+			default:
 				row = append(row, "")
 			}
 		}
@@ -360,23 +368,52 @@ func goldenShowText(w io.Writer, format format, res *goldenShowResult, curve, co
 	} else {
 		fmt.Fprintf(w, "%s, thinking %s, from %s\n\n", res.Model, res.Thinking, res.Source)
 	}
-	t := &table{header: []string{">k", ">AL (tokens/step)", ">p_k prefix accept"}}
-	if repair.Changed {
-		t.header = append(t.header, ">consistent AL", ">moved", ">consistent p_k")
+	// CSV is for machines: snake_case headers (the JSON keys') and one
+	// number per cell, unrounded beyond goldenRound; extrapolation is a
+	// column of its own.
+	csv := format == formatCSV
+	num := func(x float64, prec int) string {
+		if csv {
+			return strconv.FormatFloat(goldenRound(x), 'g', -1, 64)
+		}
+		return strconv.FormatFloat(x, 'f', prec, 64)
 	}
-	t.header = append(t.header, ">c_k cond. accept")
+	t := &table{header: []string{">k", ">AL (tokens/step)", ">p_k prefix accept"}}
+	if csv {
+		t.header = []string{"k", "al", "extrapolated", "prefix_acceptance"}
+	}
+	if repair.Changed {
+		if csv {
+			t.header = append(t.header, "consistent_al", "moved", "consistent_prefix_acceptance")
+		} else {
+			t.header = append(t.header, ">consistent AL", ">moved", ">consistent p_k")
+		}
+	}
+	if csv {
+		t.header = append(t.header, "conditional_acceptance")
+	} else {
+		t.header = append(t.header, ">c_k cond. accept")
+	}
 	cond := res.Conditional
 	consistentP := consistent.PrefixAcceptance()
 	for k, al := range curve.AL {
-		mark := ""
-		if curve.Measured > 0 && k >= curve.Measured {
-			mark = " (extrap.)"
+		extrap := curve.Measured > 0 && k >= curve.Measured
+		row := []string{strconv.Itoa(k + 1), num(al, 3)}
+		switch {
+		case csv:
+			row = append(row, strconv.FormatBool(extrap))
+		case extrap:
+			row[1] += " (extrap.)"
 		}
-		row := []string{strconv.Itoa(k + 1), fmt.Sprintf("%.3f%s", al, mark), fmt.Sprintf("%.3f", res.PrefixAcceptance[k])}
+		row = append(row, num(res.PrefixAcceptance[k], 3))
 		if repair.Changed {
-			row = append(row, fmt.Sprintf("%.3f", consistent.AL[k]), fmt.Sprintf("%+.3f", repair.Moved[k]), fmt.Sprintf("%.3f", consistentP[k]))
+			moved := fmt.Sprintf("%+.3f", repair.Moved[k])
+			if csv {
+				moved = num(repair.Moved[k], 3)
+			}
+			row = append(row, num(consistent.AL[k], 3), moved, num(consistentP[k], 3))
 		}
-		row = append(row, fmt.Sprintf("%.3f", cond[k]))
+		row = append(row, num(cond[k], 3))
 		t.add(row...)
 	}
 	t.write(w, format)
@@ -387,9 +424,12 @@ func goldenShowText(w io.Writer, format format, res *goldenShowResult, curve, co
 		fmt.Fprintf(w, "\nAt k=%d: AL %.3f; L (tokens per verify step) has mean %.4f, variance %.4f, std %.4f\n\n",
 			res.Steps, *res.AL, *res.Mean, *res.Variance, math.Sqrt(*res.Variance))
 		d := &table{header: []string{">L (tokens)", ">P(L)", ">P(L >= l)"}}
+		if csv {
+			d.header = []string{"length", "probability", "probability_at_least"}
+		}
 		tail := 1.0
 		for l, p := range dist {
-			d.add(strconv.Itoa(l+1), fmt.Sprintf("%.4f", p), fmt.Sprintf("%.4f", max(0, tail)))
+			d.add(strconv.Itoa(l+1), num(p, 4), num(max(0, tail), 4))
 			tail -= p
 		}
 		d.write(w, format)

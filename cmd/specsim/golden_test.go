@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -174,5 +177,71 @@ func TestGoldenPlot(t *testing.T) {
 		if err != nil || !bytes.HasPrefix(b, []byte(tt.magic)) {
 			t.Errorf("%s: %d bytes, err %v", tt.file, len(b), err)
 		}
+	}
+}
+
+// golden show and golden list under --format csv: snake_case headers (the
+// JSON keys) and one number per cell, checked against values computed by
+// hand from the Qwen3.5 thinking-on curve (AL 1.93, 2.73, ..., 4.80 at k=6).
+func TestGoldenCSV(t *testing.T) {
+	tests := []struct {
+		args    []string
+		headers [][]string // one per table
+		cells   map[[3]int]string
+	}{
+		{[]string{"golden", "show", "--model", "qwen3.5", "--thinking", "on", "--steps", "6", "--format", "csv"},
+			[][]string{{"k", "al", "extrapolated", "prefix_acceptance", "conditional_acceptance"}, {"length", "probability", "probability_at_least"}},
+			map[[3]int]string{
+				{0, 2, 1}: "2.73", {0, 2, 3}: "0.8", {0, 2, 4}: "0.860215054", // p_2 = 2.73-1.93, c_2 = 0.80/0.93
+				{0, 6, 1}: "4.8", {0, 6, 2}: "false",
+				{1, 1, 1}: "0.07", {1, 1, 2}: "1", // P(L=1) = 1 - p_1
+				{1, 7, 1}: "0.39", {1, 7, 2}: "0.39", // P(L=7) = p_6 = 4.80-4.41
+			}},
+		{[]string{"golden", "show", "--model", "qwen3.5", "--thinking", "on", "--steps", "10", "--extrapolate", "--format", "csv"},
+			[][]string{{"k", "al", "extrapolated", "prefix_acceptance", "conditional_acceptance"}, {"length", "probability", "probability_at_least"}},
+			map[[3]int]string{{0, 8, 2}: "false", {0, 9, 2}: "true", {0, 9, 4}: "0.708333333"}}, // c_9 = c_8 = 0.17/0.24
+		// Thinking off drops 4.73 -> 4.71 at k=8: the consistent curve holds 4.73, moved +0.02.
+		{[]string{"golden", "show", "--model", "qwen3.5", "--thinking", "off", "--format", "csv"},
+			[][]string{{"k", "al", "extrapolated", "prefix_acceptance", "consistent_al", "moved", "consistent_prefix_acceptance", "conditional_acceptance"}},
+			map[[3]int]string{{0, 8, 1}: "4.71", {0, 8, 3}: "-0.02", {0, 8, 4}: "4.73", {0, 8, 5}: "0.02", {0, 8, 6}: "0"}},
+	}
+	for _, tc := range tests {
+		code, out, errOut := runCLI(tc.args...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, errOut)
+		}
+		blocks := strings.Split(strings.TrimSpace(out), "\n\n")
+		if len(blocks) != len(tc.headers) {
+			t.Fatalf("%v: %d tables, want %d:\n%s", tc.args, len(blocks), len(tc.headers), out)
+		}
+		for i, b := range blocks {
+			recs, err := csv.NewReader(strings.NewReader(b)).ReadAll()
+			if err != nil {
+				t.Fatalf("%v table %d: %v", tc.args, i, err)
+			}
+			if !slices.Equal(recs[0], tc.headers[i]) {
+				t.Errorf("%v table %d header %q, want %q", tc.args, i, recs[0], tc.headers[i])
+			}
+			for r, rec := range recs[1:] {
+				for c, cell := range rec {
+					if _, err := strconv.ParseFloat(cell, 64); err != nil && cell != "true" && cell != "false" {
+						t.Errorf("%v table %d row %d col %s: %q is not one number", tc.args, i, r+1, recs[0][c], cell)
+					}
+				}
+			}
+			for at, want := range tc.cells {
+				if at[0] == i && recs[at[1]][at[2]] != want {
+					t.Errorf("%v table %d row %d %s = %q, want %q", tc.args, i, at[1], recs[0][at[2]], recs[at[1]][at[2]], want)
+				}
+			}
+		}
+	}
+	code, out, _ := runCLI("golden", "list", "--format", "csv")
+	recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if code != exitOK || err != nil || len(recs) < 2 {
+		t.Fatalf("golden list csv: exit %d, %v\n%s", code, err, out)
+	}
+	if want := []string{"model", "prefix", "thinking", "al_k1"}; !slices.Equal(recs[0][:4], want) || recs[0][len(recs[0])-1] != "warnings" {
+		t.Errorf("golden list csv header %q", recs[0])
 	}
 }

@@ -397,7 +397,7 @@ func predictOne(c *kernels.Coster, op string, s *shapeFlags) (kernelPrediction, 
 
 // opQueryFlags names the flag that sets each field of kernels.OpQuery.
 var opQueryFlags = map[string]string{
-	"Collective": "--collective", "GPUs": "--gpus", "Bytes": "--bytes", "MoEKernel": "--moe-kernel",
+	"DType": "--dtype", "Collective": "--collective", "GPUs": "--gpus", "Bytes": "--bytes", "MoEKernel": "--moe-kernel",
 	"Skew": "--skew", "EP": "--ep", "StateDType": "--state-dtype", "GDNMode": "--mode (with --no-intermediate)",
 }
 
@@ -449,6 +449,11 @@ func predictFile(c *kernels.Coster, path string, format format, stdout, stderr i
 		Predictions []rowPrediction `json:"predictions"`
 	}{GPU: c.GPU().Name, Calibration: c.Calibration(), Predictions: []rowPrediction{}}
 	for i, r := range t.Rows {
+		var qe *kernels.QueryError
+		if err := c.CheckDType(r.Op, r.DType); errors.As(err, &qe) {
+			fmt.Fprintf(stderr, "specsim kernels predict: %s:%d: dtype %s: %s\n", path, r.Line, qe.Value, qe.Reason)
+			return exitBadInput
+		}
 		cost, err := c.PredictRow(r)
 		if err != nil {
 			fmt.Fprintf(stderr, "specsim kernels predict: %s:%d: %v\n", path, r.Line, err)
@@ -789,18 +794,31 @@ func runKernelsEfficiencies(args []string, stdout, stderr io.Writer) int {
 
 const kernelsBackendsHelp = `specsim kernels backends: MoE runner backends per engine.
 
-Which expert-weight formats each backend accepts, its relative efficiency
-(kernel time is divided by it) and, with --engine/--backend/--dtype, what the
-engine actually runs (an unquantized BF16 draft falls back).
+Which expert-weight formats each backend accepts, the GPUs it runs on and its
+relative efficiency (kernel time is divided by it). With --engine, what that
+engine resolves its flags to: the backend the target's experts (--dtype) run
+on and the one the speculative draft's experts (--draft-dtype, BF16 as the
+MTP draft ships) run on, the draft inheriting the target's backend unless
+--speculative-moe-runner-backend names one, a backend that does not take a
+format or does not run on --gpu falling back as the engine does; then that
+engine's full table with the chosen backends marked. SGLang's model-specific
+auto rules apply when --architecture (and --quantization) name the model.
 
-Example:
-  specsim kernels backends --engine sglang --backend flashinfer_trtllm --dtype bf16 --gpu gb300`
+Examples:
+  specsim kernels backends
+  specsim kernels backends --engine sglang --gpu gb300
+  specsim kernels backends --engine sglang --gpu gb300 --dtype nvfp4 --architecture Qwen3NextForCausalLM --quantization modelopt_fp4
+  specsim kernels backends --engine sglang --backend flashinfer_cutedsl --dtype nvfp4 --gpu gb300`
 
 func runKernelsBackends(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("kernels backends", kernelsBackendsHelp, stderr)
 	engine := fs.String("engine", "", "resolve for this engine: sglang|vllm|trtllm")
-	backend := fs.String("backend", "auto", "requested backend (with --engine)")
-	dtype := fs.String("dtype", "bf16", "expert weight dtype (with --engine)")
+	backend := fs.String("backend", "auto", "requested backend of the target (SGLang --moe-runner-backend; with --engine)")
+	specBackend := fs.String("speculative-moe-runner-backend", "", "SGLang: requested backend of the draft (empty = inherits the target's; with --engine)")
+	dtype := fs.String("dtype", "bf16", "target expert weight dtype (with --engine)")
+	draftDType := fs.String("draft-dtype", "bf16", "draft expert weight dtype (with --engine)")
+	arch := fs.String("architecture", "", "config.json architectures[0] of the model, for SGLang's model-specific auto rules (with --engine)")
+	quant := fs.String("quantization", "", "the engine's name of the checkpoint's quantization (modelopt_fp4, fp8, ...; empty = none; with --architecture)")
 	gpuName := fs.String("gpu", "", "resolve for this GPU's architecture (backends that do not run there are not chosen)")
 	cat := addGPUCatalogFlag(fs)
 	ff := addFormatFlags(fs)
@@ -821,7 +839,16 @@ func runKernelsBackends(args []string, stdout, stderr io.Writer) int {
 		Arch       []string `json:"arch,omitempty"`
 		Notes      string   `json:"notes"`
 		Source     string   `json:"source"`
-		FellBack   *bool    `json:"fell_back,omitempty"`
+		ChosenFor  []string `json:"chosen_for,omitempty"`
+	}
+	type resolvedJSON struct {
+		Role       string  `json:"role"`
+		DType      string  `json:"dtype"`
+		Requested  string  `json:"requested"`
+		Origin     string  `json:"origin"`
+		Backend    string  `json:"backend"`
+		FellBack   bool    `json:"fell_back"`
+		Efficiency float64 `json:"efficiency"`
 	}
 	conv := func(b kernels.Backend) backendJSON {
 		j := backendJSON{Engine: b.Engine, Name: b.Name, Efficiency: b.Efficiency, Arch: b.Arch, Notes: b.Notes, Source: b.Source}
@@ -831,47 +858,91 @@ func runKernelsBackends(args []string, stdout, stderr io.Writer) int {
 		return j
 	}
 	var list []backendJSON
-	if *engine != "" {
-		dt, err := kernels.ParseDType(*dtype)
-		if err != nil {
-			fmt.Fprintln(stderr, "specsim kernels backends: --dtype:", err)
-			return exitBadInput
+	var resolved []resolvedJSON
+	var gpuLabel, engineName string
+	if *engine == "" {
+		for _, b := range kernels.Backends() {
+			list = append(list, conv(b))
 		}
-		arch := ""
+	} else {
+		l := kernels.MoELaunch{Engine: *engine, Backend: *backend, SpecBackend: *specBackend, Architecture: *arch, Quantization: *quant}
 		if *gpuName != "" {
 			g, _, err := cat.lookup(*gpuName)
 			if err != nil {
 				fmt.Fprintln(stderr, "specsim kernels backends:", err)
 				return exitBadInput
 			}
-			arch = g.Arch
+			l.GPUArch = g.Arch
+			gpuLabel = g.Name + " (" + g.Arch + ")"
 		}
-		b, fell, err := kernels.BackendForArch(*engine, *backend, dt, arch)
-		if err != nil {
-			fmt.Fprintln(stderr, "specsim kernels backends:", err)
-			return exitBadInput
+		for _, role := range []struct {
+			name, flag, dtype string
+			resolve           func(kernels.MoELaunch, kernels.DType) (kernels.MoEChoice, error)
+		}{{"target", "--dtype", *dtype, kernels.ResolveTargetMoE}, {"draft", "--draft-dtype", *draftDType, kernels.ResolveDraftMoE}} {
+			dt, err := kernels.ParseDType(role.dtype)
+			if err != nil {
+				fmt.Fprintf(stderr, "specsim kernels backends: %s: %v\n", role.flag, err)
+				return exitBadInput
+			}
+			c, err := role.resolve(l, dt)
+			if err != nil {
+				fmt.Fprintln(stderr, "specsim kernels backends:", err)
+				return exitBadInput
+			}
+			engineName = c.Backend.Engine
+			resolved = append(resolved, resolvedJSON{Role: role.name, DType: string(dt), Requested: c.Requested, Origin: c.Origin,
+				Backend: c.Backend.Name, FellBack: c.FellBack, Efficiency: c.Backend.Efficiency})
 		}
-		j := conv(b)
-		j.FellBack = &fell
-		list = append(list, j)
-	} else {
 		for _, b := range kernels.Backends() {
-			list = append(list, conv(b))
+			if b.Engine != engineName {
+				continue
+			}
+			j := conv(b)
+			for _, r := range resolved {
+				if r.Backend == b.Name {
+					j.ChosenFor = append(j.ChosenFor, r.Role)
+				}
+			}
+			list = append(list, j)
 		}
 	}
 	if format == formatJSON {
-		if err := writeJSON(stdout, map[string]any{"backends": list}); err != nil {
+		out := map[string]any{"backends": list}
+		if *engine != "" {
+			out["engine"], out["gpu"], out["resolved"] = engineName, gpuLabel, resolved
+		}
+		if err := writeJSON(stdout, out); err != nil {
 			return exitBadInput
 		}
 		return exitOK
 	}
-	t := &table{header: []string{"engine", "backend", "dtypes", ">efficiency", "notes"}}
-	for _, j := range list {
-		name := j.Name
-		if j.FellBack != nil && *j.FellBack {
-			name += " (fallback)"
+	if *engine != "" {
+		where := "any GPU (no --gpu: backends are not filtered by architecture)"
+		if gpuLabel != "" {
+			where = gpuLabel
 		}
-		t.add(j.Engine, name, strings.Join(j.DTypes, ","), fmt.Sprintf("%.2f", j.Efficiency), j.Notes)
+		fmt.Fprintf(stdout, "%s MoE runner backends resolved on %s:\n\n", engineName, where)
+		rt := &table{header: []string{"role", "experts", "requested", "runs", ">efficiency", "why"}}
+		for _, r := range resolved {
+			runs := r.Backend
+			if r.FellBack {
+				runs += " (fallback)"
+			}
+			rt.add(r.Role, r.DType, r.Requested, runs, fmt.Sprintf("%.2f", r.Efficiency), r.Origin)
+		}
+		rt.write(stdout, format)
+		if *arch == "" && engineName == "sglang" {
+			fmt.Fprintln(stdout, "\nno --architecture: SGLang's model-specific auto rules (flashinfer_trtllm for some MoE models on Blackwell) are not applied; specsim predict applies them from the model")
+		}
+		fmt.Fprintf(stdout, "\nevery %s backend (chosen: the roles running on it):\n\n", engineName)
+	}
+	t := &table{header: []string{"engine", "backend", "dtypes", ">efficiency", "runs_on", "chosen", "notes"}}
+	for _, j := range list {
+		on := strings.Join(j.Arch, ",")
+		if on == "" {
+			on = "all"
+		}
+		t.add(j.Engine, j.Name, strings.Join(j.DTypes, ","), fmt.Sprintf("%.2f", j.Efficiency), on, strings.Join(j.ChosenFor, ", "), j.Notes)
 	}
 	t.write(stdout, format)
 	return exitOK

@@ -243,3 +243,99 @@ func TestKernelsPredictShapeBounds(t *testing.T) {
 		t.Errorf("16 heads over 4: exit %d: %s", code, errs)
 	}
 }
+
+// kernels predict refuses NVFP4 weights on a GPU without FP4 tensor cores
+// with predict's message, for one shape and for a row of --input.
+func TestKernelsPredictRefusesNVFP4OnHopper(t *testing.T) {
+	const why = "h200 has no FP4 tensor cores: NVFP4 weights need Blackwell (B200, B300, GB200, GB300); use fp8"
+	dir := t.TempDir()
+	shapes := filepath.Join(dir, "shapes.csv")
+	if err := os.WriteFile(shapes, []byte("op,dtype,m,n,k\ngemm,bf16,64,7168,2048\ngemm,nvfp4,64,7168,2048\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--gpu", "h200", "--op", "gemm", "--dtype", "nvfp4", "--m", "8192", "--n", "7168", "--k", "7168"}, "--dtype nvfp4: " + why},
+		{[]string{"--gpu", "h200", "--op", "moe", "--dtype", "nvfp4", "--tokens", "64", "--experts", "64", "--topk", "8", "--hidden", "4096", "--inter", "512"}, "--dtype nvfp4: " + why},
+		{[]string{"--gpu", "h200", "--input", shapes}, shapes + ":3: dtype nvfp4: " + why},
+	}
+	for _, tc := range tests {
+		code, out, errOut := runCLI(append([]string{"kernels", "predict"}, tc.args...)...)
+		if code != exitBadInput || !strings.Contains(errOut, tc.want) || out != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", tc.args, code, out, errOut, tc.want)
+		}
+	}
+	if code, out, _ := runCLI("kernels", "predict", "--gpu", "b200", "--op", "gemm", "--dtype", "nvfp4", "--m", "64", "--n", "7168", "--k", "2048"); code != exitOK || !strings.Contains(out, "nvfp4") {
+		t.Errorf("b200 nvfp4 gemm: exit %d\n%s", code, out)
+	}
+}
+
+// kernels backends --engine labels what it resolved, for the target and
+// the BF16 draft, and keeps the engine's whole table with the chosen
+// backends marked.
+func TestKernelsBackendsResolution(t *testing.T) {
+	type resolved struct {
+		Role, DType, Requested, Origin, Backend string
+		FellBack                                bool `json:"fell_back"`
+	}
+	var r struct {
+		Engine   string     `json:"engine"`
+		GPU      string     `json:"gpu"`
+		Resolved []resolved `json:"resolved"`
+		Backends []struct {
+			Name      string   `json:"name"`
+			ChosenFor []string `json:"chosen_for"`
+		} `json:"backends"`
+	}
+	tests := []struct {
+		args          []string
+		target, draft resolved
+		chosen        map[string]string
+		backends      int
+		textMustHave  []string
+	}{
+		// No model: auto runs BF16 experts on Triton, and the draft inherits auto.
+		{[]string{"--engine", "sglang", "--gpu", "gb300"},
+			resolved{Role: "target", DType: "bf16", Requested: "auto", Origin: "engine default (auto)", Backend: "triton"},
+			resolved{Role: "draft", DType: "bf16", Requested: "auto", Origin: "inherited from the target: engine default (auto)", Backend: "triton"},
+			map[string]string{"triton": "target,draft"}, 9,
+			[]string{"resolved on gb300 (blackwell)", "target  bf16", "draft   bf16", "no --architecture"}},
+		// An NVFP4 target on CuTe DSL: the BF16 draft inherits the request and falls back to Triton.
+		{[]string{"--engine", "sglang", "--gpu", "gb300", "--backend", "flashinfer_cutedsl", "--dtype", "nvfp4"},
+			resolved{Role: "target", DType: "nvfp4", Requested: "flashinfer_cutedsl", Origin: "--moe-runner-backend", Backend: "flashinfer_cutedsl"},
+			resolved{Role: "draft", DType: "bf16", Requested: "flashinfer_cutedsl", Origin: "inherited from the target: --moe-runner-backend", Backend: "triton", FellBack: true},
+			map[string]string{"flashinfer_cutedsl": "target", "triton": "draft"}, 9,
+			[]string{"triton (fallback)"}},
+		// The model-specific auto rule (server_args.py) with the model named.
+		{[]string{"--engine", "sglang", "--gpu", "b200", "--dtype", "fp8", "--architecture", "DeepseekV3ForCausalLM", "--quantization", "fp8"},
+			resolved{Role: "target", DType: "fp8", Requested: "flashinfer_trtllm", Origin: "auto resolved to flashinfer_trtllm for DeepseekV3ForCausalLM (fp8) on blackwell", Backend: "flashinfer_trtllm"},
+			resolved{Role: "draft", DType: "bf16", Requested: "flashinfer_trtllm", Origin: "inherited from the target: auto resolved to flashinfer_trtllm for DeepseekV3ForCausalLM (fp8) on blackwell", Backend: "flashinfer_trtllm"},
+			map[string]string{"flashinfer_trtllm": "target,draft"}, 9, nil},
+	}
+	for _, tc := range tests {
+		code, out, errOut := runCLI(append([]string{"kernels", "backends", "--json"}, tc.args...)...)
+		r.Resolved, r.Backends = nil, nil
+		if code != exitOK || json.Unmarshal([]byte(out), &r) != nil {
+			t.Fatalf("%v: exit %d\n%s%s", tc.args, code, out, errOut)
+		}
+		if r.Engine != "sglang" || len(r.Resolved) != 2 || r.Resolved[0] != tc.target || r.Resolved[1] != tc.draft {
+			t.Errorf("%v: engine %q resolved %+v; want %+v and %+v", tc.args, r.Engine, r.Resolved, tc.target, tc.draft)
+		}
+		if len(r.Backends) != tc.backends {
+			t.Errorf("%v: %d backends, want the engine's %d", tc.args, len(r.Backends), tc.backends)
+		}
+		for _, b := range r.Backends {
+			if got := strings.Join(b.ChosenFor, ","); got != tc.chosen[b.Name] {
+				t.Errorf("%v: %s chosen for %q, want %q", tc.args, b.Name, got, tc.chosen[b.Name])
+			}
+		}
+		_, text, _ := runCLI(append([]string{"kernels", "backends"}, tc.args...)...)
+		for _, want := range tc.textMustHave {
+			if !strings.Contains(text, want) {
+				t.Errorf("%v: text lacks %q:\n%s", tc.args, want, text)
+			}
+		}
+	}
+}

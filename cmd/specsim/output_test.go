@@ -17,7 +17,7 @@ func TestFormatCSV(t *testing.T) {
 	}{
 		{[]string{"kernels", "predict", "--gpu", "h200", "--op", "gemm", "--m", "8", "--n", "4096", "--k", "4096"},
 			[]string{"gpu", "op", "dtype", "latency_us", "source", "bound", "bytes_MB", "GFLOP"}, 1},
-		{[]string{"golden", "show", "--model", "qwen3.5", "--steps", "2"}, []string{"k", "AL (tokens/step)", "p_k prefix accept", "c_k cond. accept"}, 2},
+		{[]string{"golden", "show", "--model", "qwen3.5", "--steps", "2"}, []string{"k", "al", "extrapolated", "prefix_acceptance", "conditional_acceptance"}, 2},
 		{[]string{"sample", "--model", "qwen3.5", "--steps", "2", "--iterations", "100"}, []string{"L (tokens)", "count", "share", "expected share"}, 1},
 	} {
 		code, out, errOut := runCLI(append(tc.args, "--format", "csv")...)
