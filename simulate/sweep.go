@@ -1,10 +1,12 @@
 package simulate
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,12 +40,22 @@ func (p *Point) key() string { return fmt.Sprintf("%s|%d|%d", p.Topology, p.Conc
 // replaces the last. Points with non-positive or non-finite x or y are
 // ignored. With higherX (interactivity) x is negated first.
 func Frontier(points []Point, x func(*Point) float64, higherX bool) []Point {
+	all := make([]int, len(points))
+	for i := range all {
+		all[i] = i
+	}
+	return pick(points, frontierOf(points, all, x, higherX))
+}
+
+// frontierOf is Frontier of the points at positions in (ascending), as
+// positions.
+func frontierOf(points []Point, in []int, x func(*Point) float64, higherX bool) []int {
 	type cand struct {
 		x, y float64
 		i    int
 	}
-	var cs []cand
-	for i := range points {
+	cs := make([]cand, 0, len(in))
+	for _, i := range in {
 		xv, yv := x(&points[i]), points[i].TputPerGPU
 		if !(xv > 0 && yv > 0) || math.IsInf(xv, 0) || math.IsInf(yv, 0) {
 			continue
@@ -53,11 +65,16 @@ func Frontier(points []Point, x func(*Point) float64, higherX bool) []Point {
 		}
 		cs = append(cs, cand{xv, yv, i})
 	}
-	sort.SliceStable(cs, func(a, b int) bool {
-		if cs[a].x != cs[b].x {
-			return cs[a].x < cs[b].x
+	// By x, then larger y, then position: the order a stable sort of
+	// the positions in ascending order gives.
+	slices.SortFunc(cs, func(a, b cand) int {
+		if c := cmp.Compare(a.x, b.x); c != 0 {
+			return c
 		}
-		return cs[a].y > cs[b].y
+		if c := cmp.Compare(b.y, a.y); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.i, b.i)
 	})
 	var out []cand
 	maxY := math.Inf(-1)
@@ -72,11 +89,20 @@ func Frontier(points []Point, x func(*Point) float64, higherX bool) []Point {
 			maxY = c.y
 		}
 	}
-	res := make([]Point, len(out))
+	res := make([]int, len(out))
 	for i, c := range out {
-		res[i] = points[c.i]
+		res[i] = c.i
 	}
 	return res
+}
+
+// pick is the points at positions at, in that order.
+func pick(points []Point, at []int) []Point {
+	out := make([]Point, len(at))
+	for i, j := range at {
+		out[i] = points[j]
+	}
+	return out
 }
 
 // ByInteractivity is the x of the interactivity frontier.
@@ -488,11 +514,15 @@ func (res *SweepResult) refine(r *Resolved, sla SLA, top, budget int, by RefineB
 	if by == RefineByCorrected {
 		mode = rankCorrected
 	}
-	var mu sync.Mutex
 	// The workers' copies of r live through every round: their engines'
 	// memos return what a recomputation would (enginememo.go), so a
 	// warm memo changes no figure.
-	var rws []*Resolved
+	var pool *refinePool
+	defer func() {
+		if pool != nil {
+			pool.close()
+		}
+	}()
 	for {
 		need := res.finish(sla, top, agentic, mode)
 		if len(need) == 0 {
@@ -518,35 +548,194 @@ func (res *SweepResult) refine(r *Resolved, sla SLA, top, budget int, by RefineB
 		res.Rounds++
 		errs := make([]error, len(need))
 		base := res.Refined
-		run := func(rw *Resolved, j int) {
+		commit := func(j int, out *Result, err error) {
 			p := &res.Points[need[j]]
-			out, err := sim(rw, p)
 			if err == nil {
 				est := p.Result
 				p.Estimate, p.Result = &est, *out
 			} else {
 				errs[j] = fmt.Errorf("refining %s conc %d k %d: %w", p.Topology, p.Conc, p.Steps, err)
 			}
-			mu.Lock()
 			res.Refined++
 			progress("refining", res.Refined, base+len(need)+1)
-			mu.Unlock()
 		}
 		if r == nil {
 			for j := range need {
-				run(nil, j)
+				out, err := sim(nil, &res.Points[need[j]])
+				commit(j, out, err)
 			}
 		} else {
-			if rws == nil {
-				rws = workerCopies(r, workers)
+			if pool == nil {
+				pool = newRefinePool(workerCopies(r, workers), res.Points, sim)
 			}
-			runOn(rws, costliestFirst(res.Points, need), run)
+			ahead := func() []int {
+				next := res.nextIfLost(sla, top, agentic, mode, need)
+				return positions(next, costliestFirst(res.Points, next))
+			}
+			pool.round(positions(need, costliestFirst(res.Points, need)), ahead, func(pos int, out *Result, err error) {
+				commit(sort.SearchInts(need, pos), out, err)
+			})
 		}
 		if err := errors.Join(errs...); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// positions is need reordered by order (indexes into need).
+func positions(need, order []int) []int {
+	out := make([]int, len(order))
+	for i, j := range order {
+		out[i] = need[j]
+	}
+	return out
+}
+
+// nextIfLost is the round that would follow need if every point of need
+// lost once simulated (dropped out of every frontier): the positions of
+// the unsimulated points the frontiers would then ask for. Most
+// candidates lose (about 93% in the settled 72-GPU GB300 AgentX sweep),
+// so a worker idle at a round's tail starts on these (refinePool).
+func (res *SweepResult) nextIfLost(sla SLA, top int, agentic bool, mode finishMode, need []int) []int {
+	skip := make(map[int]bool, len(need))
+	for _, i := range need {
+		skip[i] = true
+	}
+	_, next := res.frontiers(sla, top, agentic, mode, skip)
+	return next
+}
+
+// refinePool runs a sweep's event simulations on one goroutine per worker
+// copy of the query, kept through the rounds. A round's simulations go
+// first; a worker that finds none left to start (the round's tail, where
+// it would idle until the slowest simulation ends) simulates the next
+// round's likely candidates (nextIfLost) ahead of time. A simulation
+// depends only on its point, so one run ahead is the one the later round
+// would run: the rounds, and every figure, are those of running each
+// round's simulations alone; only the wall time and the CPU spent on
+// guesses that no round asks for change.
+type refinePool struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	points  []Point // read by workers, written by the round's commit, under mu
+	sim     func(rw *Resolved, p *Point) (*Result, error)
+	jobs    []int // this round's positions not started, in order
+	ahead   []int // likely next-round positions, in order
+	running map[int]bool
+	want    map[int]bool      // this round's positions not finished
+	done    map[int]refineOut // finished, not yet committed
+	closed  bool
+	wg      sync.WaitGroup
+}
+
+type refineOut struct {
+	res *Result
+	err error
+}
+
+func newRefinePool(rws []*Resolved, points []Point, sim func(rw *Resolved, p *Point) (*Result, error)) *refinePool {
+	p := &refinePool{points: points, sim: sim, running: map[int]bool{}, want: map[int]bool{}, done: map[int]refineOut{}}
+	p.cond = sync.NewCond(&p.mu)
+	for _, rw := range rws {
+		p.wg.Add(1)
+		go p.work(rw)
+	}
+	return p
+}
+
+// next takes the next position to simulate: the round's first, else,
+// while some of the round's simulations still run, a guess (one worker
+// alone never guesses, nor does any between rounds). ok is false once
+// the pool is closed. Called with mu held.
+func (p *refinePool) next() (pos int, ok bool) {
+	for !p.closed {
+		for i, q := range []*[]int{&p.jobs, &p.ahead} {
+			for len(*q) > 0 && (i == 0 || p.roundRunning()) {
+				pos := (*q)[0]
+				*q = (*q)[1:]
+				if _, fin := p.done[pos]; !fin && !p.running[pos] && p.points[pos].Sim != "event" {
+					return pos, true
+				}
+			}
+		}
+		p.cond.Wait()
+	}
+	return 0, false
+}
+
+// roundRunning says whether one of the round's simulations is running
+// (it may have started as a guess). Called with mu held.
+func (p *refinePool) roundRunning() bool {
+	for pos := range p.running {
+		if p.want[pos] {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *refinePool) work(rw *Resolved) {
+	defer p.wg.Done()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for {
+		pos, ok := p.next()
+		if !ok {
+			return
+		}
+		p.running[pos] = true
+		pt := p.points[pos]
+		p.mu.Unlock()
+		out, err := p.sim(rw, &pt)
+		p.mu.Lock()
+		delete(p.running, pos)
+		p.done[pos] = refineOut{out, err}
+		p.cond.Broadcast()
+	}
+}
+
+// round simulates the positions of jobs (those already simulated ahead
+// are not run again), then calls commit for each in the order they
+// finish, with mu held (commit may write the point). ahead, called once
+// the workers have the jobs (it may read the points but not write them),
+// gives the guesses that replace the round before's.
+func (p *refinePool) round(jobs []int, ahead func() []int, commit func(pos int, out *Result, err error)) {
+	p.mu.Lock()
+	p.jobs, p.ahead = jobs, nil
+	p.want = make(map[int]bool, len(jobs))
+	for _, pos := range jobs {
+		p.want[pos] = true
+	}
+	p.cond.Broadcast()
+	p.mu.Unlock()
+	guesses := ahead()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ahead = guesses
+	p.cond.Broadcast()
+	for len(p.want) > 0 {
+		for pos := range p.want {
+			if o, fin := p.done[pos]; fin {
+				delete(p.done, pos)
+				delete(p.want, pos)
+				commit(pos, o.res, o.err)
+			}
+		}
+		if len(p.want) > 0 {
+			p.cond.Wait()
+		}
+	}
+}
+
+// close stops the workers once their simulations end (a simulation run
+// ahead that no round asked for is dropped).
+func (p *refinePool) close() {
+	p.mu.Lock()
+	p.closed = true
+	p.cond.Broadcast()
+	p.mu.Unlock()
+	p.wg.Wait()
 }
 
 // parallel runs f(rw, j) for j in [0, n) on up to workers goroutines, each
@@ -626,51 +815,80 @@ const (
 // not event-simulated yet, in ascending order. SLARemoval counts are of
 // the points as they are, whatever the mode.
 func (res *SweepResult) finish(sla SLA, top int, agentic bool, mode finishMode) []int {
-	kept, removed := sla.Filter(res.Points)
-	res.Removed = removed
-	switch mode {
-	case eventOnly:
-		simulated := kept[:0:0]
-		for _, p := range kept {
-			if p.Sim == "event" {
-				simulated = append(simulated, p)
-			}
-		}
-		kept = simulated
-	case rankCorrected:
-		kept, _ = sla.Filter(corrected(res.Points))
-	}
-	res.Frontier = Frontier(kept, ByInteractivity, true)
+	_, res.Removed = sla.Filter(res.Points)
+	fs, need := res.frontiers(sla, top, agentic, mode, nil)
+	res.Frontier = pick(fs.points, fs.main)
 	res.E2ELMetric = "p50"
-	by := ByE2ELp50
 	if agentic {
-		res.E2ELMetric, by = "p90", ByE2ELp90
+		res.E2ELMetric = "p90"
 	}
-	res.FrontierE2EL = Frontier(kept, by, false)
-	res.FrontierNormalized = Frontier(kept, ByNormalizedInteractivity, true)
-	var mtp, none []Point
-	for _, p := range kept {
-		if p.Steps > 0 {
-			mtp = append(mtp, p)
-		} else {
-			none = append(none, p)
-		}
-	}
-	res.FrontierMTP = Frontier(mtp, ByInteractivity, true)
-	res.FrontierNone = Frontier(none, ByInteractivity, true)
+	res.FrontierE2EL = pick(fs.points, fs.e2el)
+	res.FrontierNormalized = pick(fs.points, fs.norm)
+	res.FrontierMTP = pick(fs.points, fs.mtp)
+	res.FrontierNone = pick(fs.points, fs.none)
 	res.Top = nil
 	if top > 0 {
-		res.Top = TopPoints(kept, top)
+		res.Top = pick(fs.points, fs.top)
 	}
-	pos := make(map[int]int, len(res.Points))
-	for i, p := range res.Points {
-		pos[p.Index] = i
+	return need
+}
+
+// frontierSet is the frontiers and Top of points, as positions into it.
+type frontierSet struct {
+	points                           []Point
+	main, e2el, norm, mtp, none, top []int
+}
+
+// frontiers computes finish's frontiers without setting them, leaving
+// out the points at the positions of skip, and returns with them the
+// positions in Points of the frontier and Top points not yet
+// event-simulated, in ascending order.
+func (res *SweepResult) frontiers(sla SLA, top int, agentic bool, mode finishMode, skip map[int]bool) (frontierSet, []int) {
+	src := res.Points
+	if mode == rankCorrected {
+		src = corrected(res.Points)
+	}
+	kept, _ := sla.Filter(src)
+	// Filter keeps the order and drops points: where it dropped none,
+	// positions in kept are positions in Points.
+	posOf := func(i int) int { return i }
+	if len(kept) != len(res.Points) {
+		pos := make(map[int]int, len(res.Points))
+		for i, p := range res.Points {
+			pos[p.Index] = i
+		}
+		posOf = func(i int) int { return pos[kept[i].Index] }
+	}
+	var in, mtp, none []int
+	for i := range kept {
+		if (mode == eventOnly && kept[i].Sim != "event") || (skip != nil && skip[posOf(i)]) {
+			continue
+		}
+		in = append(in, i)
+		if kept[i].Steps > 0 {
+			mtp = append(mtp, i)
+		} else {
+			none = append(none, i)
+		}
+	}
+	fs := frontierSet{points: kept}
+	fs.main = frontierOf(kept, in, ByInteractivity, true)
+	by := ByE2ELp50
+	if agentic {
+		by = ByE2ELp90
+	}
+	fs.e2el = frontierOf(kept, in, by, false)
+	fs.norm = frontierOf(kept, in, ByNormalizedInteractivity, true)
+	fs.mtp = frontierOf(kept, mtp, ByInteractivity, true)
+	fs.none = frontierOf(kept, none, ByInteractivity, true)
+	if top > 0 {
+		fs.top = topOf(kept, in, top)
 	}
 	want := map[int]bool{}
-	for _, f := range [][]Point{res.Frontier, res.FrontierE2EL, res.FrontierNormalized, res.FrontierMTP, res.FrontierNone, res.Top} {
-		for _, p := range f {
-			if p.Sim != "event" {
-				want[pos[p.Index]] = true
+	for _, f := range [][]int{fs.main, fs.e2el, fs.norm, fs.mtp, fs.none, fs.top} {
+		for _, i := range f {
+			if kept[i].Sim != "event" {
+				want[posOf(i)] = true
 			}
 		}
 	}
@@ -679,7 +897,7 @@ func (res *SweepResult) finish(sla SLA, top int, agentic bool, mode finishMode) 
 		need = append(need, i)
 	}
 	sort.Ints(need)
-	return need
+	return fs, need
 }
 
 // mainFrontierFirst orders the positions of need so that the points on the
@@ -703,8 +921,18 @@ func (res *SweepResult) mainFrontierFirst(need []int) []int {
 
 // TopPoints is the n points of highest tokens/s/GPU (ties: lower index).
 func TopPoints(points []Point, n int) []Point {
-	s := append([]Point(nil), points...)
-	sort.SliceStable(s, func(a, b int) bool { return s[a].TputPerGPU > s[b].TputPerGPU })
+	all := make([]int, len(points))
+	for i := range all {
+		all[i] = i
+	}
+	return pick(points, topOf(points, all, n))
+}
+
+// topOf is TopPoints of the points at positions in (ascending), as
+// positions.
+func topOf(points []Point, in []int, n int) []int {
+	s := slices.Clone(in)
+	slices.SortStableFunc(s, func(a, b int) int { return cmp.Compare(points[b].TputPerGPU, points[a].TputPerGPU) })
 	return s[:min(n, len(s))]
 }
 

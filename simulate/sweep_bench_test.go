@@ -1,6 +1,9 @@
 package simulate
 
-import "testing"
+import (
+	"math/rand/v2"
+	"testing"
+)
 
 // benchSweep runs the AgentX sweep `specsim sweep --gpu gb300 --gpus N`
 // runs by default (Qwen3.5 FP4, default concurrencies, k 6) on two
@@ -39,7 +42,7 @@ func BenchmarkSweep72AgentX(b *testing.B) { benchSweep(b, 72, SweepSpace{}) }
 
 // BenchmarkSweep72AgentXSettled is issue 15's speed goal: the 72-GPU GB300
 // AgentX sweep with every frontier point event-simulated (settled 1) in
-// under 10 s on two cores, by estimate (`--max-refine -1`, 2,243
+// under 10 s on two cores, by estimate (`--max-refine -1`, 1,240
 // simulations) and corrected (`--max-refine -1 --refine-by corrected`).
 // Minutes per op; skipped under -short. Run it alone:
 //
@@ -51,4 +54,34 @@ func BenchmarkSweep72AgentXSettled(b *testing.B) {
 	for _, by := range []RefineBy{RefineByEstimate, RefineByCorrected} {
 		b.Run(string(by), func(b *testing.B) { benchSweep(b, 72, SweepSpace{MaxRefine: -1, RefineBy: by}) })
 	}
+}
+
+// BenchmarkSweepFinish is one refinement round's bookkeeping over a
+// sweep of the 72-GPU GB300 AgentX sweep's size (15,371 points, a twelfth
+// of them simulated): the frontiers and candidates (finish) and the
+// next round's guesses (nextIfLost). A settled sweep runs each once a
+// round, while the workers wait, 60 rounds there.
+func BenchmarkSweepFinish(b *testing.B) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	res := &SweepResult{Points: make([]Point, 15371)}
+	for i := range res.Points {
+		sim := ""
+		if i%12 == 0 {
+			sim = "event"
+		}
+		res.Points[i] = Point{Index: i, Result: Result{Topology: "agg:tp1", Conc: 1 << (i % 11), Steps: 6, Sim: sim,
+			Interactivity: 10 + 200*rng.Float64(), TputPerGPU: 1000 + 30000*rng.Float64(),
+			NormalizedInteractivity: 1 + 50*rng.Float64(), E2EL: Percentiles{P50: 1 + rng.Float64(), P90: 2 + 10*rng.Float64()}}}
+	}
+	b.Run("finish", func(b *testing.B) {
+		for b.Loop() {
+			res.finish(SLA{}, 0, true, rankEstimate)
+		}
+	})
+	need := res.finish(SLA{}, 0, true, rankEstimate)
+	b.Run("nextIfLost", func(b *testing.B) {
+		for b.Loop() {
+			res.nextIfLost(SLA{}, 0, true, rankEstimate, need)
+		}
+	})
 }

@@ -6,7 +6,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"math"
+	"math/rand/v2"
 	"os"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -605,6 +609,122 @@ func TestSig3(t *testing.T) {
 	} {
 		if got := Sig3(tc.x); got != tc.want {
 			t.Errorf("Sig3(%v) = %q, want %q", tc.x, got, tc.want)
+		}
+	}
+}
+
+// frontierRef is Frontier as InferenceX's rule reads, written the plain
+// way (a stable sort of copies): the second method frontierOf is checked
+// against.
+func frontierRef(points []Point, x func(*Point) float64, higherX bool) []Point {
+	var cs []Point
+	for i := range points {
+		xv, yv := x(&points[i]), points[i].TputPerGPU
+		if xv > 0 && yv > 0 && !math.IsInf(xv, 0) && !math.IsInf(yv, 0) {
+			cs = append(cs, points[i])
+		}
+	}
+	key := func(p *Point) float64 {
+		if higherX {
+			return -x(p)
+		}
+		return x(p)
+	}
+	sort.SliceStable(cs, func(a, b int) bool {
+		if key(&cs[a]) != key(&cs[b]) {
+			return key(&cs[a]) < key(&cs[b])
+		}
+		return cs[a].TputPerGPU > cs[b].TputPerGPU
+	})
+	var out []Point
+	maxY := math.Inf(-1)
+	for _, c := range cs {
+		plateau := len(out) > 0 && c.TputPerGPU == maxY && key(&c) > key(&out[len(out)-1])
+		if c.TputPerGPU > maxY || plateau {
+			if len(out) > 0 && key(&c) == key(&out[len(out)-1]) {
+				out[len(out)-1] = c
+			} else {
+				out = append(out, c)
+			}
+			maxY = c.TputPerGPU
+		}
+	}
+	return out
+}
+
+// TestFrontierMatchesReference: on points drawn from a coarse grid (ties
+// in x, in y and in both, zeros and infinities), Frontier, TopPoints and
+// a sweep's finish give the points the plain stable-sort method gives,
+// and nextIfLost the candidates finish gives once the points it leaves
+// out are dropped.
+func TestFrontierMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 200 {
+		n := 1 + rng.IntN(60)
+		pts := make([]Point, n)
+		for i := range pts {
+			v := func() float64 {
+				switch rng.IntN(12) {
+				case 0:
+					return 0
+				case 1:
+					return math.Inf(1)
+				}
+				return float64(1 + rng.IntN(8))
+			}
+			sim := ""
+			if rng.IntN(3) == 0 {
+				sim = "event"
+			}
+			pts[i] = Point{Index: 3 * i, Result: Result{Topology: "agg:tp1", Conc: i + 1, Steps: rng.IntN(2), Sim: sim,
+				Interactivity: v(), TputPerGPU: v(), NormalizedInteractivity: v(), E2EL: Percentiles{P90: v()}}}
+		}
+		idx := func(ps []Point) []int {
+			out := []int{}
+			for _, p := range ps {
+				out = append(out, p.Index)
+			}
+			return out
+		}
+		for _, c := range []struct {
+			x       func(*Point) float64
+			higherX bool
+		}{{ByInteractivity, true}, {ByE2ELp90, false}, {ByNormalizedInteractivity, true}} {
+			if got, want := idx(Frontier(pts, c.x, c.higherX)), idx(frontierRef(pts, c.x, c.higherX)); !slices.Equal(got, want) {
+				t.Fatalf("trial %d: frontier %v, reference %v", trial, got, want)
+			}
+		}
+		ref := slices.Clone(pts)
+		sort.SliceStable(ref, func(a, b int) bool { return ref[a].TputPerGPU > ref[b].TputPerGPU })
+		if got, want := idx(TopPoints(pts, 5)), idx(ref[:min(5, n)]); !slices.Equal(got, want) {
+			t.Fatalf("trial %d: top %v, reference %v", trial, got, want)
+		}
+		res := &SweepResult{Points: pts}
+		need := res.finish(SLA{}, 3, true, rankEstimate)
+		var mtp []Point
+		for _, p := range pts {
+			if p.Steps > 0 {
+				mtp = append(mtp, p)
+			}
+		}
+		if !slices.Equal(idx(res.FrontierMTP), idx(frontierRef(mtp, ByInteractivity, true))) || !slices.Equal(idx(res.FrontierE2EL), idx(frontierRef(pts, ByE2ELp90, false))) {
+			t.Fatalf("trial %d: finish's frontiers differ from the reference", trial)
+		}
+		// nextIfLost against finish over the points need leaves.
+		rest := &SweepResult{}
+		var pos []int
+		for i, p := range pts {
+			if !slices.Contains(need, i) {
+				rest.Points = append(rest.Points, p)
+				pos = append(pos, i)
+			}
+		}
+		var want []int
+		for _, i := range rest.finish(SLA{}, 3, true, rankEstimate) {
+			want = append(want, pos[i])
+		}
+		if got := res.nextIfLost(SLA{}, 3, true, rankEstimate, need); !slices.Equal(got, want) && len(got)+len(want) > 0 {
+			t.Fatalf("trial %d: nextIfLost %v, finish without %v: %v", trial, got, need, want)
 		}
 	}
 }

@@ -31,7 +31,9 @@ candidates are run through the event simulation, round after round, until
 every frontier point (and every --top point) is event-simulated: a candidate
 that loses once simulated is replaced by the next. No printed, plotted or
 written frontier point carries a mean-field figure. SLA limits (p90 TTFT, p90
-TPOT, p90 E2EL, interactivity) remove points before the frontiers.
+TPOT, p90 E2EL, interactivity) remove points before the frontiers. A worker
+left idle at a round's tail simulates the next round's likely candidates
+ahead of time: the rounds and every figure are those of waiting.
 The candidates not yet simulated are judged by their estimates
 (--refine-by estimate, the default). --refine-by corrected judges them by
 their estimates demoted with the event/estimate ratios already simulated for
