@@ -460,7 +460,7 @@ func Sweep(r *Resolved, space SweepSpace, progress Progress) (*SweepResult, erro
 		return nil, err
 	}
 	progress("refining", res.Refined, res.Refined)
-	res.annotate(r.Workload.Name == "agentx")
+	res.annotate(r.Workload.Name == "agentx", space.SLA)
 	for _, p := range res.Points {
 		if p.MultiNode {
 			res.MultiNode++
@@ -991,14 +991,19 @@ func (r *Result) Overload(agentic bool) []string {
 	return out
 }
 
-// annotate sets every point's Notes (frontier and top copies included)
-// and counts the overloaded frontier and top points.
-func (res *SweepResult) annotate(agentic bool) {
+// annotate sets every point's Notes (frontier and top copies included):
+// NotesFor, and for a point an SLA limit removed before the frontiers,
+// "outside SLA: <limit> <value>" (the first limit it breaks, as Removed
+// counts it). It counts the overloaded frontier and top points.
+func (res *SweepResult) annotate(agentic bool, sla SLA) {
 	res.Overloaded = 0
 	over := map[int]bool{}
 	for _, f := range [][]Point{res.Points, res.Frontier, res.FrontierE2EL, res.FrontierNormalized, res.FrontierMTP, res.FrontierNone, res.Top} {
 		for i := range f {
 			f[i].Notes = f[i].NotesFor(agentic)
+			if l, ok := sla.broken(&f[i]); ok {
+				f[i].Notes = append(f[i].Notes, fmt.Sprintf("outside SLA: --%s %g", l.flag, l.value))
+			}
 		}
 	}
 	for _, f := range [][]Point{res.Frontier, res.FrontierE2EL, res.FrontierNormalized, res.FrontierMTP, res.FrontierNone, res.Top} {

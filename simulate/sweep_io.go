@@ -547,7 +547,7 @@ func Merge(names []string, outs []*SweepOutput, resolve func(SweepInputs) (*Reso
 	if err := res.refine(nil, in.SLA, in.Top, in.MaxRefine, in.RefineBy, in.Workload == "agentx", 1, progress, sim); err != nil {
 		return nil, err
 	}
-	res.annotate(in.Workload == "agentx")
+	res.annotate(in.Workload == "agentx", in.SLA)
 	for _, p := range res.Points {
 		if p.MultiNode {
 			res.MultiNode++

@@ -46,6 +46,16 @@ func (s SLA) limits() []slaLimit {
 	}
 }
 
+// broken is the first set limit p breaks, in Filter's order.
+func (s SLA) broken(p *Point) (slaLimit, bool) {
+	for _, l := range s.limits() {
+		if l.value > 0 && l.breaks(p) {
+			return l, true
+		}
+	}
+	return slaLimit{}, false
+}
+
 // Filter returns the points every limit keeps and, for each limit that is
 // set, how many points it removed.
 func (s SLA) Filter(points []Point) ([]Point, []SLARemoval) {

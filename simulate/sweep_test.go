@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -54,6 +55,13 @@ func TestSweepFrontiersAreEventSimulated(t *testing.T) {
 	}
 	if len(res.Removed) != 1 || res.Removed[0].Removed != above || above == 0 {
 		t.Errorf("removed %+v, want one limit removing %d points (and more than none)", res.Removed, above)
+	}
+	// Each removed point says so in its notes; no other point does.
+	for _, p := range res.Points {
+		noted := slices.Contains(p.Notes, fmt.Sprintf("outside SLA: --max-ttft-ms %g", sla.MaxTTFTms))
+		if out := p.TTFTp90ms > sla.MaxTTFTms; noted != out {
+			t.Errorf("%s conc %d k %d: p90 TTFT %.0f ms, noted outside SLA %v", p.Topology, p.Conc, p.Steps, p.TTFTp90ms, noted)
+		}
 	}
 	// Stable: no unrefined point beats a frontier point's throughput at
 	// its interactivity (the frontier would have to be refined further).

@@ -21,7 +21,10 @@ func init() {
 const sweepHelp = `
 specsim sweep: evaluate every deployment of at most --gpus GPUs (aggregated TP,
 TP+EP, DEP, TP x PP; disaggregated prefill + decode groups), every concurrency
-and every draft length, and print Pareto frontiers by InferenceX's rules:
+and every draft length of --steps (default 6, the draft length of the golden
+AgentX recipes; --steps 0-8 sweeps them all, k = 0 being no speculation, and
+adds the no-speculation frontier), and print Pareto frontiers by InferenceX's
+rules:
 y = total tokens/s per GPU (cached input counted); x = interactivity (tokens/s
 per user), p90 E2EL for agentic workloads (median for fixed lengths), and E2E
 normalized interactivity.
@@ -278,8 +281,8 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 		return exitOK
 	}
 	r := so.SweepResult
-	fmt.Fprintf(stdout, "%s %s on %s, up to %d GPUs, %s: %d configurations, %d feasible, %d do not fit in memory; %d candidates event-simulated in %d rounds\n",
-		in.Model, strings.ToUpper(in.Precision), strings.ToUpper(in.GPU), in.GPUs, workloadLabel(in), r.Evaluated, len(r.Points), r.Infeasible, r.Refined, r.Rounds)
+	fmt.Fprintf(stdout, "%s %s on %s, up to %d GPUs, %s, %s: %d configurations, %d feasible, %d do not fit in memory; %d candidates event-simulated in %d rounds\n",
+		in.Model, strings.ToUpper(in.Precision), strings.ToUpper(in.GPU), in.GPUs, workloadLabel(in), draftRangeLabel(in.Steps), r.Evaluated, len(r.Points), r.Infeasible, r.Refined, r.Rounds)
 	if r.RefineStopped {
 		fmt.Fprintf(stdout, "refinement stopped at its budget (--max-refine %d) before the frontiers settled: the frontiers below are of the %d event-simulated points only, and a candidate not yet simulated might still beat them (raise --max-refine, or narrow with --topologies, --scope or --shard)\n", in.MaxRefine, r.Refined)
 	}
@@ -448,4 +451,15 @@ func intList(s string, maxV int) ([]int, error) {
 		}
 	}
 	return out, nil
+}
+
+// draftRangeLabel names the draft lengths a sweep covered.
+func draftRangeLabel(steps [2]int) string {
+	switch {
+	case steps[0] == steps[1] && steps[0] == 0:
+		return "no speculation (k = 0)"
+	case steps[0] == steps[1]:
+		return fmt.Sprintf("draft length k = %d only (--steps 0-8 for all)", steps[0])
+	}
+	return fmt.Sprintf("draft lengths k = %d-%d", steps[0], steps[1])
 }
