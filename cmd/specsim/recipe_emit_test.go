@@ -188,3 +188,24 @@ func TestSweepEmit(t *testing.T) {
 		}
 	}
 }
+
+// recipe emit and sweep --emit under --al (DeepSeek-R1 has no golden
+// curve) write recipes that say the AL is the user's, and exit 0.
+func TestEmitFixedAL(t *testing.T) {
+	code, out, stderr := runCLI("recipe", "emit", "--model", "deepseek-r1", "--precision", "fp8", "--gpu", "h200", "--topology", "agg:tp8", "--steps", "3", "--al", "2.4")
+	if code != exitOK || !strings.Contains(out, "injects the AL 2.40\n# (given with --al") {
+		t.Errorf("recipe emit --al: exit %d\n%s%s", code, out, stderr)
+	}
+	dir := t.TempDir()
+	code, out, stderr = runCLI("sweep", "--model", "deepseek-r1", "--precision", "fp8", "--gpu", "h200", "--gpus", "8", "--isl", "1024", "--osl", "1024",
+		"--steps", "3", "--al", "2.4", "--conc", "1,4", "--topologies", "agg:tp8", "--requests", "16", "--emit", dir)
+	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if code != exitOK || len(files) == 0 {
+		t.Fatalf("sweep --al --emit: exit %d, %d recipes\n%s%s", code, len(files), out, stderr)
+	}
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err != nil || !strings.Contains(string(b), "(given with --al") {
+			t.Errorf("%s: %v\n%s", f, err, b)
+		}
+	}
+}
