@@ -129,6 +129,9 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 	setInt(&q.q.MaxRunning, st.MaxRunning, "max-running", "max running requests")
 	setInt(&q.q.CUDAGraphMaxBS, st.GraphMaxBS, "cuda-graph-max-bs", "cuda graph max bs")
 	setInt(&q.q.Chunk, st.Chunk, "chunk", "chunked prefill")
+	setInt(&q.q.Server.MambaCache, st.MambaCache, "max-mamba-cache-size", "max mamba cache size")
+	setInt(&q.q.Server.PageSize, st.PageSize, "page-size", "page size")
+	hostTier(&q, st, given)
 	switch {
 	case given["mem-fraction"]:
 		if st.MemFraction > 0 && st.MemFraction != q.q.MemFraction {
@@ -209,6 +212,50 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 		return nil, err
 	}
 	return p, nil
+}
+
+// hostTier sets the query's HiCache host KV tier from the recipe's
+// (simulate.PoolConfig: --hicache-size GB per rank wins over
+// --hicache-ratio of the device pool); --hicache-ratio or --hicache-size
+// given on the command line win. A recipe without HiCache runs without a
+// host tier. An AgentX trace replay with HiCache on and no hicache-size
+// keeps predict's default, the size InferenceX's launcher passes
+// (simulate.AgentXDRAMUtilization of host DRAM): SGLang's HostKVCache
+// (mem_cache/memory_pool_host.py) asserts a host pool larger than the
+// device pool, so the recipes' hicache-ratio 0.9 alone would not start.
+func hostTier(q *queryFlags, st *recipe.Settings, given map[string]bool) {
+	note := func(setting, from string) {
+		st.Read = append(st.Read, recipe.Setting{Setting: setting, Value: "", From: from})
+	}
+	replay := q.workload == "agentx" || q.workload == "" && q.isl == 0 && q.osl == 0
+	switch {
+	case given["hicache-ratio"] || given["hicache-size"]:
+		if st.HiCache || st.HiCacheRatio > 0 || st.HiCacheGB > 0 {
+			name := "hicache-ratio"
+			if given["hicache-size"] {
+				name = "hicache-size"
+			}
+			note("host KV tier", "overridden by --"+name+" (the recipe's HiCache settings above are not applied)")
+		}
+	case !st.HiCache:
+		q.hicache, q.q.Server.HiCacheGiB = 0, 0
+		st.Read = append(st.Read, recipe.Setting{Setting: "host KV tier", Value: "off", From: "the recipe gives the role that prefills no host KV tier (SGLang enable-hierarchical-cache)"})
+	case st.HiCacheGB > 0:
+		q.hicache, q.q.Server.HiCacheGiB = -1, st.HiCacheGB
+	case replay:
+		q.hicache, q.q.Server.HiCacheGiB = -1, 0
+		st.Read = append(st.Read, recipe.Setting{Setting: "host KV tier", Value: fmt.Sprintf("%.0f%% of host DRAM per GPU", 100*simulate.AgentXDRAMUtilization),
+			From: "InferenceX's launcher passes --hicache-size from dram-utilization for AgentX, which wins over hicache-ratio (SGLang refuses a ratio <= 1 alone: host pool must exceed the device pool)"})
+	case st.HiCacheRatio > 0:
+		q.hicache = st.HiCacheRatio
+		if st.HiCacheRatio <= 1 {
+			st.Unsupported = append(st.Unsupported, fmt.Sprintf("hicache-ratio %g without hicache-size: SGLang's HostKVCache asserts a host pool larger than the device pool, so this server would not start; simulated as given", st.HiCacheRatio))
+		}
+	default:
+		// server_args.py: hicache_ratio defaults to 2.0.
+		q.hicache = 2
+		st.Read = append(st.Read, recipe.Setting{Setting: "hicache ratio", Value: "2", From: "SGLang's default (the recipe sets neither hicache-ratio nor hicache-size)"})
+	}
 }
 
 // writeRecipePredictionsCSV writes three tables, each with a variant

@@ -372,3 +372,68 @@ func TestPredictRecipeNameOnce(t *testing.T) {
 		}
 	}
 }
+
+// predict --recipe sizes the host KV tier, the mamba cache and the page
+// size from the recipe. Values by hand: Qwen3.5-397B on TP2 with FP8 KV
+// holds 16 full-attention layers (15 target + 1 MTP) x 1 KV head per rank
+// x 256 dims x 2 (K and V) x 1 byte = 8192 bytes per token per rank; a
+// GB300 GPU has 240 GB of host DRAM, of which AgentX's launcher gives
+// HiCache 90%: 216e9 / 8192 = 26367187 tokens. hicache-size 100 (GB per
+// rank): 100e9 / 8192 = 12207031. No HiCache: none. The recipe's
+// max-mamba-cache-size 360 at DP 1 is 360 slots per rank.
+func TestPredictRecipeHostTier(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "testdata", "recipes", "schema2_qwen3.5_sglang_gb300-fp4_agentx_agg-variants.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const hc = "        enable-hierarchical-cache: true\n        hicache-ratio: 0.9\n"
+	if !strings.Contains(string(src), hc) {
+		t.Fatal("testdata recipe changed: no HiCache lines")
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, replace string
+		extra         []string
+		host, mamba   int
+		unsupported   string
+	}{
+		{"as published", hc, nil, 26367187, 360, ""},
+		{"no hicache", "", nil, 0, 360, ""},
+		{"hicache-size 100", hc + "        hicache-size: 100\n", nil, 12207031, 360, ""},
+		{"--hicache-ratio 0 wins", hc, []string{"--hicache-ratio", "0"}, 0, 360, ""},
+		{"--max-mamba-cache-size wins", hc, []string{"--max-mamba-cache-size", "200"}, 26367187, 200, ""},
+	} {
+		f := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".yaml")
+		if err := os.WriteFile(f, []byte(strings.Replace(string(src), hc, tc.replace, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errs := runCLI(append([]string{"predict", "--recipe", f + ":override_c24", "--json"}, tc.extra...)...)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d %s", tc.name, code, errs)
+		}
+		var d struct {
+			Variants []struct {
+				Unsupported []string `json:"unsupported"`
+				Result      struct {
+					Limits []struct {
+						Host  int `json:"hicache_tokens_per_rank"`
+						Mamba int `json:"mamba_slots_per_rank"`
+					} `json:"limits"`
+				} `json:"result"`
+			} `json:"variants"`
+		}
+		if err := json.Unmarshal([]byte(out), &d); err != nil || len(d.Variants) != 1 || len(d.Variants[0].Result.Limits) != 1 {
+			t.Fatalf("%s: %v\n%s", tc.name, err, out)
+		}
+		l := d.Variants[0].Result.Limits[0]
+		if l.Host != tc.host || l.Mamba != tc.mamba {
+			t.Errorf("%s: host tokens %d mamba slots %d, want %d and %d", tc.name, l.Host, l.Mamba, tc.host, tc.mamba)
+		}
+		un := strings.Join(d.Variants[0].Unsupported, "\n")
+		for _, k := range []string{"enable-hierarchical-cache", "hicache-ratio=", "max-mamba-cache-size", "page-size"} {
+			if strings.Contains(un, k) {
+				t.Errorf("%s: %s listed as not modelled: %s", tc.name, k, un)
+			}
+		}
+	}
+}

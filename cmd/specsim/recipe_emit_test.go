@@ -90,7 +90,7 @@ func TestPredictRecipeTestdata(t *testing.T) {
 		file, want string
 		ok         bool
 	}{
-		{"schema2_qwen3.5_sglang_gb300-fp4_agentx_agg-variants.yaml:override_c24", "HiCache", true},
+		{"schema2_qwen3.5_sglang_gb300-fp4_agentx_agg-variants.yaml:override_c24", "host KV tier          90% of host DRAM per GPU", true},
 		{"schema2_qwen3.5_sglang_gb300-fp4_agentx_disagg-variants.yaml:override_tp4_tp4_c8", "cuda graph max bs     64", true},
 		// The concurrency is written only in the override's name.
 		{"schema2_qwen3.5_sglang_gb300-fp4_agentx_disagg-variants.yaml:override_tp2_tp2_c72", "disagg:1xtp2+1xtp2 conc 72 ", true},
