@@ -38,7 +38,7 @@ func predictRecipe(arg string, qf *queryFlags, conc int, given map[string]bool) 
 	if err != nil {
 		return nil, err
 	}
-	rep := recipe.Check(rc, recipe.Options{Curves: goldenCurves{set}})
+	rep := recipe.Check(rc, recipe.Options{Curves: goldenCurves{set}, Thinking: qf.q.Thinking})
 	var out []recipePrediction
 	for vi, v := range rc.Variants {
 		p, err := predictVariant(v, &rep.Variants[vi], qf, conc, given)
@@ -68,6 +68,16 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 	}
 	q := *qf
 	q.q.Model = st.Model
+	// The AL AgentX injects is the golden AL of the model the recipe
+	// serves (what recipe check found), whatever model is simulated.
+	if c := vr.Curve(); c != nil && !given["al"] && !given["histogram"] {
+		q.q.GoldenModel = c.Model
+		for i := range st.Read {
+			if st.Read[i].Setting == "golden AL" {
+				st.Read[i].From = fmt.Sprintf("golden curve %s, thinking %s (%s), of the model the recipe serves; injected by AgentX synthetic acceptance", c.Model, c.Thinking, c.Source)
+			}
+		}
+	}
 	// The rule: a flag given on the command line wins over what the
 	// recipe says, and the "read from the recipe" table says so; what the
 	// recipe says wins over flag defaults.

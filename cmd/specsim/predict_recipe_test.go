@@ -437,3 +437,39 @@ func TestPredictRecipeHostTier(t *testing.T) {
 		}
 	}
 }
+
+// predict --recipe takes the AL from the golden curve of the model the
+// recipe serves (deepseek-v4-pro here), also when --model simulates one
+// without a curve of its own: golden/data/dsv4_mtp.yaml gives 2.49 at k = 3
+// with thinking on and 2.97 with it off; --al wins.
+func TestPredictRecipeServedModelCurve(t *testing.T) {
+	f := filepath.Join("..", "..", "testdata", "recipes", "schema1_sglang_deepseek-v4_agentic_disagg-2p1d-dep8-tp4-c80-mtp.yaml")
+	for _, tc := range []struct {
+		extra []string
+		al    float64
+	}{
+		{nil, 2.49},
+		{[]string{"--thinking", "off"}, 2.97},
+		{[]string{"--al", "2.5"}, 2.5},
+	} {
+		code, out, errs := runCLI(append([]string{"predict", "--recipe", f, "--model", "DeepSeek-V3", "--json"}, tc.extra...)...)
+		if code != exitOK {
+			t.Errorf("%v: exit %d %s", tc.extra, code, errs)
+			continue
+		}
+		var d struct {
+			Variants []struct {
+				Steps  int `json:"steps"`
+				Result struct {
+					AL float64 `json:"al"`
+				} `json:"result"`
+			} `json:"variants"`
+		}
+		if err := json.Unmarshal([]byte(out), &d); err != nil || len(d.Variants) != 1 {
+			t.Fatalf("%v: %v", tc.extra, err)
+		}
+		if v := d.Variants[0]; v.Steps != 3 || math.Abs(v.Result.AL-tc.al) > 1e-9 {
+			t.Errorf("%v: k %d AL %g, want k 3 AL %g", tc.extra, v.Steps, v.Result.AL, tc.al)
+		}
+	}
+}
