@@ -237,11 +237,6 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 	if *recipeArg != "" {
 		return runPredictRecipe(fs, *recipeArg, qf, *conc, format, stdout, stderr)
 	}
-	res, err := qf.resolve()
-	if err != nil {
-		fmt.Fprintln(stderr, "specsim predict:", flagError(err))
-		return exitBadInput
-	}
 	k := 0
 	if qf.q.Spec != "none" {
 		if k, _, err = stepRange(qf.steps, 6); err != nil {
@@ -249,11 +244,16 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 			return exitBadInput
 		}
 		if k == 0 {
-			fmt.Fprintln(stderr, "specsim predict: --spec mtp needs --steps >= 1 (or --spec none)")
-			return exitBadInput
+			// --steps 0 is no speculation, as --spec none.
+			qf.q.Spec = "none"
 		}
 	} else if qf.steps != "" && qf.steps != "0" {
 		fmt.Fprintln(stderr, "specsim predict: --steps needs --spec mtp")
+		return exitBadInput
+	}
+	res, err := qf.resolve()
+	if err != nil {
+		fmt.Fprintln(stderr, "specsim predict:", flagError(err))
 		return exitBadInput
 	}
 	topo, err := simulate.ParseTopology(qf.q.Topology)

@@ -303,3 +303,17 @@ func TestPredictAllReduceFusionFlags(t *testing.T) {
 		}
 	}
 }
+
+// predict --steps 0 is no speculation (the README's "--spec none (or
+// --steps 0)"): the same JSON as --spec none.
+func TestPredictStepsZero(t *testing.T) {
+	args := []string{"predict", "--gpu", "b200", "--topology", "agg:tp4", "--conc", "8", "--isl", "1024", "--osl", "1024", "--requests", "40", "--json"}
+	code, zero, errs := runCLI(append(args, "--steps", "0")...)
+	if code != exitOK {
+		t.Fatalf("--steps 0: exit %d %s", code, errs)
+	}
+	_, none, _ := runCLI(append(args, "--spec", "none")...)
+	if zero != none {
+		t.Errorf("--steps 0 and --spec none differ:\n%s\n%s", zero, none)
+	}
+}
