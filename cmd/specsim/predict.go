@@ -103,7 +103,7 @@ func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
 	fs.Float64Var(&f.schedMS, "sched-overhead-ms", -1, "host scheduling time per iteration in ms (-1 = 0.15)")
 	fs.Float64Var(&f.specMS, "spec-overhead-ms", -1, "extra host time per speculative iteration in ms (-1 = 0.35)")
 	fs.Float64Var(&q.MoESkew, "moe-skew", 0, "Zipf exponent of expert popularity (0 = uniform routing)")
-	fs.IntVar(&q.Requests, "requests", 0, "requests measured after a warm-up of --conc requests (0 = max(4*conc, 200))")
+	fs.IntVar(&q.Requests, "requests", 0, "--isl/--osl and agentx-synthetic workloads: requests measured after a warm-up of --conc requests (0 = max(4*conc, 200)); an agentx replay runs for its --agentx duration instead")
 	fs.Uint64Var(&q.Seed, "seed", 1, "random seed (the run is deterministic given it)")
 	fs.StringVar(&f.calPath, "calibration", "", "apply the entry for this GPU and engine of a `FILE` written by specsim calibrate")
 	fs.Var((*pathList)(&q.KernelTables), "kernel-table", "AIConfigurator kernel database `FILE` measured on --gpu (gemm_perf.txt, moe_perf.txt, generation_attention_perf.txt, gdn_perf.txt, custom_allreduce_perf.txt; repeatable): its rows price the matching ops")
@@ -160,6 +160,9 @@ func (f *queryFlags) resolve() (*simulate.Resolved, error) {
 	}
 	if q.Cached != 0 && q.Workload != "fixed" {
 		return nil, errors.New("--cached applies to --isl/--osl workloads; use --agentx cache-hit=... for agentx")
+	}
+	if q.Workload == "agentx" && flagSet(f.fs, "requests") {
+		return nil, errors.New("--requests applies to --isl/--osl and agentx-synthetic workloads; an agentx replay runs for its window (--agentx duration=SECONDS)")
 	}
 	if q.Workload != "fixed" && flagSet(f.fs, "range-ratio") {
 		return nil, errors.New("--range-ratio applies to --isl/--osl workloads; agentx takes its lengths from the traces (or --agentx isl-*/osl-* for agentx-synthetic)")

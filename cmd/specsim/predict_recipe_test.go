@@ -118,7 +118,7 @@ func TestPredictRecipeFlagsWin(t *testing.T) {
 // input, as recipe check - does, and predicts what the file would.
 func TestPredictRecipeStdin(t *testing.T) {
 	f := filepath.Join("..", "..", "testdata", "recipes", "schema1_sglang_qwen3.5_gb300-fp4_agentic_agg-tp2-c1-mtp-hicache.yaml")
-	_, want, _ := runCLI("predict", "--recipe", f, "--requests", "48", "--json")
+	_, want, _ := runCLI("predict", "--recipe", f, "--json")
 	in, err := os.Open(f)
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +127,7 @@ func TestPredictRecipeStdin(t *testing.T) {
 	old := os.Stdin
 	os.Stdin = in
 	defer func() { os.Stdin = old }()
-	code, got, errs := runCLI("predict", "--recipe", "-", "--requests", "48", "--json")
+	code, got, errs := runCLI("predict", "--recipe", "-", "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d %s", code, errs)
 	}
@@ -158,7 +158,7 @@ func TestPredictRefusesUndeployedLayouts(t *testing.T) {
 	} {
 		args := tc.args
 		if args[0] == "predict" {
-			args = append(args, "--requests", "48", "--conc", "4")
+			args = append(args, "--conc", "4")
 		}
 		code, _, errs := runCLI(args...)
 		switch {
@@ -221,7 +221,7 @@ func TestEmitCUDAGraphPerRank(t *testing.T) {
 		if tc.instance == "" {
 			continue
 		}
-		code, out, errs = runCLI("predict", "--recipe", f, "--requests", "48", "--json")
+		code, out, errs = runCLI("predict", "--recipe", f, "--json")
 		if code != exitOK {
 			t.Fatalf("predict --recipe: %d %s", code, errs)
 		}
@@ -257,7 +257,7 @@ func TestEmitPredictRoundTripSettings(t *testing.T) {
 		if err := os.WriteFile(f, []byte(y), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		code, out, errs := runCLI("predict", "--recipe", f, "--requests", "48", "--json")
+		code, out, errs := runCLI("predict", "--recipe", f, "--json")
 		if code != exitOK {
 			t.Fatalf("%s: predict %d %s", tc.engine, code, errs)
 		}
@@ -320,7 +320,7 @@ func csvTables(t *testing.T, out string) [][][]string {
 func TestRecipeCSV(t *testing.T) {
 	dir := filepath.Join("..", "..", "testdata", "recipes")
 	r := filepath.Join(dir, "schema2_qwen3.5_sglang_gb300-fp4_agentx_agg-variants.yaml:override_c1")
-	code, out, errs := runCLI("predict", "--recipe", r, "--requests", "48", "--format", "csv")
+	code, out, errs := runCLI("predict", "--recipe", r, "--format", "csv")
 	if code != exitOK {
 		t.Fatalf("exit %d %s", code, errs)
 	}
@@ -328,7 +328,7 @@ func TestRecipeCSV(t *testing.T) {
 	if len(tabs) != 3 || tabs[0][0][0] != "variant" || tabs[1][0][1] != "not modelled (listed, not applied)" || tabs[2][0][6] != "tok/s/GPU" {
 		t.Fatalf("tables %v", tabs)
 	}
-	_, js, _ := runCLI("predict", "--recipe", r, "--requests", "48", "--json")
+	_, js, _ := runCLI("predict", "--recipe", r, "--json")
 	var d recipePredDoc
 	if err := json.Unmarshal([]byte(js), &d); err != nil {
 		t.Fatal(err)
@@ -359,7 +359,7 @@ func TestPredictRecipeNameOnce(t *testing.T) {
 		{"schema1_sglang_qwen3.5_gb300-fp4_agentic_agg-tp2-c1-mtp-hicache.yaml", "the variant's name (agg-gb300-tp2-c1-mtp-hicache-jid2530006):"},
 		{"schema2_qwen3.5_sglang_gb300-fp4_agentx_agg-variants.yaml:override_c1", "the variant's name (override_c1 / agg-gb300-tp2-c1-mtp-hicache-jid2530006):"},
 	} {
-		code, out, errs := runCLI("predict", "--recipe", filepath.Join(dir, tc.file), "--requests", "48", "--json")
+		code, out, errs := runCLI("predict", "--recipe", filepath.Join(dir, tc.file), "--json")
 		if code != exitOK {
 			t.Fatalf("%s: %d %s", tc.file, code, errs)
 		}

@@ -48,7 +48,7 @@ func TestRecipeEmitCheckPredict(t *testing.T) {
 		})
 		f := filepath.Join(t.TempDir(), "r.yaml")
 		os.WriteFile(f, []byte(text), 0o644)
-		code, out, stderr := runCLI("predict", "--recipe", f, "--conc", "32", "--requests", "48", "--json")
+		code, out, stderr := runCLI("predict", "--recipe", f, "--conc", "32", "--json")
 		if code != exitOK {
 			t.Fatalf("predict --recipe: exit %d, %s", code, stderr)
 		}
@@ -99,7 +99,7 @@ func TestPredictRecipeTestdata(t *testing.T) {
 		{"schema1_trtllm_qwen3.5_gb300-fp4_agentx_disagg-3p2d-dep4-dep4-c704-mtp.yaml", "not modelled", true},
 		{"schema1_sglang_deepseek-v4_agentic_disagg-2p1d-dep8-tp4-c80-mtp.yaml", "pass --model", false},
 	} {
-		code, out, stderr := runCLI("predict", "--recipe", filepath.Join(dir, tc.file), "--requests", "48")
+		code, out, stderr := runCLI("predict", "--recipe", filepath.Join(dir, tc.file))
 		if tc.ok && (code != exitOK || !strings.Contains(out, tc.want) || !strings.Contains(out, "read from the recipe") || !strings.Contains(out, "prediction:")) {
 			t.Errorf("%s: exit %d, want %q in\n%s%s", tc.file, code, tc.want, out, stderr)
 		}
@@ -148,7 +148,7 @@ func TestRecipeEmitEngines(t *testing.T) {
 		})
 		f := filepath.Join(t.TempDir(), "r.yaml")
 		os.WriteFile(f, []byte(text), 0o644)
-		code, out, stderr := runCLI("predict", "--recipe", f, "--requests", "24", "--json")
+		code, out, stderr := runCLI("predict", "--recipe", f, "--json")
 		if code != exitOK {
 			t.Errorf("predict --recipe on %s: exit %d, %s", name, code, stderr)
 			continue
