@@ -285,13 +285,13 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 		}
 		in := res.Inputs(topo, *conc, k)
 		in.SpecsimVersion = specsimVersion()
-		if err := writeJSON(stdout, predictionJSON{Inputs: in, Result: out, Notes: out.Overload(res.Workload.Name == "agentx"), Band: band, Calibration: calibrationNote(res)}); err != nil {
+		if err := writeJSON(stdout, predictionJSON{Inputs: in, Result: out, Notes: predictNotes(res, topo, out), Band: band, Calibration: calibrationNote(res)}); err != nil {
 			fmt.Fprintln(stderr, "specsim predict:", flagError(err))
 			return exitBadInput
 		}
 		return exitOK
 	}
-	if err := printPrediction(stdout, res, out, format); err != nil {
+	if err := printPrediction(stdout, res, topo, out, format); err != nil {
 		fmt.Fprintln(stderr, "specsim predict:", err)
 		return exitBadInput
 	}
@@ -309,6 +309,17 @@ type predictionJSON struct {
 	Calibration string        `json:"calibration,omitempty"`
 }
 
+// predictNotes are a prediction's notes as sweep gives its points
+// (Point.NotesFor): "multi-node" for an instance larger than one host,
+// then the result's Overload notes.
+func predictNotes(r *simulate.Resolved, t simulate.Topology, p *simulate.Result) []string {
+	var out []string
+	if r.InstanceNodes(t) > 1 {
+		out = append(out, "multi-node")
+	}
+	return append(out, p.Overload(r.Workload.Name == "agentx")...)
+}
+
 // calibrationNote says which calibration a resolved query applies ("" if
 // none).
 func calibrationNote(r *simulate.Resolved) string {
@@ -318,7 +329,7 @@ func calibrationNote(r *simulate.Resolved) string {
 	return fmt.Sprintf("%s entry %s/%s (%s)", r.Q.Calibration.Path, r.Calibration.GPU, r.Calibration.Engine, r.Calibration.Params)
 }
 
-func printPrediction(w io.Writer, r *simulate.Resolved, p *simulate.Result, format format) error {
+func printPrediction(w io.Writer, r *simulate.Resolved, topo simulate.Topology, p *simulate.Result, format format) error {
 	band, err := simulate.BandFor(r, p)
 	if err != nil {
 		return err
@@ -347,7 +358,13 @@ func printPrediction(w io.Writer, r *simulate.Resolved, p *simulate.Result, form
 		fmt.Fprintf(w, "calibration applied: %s\n\n", note)
 	}
 	var queued []string
-	for _, n := range p.Overload(r.Workload.Name == "agentx") {
+	for _, n := range predictNotes(r, topo, p) {
+		if n == "multi-node" {
+			node := r.GPU.Node()
+			fmt.Fprintf(w, "multi-node (note: multi-node): an instance of %s spans %d hosts of %d %s GPUs, so it needs a multi-node launch, as sweep marks such points\n\n",
+				topo, r.InstanceNodes(topo), node, strings.ToUpper(r.GPU.GPU.Name))
+			continue
+		}
 		if n == "unsteady" {
 			fmt.Fprintf(w, "not steady (note: unsteady): the profiled window's halves differ by more than 10%% (tokens/s by window quarter below), so the figures depend on which traces the seed's lanes replay\n\n")
 			continue

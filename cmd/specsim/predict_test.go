@@ -317,3 +317,33 @@ func TestPredictStepsZero(t *testing.T) {
 		t.Errorf("--steps 0 and --spec none differ:\n%s\n%s", zero, none)
 	}
 }
+
+// predict marks an instance larger than one host "multi-node", as sweep
+// marks its points: agg:dep8 on GB300 (4 GPUs a host) spans 2 hosts,
+// agg:tp4 one; on B200 (8 a host) agg:dep8 spans one.
+func TestPredictMultiNodeNote(t *testing.T) {
+	for _, tc := range []struct {
+		gpu, topo string
+		multi     bool
+	}{
+		{"gb300", "agg:dep8", true},
+		{"gb300", "agg:tp4", false},
+		{"b200", "agg:dep8", false},
+	} {
+		args := []string{"predict", "--gpu", tc.gpu, "--precision", "fp4", "--topology", tc.topo, "--isl", "1024", "--osl", "1024", "--conc", "16", "--requests", "32"}
+		_, text, _ := runCLI(args...)
+		code, js, errs := runCLI(append(args, "--json")...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d %s", args, code, errs)
+		}
+		var d struct{ Notes []string }
+		if err := json.Unmarshal([]byte(js), &d); err != nil {
+			t.Fatal(err)
+		}
+		gotJSON := len(d.Notes) > 0 && d.Notes[0] == "multi-node"
+		gotText := strings.Contains(text, "(note: multi-node)")
+		if gotJSON != tc.multi || gotText != tc.multi {
+			t.Errorf("%s %s: notes %v, text note %v; want multi-node %v", tc.gpu, tc.topo, d.Notes, gotText, tc.multi)
+		}
+	}
+}
