@@ -10,7 +10,7 @@ import (
 func TestExplainKOnlyNone(t *testing.T) {
 	none := KCandidate{K: 0, AL: 1, StepMS: 10}
 	for _, tc := range []struct {
-		cs         []KCandidate
+		cs        []KCandidate
 		want, not string
 	}{
 		{[]KCandidate{none}, "only k=0 was evaluated", "every draft length"},
