@@ -93,7 +93,7 @@ func TestCLIErrorsNameTheFlag(t *testing.T) {
 	}
 	// A point without its GPU is skipped, naming the --set that supplies it.
 	code, out, errs := runCLI("compare", csv)
-	if code != exitOK || !strings.Contains(out, "--set gpu: no gpu in the result file (give it as a column); pass --set gpu=...") {
+	if code != exitOK || !strings.Contains(out, "--set gpu: no gpu in the result file (a CSV column or a JSON key); pass --set gpu=...") {
 		t.Errorf("compare: exit %d, %s%s; want the skipped point to name --set gpu", code, out, errs)
 	}
 }
