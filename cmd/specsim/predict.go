@@ -423,7 +423,9 @@ func printPrediction(w io.Writer, r *simulate.Resolved, topo simulate.Topology, 
 	mt.add("target weights", f1(m.Weights))
 	mt.add("draft weights", f1(m.Draft))
 	mt.add("linear-attention state", f1(m.State))
-	mt.add("KV cache in use", f1(m.KV))
+	// Sized, not measured: the running cap's requests at the workload's
+	// mean context, at most the pool (simulate.Memory.Report).
+	mt.add("KV sized for max running x mean context", f1(m.KV))
 	mt.add("total / available", f1(m.Total)+" / "+f1(m.Capacity))
 	mt.write(w, format)
 	printLimits(w, p, format)
