@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/specsim/specsim/simulate"
@@ -291,6 +292,13 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
+	if format == formatCSV {
+		if err := printPredictionCSV(stdout, res, out); err != nil {
+			fmt.Fprintln(stderr, "specsim predict:", err)
+			return exitBadInput
+		}
+		return exitOK
+	}
 	if err := printPrediction(stdout, res, topo, out, format); err != nil {
 		fmt.Fprintln(stderr, "specsim predict:", err)
 		return exitBadInput
@@ -430,6 +438,106 @@ func printPrediction(w io.Writer, r *simulate.Resolved, topo simulate.Topology, 
 	mt.write(w, format)
 	printLimits(w, p, format)
 	printAgentX(w, p, format)
+	return nil
+}
+
+// printPredictionCSV writes predict's tables for a program: one number per
+// cell, snake_case names as the JSON spells them, shares as fractions, a
+// band as band_lo and band_hi (empty where a metric has none).
+func printPredictionCSV(w io.Writer, r *simulate.Resolved, p *simulate.Result) error {
+	band, err := simulate.BandFor(r, p)
+	if err != nil {
+		return err
+	}
+	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	mt := &table{header: []string{"metric", "value", "band_lo", "band_hi", "unit"}}
+	metric := func(name string, v float64, b *simulate.Range, unit string) {
+		lo, hi := "", ""
+		if b != nil {
+			lo, hi = num(b.Lo), num(b.Hi)
+		}
+		mt.add(name, num(v), lo, hi, unit)
+	}
+	metric("tput_per_gpu", p.TputPerGPU, &band.TputPerGPU, "tok/s/GPU")
+	metric("output_tput_per_gpu", p.OutputPerGPU, &band.OutputPerGPU, "tok/s/GPU")
+	metric("interactivity", p.Interactivity, &band.Interactivity, "tok/s/user")
+	metric("tpot_ms", p.TPOTms, &band.TPOTms, "ms")
+	metric("tpot_ms_p90", p.TPOTp90ms, nil, "ms")
+	metric("ttft_ms", p.TTFTms, &band.TTFTms, "ms")
+	metric("ttft_ms_p90", p.TTFTp90ms, nil, "ms")
+	metric("e2el_s_p50", p.E2EL.P50, &band.E2ELp50, "s")
+	metric("e2el_s_p90", p.E2EL.P90, &band.E2ELp90, "s")
+	metric("normalized_interactivity_p90", p.NormalizedInteractivity, nil, "tok/s/user")
+	metric("decode_batch_mean", p.DecodeBatch, nil, "requests")
+	metric("steps", float64(p.Steps), nil, "draft tokens")
+	metric("al", p.AL, nil, "tokens/iteration")
+	metric("al_realized", p.ALRealized, nil, "tokens/iteration")
+	metric("requests", float64(p.Requests), nil, "requests")
+	mt.write(w, formatCSV)
+
+	s := p.StepMS
+	st := &table{header: []string{"step_part", "ms", "share"}}
+	part := func(name string, v float64) {
+		share := ""
+		if s.Total > 0 {
+			share = num(v / s.Total)
+		}
+		st.add(name, num(v), share)
+	}
+	part("draft", s.Draft)
+	part("verify_attention", s.Verify.Attention)
+	part("verify_moe", s.Verify.MoE)
+	part("verify_dense_gemm", s.Verify.DenseGEMM)
+	part("verify_gdn", s.Verify.GDN)
+	part("verify_lm_head", s.Verify.LMHead)
+	part("verify_norms", s.Verify.Norms)
+	part("communication", s.Communication)
+	part("overhead", s.Overhead)
+	part("overhead_launch", s.OverheadSplit.Launch)
+	part("overhead_layer_gap", s.OverheadSplit.LayerGap)
+	part("overhead_host", s.OverheadSplit.Host)
+	part("total", s.Total)
+	st.write(w, formatCSV)
+
+	m := p.MemoryGiB
+	memt := &table{header: []string{"memory_part", "gib_per_gpu"}}
+	for _, row := range []struct {
+		name string
+		v    float64
+	}{{"weights", m.Weights}, {"draft", m.Draft}, {"linear_state", m.State}, {"kv_cache", m.KV}, {"total", m.Total}, {"capacity", m.Capacity}} {
+		memt.add(row.name, num(row.v))
+	}
+	memt.write(w, formatCSV)
+
+	if len(p.Limits) > 0 {
+		lt := &table{header: []string{"role", "max_running", "capped_by", "request_slots_per_rank", "pool_tokens_per_rank", "mamba_slots_per_rank", "hicache_tokens_per_rank", "cuda_graph_max_bs", "mem_fraction"}}
+		for _, l := range p.Limits {
+			lt.add(l.Role, strconv.Itoa(l.Running), l.CappedBy, strconv.Itoa(l.ReqSlots), strconv.Itoa(l.PoolTokens), strconv.Itoa(l.MambaSlots), strconv.Itoa(l.HostTokens), strconv.Itoa(l.CUDAGraphMaxBS), num(l.Fraction))
+		}
+		lt.write(w, formatCSV)
+	}
+	if a := p.AgentX; a != nil {
+		at := &table{header: []string{"agentx", "value"}}
+		steady := 0.0
+		if a.Steady {
+			steady = 1
+		}
+		for _, row := range []struct {
+			name string
+			v    float64
+		}{
+			{"usable_traces", float64(a.UsableTraces)}, {"warmup_s", a.WarmupSeconds}, {"warmup_requests", float64(a.WarmupRequests)},
+			{"window_s", a.WindowS}, {"profiled_s", a.ProfiledS}, {"trees", float64(a.Trees)}, {"sessions", float64(a.Sessions)},
+			{"subagent_sessions", float64(a.SubagentSessions)}, {"isl_mean", a.ISLMean}, {"osl_mean", a.OSLMean},
+			{"client_shared_fraction", a.SharedFraction}, {"server_cached_fraction", a.CachedFraction}, {"e2el_p75_s", a.E2ELp75},
+			{"system_idle_shifts", float64(a.IdleShifts)}, {"system_idle_shift_s", a.IdleShiftS}, {"tree_idle_shifts", float64(a.TreeShifts)},
+			{"tree_idle_shift_s", a.TreeShiftS}, {"quarter_1_tokens_per_s", a.QuarterTPS[0]}, {"quarter_2_tokens_per_s", a.QuarterTPS[1]},
+			{"quarter_3_tokens_per_s", a.QuarterTPS[2]}, {"quarter_4_tokens_per_s", a.QuarterTPS[3]}, {"steady_state", steady},
+		} {
+			at.add(row.name, num(row.v))
+		}
+		at.write(w, formatCSV)
+	}
 	return nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -345,5 +347,59 @@ func TestPredictMultiNodeNote(t *testing.T) {
 		if gotJSON != tc.multi || gotText != tc.multi {
 			t.Errorf("%s %s: notes %v, text note %v; want multi-node %v", tc.gpu, tc.topo, d.Notes, gotText, tc.multi)
 		}
+	}
+}
+
+// predict --format csv is for programs: snake_case headers and names, one
+// number per cell in the number columns, and the same figures as --json.
+func TestPredictCSV(t *testing.T) {
+	args := []string{"predict", "--gpu", "b200", "--topology", "agg:tp4", "--conc", "8", "--isl", "1024", "--osl", "1024", "--requests", "40"}
+	code, out, errs := runCLI(append(args, "--format", "csv")...)
+	if code != exitOK {
+		t.Fatalf("exit %d %s", code, errs)
+	}
+	_, js, _ := runCLI(append(args, "--json")...)
+	var d struct {
+		Tput float64 `json:"tput_per_gpu"`
+		Step struct {
+			Total float64 `json:"total"`
+		} `json:"step_ms"`
+	}
+	if err := json.Unmarshal([]byte(js), &d); err != nil {
+		t.Fatal(err)
+	}
+	snake := regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	tabs := csvTables(t, out)
+	if len(tabs) != 4 {
+		t.Fatalf("%d tables, want metrics, step, memory, limits:\n%s", len(tabs), out)
+	}
+	text := map[string]bool{"unit": true, "capped_by": true, "role": true}
+	for _, tab := range tabs {
+		for _, h := range tab[0] {
+			if !snake.MatchString(h) {
+				t.Errorf("header %q is not snake_case", h)
+			}
+		}
+		for _, row := range tab[1:] {
+			for j, cell := range row {
+				switch {
+				case j == 0 && tab[0][0] != "role":
+					if !snake.MatchString(cell) {
+						t.Errorf("name %q is not snake_case", cell)
+					}
+				case j == 0 || text[tab[0][j]] || cell == "":
+				default:
+					if _, err := strconv.ParseFloat(cell, 64); err != nil {
+						t.Errorf("%s %s: %q is not one number", row[0], tab[0][j], cell)
+					}
+				}
+			}
+		}
+	}
+	if got := tabs[0][1]; got[0] != "tput_per_gpu" || got[1] != strconv.FormatFloat(d.Tput, 'g', -1, 64) {
+		t.Errorf("first metric %v, want tput_per_gpu %v", got, d.Tput)
+	}
+	if last := tabs[1][len(tabs[1])-1]; last[0] != "total" || last[1] != strconv.FormatFloat(d.Step.Total, 'g', -1, 64) || last[2] != "1" {
+		t.Errorf("step total %v, want %v with share 1", last, d.Step.Total)
 	}
 }
