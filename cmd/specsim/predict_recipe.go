@@ -22,6 +22,9 @@ type recipePrediction struct {
 	Read        []recipe.Setting `json:"read"`
 	Unsupported []string         `json:"unsupported"`
 	Result      *simulate.Result `json:"result"`
+	// Inputs echoes the query the variant was predicted with, as plain
+	// predict --json does.
+	Inputs *simulate.Inputs `json:"inputs"`
 }
 
 // predictRecipe predicts every selected variant of a recipe with qf's
@@ -221,6 +224,9 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 	if p.Result, err = simulate.Predict(res, topo, p.Conc, p.Steps); err != nil {
 		return nil, err
 	}
+	in := res.Inputs(topo, p.Conc, p.Steps)
+	in.SpecsimVersion = specsimVersion()
+	p.Inputs = &in
 	return p, nil
 }
 

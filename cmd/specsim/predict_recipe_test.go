@@ -473,3 +473,56 @@ func TestPredictRecipeServedModelCurve(t *testing.T) {
 		}
 	}
 }
+
+// predict --recipe --json and bestk --json echo inputs as plain predict
+// --json does: the recipe's deployment (and the query settings read from
+// it), bestk's concurrencies and draft-length range.
+func TestInputsEcho(t *testing.T) {
+	f := filepath.Join("..", "..", "testdata", "recipes", "schema2_qwen3.5_sglang_gb300-fp4_agentx_agg-variants.yaml:override_c24")
+	code, out, errs := runCLI("predict", "--recipe", f, "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d %s", code, errs)
+	}
+	var d struct {
+		Variants []struct {
+			Inputs struct {
+				SpecsimVersion string   `json:"specsim_version"`
+				GPU            string   `json:"gpu"`
+				Topology       string   `json:"topology"`
+				Workload       string   `json:"workload"`
+				Conc           int      `json:"conc"`
+				Steps          int      `json:"steps"`
+				AL             *float64 `json:"al"`
+				Query          struct {
+					MaxRunning int `json:"max_running"`
+					Server     struct {
+						MambaCache int `json:"mamba_cache"`
+						PageSize   int `json:"page_size"`
+					} `json:"server"`
+				} `json:"query"`
+			} `json:"inputs"`
+		} `json:"variants"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil || len(d.Variants) != 1 {
+		t.Fatalf("%v", err)
+	}
+	in := d.Variants[0].Inputs
+	if in.SpecsimVersion == "" || in.GPU != "gb300" || in.Topology != "agg:tp2" || in.Workload != "agentx" || in.Conc != 24 || in.Steps != 3 ||
+		in.AL == nil || *in.AL != 3.39 || in.Query.MaxRunning != 72 || in.Query.Server.MambaCache != 360 || in.Query.Server.PageSize != 64 {
+		t.Errorf("predict --recipe inputs %+v", in)
+	}
+	code, out, errs = runCLI("bestk", "--gpu", "b200", "--topology", "agg:tp4", "--conc", "1,4", "--steps", "0-2", "--isl", "1024", "--osl", "1024", "--json")
+	if code != exitOK {
+		t.Fatalf("bestk: exit %d %s", code, errs)
+	}
+	var b struct {
+		Inputs map[string]any `json:"inputs"`
+	}
+	if err := json.Unmarshal([]byte(out), &b); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal([]any{b.Inputs["model"], b.Inputs["gpu"], b.Inputs["topology"], b.Inputs["concs"], b.Inputs["steps"], b.Inputs["conc"]})
+	if string(got) != `["Qwen3.5-397B-A17B","b200","agg:tp4",[1,4],[0,2],null]` || b.Inputs["specsim_version"] == "" {
+		t.Errorf("bestk inputs %s (%v)", got, b.Inputs)
+	}
+}
