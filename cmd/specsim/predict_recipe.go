@@ -25,6 +25,8 @@ type recipePrediction struct {
 	// Inputs echoes the query the variant was predicted with, as plain
 	// predict --json does.
 	Inputs *simulate.Inputs `json:"inputs"`
+	// Notes are predict's notes (multi-node, queued, unsteady).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // predictRecipe predicts every selected variant of a recipe with qf's
@@ -224,6 +226,7 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 	if p.Result, err = simulate.Predict(res, topo, p.Conc, p.Steps); err != nil {
 		return nil, err
 	}
+	p.Notes = predictNotes(res, topo, p.Result)
 	in := res.Inputs(topo, p.Conc, p.Steps)
 	in.SpecsimVersion = specsimVersion()
 	p.Inputs = &in
@@ -316,6 +319,9 @@ func writeRecipePredictions(w io.Writer, file string, ps []recipePrediction) {
 		r := p.Result
 		fmt.Fprintf(w, "prediction: %s conc %d k %d (AL %.2f, %s): %s tok/s/GPU, %s tok/s/user, TTFT p90 %s ms, TPOT p90 %s ms, E2EL p90 %s s\n",
 			p.Topology, p.Conc, p.Steps, r.AL, r.Sim, simulate.Sig3(r.TputPerGPU), simulate.Sig3(r.Interactivity), simulate.Sig3(r.TTFTp90ms), simulate.Sig3(r.TPOTp90ms), simulate.Sig3(r.E2EL.P90))
+		if len(p.Notes) > 0 {
+			fmt.Fprintf(w, "notes: %s (as predict and sweep flag them)\n", strings.Join(p.Notes, "; "))
+		}
 	}
 }
 

@@ -459,7 +459,8 @@ func TestPredictRecipeServedModelCurve(t *testing.T) {
 		}
 		var d struct {
 			Variants []struct {
-				Steps  int `json:"steps"`
+				Steps  int      `json:"steps"`
+				Notes  []string `json:"notes"`
 				Result struct {
 					AL float64 `json:"al"`
 				} `json:"result"`
@@ -470,6 +471,10 @@ func TestPredictRecipeServedModelCurve(t *testing.T) {
 		}
 		if v := d.Variants[0]; v.Steps != 3 || math.Abs(v.Result.AL-tc.al) > 1e-9 {
 			t.Errorf("%v: k %d AL %g, want k 3 AL %g", tc.extra, v.Steps, v.Result.AL, tc.al)
+		}
+		// dep8 on GB300 (4 GPUs a host) spans two hosts.
+		if n := d.Variants[0].Notes; len(n) == 0 || n[0] != "multi-node" {
+			t.Errorf("%v: notes %v, want multi-node first", tc.extra, n)
 		}
 	}
 }
