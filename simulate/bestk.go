@@ -83,6 +83,8 @@ func explainK(cs []KCandidate, best int) string {
 		s0 := cs[0].StepMS
 		why = fmt.Sprintf("k=%d: AL %.2f tokens per iteration for a %.2fx longer iteration (%.2f -> %.2f ms: draft %.2f ms, verify +%.2f ms)",
 			b.K, b.AL, b.StepMS/s0, s0, b.StepMS, b.DraftMS, b.StepMS-b.DraftMS-s0)
+	} else if b.K == 0 && len(cs) == 1 {
+		return "no speculation: only k=0 was evaluated, so no draft length was compared (evaluate a range such as 0-8)"
 	} else if b.K == 0 {
 		why = "no speculation: every draft length costs more iteration time than its acceptance returns"
 		if len(cs) > 1 {

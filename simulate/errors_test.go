@@ -94,3 +94,15 @@ func TestSkippedCarriesTheError(t *testing.T) {
 		t.Errorf("skipped %+v, want one point skipped with its *Error on Deployment.topology", c.Skipped)
 	}
 }
+
+// compare takes the concurrencies predict runs, 1..65536, and no more.
+func TestDeploymentQueryConcBound(t *testing.T) {
+	dep := map[string]string{"gpu": "gb300", "topology": "agg:tp2", "isl": "1024", "osl": "1024", "steps": "3"}
+	for conc, ok := range map[string]bool{"1": true, "65536": true, "65537": false, "100000": false} {
+		dep["conc"] = conc
+		_, _, _, _, err := DeploymentQuery(dep, nil)
+		if (err == nil) != ok || err != nil && !strings.Contains(err.Error(), "want 1..65536 sessions") {
+			t.Errorf("conc %s: %v", conc, err)
+		}
+	}
+}

@@ -50,7 +50,7 @@ func DeploymentQuery(dep map[string]string, cal *CalibrationFile) (q Query, topo
 	q.Calibration = cal
 	for _, need := range []string{"gpu", "topology", "conc"} {
 		if dep[need] == "" {
-			return q, topo, 0, 0, &Error{Field: "Deployment." + need, Reason: fmt.Sprintf("no %s in the result file (give it as a column)", need)}
+			return q, topo, 0, 0, &Error{Field: "Deployment." + need, Reason: fmt.Sprintf("no %s in the result file (a CSV column or a JSON key)", need)}
 		}
 	}
 	i := func(key string, dst *int) error {
@@ -119,8 +119,10 @@ func DeploymentQuery(dep map[string]string, cal *CalibrationFile) (q Query, topo
 	default:
 		return q, topo, 0, 0, fmt.Errorf("workload %q: want agentx or fixed (with isl, osl)", wl)
 	}
-	if conc < 1 || conc > 100_000 {
-		return q, topo, 0, 0, fmt.Errorf("conc %d: want 1..100000", conc)
+	// The bound the simulation itself puts on sessions (serve.go's
+	// Scenario check), so that compare accepts what predict runs.
+	if conc < 1 || conc > 1<<16 {
+		return q, topo, 0, 0, fmt.Errorf("conc %d: want 1..%d sessions, as predict", conc, 1<<16)
 	}
 	if topo, err = ParseTopology(q.Topology); err != nil {
 		return q, topo, 0, 0, err

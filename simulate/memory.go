@@ -280,7 +280,9 @@ type GiB struct {
 	Capacity float64 `json:"capacity"`
 }
 
-// Report converts to GiB; KV is what the running requests use.
+// Report converts to GiB; kvUsed is the KV the caller sizes for the
+// running requests (the running cap at the workload's mean context, at
+// most the pool), not a measured occupancy.
 func (m Memory) Report(kvUsed float64) GiB {
 	g := GiB{Weights: m.Weights / gib, Draft: m.Draft / gib, State: m.State / gib, KV: kvUsed / gib,
 		Capacity: m.Budget / gib}

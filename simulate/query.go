@@ -35,7 +35,11 @@ type Query struct {
 	Spec     string  `json:"spec"`               // "mtp" or "none"
 	Thinking string  `json:"thinking,omitempty"` // golden curve mode, "on" or "off"
 	AL       float64 `json:"al,omitempty"`       // explicit acceptance length (overrides the golden curve)
-	Method   string  `json:"method,omitempty"`   // acceptance sampler
+	// GoldenModel names the golden curve to take the AL from instead of
+	// the model's own (predict --recipe: the curve of the model the recipe
+	// serves, whose AL AgentX injects); "" = the model's.
+	GoldenModel string `json:"golden_model,omitempty"`
+	Method      string `json:"method,omitempty"` // acceptance sampler
 	// Histogram is the CSV file (length,count) of measured accepted lengths
 	// that --method empirical draws from.
 	Histogram string `json:"histogram,omitempty"`
@@ -263,6 +267,9 @@ func (q Query) Resolve(curves *golden.Set, catalog *kernels.Catalog) (*Resolved,
 			return nil, err
 		}
 		key := r.Model.GoldenKey
+		if q.GoldenModel != "" {
+			key = q.GoldenModel
+		}
 		if key == "" {
 			// A checkpoint directory named like a hub model may have a curve.
 			if k, err := set.Resolve(r.Model.Name); err == nil {

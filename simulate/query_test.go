@@ -75,3 +75,22 @@ func TestResolveErrors(t *testing.T) {
 		t.Error("no catalog accepted")
 	}
 }
+
+// GoldenModel takes the AL from another model's golden curve: DeepSeek-V3
+// has none of its own, deepseek-v4-pro's gives 2.49 at k = 3 with thinking
+// on (golden/data/dsv4_mtp.yaml); an unknown curve name is an error.
+func TestResolveGoldenModel(t *testing.T) {
+	q := Query{Model: "DeepSeek-V3", Precision: "fp8", GPU: "h200", Workload: "fixed", ISL: 1024, OSL: 1024, RangeRatio: 0.8,
+		Spec: "mtp", SchedOverhead: -1, SpecOverhead: -1, GoldenModel: "deepseek-v4-pro"}
+	r, err := q.Resolve(testCurves, testCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := r.Target.At(3); err != nil || p.AL != 2.49 {
+		t.Errorf("AL at k=3 %g (%v), want 2.49", p.AL, err)
+	}
+	q.GoldenModel = "no-such-model"
+	if _, err := q.Resolve(testCurves, testCatalog); err == nil {
+		t.Error("an unknown golden model resolved")
+	}
+}

@@ -137,3 +137,10 @@ func EngineRuns(engine string, t Topology, k int) error {
 	}
 	return fmt.Errorf("%s at k %d: %s", t, k, why)
 }
+
+// InstanceNodes is how many hosts (GPUSpec.Node GPUs each) t's largest
+// instance spans; more than one needs a multi-node launch, which sweep
+// marks "multi-node".
+func (r *Resolved) InstanceNodes(t Topology) int {
+	return nodeSpan(t, r.GPU.Node())
+}

@@ -255,6 +255,12 @@ func TestHostileInput(t *testing.T) {
 		bomb += fmt.Sprintf("%c: &%c [*%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c]\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
 	}
 	deep := strings.Repeat("[", 200) + strings.Repeat("]", 200)
+	// A chain of 40 aliases, each a list holding the one before: 80
+	// levels once expanded, each written one level deep.
+	chain := "a0: &a0 [x]\n"
+	for i := 1; i <= 40; i++ {
+		chain += fmt.Sprintf("a%d: &a%d [*a%d]\n", i, i, i-1)
+	}
 	deepBlock := ""
 	for i := range 80 {
 		deepBlock += strings.Repeat(" ", i) + "k:\n"
@@ -264,6 +270,7 @@ func TestHostileInput(t *testing.T) {
 		line            int
 	}{
 		{"alias bomb", bomb, "alias bomb", 0},
+		{"alias chain", chain, "alias expansion nests deeper than 64 levels", 0},
 		{"deep flow nesting", "x: " + deep, "nesting deeper than 64", 1},
 		{"deep block nesting", deepBlock, "nesting deeper than 64", 0},
 		{"invalid YAML", "a: [1, 2\nb: c\n", "invalid YAML", 0},

@@ -78,6 +78,15 @@ type Settings struct {
 	AllReduceFusion, NoAllReduceFusion, SpecV2 bool
 	// PrefillDraft: the disaggregated prefill role speculates too.
 	PrefillDraft bool
+	// HiCache: the role that prefills (agg, or disaggregated prefill)
+	// runs SGLang's host KV tier (enable-hierarchical-cache), sized by
+	// HiCacheRatio (hicache-ratio, of the device pool) or HiCacheGB
+	// (hicache-size per rank, which wins); 0 = unset.
+	HiCache                 bool
+	HiCacheRatio, HiCacheGB float64
+	// MambaCache (max-mamba-cache-size) and PageSize (page-size); 0 =
+	// unset.
+	MambaCache, PageSize int
 	// Steps is the draft length (0: no speculation); GoldenAL the AL the
 	// recipe check expects AgentX to inject at it.
 	Steps    int
@@ -107,6 +116,7 @@ var sglangModelled = map[string]bool{
 	"chunked-prefill-size": true, "kv-cache-dtype": true, "mamba-ssm-dtype": true, "moe-runner-backend": true,
 	"speculative-moe-runner-backend": true, "enable-flashinfer-allreduce-fusion": true, "enforce-disable-flashinfer-allreduce-fusion": true, "quantization": true,
 	"served-model-name": true, "model-path": true, "pipeline-parallel-size": true, "pp-size": true,
+	"enable-hierarchical-cache": true, "hicache-ratio": true, "hicache-size": true, "max-mamba-cache-size": true, "page-size": true,
 }
 
 // vllmModelled and trtllmModelled are the vLLM flags (keys with '-') and
@@ -398,12 +408,45 @@ func (s *Settings) sglangArgs(gen, prefill *Role, read func(setting, value, from
 		s.SpecV2 = true
 		read("spec v2", v, gen.EnvFrom["SGLANG_ENABLE_SPEC_V2"])
 	}
-	if v := arg(gen, "enable-hierarchical-cache"); v == "true" {
-		ratio := arg(gen, "hicache-ratio")
-		if ratio == "" {
-			ratio = "-"
+	// HiCache's host tier backs the prefix cache, which runs where
+	// prompts are prefilled: the agg role, or the disaggregated prefill
+	// role (decode workers run with --disable-radix-cache).
+	cache := gen
+	if prefill != nil {
+		cache = prefill
+	}
+	if v := arg(cache, "enable-hierarchical-cache"); v == "true" {
+		s.HiCache = true
+		read("hicache", v, cache.ArgsAt+".enable-hierarchical-cache")
+		if f, err := strconv.ParseFloat(arg(cache, "hicache-ratio"), 64); err == nil && f > 0 {
+			s.HiCacheRatio = f
+			read("hicache ratio", arg(cache, "hicache-ratio"), cache.ArgsAt+".hicache-ratio")
 		}
-		s.Unsupported = append(s.Unsupported, fmt.Sprintf("%s.enable-hierarchical-cache (HiCache, hicache-ratio %s): read, not modelled by this prediction (no host-tier prefix cache)", gen.ArgsAt, ratio))
+		if f, err := strconv.ParseFloat(arg(cache, "hicache-size"), 64); err == nil && f > 0 {
+			s.HiCacheGB = f
+			read("hicache size GB", arg(cache, "hicache-size"), cache.ArgsAt+".hicache-size")
+		}
+	}
+	// One value for every role: a disaggregated recipe whose roles differ
+	// is listed, not applied.
+	for _, a := range []struct {
+		key, setting string
+		to           *int
+	}{
+		{"max-mamba-cache-size", "max mamba cache size", &s.MambaCache},
+		{"page-size", "page size", &s.PageSize},
+	} {
+		v := arg(gen, a.key)
+		n, err := strconv.Atoi(v)
+		if prefill != nil && arg(prefill, a.key) != v {
+			s.Unsupported = append(s.Unsupported, fmt.Sprintf("%s differs by role (%s.%s %q, %s.%s %q): a prediction sets one value for every role, so neither is applied",
+				a.key, prefill.ArgsAt, a.key, arg(prefill, a.key), gen.ArgsAt, a.key, v))
+			continue
+		}
+		if err == nil && n > 0 {
+			*a.to = n
+			read(a.setting, v, gen.ArgsAt+"."+a.key)
+		}
 	}
 }
 
@@ -457,7 +500,7 @@ func (s *Settings) unmodelled(r *Role, sglang bool) {
 	var extra []string
 	for _, k := range r.Args.Keys {
 		nk := strings.ReplaceAll(k, "_", "-")
-		if sglang && (sglangModelled[nk] || strings.HasPrefix(nk, "hicache-") || nk == "enable-hierarchical-cache") ||
+		if sglang && sglangModelled[nk] ||
 			r.Engine == EngineVLLM && vllmModelled[nk] || r.Engine == EngineTRTLLM && trtllmModelled[k] {
 			continue
 		}

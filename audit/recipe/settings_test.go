@@ -34,8 +34,20 @@ func TestSettings(t *testing.T) {
 		!strings.HasPrefix(s.Read[len(s.Read)-1].From, "the variant's name (agg-gb300-tp2-c1-mtp-hicache-jid2530006): ") {
 		t.Errorf("read %v", s.Read)
 	}
-	if !strings.Contains(strings.Join(s.Unsupported, "\n"), "enable-hierarchical-cache (HiCache, hicache-ratio 0.9)") {
-		t.Errorf("HiCache not listed: %q", s.Unsupported)
+	// HiCache, its ratio, the mamba cache and the page size are read
+	// (lines 58 and 63-66 of the YAML) and so not listed as unmodelled;
+	// HiCache's io/layout/write-policy tuning is.
+	if !s.HiCache || s.HiCacheRatio != 0.9 || s.HiCacheGB != 0 || s.MambaCache != 360 || s.PageSize != 64 {
+		t.Errorf("hicache %v ratio %g size %g mamba %d page %d", s.HiCache, s.HiCacheRatio, s.HiCacheGB, s.MambaCache, s.PageSize)
+	}
+	un := strings.Join(s.Unsupported, "\n")
+	for _, k := range []string{"enable-hierarchical-cache", "hicache-ratio", "max-mamba-cache-size", "page-size", "HiCache"} {
+		if strings.Contains(un, k) {
+			t.Errorf("%s listed as unmodelled: %q", k, s.Unsupported)
+		}
+	}
+	if !strings.Contains(un, "hicache-write-policy=write_back") {
+		t.Errorf("hicache-write-policy not listed: %q", s.Unsupported)
 	}
 	// The concurrency comes from the name's "c1" token (the recipe's
 	// benchmark names none); the caller's --conc and --model win; an AL off the golden one by
@@ -83,5 +95,28 @@ func TestSettingsAllReduceFusionFlags(t *testing.T) {
 	}
 	if u := strings.Join(s.Unsupported, "\n"); strings.Contains(u, "allreduce-fusion") {
 		t.Errorf("listed as unsupported: %q", u)
+	}
+}
+
+// A disaggregated recipe: HiCache is read off the prefill role (lines
+// 107 and 113 of the YAML; decode runs without a prefix cache), the page
+// size both roles share (64, lines 98 and 174) is applied, and the mamba
+// cache, 1100 on prefill and 1024 on decode (lines 110 and 187), is listed
+// rather than applied: a prediction takes one value for every role.
+func TestSettingsDisaggPerRole(t *testing.T) {
+	rc, err := Load("../../testdata/recipes/schema2_qwen3.5_sglang_gb300-fp4_agentx_disagg-variants.yaml:override_tp4_tp4_c8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := rc.Variants[0].Settings(nil, SettingsOptions{Model: "qwen3.5", Conc: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Disagg || !s.HiCache || s.HiCacheRatio != 0.9 || s.PageSize != 64 || s.MambaCache != 0 {
+		t.Errorf("disagg %v hicache %v ratio %g page %d mamba %d", s.Disagg, s.HiCache, s.HiCacheRatio, s.PageSize, s.MambaCache)
+	}
+	un := strings.Join(s.Unsupported, "\n")
+	if !strings.Contains(un, `max-mamba-cache-size differs by role (`) || !strings.Contains(un, `"1100"`) || !strings.Contains(un, `"1024"`) {
+		t.Errorf("per-role mamba cache not listed: %q", s.Unsupported)
 	}
 }

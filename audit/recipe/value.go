@@ -271,6 +271,9 @@ func (c *converter) convert(n *yaml.Node, depth, aliasDepth int) (*Value, error)
 	if c.nodes > MaxNodes {
 		return nil, &ParseError{File: c.file, Line: n.Line, Msg: fmt.Sprintf("document expands to more than %d nodes (alias bomb?)", MaxNodes)}
 	}
+	if depth > MaxDepth && aliasDepth > 0 {
+		return nil, &ParseError{File: c.file, Line: n.Line, Msg: fmt.Sprintf("alias expansion nests deeper than %d levels (%d aliases deep; alias bomb?)", MaxDepth, aliasDepth)}
+	}
 	if depth > MaxDepth {
 		return nil, &ParseError{File: c.file, Line: n.Line, Msg: fmt.Sprintf("nesting deeper than %d levels", MaxDepth)}
 	}

@@ -50,7 +50,7 @@ func TestPredictAgentXBadTrace(t *testing.T) {
 	cases := map[string]string{
 		bad:                         "bad.json:3:1: request 1: t 1 s is before",
 		filepath.Join(dir, "none"):  "no such file",
-		"--agentx=duration=-5":      "--agentx duration=-5: want (0, 604800] seconds",
+		"--agentx=duration=-5":      "--agentx duration=-5: want (0, 518400] seconds",
 		"--agentx=trace-idle-cap=x": "trace-idle-cap",
 	}
 	for arg, want := range cases {
@@ -62,5 +62,15 @@ func TestPredictAgentXBadTrace(t *testing.T) {
 		if code != exitBadInput || !strings.Contains(errs, want) {
 			t.Errorf("%s: exit %d, stderr %q; want exit 2 and %q", arg, code, errs, want)
 		}
+	}
+}
+
+// The longest window --agentx duration accepts runs: the warm-up before it
+// and the drain after it fit under the simulation's cap of 7 simulated
+// days (604800 s, the old top of the range, always hit it).
+func TestPredictAgentXLongestWindow(t *testing.T) {
+	code, out, errs := runCLI("predict", "--agentx", "duration=518400", "--conc", "1", "--steps", "1", "--json")
+	if code != exitOK || !strings.Contains(out, `"window_s": 518400`) {
+		t.Errorf("duration=518400: exit %d %s", code, errs)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -87,7 +88,11 @@ func runBestK(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	if format == formatJSON {
-		out := map[string]any{"topology": topo.String(), "rows": rows, "band": simulate.SweepBand{Relative: band, Source: bandSource}}
+		in, err := bestkInputs(res, topo, concs, lo, hi)
+		if err != nil {
+			return fail(err)
+		}
+		out := map[string]any{"inputs": in, "topology": topo.String(), "rows": rows, "band": simulate.SweepBand{Relative: band, Source: bandSource}}
 		if note := calibrationNote(res); note != "" {
 			out["calibration"] = note
 		}
@@ -118,4 +123,25 @@ func runBestK(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "\nband: throughputs ±%.0f%%, latencies ±%.0f%% (%s)\n", 100*band.Throughput, 100*band.Latency, bandSource)
 	return exitOK
+}
+
+// bestkInputs echoes what bestk compared, as predict's inputs do, with
+// sweep's list keys in place of one point's: concs, and steps as [lo, hi]
+// (each row's candidates give the AL at every k).
+func bestkInputs(r *simulate.Resolved, t simulate.Topology, concs []int, lo, hi int) (map[string]any, error) {
+	in := r.Inputs(t, 0, hi)
+	in.SpecsimVersion = specsimVersion()
+	b, err := json.Marshal(in)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	for _, k := range []string{"conc", "al", "al_source"} {
+		delete(m, k)
+	}
+	m["concs"], m["steps"] = concs, [2]int{lo, hi}
+	return m, nil
 }

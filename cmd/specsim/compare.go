@@ -403,24 +403,35 @@ func metricRank(k string) int {
 // writeFileAtomic writes data to path through a temporary file in the same
 // directory, so that a failed write leaves no half file.
 func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, ".specsim-cal-*")
+	// Errors name the user's path: the temporary name means nothing to them.
+	fail := func(err error) error {
+		var pe *os.PathError
+		var le *os.LinkError
+		switch {
+		case errors.As(err, &pe):
+			err = pe.Err
+		case errors.As(err, &le):
+			err = le.Err
+		}
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".specsim-cal-*")
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	name := tmp.Name()
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		os.Remove(name)
-		return err
+		return fail(err)
 	}
 	if err := tmp.Close(); err != nil {
 		os.Remove(name)
-		return err
+		return fail(err)
 	}
 	if err := os.Rename(name, path); err != nil {
 		os.Remove(name)
-		return err
+		return fail(err)
 	}
 	return nil
 }

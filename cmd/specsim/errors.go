@@ -28,6 +28,8 @@ var queryFlagNames = map[string]string{
 	"MambaSSMDType": "--mamba-ssm-dtype", "KernelTables": "--kernel-table", "AllReduceFusion": "--enable-flashinfer-allreduce-fusion", "NoAllReduceFusion": "--enforce-disable-flashinfer-allreduce-fusion",
 	"SpecV2": "--spec-v2", "MoEBackend": "--moe-runner-backend", "SpecMoEBackend": "--speculative-moe-runner-backend",
 	"AgentXTrace": "--agentx-trace", "Conc": "--conc", "Steps": "--steps",
+	// Set by predict --recipe from the model the recipe serves.
+	"GoldenModel": "--recipe (its served model's golden curve)",
 	// The server flags (--prefill-max-running, --hicache-*, ...) name
 	// themselves in ServerConfig's errors.
 	"Server": "server flags",

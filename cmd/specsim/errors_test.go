@@ -72,7 +72,7 @@ func TestCLIErrorsNameTheFlag(t *testing.T) {
 		// Out-of-range values name their flag and key as typed; integer
 		// bounds print as integers (1<<30 = 1073741824).
 		{[]string{"predict", "--isl", "1000", "--osl", "100", "--cached", "NaN"}, "--cached NaN: want a prompt share in [0, 1)"},
-		{[]string{"predict", "--agentx", "duration=1e12"}, "--agentx duration=1e12: want (0, 604800] seconds"},
+		{[]string{"predict", "--agentx", "duration=1e12"}, "--agentx duration=1e12: want (0, 518400] seconds"},
 		{[]string{"predict", "--agentx", "start-min=0.8,start-max=0.5"}, "--agentx start-min=0.8: above start-max 0.5"},
 		{[]string{"predict", "--agentx", "start-max=1.5"}, "--agentx start-max=1.5: want [0, 1]"},
 		{[]string{"predict", "--agentx", "max-context=2e9"}, "--agentx max-context=2e9: want a whole number in 0..1073741824"},
@@ -93,7 +93,7 @@ func TestCLIErrorsNameTheFlag(t *testing.T) {
 	}
 	// A point without its GPU is skipped, naming the --set that supplies it.
 	code, out, errs := runCLI("compare", csv)
-	if code != exitOK || !strings.Contains(out, "--set gpu: no gpu in the result file (give it as a column); pass --set gpu=...") {
+	if code != exitOK || !strings.Contains(out, "--set gpu: no gpu in the result file (a CSV column or a JSON key); pass --set gpu=...") {
 		t.Errorf("compare: exit %d, %s%s; want the skipped point to name --set gpu", code, out, errs)
 	}
 }

@@ -18,7 +18,10 @@ import (
 // return is kept only as the first byte of a write: the progress line
 // rewrites itself that way, and no input text can start a write.
 type escaper struct {
-	w       io.Writer
+	w io.Writer
+	// helpTo, on the stderr escaper, is where --help text goes: run sets
+	// it to the stdout escaper (newFlagSet).
+	helpTo  io.Writer
 	pending []byte // an incomplete UTF-8 sequence at the end of the last write
 	buf     []byte
 }

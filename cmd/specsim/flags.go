@@ -9,17 +9,43 @@ import (
 )
 
 // newFlagSet makes a flag set whose --help prints the given text (what the
-// command does, an example) followed by the flag list.
+// command does, an example) followed by the flag list, to standard output
+// (the writer run pairs with stderr) with exit 0. A bad flag prints its
+// error and one line pointing to --help on stderr, not the whole help.
 func newFlagSet(name, help string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	errOut := &wroteWriter{w: stderr}
+	fs.SetOutput(errOut)
+	helpOut := stderr
+	if e, ok := stderr.(*escaper); ok && e.helpTo != nil {
+		helpOut = e.helpTo
+	}
 	fs.Usage = func() {
-		out := fs.Output()
-		fmt.Fprintln(out, strings.TrimSpace(help))
-		fmt.Fprintln(out, "\nFlags:")
+		// The flag package prints a parse error before it calls Usage;
+		// --help calls Usage alone.
+		if errOut.wrote {
+			errOut.wrote = false
+			fmt.Fprintf(stderr, "Run 'specsim %s --help' for its flags.\n", name)
+			return
+		}
+		fmt.Fprintln(helpOut, strings.TrimSpace(help))
+		fmt.Fprintln(helpOut, "\nFlags:")
+		fs.SetOutput(helpOut)
 		fs.PrintDefaults()
+		fs.SetOutput(errOut)
 	}
 	return fs
+}
+
+// wroteWriter remembers that something was written through it.
+type wroteWriter struct {
+	w     io.Writer
+	wrote bool
+}
+
+func (w *wroteWriter) Write(p []byte) (int, error) {
+	w.wrote = true
+	return w.w.Write(p)
 }
 
 // parseFlags parses args allowing flags before, between and after positional

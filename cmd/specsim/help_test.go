@@ -32,3 +32,28 @@ func TestHelpTexts(t *testing.T) {
 		}
 	}
 }
+
+// --help and "help CMD" write the help to stdout and exit 0; a bad flag
+// writes its error and one line pointing to --help to stderr, exit 2.
+func TestHelpToStdout(t *testing.T) {
+	for _, args := range [][]string{{"predict", "--help"}, {"help", "predict"}, {"sweep", "-h"}, {"recipe", "emit", "--help"}, {"help", "bestk"}} {
+		code, out, errs := runCLI(args...)
+		if code != exitOK || !strings.Contains(out, "\nFlags:\n") || errs != "" {
+			t.Errorf("%v: exit %d, %d bytes of stdout, stderr %q", args, code, len(out), errs)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"predict", "--seed", "-1"}, `invalid value "-1" for flag -seed`},
+		{[]string{"sweep", "--bogus"}, "flag provided but not defined: -bogus"},
+	} {
+		code, out, errs := runCLI(tc.args...)
+		lines := strings.Split(strings.TrimSpace(errs), "\n")
+		if code != exitBadInput || out != "" || len(lines) != 2 || !strings.Contains(lines[0], tc.want) ||
+			lines[1] != "Run 'specsim "+tc.args[0]+" --help' for its flags." {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", tc.args, code, out, errs)
+		}
+	}
+}

@@ -85,7 +85,7 @@ func TestHostileWork(t *testing.T) {
 		// ran for hours: 1000007 requests of 6717 uncached tokens (agentx:
 		// 64000 x e^(0.9^2/2) = 95949 mean prompt, 7% of it uncached), one
 		// token per forward
-		{"predict --chunk 1 --requests 1000000", nil, []string{"predict", "--chunk", "1", "--requests", "1000000"}, exitBadInput,
+		{"predict --chunk 1 --requests 1000000", nil, []string{"predict", "--workload", "agentx-synthetic", "--chunk", "1", "--requests", "1000000"}, exitBadInput,
 			[]string{"1000007 requests x ceil(6717 uncached prompt tokens / --chunk 1)", "raise --chunk or lower --requests"}},
 		{"fixed lengths, chunk 1", nil, []string{"predict", "--isl", "1000", "--osl", "10", "--range-ratio", "1", "--chunk", "1", "--requests", "1000000", "--conc", "1"}, exitBadInput,
 			[]string{"1000001 requests x ceil(1000 uncached prompt tokens / --chunk 1) = 1000001 x 1000"}},
@@ -100,6 +100,9 @@ func TestHostileFlags(t *testing.T) {
 		{"logs --al inf --json (did not encode)", log, []string{"logs", "{dir}/d.log", "--al", "inf", "--json"}, exitBadInput, []string{"--al +Inf"}},
 		{"predict --mem-fraction 0 (became 0.9)", nil, []string{"predict", "--mem-fraction", "0"}, exitBadInput, []string{"--mem-fraction 0: want a share of HBM in (0, 1]"}},
 		{"predict --range-ratio nan with agentx (ignored)", nil, []string{"predict", "--range-ratio", "nan"}, exitBadInput, []string{"--range-ratio NaN"}},
+		{"sample --al inf (said must be >= 1)", nil, []string{"sample", "--steps", "3", "--al", "Inf"}, exitBadInput, []string{"--al +Inf: must be a finite number of tokens, at least 1"}},
+		{"recipe without a subcommand (named only check)", nil, []string{"recipe"}, exitBadInput, []string{`"recipe check FILE[:selector]" or "recipe emit [flags]"`}},
+		{"predict --requests with agentx (ignored)", nil, []string{"predict", "--requests", "5"}, exitBadInput, []string{"--requests applies to --isl/--osl and agentx-synthetic workloads", "--agentx duration="}},
 		{"sweep --mem-fraction 0", nil, []string{"sweep", "--gpus", "2", "--mem-fraction", "0"}, exitBadInput, []string{"--mem-fraction 0"}},
 		{"audit --draft-quantization unknown", nil, []string{"audit", "{dir}", "--draft-quantization", "nvfp4_onlin"}, exitBadInput, []string{`--draft-quantization nvfp4_onlin: SGLang accepts`, "nvfp4_online"}},
 		{"audit --moe-backend unknown", nil, []string{"audit", "{dir}", "--moe-backend", "trtion"}, exitBadInput, []string{`--moe-backend: engine sglang has no MoE backend "trtion"`, "triton"}},

@@ -49,6 +49,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	out, errs := newEscaper(stdout), newEscaper(stderr)
 	defer out.Flush()
 	defer errs.Flush()
+	errs.helpTo = out
 	stdout, stderr = out, errs
 	defer func() {
 		if r := recover(); r != nil {

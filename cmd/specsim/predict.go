@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/specsim/specsim/simulate"
@@ -103,7 +104,7 @@ func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
 	fs.Float64Var(&f.schedMS, "sched-overhead-ms", -1, "host scheduling time per iteration in ms (-1 = 0.15)")
 	fs.Float64Var(&f.specMS, "spec-overhead-ms", -1, "extra host time per speculative iteration in ms (-1 = 0.35)")
 	fs.Float64Var(&q.MoESkew, "moe-skew", 0, "Zipf exponent of expert popularity (0 = uniform routing)")
-	fs.IntVar(&q.Requests, "requests", 0, "requests measured after a warm-up of --conc requests (0 = max(4*conc, 200))")
+	fs.IntVar(&q.Requests, "requests", 0, "--isl/--osl and agentx-synthetic workloads: requests measured after a warm-up of --conc requests (0 = max(4*conc, 200)); an agentx replay runs for its --agentx duration instead")
 	fs.Uint64Var(&q.Seed, "seed", 1, "random seed (the run is deterministic given it)")
 	fs.StringVar(&f.calPath, "calibration", "", "apply the entry for this GPU and engine of a `FILE` written by specsim calibrate")
 	fs.Var((*pathList)(&q.KernelTables), "kernel-table", "AIConfigurator kernel database `FILE` measured on --gpu (gemm_perf.txt, moe_perf.txt, generation_attention_perf.txt, gdn_perf.txt, custom_allreduce_perf.txt; repeatable): its rows price the matching ops")
@@ -160,6 +161,9 @@ func (f *queryFlags) resolve() (*simulate.Resolved, error) {
 	}
 	if q.Cached != 0 && q.Workload != "fixed" {
 		return nil, errors.New("--cached applies to --isl/--osl workloads; use --agentx cache-hit=... for agentx")
+	}
+	if q.Workload == "agentx" && flagSet(f.fs, "requests") {
+		return nil, errors.New("--requests applies to --isl/--osl and agentx-synthetic workloads; an agentx replay runs for its window (--agentx duration=SECONDS)")
 	}
 	if q.Workload != "fixed" && flagSet(f.fs, "range-ratio") {
 		return nil, errors.New("--range-ratio applies to --isl/--osl workloads; agentx takes its lengths from the traces (or --agentx isl-*/osl-* for agentx-synthetic)")
@@ -237,11 +241,6 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 	if *recipeArg != "" {
 		return runPredictRecipe(fs, *recipeArg, qf, *conc, format, stdout, stderr)
 	}
-	res, err := qf.resolve()
-	if err != nil {
-		fmt.Fprintln(stderr, "specsim predict:", flagError(err))
-		return exitBadInput
-	}
 	k := 0
 	if qf.q.Spec != "none" {
 		if k, _, err = stepRange(qf.steps, 6); err != nil {
@@ -249,11 +248,16 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 			return exitBadInput
 		}
 		if k == 0 {
-			fmt.Fprintln(stderr, "specsim predict: --spec mtp needs --steps >= 1 (or --spec none)")
-			return exitBadInput
+			// --steps 0 is no speculation, as --spec none.
+			qf.q.Spec = "none"
 		}
 	} else if qf.steps != "" && qf.steps != "0" {
 		fmt.Fprintln(stderr, "specsim predict: --steps needs --spec mtp")
+		return exitBadInput
+	}
+	res, err := qf.resolve()
+	if err != nil {
+		fmt.Fprintln(stderr, "specsim predict:", flagError(err))
 		return exitBadInput
 	}
 	topo, err := simulate.ParseTopology(qf.q.Topology)
@@ -282,13 +286,20 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 		}
 		in := res.Inputs(topo, *conc, k)
 		in.SpecsimVersion = specsimVersion()
-		if err := writeJSON(stdout, predictionJSON{Inputs: in, Result: out, Notes: out.Overload(res.Workload.Name == "agentx"), Band: band, Calibration: calibrationNote(res)}); err != nil {
+		if err := writeJSON(stdout, predictionJSON{Inputs: in, Result: out, Notes: predictNotes(res, topo, out), Band: band, Calibration: calibrationNote(res)}); err != nil {
 			fmt.Fprintln(stderr, "specsim predict:", flagError(err))
 			return exitBadInput
 		}
 		return exitOK
 	}
-	if err := printPrediction(stdout, res, out, format); err != nil {
+	if format == formatCSV {
+		if err := printPredictionCSV(stdout, res, out); err != nil {
+			fmt.Fprintln(stderr, "specsim predict:", err)
+			return exitBadInput
+		}
+		return exitOK
+	}
+	if err := printPrediction(stdout, res, topo, out, format); err != nil {
 		fmt.Fprintln(stderr, "specsim predict:", err)
 		return exitBadInput
 	}
@@ -306,6 +317,17 @@ type predictionJSON struct {
 	Calibration string        `json:"calibration,omitempty"`
 }
 
+// predictNotes are a prediction's notes as sweep gives its points
+// (Point.NotesFor): "multi-node" for an instance larger than one host,
+// then the result's Overload notes.
+func predictNotes(r *simulate.Resolved, t simulate.Topology, p *simulate.Result) []string {
+	var out []string
+	if r.InstanceNodes(t) > 1 {
+		out = append(out, "multi-node")
+	}
+	return append(out, p.Overload(r.Workload.Name == "agentx")...)
+}
+
 // calibrationNote says which calibration a resolved query applies ("" if
 // none).
 func calibrationNote(r *simulate.Resolved) string {
@@ -315,7 +337,7 @@ func calibrationNote(r *simulate.Resolved) string {
 	return fmt.Sprintf("%s entry %s/%s (%s)", r.Q.Calibration.Path, r.Calibration.GPU, r.Calibration.Engine, r.Calibration.Params)
 }
 
-func printPrediction(w io.Writer, r *simulate.Resolved, p *simulate.Result, format format) error {
+func printPrediction(w io.Writer, r *simulate.Resolved, topo simulate.Topology, p *simulate.Result, format format) error {
 	band, err := simulate.BandFor(r, p)
 	if err != nil {
 		return err
@@ -344,7 +366,13 @@ func printPrediction(w io.Writer, r *simulate.Resolved, p *simulate.Result, form
 		fmt.Fprintf(w, "calibration applied: %s\n\n", note)
 	}
 	var queued []string
-	for _, n := range p.Overload(r.Workload.Name == "agentx") {
+	for _, n := range predictNotes(r, topo, p) {
+		if n == "multi-node" {
+			node := r.GPU.Node()
+			fmt.Fprintf(w, "multi-node (note: multi-node): an instance of %s spans %d hosts of %d %s GPUs, so it needs a multi-node launch, as sweep marks such points\n\n",
+				topo, r.InstanceNodes(topo), node, strings.ToUpper(r.GPU.GPU.Name))
+			continue
+		}
 		if n == "unsteady" {
 			fmt.Fprintf(w, "not steady (note: unsteady): the profiled window's halves differ by more than 10%% (tokens/s by window quarter below), so the figures depend on which traces the seed's lanes replay\n\n")
 			continue
@@ -403,11 +431,113 @@ func printPrediction(w io.Writer, r *simulate.Resolved, p *simulate.Result, form
 	mt.add("target weights", f1(m.Weights))
 	mt.add("draft weights", f1(m.Draft))
 	mt.add("linear-attention state", f1(m.State))
-	mt.add("KV cache in use", f1(m.KV))
+	// Sized, not measured: the running cap's requests at the workload's
+	// mean context, at most the pool (simulate.Memory.Report).
+	mt.add("KV sized for max running x mean context", f1(m.KV))
 	mt.add("total / available", f1(m.Total)+" / "+f1(m.Capacity))
 	mt.write(w, format)
 	printLimits(w, p, format)
 	printAgentX(w, p, format)
+	return nil
+}
+
+// printPredictionCSV writes predict's tables for a program: one number per
+// cell, snake_case names as the JSON spells them, shares as fractions, a
+// band as band_lo and band_hi (empty where a metric has none).
+func printPredictionCSV(w io.Writer, r *simulate.Resolved, p *simulate.Result) error {
+	band, err := simulate.BandFor(r, p)
+	if err != nil {
+		return err
+	}
+	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	mt := &table{header: []string{"metric", "value", "band_lo", "band_hi", "unit"}}
+	metric := func(name string, v float64, b *simulate.Range, unit string) {
+		lo, hi := "", ""
+		if b != nil {
+			lo, hi = num(b.Lo), num(b.Hi)
+		}
+		mt.add(name, num(v), lo, hi, unit)
+	}
+	metric("tput_per_gpu", p.TputPerGPU, &band.TputPerGPU, "tok/s/GPU")
+	metric("output_tput_per_gpu", p.OutputPerGPU, &band.OutputPerGPU, "tok/s/GPU")
+	metric("interactivity", p.Interactivity, &band.Interactivity, "tok/s/user")
+	metric("tpot_ms", p.TPOTms, &band.TPOTms, "ms")
+	metric("tpot_ms_p90", p.TPOTp90ms, nil, "ms")
+	metric("ttft_ms", p.TTFTms, &band.TTFTms, "ms")
+	metric("ttft_ms_p90", p.TTFTp90ms, nil, "ms")
+	metric("e2el_s_p50", p.E2EL.P50, &band.E2ELp50, "s")
+	metric("e2el_s_p90", p.E2EL.P90, &band.E2ELp90, "s")
+	metric("normalized_interactivity_p90", p.NormalizedInteractivity, nil, "tok/s/user")
+	metric("decode_batch_mean", p.DecodeBatch, nil, "requests")
+	metric("steps", float64(p.Steps), nil, "draft tokens")
+	metric("al", p.AL, nil, "tokens/iteration")
+	metric("al_realized", p.ALRealized, nil, "tokens/iteration")
+	metric("requests", float64(p.Requests), nil, "requests")
+	mt.write(w, formatCSV)
+
+	s := p.StepMS
+	st := &table{header: []string{"step_part", "ms", "share"}}
+	part := func(name string, v float64) {
+		share := ""
+		if s.Total > 0 {
+			share = num(v / s.Total)
+		}
+		st.add(name, num(v), share)
+	}
+	part("draft", s.Draft)
+	part("verify_attention", s.Verify.Attention)
+	part("verify_moe", s.Verify.MoE)
+	part("verify_dense_gemm", s.Verify.DenseGEMM)
+	part("verify_gdn", s.Verify.GDN)
+	part("verify_lm_head", s.Verify.LMHead)
+	part("verify_norms", s.Verify.Norms)
+	part("communication", s.Communication)
+	part("overhead", s.Overhead)
+	part("overhead_launch", s.OverheadSplit.Launch)
+	part("overhead_layer_gap", s.OverheadSplit.LayerGap)
+	part("overhead_host", s.OverheadSplit.Host)
+	part("total", s.Total)
+	st.write(w, formatCSV)
+
+	m := p.MemoryGiB
+	memt := &table{header: []string{"memory_part", "gib_per_gpu"}}
+	for _, row := range []struct {
+		name string
+		v    float64
+	}{{"weights", m.Weights}, {"draft", m.Draft}, {"linear_state", m.State}, {"kv_cache", m.KV}, {"total", m.Total}, {"capacity", m.Capacity}} {
+		memt.add(row.name, num(row.v))
+	}
+	memt.write(w, formatCSV)
+
+	if len(p.Limits) > 0 {
+		lt := &table{header: []string{"role", "max_running", "capped_by", "request_slots_per_rank", "pool_tokens_per_rank", "mamba_slots_per_rank", "hicache_tokens_per_rank", "cuda_graph_max_bs", "mem_fraction"}}
+		for _, l := range p.Limits {
+			lt.add(l.Role, strconv.Itoa(l.Running), l.CappedBy, strconv.Itoa(l.ReqSlots), strconv.Itoa(l.PoolTokens), strconv.Itoa(l.MambaSlots), strconv.Itoa(l.HostTokens), strconv.Itoa(l.CUDAGraphMaxBS), num(l.Fraction))
+		}
+		lt.write(w, formatCSV)
+	}
+	if a := p.AgentX; a != nil {
+		at := &table{header: []string{"agentx", "value"}}
+		steady := 0.0
+		if a.Steady {
+			steady = 1
+		}
+		for _, row := range []struct {
+			name string
+			v    float64
+		}{
+			{"usable_traces", float64(a.UsableTraces)}, {"warmup_s", a.WarmupSeconds}, {"warmup_requests", float64(a.WarmupRequests)},
+			{"window_s", a.WindowS}, {"profiled_s", a.ProfiledS}, {"trees", float64(a.Trees)}, {"sessions", float64(a.Sessions)},
+			{"subagent_sessions", float64(a.SubagentSessions)}, {"isl_mean", a.ISLMean}, {"osl_mean", a.OSLMean},
+			{"client_shared_fraction", a.SharedFraction}, {"server_cached_fraction", a.CachedFraction}, {"e2el_p75_s", a.E2ELp75},
+			{"system_idle_shifts", float64(a.IdleShifts)}, {"system_idle_shift_s", a.IdleShiftS}, {"tree_idle_shifts", float64(a.TreeShifts)},
+			{"tree_idle_shift_s", a.TreeShiftS}, {"quarter_1_tokens_per_s", a.QuarterTPS[0]}, {"quarter_2_tokens_per_s", a.QuarterTPS[1]},
+			{"quarter_3_tokens_per_s", a.QuarterTPS[2]}, {"quarter_4_tokens_per_s", a.QuarterTPS[3]}, {"steady_state", steady},
+		} {
+			at.add(row.name, num(row.v))
+		}
+		at.write(w, formatCSV)
+	}
 	return nil
 }
 

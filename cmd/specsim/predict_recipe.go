@@ -22,6 +22,11 @@ type recipePrediction struct {
 	Read        []recipe.Setting `json:"read"`
 	Unsupported []string         `json:"unsupported"`
 	Result      *simulate.Result `json:"result"`
+	// Inputs echoes the query the variant was predicted with, as plain
+	// predict --json does.
+	Inputs *simulate.Inputs `json:"inputs"`
+	// Notes are predict's notes (multi-node, queued, unsteady).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // predictRecipe predicts every selected variant of a recipe with qf's
@@ -38,7 +43,7 @@ func predictRecipe(arg string, qf *queryFlags, conc int, given map[string]bool) 
 	if err != nil {
 		return nil, err
 	}
-	rep := recipe.Check(rc, recipe.Options{Curves: goldenCurves{set}})
+	rep := recipe.Check(rc, recipe.Options{Curves: goldenCurves{set}, Thinking: qf.q.Thinking})
 	var out []recipePrediction
 	for vi, v := range rc.Variants {
 		p, err := predictVariant(v, &rep.Variants[vi], qf, conc, given)
@@ -68,6 +73,16 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 	}
 	q := *qf
 	q.q.Model = st.Model
+	// The AL AgentX injects is the golden AL of the model the recipe
+	// serves (what recipe check found), whatever model is simulated.
+	if c := vr.Curve(); c != nil && !given["al"] && !given["histogram"] {
+		q.q.GoldenModel = c.Model
+		for i := range st.Read {
+			if st.Read[i].Setting == "golden AL" {
+				st.Read[i].From = fmt.Sprintf("golden curve %s, thinking %s (%s), of the model the recipe serves; injected by AgentX synthetic acceptance", c.Model, c.Thinking, c.Source)
+			}
+		}
+	}
 	// The rule: a flag given on the command line wins over what the
 	// recipe says, and the "read from the recipe" table says so; what the
 	// recipe says wins over flag defaults.
@@ -129,6 +144,9 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 	setInt(&q.q.MaxRunning, st.MaxRunning, "max-running", "max running requests")
 	setInt(&q.q.CUDAGraphMaxBS, st.GraphMaxBS, "cuda-graph-max-bs", "cuda graph max bs")
 	setInt(&q.q.Chunk, st.Chunk, "chunk", "chunked prefill")
+	setInt(&q.q.Server.MambaCache, st.MambaCache, "max-mamba-cache-size", "max mamba cache size")
+	setInt(&q.q.Server.PageSize, st.PageSize, "page-size", "page size")
+	hostTier(&q, st, given)
 	switch {
 	case given["mem-fraction"]:
 		if st.MemFraction > 0 && st.MemFraction != q.q.MemFraction {
@@ -208,7 +226,55 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 	if p.Result, err = simulate.Predict(res, topo, p.Conc, p.Steps); err != nil {
 		return nil, err
 	}
+	p.Notes = predictNotes(res, topo, p.Result)
+	in := res.Inputs(topo, p.Conc, p.Steps)
+	in.SpecsimVersion = specsimVersion()
+	p.Inputs = &in
 	return p, nil
+}
+
+// hostTier sets the query's HiCache host KV tier from the recipe's
+// (simulate.PoolConfig: --hicache-size GB per rank wins over
+// --hicache-ratio of the device pool); --hicache-ratio or --hicache-size
+// given on the command line win. A recipe without HiCache runs without a
+// host tier. An AgentX trace replay with HiCache on and no hicache-size
+// keeps predict's default, the size InferenceX's launcher passes
+// (simulate.AgentXDRAMUtilization of host DRAM): SGLang's HostKVCache
+// (mem_cache/memory_pool_host.py) asserts a host pool larger than the
+// device pool, so the recipes' hicache-ratio 0.9 alone would not start.
+func hostTier(q *queryFlags, st *recipe.Settings, given map[string]bool) {
+	note := func(setting, from string) {
+		st.Read = append(st.Read, recipe.Setting{Setting: setting, Value: "", From: from})
+	}
+	replay := q.workload == "agentx" || q.workload == "" && q.isl == 0 && q.osl == 0
+	switch {
+	case given["hicache-ratio"] || given["hicache-size"]:
+		if st.HiCache || st.HiCacheRatio > 0 || st.HiCacheGB > 0 {
+			name := "hicache-ratio"
+			if given["hicache-size"] {
+				name = "hicache-size"
+			}
+			note("host KV tier", "overridden by --"+name+" (the recipe's HiCache settings above are not applied)")
+		}
+	case !st.HiCache:
+		q.hicache, q.q.Server.HiCacheGiB = 0, 0
+		st.Read = append(st.Read, recipe.Setting{Setting: "host KV tier", Value: "off", From: "the recipe gives the role that prefills no host KV tier (SGLang enable-hierarchical-cache)"})
+	case st.HiCacheGB > 0:
+		q.hicache, q.q.Server.HiCacheGiB = -1, st.HiCacheGB
+	case replay:
+		q.hicache, q.q.Server.HiCacheGiB = -1, 0
+		st.Read = append(st.Read, recipe.Setting{Setting: "host KV tier", Value: fmt.Sprintf("%.0f%% of host DRAM per GPU", 100*simulate.AgentXDRAMUtilization),
+			From: "InferenceX's launcher passes --hicache-size from dram-utilization for AgentX, which wins over hicache-ratio (SGLang refuses a ratio <= 1 alone: host pool must exceed the device pool)"})
+	case st.HiCacheRatio > 0:
+		q.hicache = st.HiCacheRatio
+		if st.HiCacheRatio <= 1 {
+			st.Unsupported = append(st.Unsupported, fmt.Sprintf("hicache-ratio %g without hicache-size: SGLang's HostKVCache asserts a host pool larger than the device pool, so this server would not start; simulated as given", st.HiCacheRatio))
+		}
+	default:
+		// server_args.py: hicache_ratio defaults to 2.0.
+		q.hicache = 2
+		st.Read = append(st.Read, recipe.Setting{Setting: "hicache ratio", Value: "2", From: "SGLang's default (the recipe sets neither hicache-ratio nor hicache-size)"})
+	}
 }
 
 // writeRecipePredictionsCSV writes three tables, each with a variant
@@ -253,6 +319,9 @@ func writeRecipePredictions(w io.Writer, file string, ps []recipePrediction) {
 		r := p.Result
 		fmt.Fprintf(w, "prediction: %s conc %d k %d (AL %.2f, %s): %s tok/s/GPU, %s tok/s/user, TTFT p90 %s ms, TPOT p90 %s ms, E2EL p90 %s s\n",
 			p.Topology, p.Conc, p.Steps, r.AL, r.Sim, simulate.Sig3(r.TputPerGPU), simulate.Sig3(r.Interactivity), simulate.Sig3(r.TTFTp90ms), simulate.Sig3(r.TPOTp90ms), simulate.Sig3(r.E2EL.P90))
+		if len(p.Notes) > 0 {
+			fmt.Fprintf(w, "notes: %s (as predict and sweep flag them)\n", strings.Join(p.Notes, "; "))
+		}
 	}
 }
 

@@ -118,7 +118,7 @@ func TestPredictRecipeFlagsWin(t *testing.T) {
 // input, as recipe check - does, and predicts what the file would.
 func TestPredictRecipeStdin(t *testing.T) {
 	f := filepath.Join("..", "..", "testdata", "recipes", "schema1_sglang_qwen3.5_gb300-fp4_agentic_agg-tp2-c1-mtp-hicache.yaml")
-	_, want, _ := runCLI("predict", "--recipe", f, "--requests", "48", "--json")
+	_, want, _ := runCLI("predict", "--recipe", f, "--json")
 	in, err := os.Open(f)
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +127,7 @@ func TestPredictRecipeStdin(t *testing.T) {
 	old := os.Stdin
 	os.Stdin = in
 	defer func() { os.Stdin = old }()
-	code, got, errs := runCLI("predict", "--recipe", "-", "--requests", "48", "--json")
+	code, got, errs := runCLI("predict", "--recipe", "-", "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d %s", code, errs)
 	}
@@ -158,7 +158,7 @@ func TestPredictRefusesUndeployedLayouts(t *testing.T) {
 	} {
 		args := tc.args
 		if args[0] == "predict" {
-			args = append(args, "--requests", "48", "--conc", "4")
+			args = append(args, "--conc", "4")
 		}
 		code, _, errs := runCLI(args...)
 		switch {
@@ -221,7 +221,7 @@ func TestEmitCUDAGraphPerRank(t *testing.T) {
 		if tc.instance == "" {
 			continue
 		}
-		code, out, errs = runCLI("predict", "--recipe", f, "--requests", "48", "--json")
+		code, out, errs = runCLI("predict", "--recipe", f, "--json")
 		if code != exitOK {
 			t.Fatalf("predict --recipe: %d %s", code, errs)
 		}
@@ -257,7 +257,7 @@ func TestEmitPredictRoundTripSettings(t *testing.T) {
 		if err := os.WriteFile(f, []byte(y), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		code, out, errs := runCLI("predict", "--recipe", f, "--requests", "48", "--json")
+		code, out, errs := runCLI("predict", "--recipe", f, "--json")
 		if code != exitOK {
 			t.Fatalf("%s: predict %d %s", tc.engine, code, errs)
 		}
@@ -320,7 +320,7 @@ func csvTables(t *testing.T, out string) [][][]string {
 func TestRecipeCSV(t *testing.T) {
 	dir := filepath.Join("..", "..", "testdata", "recipes")
 	r := filepath.Join(dir, "schema2_qwen3.5_sglang_gb300-fp4_agentx_agg-variants.yaml:override_c1")
-	code, out, errs := runCLI("predict", "--recipe", r, "--requests", "48", "--format", "csv")
+	code, out, errs := runCLI("predict", "--recipe", r, "--format", "csv")
 	if code != exitOK {
 		t.Fatalf("exit %d %s", code, errs)
 	}
@@ -328,7 +328,7 @@ func TestRecipeCSV(t *testing.T) {
 	if len(tabs) != 3 || tabs[0][0][0] != "variant" || tabs[1][0][1] != "not modelled (listed, not applied)" || tabs[2][0][6] != "tok/s/GPU" {
 		t.Fatalf("tables %v", tabs)
 	}
-	_, js, _ := runCLI("predict", "--recipe", r, "--requests", "48", "--json")
+	_, js, _ := runCLI("predict", "--recipe", r, "--json")
 	var d recipePredDoc
 	if err := json.Unmarshal([]byte(js), &d); err != nil {
 		t.Fatal(err)
@@ -359,7 +359,7 @@ func TestPredictRecipeNameOnce(t *testing.T) {
 		{"schema1_sglang_qwen3.5_gb300-fp4_agentic_agg-tp2-c1-mtp-hicache.yaml", "the variant's name (agg-gb300-tp2-c1-mtp-hicache-jid2530006):"},
 		{"schema2_qwen3.5_sglang_gb300-fp4_agentx_agg-variants.yaml:override_c1", "the variant's name (override_c1 / agg-gb300-tp2-c1-mtp-hicache-jid2530006):"},
 	} {
-		code, out, errs := runCLI("predict", "--recipe", filepath.Join(dir, tc.file), "--requests", "48", "--json")
+		code, out, errs := runCLI("predict", "--recipe", filepath.Join(dir, tc.file), "--json")
 		if code != exitOK {
 			t.Fatalf("%s: %d %s", tc.file, code, errs)
 		}
@@ -370,5 +370,164 @@ func TestPredictRecipeNameOnce(t *testing.T) {
 		if _, from := readRow(t, d, "concurrency"); !strings.HasPrefix(from, tc.want) {
 			t.Errorf("%s: concurrency from %q, want %q...", tc.file, from, tc.want)
 		}
+	}
+}
+
+// predict --recipe sizes the host KV tier, the mamba cache and the page
+// size from the recipe. Values by hand: Qwen3.5-397B on TP2 with FP8 KV
+// holds 16 full-attention layers (15 target + 1 MTP) x 1 KV head per rank
+// x 256 dims x 2 (K and V) x 1 byte = 8192 bytes per token per rank; a
+// GB300 GPU has 240 GB of host DRAM, of which AgentX's launcher gives
+// HiCache 90%: 216e9 / 8192 = 26367187 tokens. hicache-size 100 (GB per
+// rank): 100e9 / 8192 = 12207031. No HiCache: none. The recipe's
+// max-mamba-cache-size 360 at DP 1 is 360 slots per rank.
+func TestPredictRecipeHostTier(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "testdata", "recipes", "schema2_qwen3.5_sglang_gb300-fp4_agentx_agg-variants.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const hc = "        enable-hierarchical-cache: true\n        hicache-ratio: 0.9\n"
+	if !strings.Contains(string(src), hc) {
+		t.Fatal("testdata recipe changed: no HiCache lines")
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, replace string
+		extra         []string
+		host, mamba   int
+		unsupported   string
+	}{
+		{"as published", hc, nil, 26367187, 360, ""},
+		{"no hicache", "", nil, 0, 360, ""},
+		{"hicache-size 100", hc + "        hicache-size: 100\n", nil, 12207031, 360, ""},
+		{"--hicache-ratio 0 wins", hc, []string{"--hicache-ratio", "0"}, 0, 360, ""},
+		{"--max-mamba-cache-size wins", hc, []string{"--max-mamba-cache-size", "200"}, 26367187, 200, ""},
+	} {
+		f := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".yaml")
+		if err := os.WriteFile(f, []byte(strings.Replace(string(src), hc, tc.replace, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errs := runCLI(append([]string{"predict", "--recipe", f + ":override_c24", "--json"}, tc.extra...)...)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d %s", tc.name, code, errs)
+		}
+		var d struct {
+			Variants []struct {
+				Unsupported []string `json:"unsupported"`
+				Result      struct {
+					Limits []struct {
+						Host  int `json:"hicache_tokens_per_rank"`
+						Mamba int `json:"mamba_slots_per_rank"`
+					} `json:"limits"`
+				} `json:"result"`
+			} `json:"variants"`
+		}
+		if err := json.Unmarshal([]byte(out), &d); err != nil || len(d.Variants) != 1 || len(d.Variants[0].Result.Limits) != 1 {
+			t.Fatalf("%s: %v\n%s", tc.name, err, out)
+		}
+		l := d.Variants[0].Result.Limits[0]
+		if l.Host != tc.host || l.Mamba != tc.mamba {
+			t.Errorf("%s: host tokens %d mamba slots %d, want %d and %d", tc.name, l.Host, l.Mamba, tc.host, tc.mamba)
+		}
+		un := strings.Join(d.Variants[0].Unsupported, "\n")
+		for _, k := range []string{"enable-hierarchical-cache", "hicache-ratio=", "max-mamba-cache-size", "page-size"} {
+			if strings.Contains(un, k) {
+				t.Errorf("%s: %s listed as not modelled: %s", tc.name, k, un)
+			}
+		}
+	}
+}
+
+// predict --recipe takes the AL from the golden curve of the model the
+// recipe serves (deepseek-v4-pro here), also when --model simulates one
+// without a curve of its own: golden/data/dsv4_mtp.yaml gives 2.49 at k = 3
+// with thinking on and 2.97 with it off; --al wins.
+func TestPredictRecipeServedModelCurve(t *testing.T) {
+	f := filepath.Join("..", "..", "testdata", "recipes", "schema1_sglang_deepseek-v4_agentic_disagg-2p1d-dep8-tp4-c80-mtp.yaml")
+	for _, tc := range []struct {
+		extra []string
+		al    float64
+	}{
+		{nil, 2.49},
+		{[]string{"--thinking", "off"}, 2.97},
+		{[]string{"--al", "2.5"}, 2.5},
+	} {
+		code, out, errs := runCLI(append([]string{"predict", "--recipe", f, "--model", "DeepSeek-V3", "--json"}, tc.extra...)...)
+		if code != exitOK {
+			t.Errorf("%v: exit %d %s", tc.extra, code, errs)
+			continue
+		}
+		var d struct {
+			Variants []struct {
+				Steps  int      `json:"steps"`
+				Notes  []string `json:"notes"`
+				Result struct {
+					AL float64 `json:"al"`
+				} `json:"result"`
+			} `json:"variants"`
+		}
+		if err := json.Unmarshal([]byte(out), &d); err != nil || len(d.Variants) != 1 {
+			t.Fatalf("%v: %v", tc.extra, err)
+		}
+		if v := d.Variants[0]; v.Steps != 3 || math.Abs(v.Result.AL-tc.al) > 1e-9 {
+			t.Errorf("%v: k %d AL %g, want k 3 AL %g", tc.extra, v.Steps, v.Result.AL, tc.al)
+		}
+		// dep8 on GB300 (4 GPUs a host) spans two hosts.
+		if n := d.Variants[0].Notes; len(n) == 0 || n[0] != "multi-node" {
+			t.Errorf("%v: notes %v, want multi-node first", tc.extra, n)
+		}
+	}
+}
+
+// predict --recipe --json and bestk --json echo inputs as plain predict
+// --json does: the recipe's deployment (and the query settings read from
+// it), bestk's concurrencies and draft-length range.
+func TestInputsEcho(t *testing.T) {
+	f := filepath.Join("..", "..", "testdata", "recipes", "schema2_qwen3.5_sglang_gb300-fp4_agentx_agg-variants.yaml:override_c24")
+	code, out, errs := runCLI("predict", "--recipe", f, "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d %s", code, errs)
+	}
+	var d struct {
+		Variants []struct {
+			Inputs struct {
+				SpecsimVersion string   `json:"specsim_version"`
+				GPU            string   `json:"gpu"`
+				Topology       string   `json:"topology"`
+				Workload       string   `json:"workload"`
+				Conc           int      `json:"conc"`
+				Steps          int      `json:"steps"`
+				AL             *float64 `json:"al"`
+				Query          struct {
+					MaxRunning int `json:"max_running"`
+					Server     struct {
+						MambaCache int `json:"mamba_cache"`
+						PageSize   int `json:"page_size"`
+					} `json:"server"`
+				} `json:"query"`
+			} `json:"inputs"`
+		} `json:"variants"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil || len(d.Variants) != 1 {
+		t.Fatalf("%v", err)
+	}
+	in := d.Variants[0].Inputs
+	if in.SpecsimVersion == "" || in.GPU != "gb300" || in.Topology != "agg:tp2" || in.Workload != "agentx" || in.Conc != 24 || in.Steps != 3 ||
+		in.AL == nil || *in.AL != 3.39 || in.Query.MaxRunning != 72 || in.Query.Server.MambaCache != 360 || in.Query.Server.PageSize != 64 {
+		t.Errorf("predict --recipe inputs %+v", in)
+	}
+	code, out, errs = runCLI("bestk", "--gpu", "b200", "--topology", "agg:tp4", "--conc", "1,4", "--steps", "0-2", "--isl", "1024", "--osl", "1024", "--json")
+	if code != exitOK {
+		t.Fatalf("bestk: exit %d %s", code, errs)
+	}
+	var b struct {
+		Inputs map[string]any `json:"inputs"`
+	}
+	if err := json.Unmarshal([]byte(out), &b); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal([]any{b.Inputs["model"], b.Inputs["gpu"], b.Inputs["topology"], b.Inputs["concs"], b.Inputs["steps"], b.Inputs["conc"]})
+	if string(got) != `["Qwen3.5-397B-A17B","b200","agg:tp4",[1,4],[0,2],null]` || b.Inputs["specsim_version"] == "" {
+		t.Errorf("bestk inputs %s (%v)", got, b.Inputs)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -301,5 +303,103 @@ func TestPredictAllReduceFusionFlags(t *testing.T) {
 		if !(off.Verify.Norms > on.Verify.Norms) {
 			t.Errorf("%v: verify norms %.4f ms, want more than the fused %.4f ms", extra, off.Verify.Norms, on.Verify.Norms)
 		}
+	}
+}
+
+// predict --steps 0 is no speculation (the README's "--spec none (or
+// --steps 0)"): the same JSON as --spec none.
+func TestPredictStepsZero(t *testing.T) {
+	args := []string{"predict", "--gpu", "b200", "--topology", "agg:tp4", "--conc", "8", "--isl", "1024", "--osl", "1024", "--requests", "40", "--json"}
+	code, zero, errs := runCLI(append(args, "--steps", "0")...)
+	if code != exitOK {
+		t.Fatalf("--steps 0: exit %d %s", code, errs)
+	}
+	_, none, _ := runCLI(append(args, "--spec", "none")...)
+	if zero != none {
+		t.Errorf("--steps 0 and --spec none differ:\n%s\n%s", zero, none)
+	}
+}
+
+// predict marks an instance larger than one host "multi-node", as sweep
+// marks its points: agg:dep8 on GB300 (4 GPUs a host) spans 2 hosts,
+// agg:tp4 one; on B200 (8 a host) agg:dep8 spans one.
+func TestPredictMultiNodeNote(t *testing.T) {
+	for _, tc := range []struct {
+		gpu, topo string
+		multi     bool
+	}{
+		{"gb300", "agg:dep8", true},
+		{"gb300", "agg:tp4", false},
+		{"b200", "agg:dep8", false},
+	} {
+		args := []string{"predict", "--gpu", tc.gpu, "--precision", "fp4", "--topology", tc.topo, "--isl", "1024", "--osl", "1024", "--conc", "16", "--requests", "32"}
+		_, text, _ := runCLI(args...)
+		code, js, errs := runCLI(append(args, "--json")...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d %s", args, code, errs)
+		}
+		var d struct{ Notes []string }
+		if err := json.Unmarshal([]byte(js), &d); err != nil {
+			t.Fatal(err)
+		}
+		gotJSON := len(d.Notes) > 0 && d.Notes[0] == "multi-node"
+		gotText := strings.Contains(text, "(note: multi-node)")
+		if gotJSON != tc.multi || gotText != tc.multi {
+			t.Errorf("%s %s: notes %v, text note %v; want multi-node %v", tc.gpu, tc.topo, d.Notes, gotText, tc.multi)
+		}
+	}
+}
+
+// predict --format csv is for programs: snake_case headers and names, one
+// number per cell in the number columns, and the same figures as --json.
+func TestPredictCSV(t *testing.T) {
+	args := []string{"predict", "--gpu", "b200", "--topology", "agg:tp4", "--conc", "8", "--isl", "1024", "--osl", "1024", "--requests", "40"}
+	code, out, errs := runCLI(append(args, "--format", "csv")...)
+	if code != exitOK {
+		t.Fatalf("exit %d %s", code, errs)
+	}
+	_, js, _ := runCLI(append(args, "--json")...)
+	var d struct {
+		Tput float64 `json:"tput_per_gpu"`
+		Step struct {
+			Total float64 `json:"total"`
+		} `json:"step_ms"`
+	}
+	if err := json.Unmarshal([]byte(js), &d); err != nil {
+		t.Fatal(err)
+	}
+	snake := regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	tabs := csvTables(t, out)
+	if len(tabs) != 4 {
+		t.Fatalf("%d tables, want metrics, step, memory, limits:\n%s", len(tabs), out)
+	}
+	text := map[string]bool{"unit": true, "capped_by": true, "role": true}
+	for _, tab := range tabs {
+		for _, h := range tab[0] {
+			if !snake.MatchString(h) {
+				t.Errorf("header %q is not snake_case", h)
+			}
+		}
+		for _, row := range tab[1:] {
+			for j, cell := range row {
+				switch {
+				case j == 0 && tab[0][0] != "role":
+					if !snake.MatchString(cell) {
+						t.Errorf("name %q is not snake_case", cell)
+					}
+				case j == 0 || text[tab[0][j]] || cell == "":
+				default:
+					if _, err := strconv.ParseFloat(cell, 64); err != nil {
+						t.Errorf("%s %s: %q is not one number", row[0], tab[0][j], cell)
+					}
+				}
+			}
+		}
+	}
+	if got := tabs[0][1]; got[0] != "tput_per_gpu" || got[1] != strconv.FormatFloat(d.Tput, 'g', -1, 64) {
+		t.Errorf("first metric %v, want tput_per_gpu %v", got, d.Tput)
+	}
+	if last := tabs[1][len(tabs[1])-1]; last[0] != "total" || last[1] != strconv.FormatFloat(d.Step.Total, 'g', -1, 64) || last[2] != "1" {
+		t.Errorf("step total %v, want %v with share 1", last, d.Step.Total)
 	}
 }

@@ -74,7 +74,7 @@ func runRecipe(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout, strings.TrimSpace(recipeHelp))
 			return exitOK
 		}
-		fmt.Fprintln(stderr, "specsim recipe: want \"recipe check FILE[:selector]\"; see specsim recipe --help")
+		fmt.Fprintln(stderr, "specsim recipe: want \"recipe check FILE[:selector]\" or \"recipe emit [flags]\"; see specsim recipe --help")
 		return exitBadInput
 	}
 	fs := newFlagSet("recipe check", recipeHelp, stderr)

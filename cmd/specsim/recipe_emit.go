@@ -15,8 +15,9 @@ const recipeEmitHelp = `
 specsim recipe emit: write an srt-slurm schema-2 recipe for one deployment,
 given with predict's flags (--model, --precision, --gpu, --topology, --steps,
 --conc, --max-running, --cuda-graph-max-bs, --mem-fraction, --chunk, ...).
-The speculative settings are the ones whose golden AL AgentX's synthetic
-acceptance will inject (the recipe says which AL in a comment). Fields that
+The speculative settings are the ones whose AL (the golden curve's, or
+--al) AgentX's synthetic acceptance will inject (the recipe says which AL
+and where it came from in a comment). Fields that
 depend on the cluster (model path, container, Slurm account and partition)
 are set to FILL-IN for you to fill. --engine sglang, vllm or trtllm picks the
 argument spelling; a layout the engine does not deploy (SGLang: pipeline

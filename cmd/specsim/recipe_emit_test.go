@@ -48,7 +48,7 @@ func TestRecipeEmitCheckPredict(t *testing.T) {
 		})
 		f := filepath.Join(t.TempDir(), "r.yaml")
 		os.WriteFile(f, []byte(text), 0o644)
-		code, out, stderr := runCLI("predict", "--recipe", f, "--conc", "32", "--requests", "48", "--json")
+		code, out, stderr := runCLI("predict", "--recipe", f, "--conc", "32", "--json")
 		if code != exitOK {
 			t.Fatalf("predict --recipe: exit %d, %s", code, stderr)
 		}
@@ -90,7 +90,7 @@ func TestPredictRecipeTestdata(t *testing.T) {
 		file, want string
 		ok         bool
 	}{
-		{"schema2_qwen3.5_sglang_gb300-fp4_agentx_agg-variants.yaml:override_c24", "HiCache", true},
+		{"schema2_qwen3.5_sglang_gb300-fp4_agentx_agg-variants.yaml:override_c24", "host KV tier          90% of host DRAM per GPU", true},
 		{"schema2_qwen3.5_sglang_gb300-fp4_agentx_disagg-variants.yaml:override_tp4_tp4_c8", "cuda graph max bs     64", true},
 		// The concurrency is written only in the override's name.
 		{"schema2_qwen3.5_sglang_gb300-fp4_agentx_disagg-variants.yaml:override_tp2_tp2_c72", "disagg:1xtp2+1xtp2 conc 72 ", true},
@@ -99,7 +99,7 @@ func TestPredictRecipeTestdata(t *testing.T) {
 		{"schema1_trtllm_qwen3.5_gb300-fp4_agentx_disagg-3p2d-dep4-dep4-c704-mtp.yaml", "not modelled", true},
 		{"schema1_sglang_deepseek-v4_agentic_disagg-2p1d-dep8-tp4-c80-mtp.yaml", "pass --model", false},
 	} {
-		code, out, stderr := runCLI("predict", "--recipe", filepath.Join(dir, tc.file), "--requests", "48")
+		code, out, stderr := runCLI("predict", "--recipe", filepath.Join(dir, tc.file))
 		if tc.ok && (code != exitOK || !strings.Contains(out, tc.want) || !strings.Contains(out, "read from the recipe") || !strings.Contains(out, "prediction:")) {
 			t.Errorf("%s: exit %d, want %q in\n%s%s", tc.file, code, tc.want, out, stderr)
 		}
@@ -148,7 +148,7 @@ func TestRecipeEmitEngines(t *testing.T) {
 		})
 		f := filepath.Join(t.TempDir(), "r.yaml")
 		os.WriteFile(f, []byte(text), 0o644)
-		code, out, stderr := runCLI("predict", "--recipe", f, "--requests", "24", "--json")
+		code, out, stderr := runCLI("predict", "--recipe", f, "--json")
 		if code != exitOK {
 			t.Errorf("predict --recipe on %s: exit %d, %s", name, code, stderr)
 			continue
@@ -185,6 +185,27 @@ func TestSweepEmit(t *testing.T) {
 	for _, f := range files {
 		if code, out, stderr := runCLI("recipe", "check", f); code != exitOK {
 			t.Errorf("recipe check %s: exit %d\n%s%s", f, code, out, stderr)
+		}
+	}
+}
+
+// recipe emit and sweep --emit under --al (DeepSeek-R1 has no golden
+// curve) write recipes that say the AL is the user's, and exit 0.
+func TestEmitFixedAL(t *testing.T) {
+	code, out, stderr := runCLI("recipe", "emit", "--model", "deepseek-r1", "--precision", "fp8", "--gpu", "h200", "--topology", "agg:tp8", "--steps", "3", "--al", "2.4")
+	if code != exitOK || !strings.Contains(out, "injects the AL 2.40\n# (given with --al") {
+		t.Errorf("recipe emit --al: exit %d\n%s%s", code, out, stderr)
+	}
+	dir := t.TempDir()
+	code, out, stderr = runCLI("sweep", "--model", "deepseek-r1", "--precision", "fp8", "--gpu", "h200", "--gpus", "8", "--isl", "1024", "--osl", "1024",
+		"--steps", "3", "--al", "2.4", "--conc", "1,4", "--topologies", "agg:tp8", "--requests", "16", "--emit", dir)
+	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if code != exitOK || len(files) == 0 {
+		t.Fatalf("sweep --al --emit: exit %d, %d recipes\n%s%s", code, len(files), out, stderr)
+	}
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err != nil || !strings.Contains(string(b), "(given with --al") {
+			t.Errorf("%s: %v\n%s", f, err, b)
 		}
 	}
 }

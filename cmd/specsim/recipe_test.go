@@ -82,7 +82,7 @@ func TestRecipeCheckExitCodes(t *testing.T) {
 		{[]string{"recipe", "check", "a.yaml", "--thinking", "maybe"}, exitBadInput, "", "--thinking"},
 		{[]string{"recipe", "check"}, exitBadInput, "", "exactly one"},
 		{[]string{"recipe", "lint", "a.yaml"}, exitBadInput, "", "recipe check"},
-		{[]string{"recipe", "check", "--help"}, exitOK, "", "FILE[:selector]"},
+		{[]string{"recipe", "check", "--help"}, exitOK, "FILE[:selector]", ""},
 	}
 	for _, tt := range tests {
 		code, out, errs := runCLI(tt.args...)

@@ -187,7 +187,7 @@ func TestStageProgressPlain(t *testing.T) {
 // 900 s) is in its help, its text output and its JSON echo, with the
 // predict flag that reproduces a point.
 func TestSweepSaysAgentXWindow(t *testing.T) {
-	_, _, help := runCLI("sweep", "--help")
+	_, help, _ := runCLI("sweep", "--help")
 	if !strings.Contains(help, "--agentx duration=900") {
 		t.Errorf("sweep --help says no window:\n%s", help)
 	}
@@ -252,7 +252,7 @@ func TestSweepEchoHostAndDomain(t *testing.T) {
 			t.Errorf("%v: gpus_per_host %v nvlink_domain_gpus %v gpus_per_node %v, want %d %d absent", c.flags, so.Inputs["gpus_per_host"], so.Inputs["nvlink_domain_gpus"], so.Inputs["gpus_per_node"], c.host, c.domain)
 		}
 	}
-	_, _, help := runCLI("predict", "--help")
+	_, help, _ := runCLI("predict", "--help")
 	if !strings.Contains(help, "-nvlink-domain-gpus") || !strings.Contains(help, "not per host") {
 		t.Errorf("predict --help names no NVLink domain flag")
 	}

@@ -53,7 +53,10 @@ func (t Target) Check() error {
 	if !validMethod(m) {
 		return &Error{Field: FieldMethod, Value: m, Reason: "unknown method; methods: " + strings.Join(Methods(), ", ")}
 	}
-	if t.AL != 0 && (math.IsNaN(t.AL) || math.IsInf(t.AL, 0) || t.AL < 1) {
+	if t.AL != 0 && (math.IsNaN(t.AL) || math.IsInf(t.AL, 0)) {
+		return &Error{Field: FieldAL, Value: fmt.Sprint(t.AL), Reason: "must be a finite number of tokens, at least 1"}
+	}
+	if t.AL != 0 && t.AL < 1 {
 		return &Error{Field: FieldAL, Value: fmt.Sprint(t.AL), Reason: "must be >= 1: the acceptance length counts the bonus token"}
 	}
 	switch {

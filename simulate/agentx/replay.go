@@ -46,6 +46,11 @@ type Config struct {
 	Seed uint64
 }
 
+// MaxDuration is the longest profiled window, in seconds: six days, so
+// that the warm-up before it and the drain after it fit in the seven
+// simulated days at which the simulation stops (simulate's maxSimSeconds).
+const MaxDuration = 6 * 24 * 3600
+
 // DefaultConfig is the replay InferenceX ran at concurrency conc.
 func DefaultConfig(conc int) Config {
 	return Config{Conc: conc, Duration: 3600, StartMin: 0.25, StartMax: 0.75, WarmupPerLane: 10,
@@ -71,8 +76,8 @@ func (c *Config) Validate() error {
 	switch {
 	case c.Conc < 1 || c.Conc > 1<<16:
 		return bad("conc", float64(c.Conc), fmt.Sprintf("want 1..%d session trees", 1<<16))
-	case !(c.Duration > 0 && c.Duration <= 7*24*3600):
-		return bad("duration", c.Duration, "want (0, 604800] seconds")
+	case !(c.Duration > 0 && c.Duration <= MaxDuration):
+		return bad("duration", c.Duration, fmt.Sprintf("want (0, %d] seconds (the simulation stops at 7 simulated days, which hold the warm-up and the drain too)", int(MaxDuration)))
 	case !(c.StartMin >= 0 && c.StartMin <= 1):
 		return bad("start-min", c.StartMin, "want [0, 1], at most start-max")
 	case !(c.StartMax >= 0 && c.StartMax <= 1):

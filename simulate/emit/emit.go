@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/specsim/specsim/simulate"
+	"github.com/specsim/specsim/simulate/acceptance"
 )
 
 // FillIn marks a value the user must set for their cluster.
@@ -34,13 +35,14 @@ func Recipe(r *simulate.Resolved, t simulate.Topology, conc, k int, version, not
 	if err := simulate.EngineRuns(engine, t, k); err != nil {
 		return "", err
 	}
-	al := 0.0
+	// The acceptance the recipe is written for, and where it comes from:
+	// a golden curve, the user's --al, or a histogram's mean.
+	var acc acceptance.Point
 	if k > 0 {
-		sp, err := r.SpecFor(k)
-		if err != nil {
+		var err error
+		if acc, err = r.Target.At(k); err != nil {
 			return "", err
 		}
-		al = sp.AL
 	}
 	// GPUs per Slurm node: the catalog's host size (4 per Grace-Blackwell
 	// compute tray, 8 per HGX board; the NVLink domain can be larger).
@@ -52,8 +54,8 @@ func Recipe(r *simulate.Resolved, t simulate.Topology, conc, k int, version, not
 		w("# %s\n", note)
 	}
 	if k > 0 {
-		w("# Speculation: MTP, %d draft steps; AgentX synthetic acceptance injects the golden AL %.2f\n", k, al)
-		w("# (%s) at this draft length.\n", r.Target.Curve.Source)
+		w("# Speculation: MTP, %d draft steps; AgentX synthetic acceptance injects the AL %.2f\n", k, acc.AL)
+		w("# (%s) at this draft length.\n", acceptanceSource(r.Target, acc))
 	}
 	w("# Set every %s value for your cluster before submitting.\n", FillIn)
 	w("schema: 2\n")
@@ -115,6 +117,21 @@ func Recipe(r *simulate.Resolved, t simulate.Topology, conc, k int, version, not
 		w("  type: sa-bench\n  isl: %d\n  osl: %d\n  concurrencies: [%d]\n", r.Workload.ISL, r.Workload.OSL, conc)
 	}
 	return b.String(), nil
+}
+
+// acceptanceSource says where an acceptance length came from, in words
+// for the recipe's header comment.
+func acceptanceSource(t acceptance.Target, p acceptance.Point) string {
+	switch p.Source {
+	case acceptance.SourceAL:
+		return "given with --al, not a golden curve"
+	case acceptance.SourceHistogramMean:
+		return "the mean of the histogram " + t.Hist.Name
+	}
+	if t.Curve != nil {
+		return "golden AL, " + t.Curve.Source
+	}
+	return p.Source
 }
 
 // emitSGLangArgs writes one role's SGLang server arguments

@@ -109,3 +109,48 @@ func TestFrontier(t *testing.T) {
 		t.Errorf("point 2: want a layout refusal, got %v", files[1].Err)
 	}
 }
+
+// A recipe for a fixed --al (a model without a golden curve, such as
+// DeepSeek-R1) or a histogram says where its AL came from instead of
+// reading a golden curve that is not there.
+func TestRecipeAcceptanceSource(t *testing.T) {
+	curves, err := golden.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		q     simulate.Query
+		topo  string
+		k     int
+		wants []string
+	}{
+		{"deepseek-r1 --al", simulate.Query{Model: "deepseek-r1", Precision: "fp8", GPU: "h200", AL: 2.4}, "agg:tp8", 3,
+			[]string{"injects the AL 2.40\n", "(given with --al, not a golden curve)"}},
+		{"qwen3.5 --al", simulate.Query{Model: "Qwen3.5-397B-A17B", Precision: "fp4", GPU: "gb300", AL: 3}, "agg:tp4", 6,
+			[]string{"injects the AL 3.00\n", "(given with --al, not a golden curve)"}},
+		{"qwen3.5 golden", simulate.Query{Model: "Qwen3.5-397B-A17B", Precision: "fp4", GPU: "gb300"}, "agg:tp4", 3,
+			[]string{"(golden AL, golden/data/qwen3.5_mtp.yaml (embedded))"}},
+	} {
+		q := tc.q
+		q.Engine, q.Spec, q.Workload, q.ISL, q.OSL, q.RangeRatio, q.SchedOverhead, q.SpecOverhead, q.Seed = "sglang", "mtp", "fixed", 1024, 1024, 0.8, -1, -1, 1
+		r, err := q.Resolve(curves, kernels.DefaultCatalog())
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		topo, err := simulate.ParseTopology(tc.topo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, err := Recipe(r, topo, 8, tc.k, "test", "")
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		for _, w := range tc.wants {
+			if !strings.Contains(text, w) {
+				t.Errorf("%s: no %q in\n%s", tc.name, w, text)
+			}
+		}
+	}
+}
