@@ -945,6 +945,13 @@ func (p *Plan) simulate() (*Result, error) {
 		now = ev.t
 		events++
 		if events > maxSimEvents || now > maxSimSeconds {
+			if rp != nil {
+				what := fmt.Sprintf("%d simulated seconds", maxSimSeconds)
+				if now <= maxSimSeconds {
+					what = fmt.Sprintf("%d events", maxSimEvents)
+				}
+				return nil, fmt.Errorf("agentx replay stopped at its cap of %s with %d requests still in flight: shorten --agentx duration=, or the deployment cannot keep up with this load", what, rp.InFlight())
+			}
 			if now > maxSimSeconds {
 				return nil, fmt.Errorf("simulation stopped at its cap of %d simulated seconds with %d of %d requests done: lower --requests, or the deployment cannot keep up with this load", maxSimSeconds, len(finished), measuredN)
 			}
