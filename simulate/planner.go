@@ -3,6 +3,7 @@ package simulate
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -56,8 +57,10 @@ type PoolConfig struct {
 	// ExtraBuffer: --mamba-scheduler-strategy extra_buffer (the prefill
 	// recipes' setting) keeps ping-pong state slots per request.
 	ExtraBuffer bool
-	MambaCache  int // --max-mamba-cache-size; 0 = unset
-	PageSize    int // 0 = 64, the recipes' --page-size
+	// ExtraBufferLazy: extra_buffer_lazy, one ping-pong slot instead of two.
+	ExtraBufferLazy bool
+	MambaCache      int // --max-mamba-cache-size; 0 = unset
+	PageSize        int // 0 = 64, the recipes' --page-size
 	// HiCacheRatio / HiCacheGiB size the host KV tier (--hicache-ratio of
 	// the device pool, or --hicache-size GB which wins when set); 0 = off.
 	HiCacheRatio float64
@@ -91,12 +94,14 @@ func hostDRAMPerGPU(gpu string) float64 {
 
 // SGLang's planner constants (sources in the comment above).
 const (
-	mambaRatioRadix       = 3   // MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO
-	mambaRatioExtraBuffer = 2   // MAMBA_CACHE_V2_ADDITIONAL_RATIO_OVERLAP
-	mambaFullMemoryRatio  = 0.9 // --mamba-full-memory-ratio default
-	defaultPageSize       = 64
-	reqSlotsFloor         = 2048
-	reqSlotsCeil          = 4096
+	mambaRatioRadix       = 3 // MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO
+	mambaRatioExtraBuffer = 2 // MAMBA_CACHE_V2_ADDITIONAL_RATIO_OVERLAP
+	// MAMBA_CACHE_V2_ADDITIONAL_RATIO_OVERLAP_LAZY
+	mambaRatioExtraBufferLazy = 1
+	mambaFullMemoryRatio      = 0.9 // --mamba-full-memory-ratio default
+	defaultPageSize           = 64
+	reqSlotsFloor             = 2048
+	reqSlotsCeil              = 4096
 )
 
 // SGLangAutoMemFraction is --mem-fraction-static when it is not given:
@@ -178,7 +183,9 @@ func sglangPools(mem Memory, perReq float64, dp, ctxLen int, meanCtx float64, c 
 		ratio := 1
 		if c.RadixCache {
 			ratio = mambaRatioRadix
-			if c.ExtraBuffer {
+			if c.ExtraBufferLazy {
+				ratio += mambaRatioExtraBufferLazy
+			} else if c.ExtraBuffer {
 				ratio += mambaRatioExtraBuffer
 			}
 		}
@@ -336,7 +343,15 @@ type ServerConfig struct {
 	// set them.
 	PrefillMaxRunning int `json:"prefill_max_running,omitempty"`
 	MambaCache        int `json:"mamba_cache,omitempty"` // --max-mamba-cache-size (0 = unset)
-	PageSize          int `json:"page_size,omitempty"`   // --page-size (0 = 64)
+	// PrefillMambaCache is --max-mamba-cache-size of disaggregated prefill
+	// workers (0 = MambaCache), as PrefillMaxRunning is to MaxRunning.
+	PrefillMambaCache int `json:"prefill_mamba_cache,omitempty"`
+	PageSize          int `json:"page_size,omitempty"` // --page-size (0 = 64)
+	// MambaStrategy is --mamba-scheduler-strategy: "" or "auto" (SGLang's
+	// rule, mambaExtraBuffer), "no_buffer", "extra_buffer" or
+	// "extra_buffer_lazy". It sizes the state slots a running request
+	// takes where the radix cache is on.
+	MambaStrategy string `json:"mamba_scheduler_strategy,omitempty"`
 	// HiCacheRatio is --hicache-ratio (negative = no host tier; 0 with no
 	// HiCacheGiB = the workload's default: for AgentX trace replays, which
 	// every SGLang AgentX recipe runs with HiCache, AgentXDRAMUtilization of
@@ -369,8 +384,13 @@ func (sc *Scenario) poolConfig(r role, conc, chunk int, frac float64, gpu string
 	// choice: with it on, SGLang's 3 mamba slots a request would cap the
 	// running requests; --max-mamba-cache-size sizes that pool).
 	radix := !s.NoPrefixCache && r != roleDecode && (sc.Workload.Trace != nil || sc.Workload.Name != "fixed" || sc.Workload.CachedFraction > 0)
+	mambaCache := s.MambaCache
+	if r == rolePrefill && s.PrefillMambaCache > 0 {
+		mambaCache = s.PrefillMambaCache
+	}
 	c := PoolConfig{Role: r, MemFraction: frac, Steps: steps, Chunk: chunk, RadixCache: radix,
-		MambaCache: s.MambaCache, PageSize: s.PageSize, HiCacheRatio: s.HiCacheRatio, HiCacheGiB: s.HiCacheGiB}
+		MambaCache: mambaCache, PageSize: s.PageSize, HiCacheRatio: s.HiCacheRatio, HiCacheGiB: s.HiCacheGiB}
+	c.ExtraBuffer, c.ExtraBufferLazy = mambaExtraBuffer(s.MambaStrategy, sc.Model.HFArch)
 	switch {
 	case c.HiCacheRatio < 0:
 		c.HiCacheRatio = 0
@@ -401,6 +421,10 @@ func (s ServerConfig) validate() error {
 		return fmt.Errorf("--prefill-max-running %d: want 0..%d", s.PrefillMaxRunning, 1<<20)
 	case s.MambaCache < 0 || s.MambaCache > 1<<20:
 		return fmt.Errorf("--max-mamba-cache-size %d: want 0..%d", s.MambaCache, 1<<20)
+	case s.PrefillMambaCache < 0 || s.PrefillMambaCache > 1<<20:
+		return fmt.Errorf("--prefill-max-mamba-cache-size %d: want 0..%d", s.PrefillMambaCache, 1<<20)
+	case !slices.Contains([]string{"", "auto", "no_buffer", "extra_buffer", "extra_buffer_lazy"}, s.MambaStrategy):
+		return fmt.Errorf("--mamba-scheduler-strategy %q: want auto, no_buffer, extra_buffer or extra_buffer_lazy", s.MambaStrategy)
 	case s.PageSize < 0 || s.PageSize > 4096:
 		return fmt.Errorf("--page-size %d: want 0..4096 tokens", s.PageSize)
 	case !(s.HiCacheRatio >= -1 && s.HiCacheRatio <= 1000):
@@ -409,4 +433,35 @@ func (s ServerConfig) validate() error {
 		return fmt.Errorf("--hicache-size %g: want 0..%d GB", s.HiCacheGiB, 1<<20)
 	}
 	return nil
+}
+
+// mambaExtraBufferArchs are the architectures SGLang v0.5.14 runs the
+// extra_buffer mamba strategy for (server_args.py
+// _support_mamba_cache_extra_buffer, with the default triton linear
+// attention backend).
+var mambaExtraBufferArchs = map[string]bool{
+	"Qwen3_5ForConditionalGeneration": true, "Qwen3_5MoeForConditionalGeneration": true,
+	"Qwen3NextForCausalLM": true, "InternS2PreviewForConditionalGeneration": true,
+	"MiniCPMV4_6ForConditionalGeneration": true, "BailingMoeV2_5ForCausalLM": true,
+	"FalconH1ForCausalLM": true, "GraniteMoeHybridForCausalLM": true,
+	"NemotronHForCausalLM": true, "NemotronHPuzzleForCausalLM": true,
+}
+
+// mambaExtraBuffer resolves --mamba-scheduler-strategy for a radix-cache
+// role (the planner applies it only there, as _calculate_mamba_ratio
+// does): SGLang v0.5.14's "auto" (server_args.py _handle_mamba_radix_cache)
+// picks extra_buffer when the overlap scheduler is on or the page size is
+// above 1 and the architecture supports it, otherwise no_buffer. The
+// simulator's SGLang runs the overlap scheduler, so auto means
+// extra_buffer for the architectures above.
+func mambaExtraBuffer(strategy, arch string) (extra, lazy bool) {
+	switch strategy {
+	case "extra_buffer":
+		return true, false
+	case "extra_buffer_lazy":
+		return true, true
+	case "no_buffer":
+		return false, false
+	}
+	return mambaExtraBufferArchs[arch], false
 }

@@ -63,6 +63,16 @@ func TestSGLangPools(t *testing.T) {
 		// state 116/16 + 4 = 11.25; KV 24.75 GiB = 1622016 tokens.
 		{"radix mtp3", base, perReq, 1, PoolConfig{MaxRunning: 16, Steps: 3, RadixCache: true},
 			want{116, 1622016, 16, 16, 11.25, "--max-running"}},
+		// extra_buffer (SGLang's auto for Qwen3.5): 5 slots a request;
+		// slots = floor(17.05*16/(1+4/5)) = 151; intermediate
+		// 1/16*min(16, 30)*4 = 4; state 151/16 + 4 = 13.4375; KV 22.5625
+		// GiB = 1478656 tokens.
+		{"radix mtp3 extra_buffer", base, perReq, 1, PoolConfig{MaxRunning: 16, Steps: 3, RadixCache: true, ExtraBuffer: true},
+			want{151, 1478656, 16, 16, 13.4375, "--max-running"}},
+		// extra_buffer_lazy: 4 a request; slots floor(272.84/2) = 136;
+		// state 8.5 + 4 = 12.5; KV 23.5 GiB = 1540096 tokens.
+		{"radix mtp3 lazy", base, perReq, 1, PoolConfig{MaxRunning: 16, Steps: 3, RadixCache: true, ExtraBuffer: true, ExtraBufferLazy: true},
+			want{136, 1540096, 16, 16, 12.5, "--max-running"}},
 		// radix off: slots = max-running 6; intermediate 1/16*6*7 = 2.625;
 		// state 0.375 + 2.625 = 3; KV 33 GiB = 2162688 tokens.
 		{"decode mtp6", base, perReq, 1, PoolConfig{MaxRunning: 6, Steps: 6},
@@ -110,5 +120,30 @@ func TestPlannerNeverRefusesWhatRan(t *testing.T) {
 	}
 	if pre := res.Limits[0]; pre.Role != "prefill" || pre.Running < 1 || pre.CappedBy == "" {
 		t.Errorf("prefill limit %+v", pre)
+	}
+}
+
+// TestMambaStrategy: SGLang v0.5.14 resolves --mamba-scheduler-strategy
+// auto to extra_buffer for the hybrids it supports (server_args.py
+// _handle_mamba_radix_cache, _support_mamba_cache_extra_buffer) under the
+// overlap scheduler; an explicit strategy wins.
+func TestMambaStrategy(t *testing.T) {
+	for _, tc := range []struct {
+		strategy, arch string
+		extra, lazy    bool
+	}{
+		{"", "Qwen3_5MoeForConditionalGeneration", true, false},
+		{"auto", "Qwen3NextForCausalLM", true, false},
+		{"auto", "DeepseekV3ForCausalLM", false, false},
+		{"no_buffer", "Qwen3_5MoeForConditionalGeneration", false, false},
+		{"extra_buffer", "DeepseekV3ForCausalLM", true, false},
+		{"extra_buffer_lazy", "Qwen3_5MoeForConditionalGeneration", true, true},
+	} {
+		if e, l := mambaExtraBuffer(tc.strategy, tc.arch); e != tc.extra || l != tc.lazy {
+			t.Errorf("%q on %s: extra %v lazy %v, want %v %v", tc.strategy, tc.arch, e, l, tc.extra, tc.lazy)
+		}
+	}
+	if err := (ServerConfig{MambaStrategy: "ping_pong"}).validate(); err == nil {
+		t.Error("--mamba-scheduler-strategy ping_pong accepted")
 	}
 }

@@ -85,8 +85,12 @@ type Settings struct {
 	HiCache                 bool
 	HiCacheRatio, HiCacheGB float64
 	// MambaCache (max-mamba-cache-size) and PageSize (page-size); 0 =
-	// unset.
-	MambaCache, PageSize int
+	// unset. PrefillMambaCache is the disaggregated prefill role's
+	// max-mamba-cache-size where it differs from the decode role's.
+	MambaCache, PageSize, PrefillMambaCache int
+	// MambaStrategy is mamba-scheduler-strategy of the role that prefills
+	// (where the radix cache runs); "" = unset (SGLang's auto).
+	MambaStrategy string
 	// Steps is the draft length (0: no speculation); GoldenAL the AL the
 	// recipe check expects AgentX to inject at it.
 	Steps    int
@@ -117,6 +121,7 @@ var sglangModelled = map[string]bool{
 	"speculative-moe-runner-backend": true, "enable-flashinfer-allreduce-fusion": true, "enforce-disable-flashinfer-allreduce-fusion": true, "quantization": true,
 	"served-model-name": true, "model-path": true, "pipeline-parallel-size": true, "pp-size": true,
 	"enable-hierarchical-cache": true, "hicache-ratio": true, "hicache-size": true, "max-mamba-cache-size": true, "page-size": true,
+	"mamba-scheduler-strategy": true,
 }
 
 // vllmModelled and trtllmModelled are the vLLM flags (keys with '-') and
@@ -427,8 +432,22 @@ func (s *Settings) sglangArgs(gen, prefill *Role, read func(setting, value, from
 			read("hicache size GB", arg(cache, "hicache-size"), cache.ArgsAt+".hicache-size")
 		}
 	}
+	if v := arg(cache, "mamba-scheduler-strategy"); v != "" {
+		s.MambaStrategy = v
+		read("mamba strategy", v, cache.ArgsAt+".mamba-scheduler-strategy")
+	}
+	// max-mamba-cache-size per role: the prefill role's own value where it
+	// differs (predict's --prefill-max-mamba-cache-size).
+	if prefill != nil {
+		g, pv := arg(gen, "max-mamba-cache-size"), arg(prefill, "max-mamba-cache-size")
+		if n, err := strconv.Atoi(pv); err == nil && n > 0 && pv != g {
+			s.PrefillMambaCache = n
+			read("prefill mamba cache", pv, prefill.ArgsAt+".max-mamba-cache-size")
+		}
+	}
 	// One value for every role: a disaggregated recipe whose roles differ
-	// is listed, not applied.
+	// is listed, not applied (the mamba pool: the decode role's value,
+	// the prefill role's above).
 	for _, a := range []struct {
 		key, setting string
 		to           *int
@@ -438,7 +457,7 @@ func (s *Settings) sglangArgs(gen, prefill *Role, read func(setting, value, from
 	} {
 		v := arg(gen, a.key)
 		n, err := strconv.Atoi(v)
-		if prefill != nil && arg(prefill, a.key) != v {
+		if prefill != nil && arg(prefill, a.key) != v && a.key != "max-mamba-cache-size" {
 			s.Unsupported = append(s.Unsupported, fmt.Sprintf("%s differs by role (%s.%s %q, %s.%s %q): a prediction sets one value for every role, so neither is applied",
 				a.key, prefill.ArgsAt, a.key, arg(prefill, a.key), gen.ArgsAt, a.key, v))
 			continue

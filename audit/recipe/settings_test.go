@@ -101,8 +101,8 @@ func TestSettingsAllReduceFusionFlags(t *testing.T) {
 // A disaggregated recipe: HiCache is read off the prefill role (lines
 // 107 and 113 of the YAML; decode runs without a prefix cache), the page
 // size both roles share (64, lines 98 and 174) is applied, and the mamba
-// cache, 1100 on prefill and 1024 on decode (lines 110 and 187), is listed
-// rather than applied: a prediction takes one value for every role.
+// cache is applied per role: 1100 on prefill and 1024 on decode (lines 110
+// and 187), with the prefill role's mamba-scheduler-strategy extra_buffer.
 func TestSettingsDisaggPerRole(t *testing.T) {
 	rc, err := Load("../../testdata/recipes/schema2_qwen3.5_sglang_gb300-fp4_agentx_disagg-variants.yaml:override_tp4_tp4_c8")
 	if err != nil {
@@ -112,11 +112,10 @@ func TestSettingsDisaggPerRole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !s.Disagg || !s.HiCache || s.HiCacheRatio != 0.9 || s.PageSize != 64 || s.MambaCache != 0 {
-		t.Errorf("disagg %v hicache %v ratio %g page %d mamba %d", s.Disagg, s.HiCache, s.HiCacheRatio, s.PageSize, s.MambaCache)
+	if !s.Disagg || !s.HiCache || s.HiCacheRatio != 0.9 || s.PageSize != 64 || s.MambaCache != 1024 || s.PrefillMambaCache != 1100 || s.MambaStrategy != "extra_buffer" {
+		t.Errorf("disagg %v hicache %v ratio %g page %d mamba %d / prefill %d strategy %q", s.Disagg, s.HiCache, s.HiCacheRatio, s.PageSize, s.MambaCache, s.PrefillMambaCache, s.MambaStrategy)
 	}
-	un := strings.Join(s.Unsupported, "\n")
-	if !strings.Contains(un, `max-mamba-cache-size differs by role (`) || !strings.Contains(un, `"1100"`) || !strings.Contains(un, `"1024"`) {
-		t.Errorf("per-role mamba cache not listed: %q", s.Unsupported)
+	if un := strings.Join(s.Unsupported, "\n"); strings.Contains(un, "max-mamba-cache-size") || strings.Contains(un, "mamba-scheduler-strategy") {
+		t.Errorf("applied mamba settings still listed as not applied: %q", s.Unsupported)
 	}
 }

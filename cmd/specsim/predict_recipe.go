@@ -145,6 +145,15 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 	setInt(&q.q.CUDAGraphMaxBS, st.GraphMaxBS, "cuda-graph-max-bs", "cuda graph max bs")
 	setInt(&q.q.Chunk, st.Chunk, "chunk", "chunked prefill")
 	setInt(&q.q.Server.MambaCache, st.MambaCache, "max-mamba-cache-size", "max mamba cache size")
+	setInt(&q.q.Server.PrefillMambaCache, st.PrefillMambaCache, "prefill-max-mamba-cache-size", "prefill mamba cache")
+	switch {
+	case given["mamba-scheduler-strategy"]:
+		if st.MambaStrategy != "" && st.MambaStrategy != q.q.Server.MambaStrategy {
+			over("mamba strategy", "mamba-scheduler-strategy", q.q.Server.MambaStrategy)
+		}
+	case st.MambaStrategy != "":
+		q.q.Server.MambaStrategy = st.MambaStrategy
+	}
 	setInt(&q.q.Server.PageSize, st.PageSize, "page-size", "page size")
 	hostTier(&q, st, given)
 	switch {
