@@ -28,14 +28,18 @@ foreign shard, or a point with a negative figure, is an error naming the
 file (and the input that differs). Output formats are sweep's
 (--format text|json|markdown|csv).
 
+--emit DIR writes a recipe for each interactivity frontier point, as sweep
+--emit does on the unsharded sweep.
+
 Example (after a Slurm array job wrote shard-0.json .. shard-7.json):
-  specsim merge shard-*.json --plot frontier.png
+  specsim merge shard-*.json --plot frontier.png --emit recipes/
 `
 
 func runMerge(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("merge", mergeHelp, stderr)
 	plotPath := fs.String("plot", "", "draw the frontiers (MTP against none) into FILE.png or FILE.svg")
 	all := fs.Bool("all", false, "print every point, not just the frontiers")
+	emitDir := fs.String("emit", "", "write an srt-slurm schema-2 recipe for each interactivity frontier point of the merged sweep into DIR (as sweep --emit)")
 	ff := addFormatFlags(fs)
 	gf := addGoldenFlags(fs)
 	catalog := addGPUCatalogFlag(fs)
@@ -57,6 +61,11 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	if *plotPath != "" {
 		if err := chart.CheckPath(*plotPath); err != nil {
 			return fail(fmt.Errorf("--plot %w", err))
+		}
+	}
+	if *emitDir != "" {
+		if err := writableDir(*emitDir); err != nil {
+			return fail(fmt.Errorf("--emit %v", err))
 		}
 	}
 	outs := make([]*simulate.SweepOutput, len(files))
@@ -89,5 +98,12 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	return writeSweep(stdout, stderr, "merge", so, nil, format, csvOut, *all, *plotPath, "", progress)
+	var r *simulate.Resolved
+	if *emitDir != "" {
+		// The recipes carry the deployment the shards' query describes.
+		if r, err = resolve(so.Inputs); err != nil {
+			return fail(fmt.Errorf("--emit: %v", err))
+		}
+	}
+	return writeSweep(stdout, stderr, "merge", so, r, format, csvOut, *all, *plotPath, *emitDir, progress)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -206,6 +207,46 @@ func TestEmitFixedAL(t *testing.T) {
 	for _, f := range files {
 		if b, err := os.ReadFile(f); err != nil || !strings.Contains(string(b), "(given with --al") {
 			t.Errorf("%s: %v\n%s", f, err, b)
+		}
+	}
+}
+
+// merge --emit writes the recipes sweep --emit writes for the same sweep
+// unsharded: the same files, byte for byte.
+func TestMergeEmit(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"sweep", "--gpu", "b200", "--gpus", "2", "--isl", "1024", "--osl", "1024", "--steps", "0-1", "--conc", "4,32",
+		"--requests", "48", "--scope", "agg"}
+	whole := filepath.Join(dir, "whole")
+	if code, _, stderr := runCLI(append(base, "--emit", whole)...); code != exitOK {
+		t.Fatalf("sweep --emit: exit %d, %s", code, stderr)
+	}
+	var shards []string
+	for i := range 2 {
+		code, part, stderr := runCLI(append(base, "--json", "--shard", fmt.Sprintf("%d/2", i))...)
+		if code != exitOK {
+			t.Fatalf("shard %d: exit %d, %s", i, code, stderr)
+		}
+		f := filepath.Join(dir, fmt.Sprintf("shard%d.json", i))
+		if err := os.WriteFile(f, []byte(part), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		shards = append(shards, f)
+	}
+	merged := filepath.Join(dir, "merged")
+	if code, _, stderr := runCLI(append([]string{"merge", "--emit", merged}, shards...)...); code != exitOK {
+		t.Fatalf("merge --emit: exit %d, %s", code, stderr)
+	}
+	want, _ := filepath.Glob(filepath.Join(whole, "*.yaml"))
+	got, _ := filepath.Glob(filepath.Join(merged, "*.yaml"))
+	if len(want) == 0 || len(got) != len(want) {
+		t.Fatalf("sweep wrote %d recipes, merge %d", len(want), len(got))
+	}
+	for i := range want {
+		a, _ := os.ReadFile(want[i])
+		b, _ := os.ReadFile(got[i])
+		if filepath.Base(want[i]) != filepath.Base(got[i]) || string(a) != string(b) {
+			t.Errorf("%s differs from %s", got[i], want[i])
 		}
 	}
 }
