@@ -59,9 +59,14 @@ func TestSGLangDraftInheritsTargetBackend(t *testing.T) {
 		{"target flashinfer_cutedsl: Triton fallback", MoELaunch{Backend: "flashinfer_cutedsl"}, "triton", true, "inherited"},
 		{"spec backend overrides", MoELaunch{Backend: "flashinfer_trtllm", SpecBackend: "triton"}, "triton", false, "--speculative-moe-runner-backend"},
 		{"spec cutedsl over trtllm target", MoELaunch{Backend: "flashinfer_trtllm", SpecBackend: "flashinfer_cutedsl"}, "triton", true, "--speculative-moe-runner-backend"},
-		// Unset: "auto"; Qwen3.5 has no model-specific resolution in the
-		// server_args read, so the unquantized layer runs Triton.
-		{"unset on Qwen3.5", MoELaunch{Architecture: "Qwen3_5MoeForConditionalGeneration", Quantization: "modelopt_fp4", GPUArch: "blackwell"}, "triton", false, "engine default (auto)"},
+		// Unset on Qwen3.5: SGLang v0.5.14 (49e384ce9d30) server_args.py
+		// _handle_model_specific_adjustments lists
+		// Qwen3_5MoeForConditionalGeneration with Qwen3-Next: on SM100 with
+		// modelopt_fp4, no A2A and auto it resolves flashinfer_trtllm, and
+		// handle_speculative_decoding (which runs after it) gives the draft
+		// that value; on Hopper the draft stays on auto, Triton.
+		{"unset on Qwen3.5 SM100", MoELaunch{Architecture: "Qwen3_5MoeForConditionalGeneration", Quantization: "modelopt_fp4", GPUArch: "blackwell"}, "flashinfer_trtllm", false, "auto resolved"},
+		{"unset on Qwen3.5 Hopper", MoELaunch{Architecture: "Qwen3_5MoeForConditionalGeneration", Quantization: "fp8", GPUArch: "hopper"}, "triton", false, "engine default (auto)"},
 		// _handle_model_specific_adjustments: Qwen3-Next on SM100 with
 		// modelopt_fp4, no A2A, auto -> flashinfer_trtllm; the draft
 		// inherits the resolved value.

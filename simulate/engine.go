@@ -192,7 +192,12 @@ func NewEngine(m *Model, g *kernels.GPU, p Parallel, c EngineConfig) (*Engine, e
 	if why := g.NoFP4(); c.Precision == FP4 && why != "" {
 		return nil, &Error{Field: "Precision", Value: string(c.Precision), Reason: why}
 	}
-	launch := kernels.MoELaunch{Engine: engine, Backend: c.MoEBackend, SpecBackend: c.SpecMoEBackend, GPUArch: g.Arch}
+	// Architecture and quantization let the engine's model-specific rules
+	// resolve an unset (auto) backend as it does at start-up (SGLang
+	// v0.5.14 _handle_model_specific_adjustments: Qwen3.5 or DeepSeek-V3
+	// on SM100 -> flashinfer_trtllm, which the draft then inherits).
+	launch := kernels.MoELaunch{Engine: engine, Backend: c.MoEBackend, SpecBackend: c.SpecMoEBackend, GPUArch: g.Arch,
+		Architecture: m.HFArch, Quantization: releaseQuantization(c.Precision)}
 	tc, err := kernels.ResolveTargetMoE(launch, e.Target.Experts)
 	if err != nil {
 		return nil, fmt.Errorf("target MoE backend: %w", err)
@@ -914,4 +919,17 @@ func (e *Engine) MixedExtra(batch, q int, parts []PrefillPart, spec bool) float6
 // modules); other formats gather variable sizes (all_rank_num_tokens).
 func (e *Engine) dpPadding() bool {
 	return e.EngineName == "trtllm" && e.Par.DPAttention && e.Target.Experts == kernels.NVFP4
+}
+
+// releaseQuantization is the engine's name for a release's quantization
+// (SGLang quant_config.get_name()): NVIDIA's NVFP4 releases are ModelOpt
+// checkpoints, the FP8 releases block-FP8 ("fp8"); BF16 has none.
+func releaseQuantization(p Precision) string {
+	switch p {
+	case FP4:
+		return "modelopt_fp4"
+	case FP8:
+		return "fp8"
+	}
+	return ""
 }

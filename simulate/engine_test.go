@@ -162,10 +162,20 @@ func TestBF16DraftCostsMoreThanNVFP4(t *testing.T) {
 	if bf.Draft.Experts != "bf16" || fp4.Draft.Experts != "nvfp4" {
 		t.Fatalf("draft dtypes %s / %s", bf.Draft.Experts, fp4.Draft.Experts)
 	}
-	// Unset --moe-runner-backend is SGLang's "auto": the unquantized draft
-	// MoE runs Triton (kernels.TestSGLangUnquantizedMoE).
-	if bf.DraftBackend != "triton" || bf.DraftMoEEff >= fp4.DraftMoEEff {
-		t.Errorf("BF16 draft MoE on auto should run the slower Triton: %s eff %.2f vs %.2f", bf.DraftBackend, bf.DraftMoEEff, fp4.DraftMoEEff)
+	// Unset --moe-runner-backend is SGLang's "auto", which v0.5.14's
+	// _handle_model_specific_adjustments resolves to flashinfer_trtllm for
+	// Qwen3.5 on SM100 (the draft inherits it: kernels
+	// TestSGLangDraftInheritsTargetBackend); on Hopper it stays auto and
+	// the unquantized draft MoE runs Triton.
+	if bf.DraftBackend != "flashinfer_trtllm" || bf.DraftFellBack {
+		t.Errorf("BF16 draft MoE on auto, GB300: %s (fell back %v), want flashinfer_trtllm", bf.DraftBackend, bf.DraftFellBack)
+	}
+	hop, err := NewEngine(m, gpu(t, "h200"), Parallel{TP: 8, EP: 1, PP: 1}, EngineConfig{Precision: BF16, SchedOverhead: -1, SpecOverhead: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hop.DraftBackend != "triton" || hop.DraftMoEEff >= 1 {
+		t.Errorf("BF16 draft MoE on auto, H200: %s eff %.2f, want the slower Triton", hop.DraftBackend, hop.DraftMoEEff)
 	}
 	// On the recipes' flashinfer_trtllm the BF16 draft stays there; on
 	// flashinfer_cutedsl it falls back.
