@@ -163,7 +163,10 @@ func TestBackends(t *testing.T) {
 		{"sglang", "flashinfer_cutedsl", BF16, "triton", true},
 		{"sglang", "flashinfer_trtllm", NVFP4, "flashinfer_trtllm", false},
 		{"sglang", "auto", NVFP4, "flashinfer_trtllm", false},
-		{"sglang", "", FP8, "flashinfer_trtllm", false},
+		// Fp8MoEMethod.create_moe_runner (v0.5.14): auto stays on DeepGEMM
+		// only with a DeepEP-class all-to-all, else the Triton fused MoE
+		// (a model rule, not this table, moves Qwen3.5/DeepSeek on SM100).
+		{"sglang", "", FP8, "triton", false},
 		{"sglang", "deep_gemm", BF16, "triton", true},
 		{"vllm", "flashinfer_trtllm", BF16, "flashinfer_trtllm", false},
 		{"vllm", "deep_gemm", NVFP4, "marlin", true},

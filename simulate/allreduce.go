@@ -132,11 +132,19 @@ func (e *Engine) measuredMoEShard(tAll int, dt kernels.DType, draft bool) (float
 		ep.Experts, ep.Inter, ep.EP = m.Experts/p.EP, m.MoEInter/p.MoETP(), p.EP
 		shapes = []kernels.MoEShape{ep, tpShard}
 	}
-	measured := func(c kernels.Cost) bool {
+	// An EP shard's table holds only the decode and verify batches it was
+	// measured at (moe_triton_ep8.csv: 8-512 tokens); past them its
+	// extrapolation grows linearly in tokens (4096 tokens: 2.4 ms against
+	// the TP shard's measured 0.90 ms for the same FLOPs), so a prefill
+	// chunk takes the TP shard's table, measured to 8192 tokens.
+	measured := func(s kernels.MoEShape, c kernels.Cost) bool {
+		if s.EP > 1 {
+			return c.Source == kernels.SourceMeasured
+		}
 		return c.Source == kernels.SourceMeasured || c.Source == kernels.SourceExtrapolated
 	}
 	for _, s := range shapes {
-		if c := e.ops().MoE(s); measured(c) {
+		if c := e.ops().MoE(s); measured(s, c) {
 			return c.Seconds, s, true
 		}
 	}
@@ -145,7 +153,7 @@ func (e *Engine) measuredMoEShard(tAll int, dt kernels.DType, draft bool) (float
 		return 0, kernels.MoEShape{}, false
 	}
 	for _, s := range shapes {
-		if c, err := hc.MoE(s); err == nil && measured(c) {
+		if c, err := hc.MoE(s); err == nil && measured(s, c) {
 			return c.Seconds / speed, s, true
 		}
 	}

@@ -198,6 +198,16 @@ func NewEngine(m *Model, g *kernels.GPU, p Parallel, c EngineConfig) (*Engine, e
 	// on SM100 -> flashinfer_trtllm, which the draft then inherits).
 	launch := kernels.MoELaunch{Engine: engine, Backend: c.MoEBackend, SpecBackend: c.SpecMoEBackend, GPUArch: g.Arch,
 		Architecture: m.HFArch, Quantization: releaseQuantization(c.Precision)}
+	if engine == "sglang" && p.EP == p.TP && p.TP > g.NVLinkDomain { // deepEP()
+		// DeepEP all-to-all: SGLang's model rules (which need
+		// --moe-a2a-backend none) do not apply, and an auto backend keeps
+		// block-FP8 experts on DeepGEMM (fp8.py
+		// is_deepgemm_moe_runner_backend_enabled).
+		launch.A2A = "deepep"
+		if (c.MoEBackend == "" || c.MoEBackend == "auto") && e.Target.Experts == kernels.FP8 {
+			launch.Backend = "deep_gemm"
+		}
+	}
 	tc, err := kernels.ResolveTargetMoE(launch, e.Target.Experts)
 	if err != nil {
 		return nil, fmt.Errorf("target MoE backend: %w", err)
