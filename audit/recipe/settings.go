@@ -203,6 +203,9 @@ func (s *Settings) layout(r *Role, workers int) Layout {
 // Settings reads the deployment of v; vr is v's recipe check (for the
 // golden AL).
 func (v *Variant) Settings(vr *VariantReport, o SettingsOptions) (*Settings, error) {
+	if iv := v.InvalidValues(); len(iv) > 0 {
+		return nil, &InvalidValuesError{Variant: v.Name, Values: iv}
+	}
 	s := &Settings{Unsupported: []string{}}
 	read := func(setting, value, from string) { s.Read = append(s.Read, Setting{setting, value, from}) }
 	dep := v.Deployment()
@@ -382,11 +385,12 @@ func (s *Settings) sglangArgs(gen, prefill *Role, read func(setting, value, from
 		if n, err := strconv.Atoi(v); err == nil && n > 0 {
 			s.Chunk = n
 			read("chunked prefill", v, "chunked-prefill-size")
+		} else {
+			s.Unsupported = append(s.Unsupported, chunkRole.ArgsAt+".chunked-prefill-size -1: unchunked prefill is not modelled (simulated with the default chunk)")
 		}
 	}
-	if v := arg(gen, "kv-cache-dtype"); strings.HasPrefix(v, "fp8") || v == "bf16" || v == "bfloat16" || v == "auto" {
-		s.KVDType = map[bool]string{true: "fp8", false: "bf16"}[strings.HasPrefix(v, "fp8")]
-		read("kv cache dtype", v, gen.ArgsAt+".kv-cache-dtype")
+	if v := arg(gen, "kv-cache-dtype"); v != "" {
+		s.kvDType(v, gen.ArgsAt+".kv-cache-dtype", read)
 	}
 	for _, a := range []struct {
 		key, setting string
@@ -499,15 +503,20 @@ func (s *Settings) vllmTRTArgs(gen, prefill *Role, read func(setting, value, fro
 		s.Chunk = n
 		read("chunked prefill", strconv.Itoa(n), chunkRole.ArgsAt+"."+chunkKey)
 	}
-	switch {
-	case strings.HasPrefix(kv, "fp8"):
-		s.KVDType = "fp8"
-	case kv == "auto" || kv == "bf16" || kv == "bfloat16":
-		s.KVDType = "bf16"
+	if kv != "" {
+		s.kvDType(kv, gen.ArgsAt+"."+kvKey, read)
 	}
-	if s.KVDType != "" {
-		read("kv cache dtype", kv, gen.ArgsAt+"."+kvKey)
+}
+
+// kvDType takes a valid KV cache dtype (InvalidValues has checked it):
+// FP8 variants as fp8, auto and BF16 as bf16, the rest (FP4 KV) listed.
+func (s *Settings) kvDType(v, from string, read func(setting, value, from string)) {
+	if !modelledKVDType(v) {
+		s.Unsupported = append(s.Unsupported, fmt.Sprintf("%s %s: this KV cache dtype is not modelled (simulated with the query's)", from, v))
+		return
 	}
+	s.KVDType = map[bool]string{true: "fp8", false: "bf16"}[strings.HasPrefix(v, "fp8")]
+	read("kv cache dtype", v, from)
 }
 
 // unmodelled lists r's engine arguments and environment that a
