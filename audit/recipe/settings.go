@@ -84,6 +84,16 @@ type Settings struct {
 	// (hicache-size per rank, which wins); 0 = unset.
 	HiCache                 bool
 	HiCacheRatio, HiCacheGB float64
+	// HostTierFrom is the key path that gave the host tier its size
+	// where the engine's setting is not SGLang's (TensorRT-LLM
+	// kv_cache_config.host_cache_size); "" otherwise.
+	HostTierFrom string
+	// NoPrefixCache: the role that prefills runs without a prefix cache
+	// (SGLang disable-radix-cache, TensorRT-LLM
+	// kv_cache_config.enable_block_reuse false); NoPrefixCacheFrom names
+	// the key.
+	NoPrefixCache     bool
+	NoPrefixCacheFrom string
 	// MambaCache (max-mamba-cache-size) and PageSize (page-size); 0 =
 	// unset. PrefillMambaCache is the disaggregated prefill role's
 	// max-mamba-cache-size where it differs from the decode role's.
@@ -121,7 +131,7 @@ var sglangModelled = map[string]bool{
 	"speculative-moe-runner-backend": true, "enable-flashinfer-allreduce-fusion": true, "enforce-disable-flashinfer-allreduce-fusion": true, "quantization": true,
 	"served-model-name": true, "model-path": true, "pipeline-parallel-size": true, "pp-size": true,
 	"enable-hierarchical-cache": true, "hicache-ratio": true, "hicache-size": true, "max-mamba-cache-size": true, "page-size": true,
-	"mamba-scheduler-strategy": true,
+	"mamba-scheduler-strategy": true, "disable-radix-cache": true,
 }
 
 // vllmModelled and trtllmModelled are the vLLM flags (keys with '-') and
@@ -313,8 +323,12 @@ func (v *Variant) Settings(vr *VariantReport, o SettingsOptions) (*Settings, err
 	case EngineVLLM, EngineTRTLLM:
 		s.vllmTRTArgs(gen, roles["prefill"], read)
 	}
+	cacheRole := gen
+	if s.Disagg {
+		cacheRole = roles["prefill"]
+	}
 	for _, r := range v.Roles {
-		s.unmodelled(r, sglang)
+		s.unmodelled(r, sglang, r == cacheRole)
 	}
 	// Speculation: the draft length and the golden AL AgentX injects.
 	if gen.Spec != nil && gen.Spec.DraftLength > 0 {
@@ -424,6 +438,10 @@ func (s *Settings) sglangArgs(gen, prefill *Role, read func(setting, value, from
 	if prefill != nil {
 		cache = prefill
 	}
+	if v := cache.Args.Get("disable-radix-cache"); v.Bool() {
+		s.NoPrefixCache, s.NoPrefixCacheFrom = true, cache.ArgsAt+".disable-radix-cache"
+		read("prefix cache", "off", s.NoPrefixCacheFrom)
+	}
 	if v := arg(cache, "enable-hierarchical-cache"); v == "true" {
 		s.HiCache = true
 		read("hicache", v, cache.ArgsAt+".enable-hierarchical-cache")
@@ -506,6 +524,30 @@ func (s *Settings) vllmTRTArgs(gen, prefill *Role, read func(setting, value, fro
 	if kv != "" {
 		s.kvDType(kv, gen.ArgsAt+"."+kvKey, read)
 	}
+	if gen.Engine == EngineTRTLLM {
+		s.trtCache(chunkRole, read)
+	}
+}
+
+// trtCache reads the prefix cache and host tier of the TensorRT-LLM role
+// that prefills (the agg role, or the disaggregated prefill role), from
+// its kv_cache_config (tensorrt_llm/llmapi/llm_args.py KvCacheConfig):
+// enable_block_reuse (default true) is the prefix cache, host_cache_size
+// the bytes of host memory each rank's KV cache manager offloads reusable
+// blocks to. The planner sizes the host tier in GB (1e9 bytes, as SGLang's
+// hicache-size) per rank, which is per GPU.
+func (s *Settings) trtCache(r *Role, read func(setting, value, from string)) {
+	if r.Args == nil {
+		return
+	}
+	if v := r.Args.Get("kv_cache_config", "enable_block_reuse"); v != nil && v.Kind == Scalar && !v.Bool() {
+		s.NoPrefixCache, s.NoPrefixCacheFrom = true, r.ArgsAt+".kv_cache_config.enable_block_reuse"
+		read("prefix cache", "off", s.NoPrefixCacheFrom)
+	}
+	if n, ok := r.Args.Get("kv_cache_config", "host_cache_size").Int(); ok && n > 0 {
+		s.HiCache, s.HiCacheGB = true, float64(n)/1e9
+		s.HostTierFrom = r.ArgsAt + ".kv_cache_config.host_cache_size"
+	}
 }
 
 // kvDType takes a valid KV cache dtype (InvalidValues has checked it):
@@ -521,7 +563,7 @@ func (s *Settings) kvDType(v, from string, read func(setting, value, from string
 
 // unmodelled lists r's engine arguments and environment that a
 // prediction does not model.
-func (s *Settings) unmodelled(r *Role, sglang bool) {
+func (s *Settings) unmodelled(r *Role, sglang, cacheRole bool) {
 	if r.Args == nil || r.Args.Kind != Map {
 		return
 	}
@@ -535,7 +577,10 @@ func (s *Settings) unmodelled(r *Role, sglang bool) {
 		if r.Engine == EngineTRTLLM && k == "kv_cache_config" && r.Args.Fields[k].Kind == Map {
 			kv := r.Args.Fields[k]
 			for _, sk := range kv.Keys {
-				if sk != "dtype" && sk != "free_gpu_memory_fraction" {
+				// enable_block_reuse: the prefilling role's is read; a
+				// decode role never has a prefix cache in a prediction.
+				read := sk == "dtype" || sk == "free_gpu_memory_fraction" || sk == "enable_block_reuse" || cacheRole && sk == "host_cache_size"
+				if !read {
 					extra = append(extra, k+"."+sk+"="+argPreview(kv.Fields[sk]))
 				}
 			}
