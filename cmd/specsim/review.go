@@ -147,6 +147,9 @@ func precisionRows(v *review.Variant) [][2]string {
 	src := "shard headers"
 	if m.ShippedInferred {
 		src = "inferred from the weight map and configs: index-only, no shard header read"
+		if !a.IndexOnly {
+			src = "inferred from the weight map and configs: its shard is absent"
+		}
 	}
 	rows = append(rows,
 		[2]string{"MTP head", fmt.Sprintf("%s, %d layer(s), prefix `%s`", a.Draft.Kind, a.Draft.Layers, a.Draft.Prefix)},
