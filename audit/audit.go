@@ -109,20 +109,23 @@ type LogMatch struct {
 
 // Report is the result of an audit.
 type Report struct {
-	Dir            string           `json:"dir"`
-	Engine         string           `json:"engine"`
-	Family         string           `json:"family"`
-	QuantAlgo      string           `json:"quant_algo"`
-	Tensors        int              `json:"tensor_count"`
-	Shards         int              `json:"shard_count"`
-	DataBytes      int64            `json:"data_bytes"`
-	BytesRead      int64            `json:"bytes_read"` // configs, index and shard headers
-	IndexOnly      bool             `json:"index_only"`
-	MTP            MTPReport        `json:"mtp"`
-	Findings       []Finding        `json:"findings"`
-	Memory         []MemoryRow      `json:"memory"`
-	Counterfactual []Counterfactual `json:"draft_counterfactual"`
-	Log            []LogMatch       `json:"log,omitempty"`
+	Dir       string `json:"dir"`
+	Engine    string `json:"engine"`
+	Family    string `json:"family"`
+	QuantAlgo string `json:"quant_algo"`
+	Tensors   int    `json:"tensor_count"`
+	Shards    int    `json:"shard_count"`
+	DataBytes int64  `json:"data_bytes"`
+	BytesRead int64  `json:"bytes_read"` // configs, index and shard headers
+	IndexOnly bool   `json:"index_only"`
+	// InferredTensors counts tensors of absent shards inferred from the
+	// index (a partly downloaded checkpoint; Checkpoint.MissingShards).
+	InferredTensors int              `json:"inferred_tensors,omitempty"`
+	MTP             MTPReport        `json:"mtp"`
+	Findings        []Finding        `json:"findings"`
+	Memory          []MemoryRow      `json:"memory"`
+	Counterfactual  []Counterfactual `json:"draft_counterfactual"`
+	Log             []LogMatch       `json:"log,omitempty"`
 
 	// Details for the text and Markdown renderings.
 	Checkpoint *Checkpoint `json:"-"`
@@ -152,7 +155,7 @@ func Run(dir string, c Config) (*Report, error) {
 	}
 	r := &Report{Dir: dir, Engine: c.Engine, Checkpoint: cp, Findings: cp.Findings,
 		Family: familyOf(cp.Config), Tensors: len(cp.Tensors), Shards: len(cp.Shards), BytesRead: cp.BytesRead,
-		IndexOnly: cp.IndexOnly}
+		IndexOnly: cp.IndexOnly, InferredTensors: cp.InferredTensors}
 	if cp.Config.Quant != nil {
 		r.QuantAlgo = cp.Config.Quant.Algo
 	}
@@ -169,7 +172,7 @@ func Run(dir string, c Config) (*Report, error) {
 	r.MTP = MTPReport{
 		Present: mtp.Present(), TensorCount: mtp.Summary.Tensors, ParamCount: mtp.Summary.Params,
 		Bytes: mtp.Summary.Bytes, ShippedDType: mtp.Summary.DType, ScaleTensorCount: mtp.Summary.Scales,
-		EffectiveDType: r.Effective.DType, ShippedInferred: cp.IndexOnly,
+		EffectiveDType: r.Effective.DType, ShippedInferred: cp.IndexOnly || inferredDraft(cp, mtp),
 	}
 	if !mtp.Present() {
 		r.MTP.ShippedDType, r.MTP.EffectiveDType = PrecNone, PrecNone
@@ -228,3 +231,23 @@ func vocabSplitProblem(vocab, tp int) string {
 }
 
 func sortFindings(fs []Finding) { finding.Sort(fs) }
+
+// inferredDraft reports whether a draft tensor sits in a shard that is
+// absent, so its shipped precision is inferred from the index.
+func inferredDraft(cp *Checkpoint, mtp *MTP) bool {
+	if len(cp.MissingShards) == 0 {
+		return false
+	}
+	missing := map[string]bool{}
+	for _, s := range cp.MissingShards {
+		missing[s] = true
+	}
+	for _, m := range mtp.Modules {
+		for _, t := range m.Tensors {
+			if missing[t.Shard] {
+				return true
+			}
+		}
+	}
+	return false
+}

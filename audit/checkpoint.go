@@ -37,6 +37,11 @@ type Checkpoint struct {
 	// IndexOnly is set when no shard the index names is present: Tensors
 	// then come from the weight map with inferred dtypes and shapes.
 	IndexOnly bool
+	// MissingShards are the shards the index names that are absent from a
+	// partly downloaded checkpoint; their tensors are in Tensors as
+	// index-only mode infers them (InferredTensors of them).
+	MissingShards   []string
+	InferredTensors int
 }
 
 // CorruptError is an unreadable or corrupt input: the audit cannot go on
@@ -175,11 +180,24 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 			rest = append(rest, s)
 		}
 	}
-	rest = links.filter(cp, rest)
-	if err := checkHeaderBytes(dir, append(append([]string(nil), onDisk...), rest...)); err != nil {
+	allowed := links.filter(cp, rest)
+	if err := checkHeaderBytes(dir, append(append([]string(nil), onDisk...), allowed...)); err != nil {
 		return nil, &CorruptError{Path: dir, Err: err}
 	}
-	shards = append(shards, readShards(dir, rest)...)
+	shards = append(shards, readShards(dir, allowed)...)
+	// An indexed shard the link guard refused is not read: its tensors
+	// are inferred like an absent shard's.
+	if cp.Index != nil && len(allowed) < len(rest) {
+		ok := map[string]bool{}
+		for _, s := range allowed {
+			ok[s] = true
+		}
+		for _, s := range rest {
+			if !ok[s] {
+				shards = append(shards, shard{name: s, err: fs.ErrNotExist})
+			}
+		}
+	}
 	if err := cp.collect(shards); err != nil {
 		return nil, err
 	}
@@ -259,8 +277,7 @@ func (cp *Checkpoint) collect(shards []shard) error {
 	for _, sh := range shards {
 		if sh.err != nil {
 			if errors.Is(sh.err, fs.ErrNotExist) && cp.Index != nil {
-				cp.add(Finding{Code: "shard-missing", Severity: SeverityError,
-					Message: fmt.Sprintf("%s names shard %s, which does not exist", safetensors.IndexFile, sh.name)})
+				cp.MissingShards = append(cp.MissingShards, sh.name)
 				continue
 			}
 			return &CorruptError{Path: filepath.Join(cp.Dir, sh.name), Err: sh.err}
@@ -270,8 +287,48 @@ func (cp *Checkpoint) collect(shards []shard) error {
 		lists = append(lists, sh.tensors)
 		n += len(sh.tensors)
 	}
+	if len(cp.MissingShards) > 0 {
+		inferred := cp.inferMissing()
+		lists = append(lists, inferred)
+		n += len(inferred)
+	}
 	cp.Tensors = mergeSorted(lists, n)
 	return nil
+}
+
+// inferMissing infers the tensors the index maps to absent shards as
+// index-only mode does (inferredTensors: names from the weight map, dtypes
+// and shapes from the names, scale companions and config.json), so a
+// partly downloaded checkpoint keeps its draft, scales and sizes, and adds
+// one finding for all absent shards.
+func (cp *Checkpoint) inferMissing() []Tensor {
+	missing := map[string]bool{}
+	for _, s := range cp.MissingShards {
+		missing[s] = true
+	}
+	all, unsized := inferredTensors(cp.Index, cp.Config)
+	var out []Tensor
+	for _, t := range all {
+		if missing[t.Shard] || missing[filepath.Clean(t.Shard)] {
+			t.Shard = filepath.Clean(t.Shard)
+			out = append(out, t)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Tensor) int { return strings.Compare(a.Name, b.Name) })
+	cp.InferredTensors = len(out)
+	nUnsized := 0
+	for _, name := range unsized {
+		if e, ok := cp.Index.Shard(name); ok && missing[filepath.Clean(e)] {
+			nUnsized++
+		}
+	}
+	msg := fmt.Sprintf("%d of the %d shard files %s names are absent or not read (%s): their %d tensors are inferred from the weight map and config.json as in index-only mode (dtypes, shapes and memory of those tensors are inferred, not read). Finish the download to audit their headers",
+		len(cp.MissingShards), len(cp.Index.Shards()), safetensors.IndexFile, abbreviate(cp.MissingShards, 3), len(out))
+	if nUnsized > 0 {
+		msg += fmt.Sprintf("; %d of them have names the architecture does not explain and are left out of the sizes", nUnsized)
+	}
+	cp.add(Finding{Code: "shard-missing", Severity: SeverityError, Message: msg})
+	return out
 }
 
 // mergeSorted merges name-sorted lists (a k-way merge: n log k
@@ -380,7 +437,7 @@ func (cp *Checkpoint) crossCheck() {
 		cp.add(Finding{Code: "tensor-unindexed", Severity: SeverityWarning,
 			Message: fmt.Sprintf("%d tensors are in shard headers but not in %s's weight_map: %s", extra.n, safetensors.IndexFile, &extra)})
 	}
-	if cp.Index.HasTotalSize && cp.Index.TotalSize != dataBytes {
+	if cp.Index.HasTotalSize && cp.Index.TotalSize != dataBytes && len(cp.MissingShards) == 0 {
 		cp.add(Finding{Code: "total-size-mismatch", Severity: SeverityWarning,
 			Message: fmt.Sprintf("%s metadata.total_size is %d bytes but the shard headers hold %d bytes of tensor data (difference %+d)", safetensors.IndexFile, cp.Index.TotalSize, dataBytes, dataBytes-cp.Index.TotalSize)})
 	}

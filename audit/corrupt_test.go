@@ -258,13 +258,26 @@ func TestFIFOShardDoesNotBlock(t *testing.T) {
 func TestLayoutFindings(t *testing.T) {
 	dir := t.TempDir()
 	must(t, checkpointtest.WriteCheckpoint(dir, tiny.Tensors(), 1, tiny.Config(), nil))
-	// tp 3: vocab 1000 pads to 1024, which 3 does not divide; tp 2 with
-	// dp 4: attention TP would be fractional, so the row is skipped.
+	// tp 3 does not divide tiny's 4 attention heads: layout-invalid, as
+	// predict refuses it (review 2, #10).
 	r, err := audit.Run(dir, audit.Config{TP: []int{3}})
 	must(t, err)
-	if f := findCode(r.Findings, "vocab-not-divisible"); f == nil || !strings.Contains(f.Message, "1024") {
+	if f := findCode(r.Findings, "layout-invalid"); f == nil || !strings.Contains(f.Message, "does not divide the 4 attention heads") || len(r.Memory) != 0 {
+		t.Errorf("want tp=3 layout-invalid for 4 heads, got %+v %+v", r.Findings, r.Memory)
+	}
+	// With 6 heads tp 3 runs, and vocab 1000 pads to 1024, which 3 does
+	// not divide.
+	six := tiny
+	six.Heads, six.KVHeads, six.Hidden = 6, 3, 96
+	dir6 := t.TempDir()
+	must(t, checkpointtest.WriteCheckpoint(dir6, six.Tensors(), 1, six.Config(), nil))
+	r, err = audit.Run(dir6, audit.Config{TP: []int{3}})
+	must(t, err)
+	if f := findCode(r.Findings, "vocab-not-divisible"); f == nil || !strings.Contains(f.Message, "1024") || findCode(r.Findings, "layout-invalid") != nil {
 		t.Errorf("want vocab_not_divisible, got %+v", r.Findings)
 	}
+	// tp 2 with dp 4: attention TP would be fractional, so the row is
+	// skipped.
 	r, err = audit.Run(dir, audit.Config{TP: []int{2, 4}, DP: 4})
 	must(t, err)
 	if f := findCode(r.Findings, "layout-invalid"); f == nil || len(r.Memory) != 1 || r.Memory[0].TP != 4 {

@@ -19,6 +19,7 @@ type linkGuard struct {
 	dir     string // the directory as given
 	realDir string // with its own links resolved
 	blobs   string // <cache>/models--x--y/blobs when dir is a snapshot, else ""
+	refused map[string]bool
 }
 
 func newLinkGuard(dir string) *linkGuard {
@@ -55,6 +56,13 @@ func (g *linkGuard) allow(cp *Checkpoint, name string) bool {
 	if within(g.realDir, target) || g.blobs != "" && within(g.blobs, target) {
 		return true
 	}
+	if g.refused[p] { // reported once, however often it is named
+		return false
+	}
+	if g.refused == nil {
+		g.refused = map[string]bool{}
+	}
+	g.refused[p] = true
 	cp.add(Finding{Code: "symlink-outside-dir", Severity: SeverityError,
 		Message: fmt.Sprintf("%s is a symbolic link to %s, outside %s; it was not read. Copy the file into the checkpoint or link within it", p, target, g.dir)})
 	return false

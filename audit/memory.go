@@ -51,6 +51,13 @@ func (l Layout) Check(cfg *ModelConfig) error {
 		return fmt.Errorf("tp %d is not a multiple of ep %d (SGLang runs EP inside the TP group)", l.TP, l.EP)
 	case cfg.NumExperts > 0 && l.EP > cfg.NumExperts:
 		return fmt.Errorf("ep %d exceeds the %d experts", l.EP, cfg.NumExperts)
+	// The engines split attention heads evenly over the attention TP
+	// ranks (SGLang's and vLLM's QKVParallelLinear assert divisibility);
+	// simulate refuses the same layouts (Parallel.fits).
+	case cfg.NumAttentionHeads > 0 && cfg.NumAttentionHeads%(l.TP/l.DP) != 0:
+		return fmt.Errorf("attention tp %d does not divide the %d attention heads", l.TP/l.DP, cfg.NumAttentionHeads)
+	case cfg.FullAttentionInterval > 1 && cfg.LinearNumValueHeads > 0 && cfg.LinearNumValueHeads%(l.TP/l.DP) != 0:
+		return fmt.Errorf("attention tp %d does not divide the %d linear-attention value heads", l.TP/l.DP, cfg.LinearNumValueHeads)
 	}
 	return nil
 }

@@ -84,6 +84,16 @@ type Settings struct {
 	// (hicache-size per rank, which wins); 0 = unset.
 	HiCache                 bool
 	HiCacheRatio, HiCacheGB float64
+	// HostTierFrom is the key path that gave the host tier its size
+	// where the engine's setting is not SGLang's (TensorRT-LLM
+	// kv_cache_config.host_cache_size); "" otherwise.
+	HostTierFrom string
+	// NoPrefixCache: the role that prefills runs without a prefix cache
+	// (SGLang disable-radix-cache, TensorRT-LLM
+	// kv_cache_config.enable_block_reuse false); NoPrefixCacheFrom names
+	// the key.
+	NoPrefixCache     bool
+	NoPrefixCacheFrom string
 	// MambaCache (max-mamba-cache-size) and PageSize (page-size); 0 =
 	// unset. PrefillMambaCache is the disaggregated prefill role's
 	// max-mamba-cache-size where it differs from the decode role's.
@@ -121,7 +131,7 @@ var sglangModelled = map[string]bool{
 	"speculative-moe-runner-backend": true, "enable-flashinfer-allreduce-fusion": true, "enforce-disable-flashinfer-allreduce-fusion": true, "quantization": true,
 	"served-model-name": true, "model-path": true, "pipeline-parallel-size": true, "pp-size": true,
 	"enable-hierarchical-cache": true, "hicache-ratio": true, "hicache-size": true, "max-mamba-cache-size": true, "page-size": true,
-	"mamba-scheduler-strategy": true,
+	"mamba-scheduler-strategy": true, "disable-radix-cache": true,
 }
 
 // vllmModelled and trtllmModelled are the vLLM flags (keys with '-') and
@@ -203,6 +213,9 @@ func (s *Settings) layout(r *Role, workers int) Layout {
 // Settings reads the deployment of v; vr is v's recipe check (for the
 // golden AL).
 func (v *Variant) Settings(vr *VariantReport, o SettingsOptions) (*Settings, error) {
+	if iv := v.InvalidValues(); len(iv) > 0 {
+		return nil, &InvalidValuesError{Variant: v.Name, Values: iv}
+	}
 	s := &Settings{Unsupported: []string{}}
 	read := func(setting, value, from string) { s.Read = append(s.Read, Setting{setting, value, from}) }
 	dep := v.Deployment()
@@ -310,8 +323,12 @@ func (v *Variant) Settings(vr *VariantReport, o SettingsOptions) (*Settings, err
 	case EngineVLLM, EngineTRTLLM:
 		s.vllmTRTArgs(gen, roles["prefill"], read)
 	}
+	cacheRole := gen
+	if s.Disagg {
+		cacheRole = roles["prefill"]
+	}
 	for _, r := range v.Roles {
-		s.unmodelled(r, sglang)
+		s.unmodelled(r, sglang, r == cacheRole)
 	}
 	// Speculation: the draft length and the golden AL AgentX injects.
 	if gen.Spec != nil && gen.Spec.DraftLength > 0 {
@@ -382,11 +399,12 @@ func (s *Settings) sglangArgs(gen, prefill *Role, read func(setting, value, from
 		if n, err := strconv.Atoi(v); err == nil && n > 0 {
 			s.Chunk = n
 			read("chunked prefill", v, "chunked-prefill-size")
+		} else {
+			s.Unsupported = append(s.Unsupported, chunkRole.ArgsAt+".chunked-prefill-size -1: unchunked prefill is not modelled (simulated with the default chunk)")
 		}
 	}
-	if v := arg(gen, "kv-cache-dtype"); strings.HasPrefix(v, "fp8") || v == "bf16" || v == "bfloat16" || v == "auto" {
-		s.KVDType = map[bool]string{true: "fp8", false: "bf16"}[strings.HasPrefix(v, "fp8")]
-		read("kv cache dtype", v, gen.ArgsAt+".kv-cache-dtype")
+	if v := arg(gen, "kv-cache-dtype"); v != "" {
+		s.kvDType(v, gen.ArgsAt+".kv-cache-dtype", read)
 	}
 	for _, a := range []struct {
 		key, setting string
@@ -419,6 +437,10 @@ func (s *Settings) sglangArgs(gen, prefill *Role, read func(setting, value, from
 	cache := gen
 	if prefill != nil {
 		cache = prefill
+	}
+	if v := cache.Args.Get("disable-radix-cache"); v.Bool() {
+		s.NoPrefixCache, s.NoPrefixCacheFrom = true, cache.ArgsAt+".disable-radix-cache"
+		read("prefix cache", "off", s.NoPrefixCacheFrom)
 	}
 	if v := arg(cache, "enable-hierarchical-cache"); v == "true" {
 		s.HiCache = true
@@ -499,20 +521,49 @@ func (s *Settings) vllmTRTArgs(gen, prefill *Role, read func(setting, value, fro
 		s.Chunk = n
 		read("chunked prefill", strconv.Itoa(n), chunkRole.ArgsAt+"."+chunkKey)
 	}
-	switch {
-	case strings.HasPrefix(kv, "fp8"):
-		s.KVDType = "fp8"
-	case kv == "auto" || kv == "bf16" || kv == "bfloat16":
-		s.KVDType = "bf16"
+	if kv != "" {
+		s.kvDType(kv, gen.ArgsAt+"."+kvKey, read)
 	}
-	if s.KVDType != "" {
-		read("kv cache dtype", kv, gen.ArgsAt+"."+kvKey)
+	if gen.Engine == EngineTRTLLM {
+		s.trtCache(chunkRole, read)
 	}
+}
+
+// trtCache reads the prefix cache and host tier of the TensorRT-LLM role
+// that prefills (the agg role, or the disaggregated prefill role), from
+// its kv_cache_config (tensorrt_llm/llmapi/llm_args.py KvCacheConfig):
+// enable_block_reuse (default true) is the prefix cache, host_cache_size
+// the bytes of host memory each rank's KV cache manager offloads reusable
+// blocks to. The planner sizes the host tier in GB (1e9 bytes, as SGLang's
+// hicache-size) per rank, which is per GPU.
+func (s *Settings) trtCache(r *Role, read func(setting, value, from string)) {
+	if r.Args == nil {
+		return
+	}
+	if v := r.Args.Get("kv_cache_config", "enable_block_reuse"); v != nil && v.Kind == Scalar && !v.Bool() {
+		s.NoPrefixCache, s.NoPrefixCacheFrom = true, r.ArgsAt+".kv_cache_config.enable_block_reuse"
+		read("prefix cache", "off", s.NoPrefixCacheFrom)
+	}
+	if n, ok := r.Args.Get("kv_cache_config", "host_cache_size").Int(); ok && n > 0 {
+		s.HiCache, s.HiCacheGB = true, float64(n)/1e9
+		s.HostTierFrom = r.ArgsAt + ".kv_cache_config.host_cache_size"
+	}
+}
+
+// kvDType takes a valid KV cache dtype (InvalidValues has checked it):
+// FP8 variants as fp8, auto and BF16 as bf16, the rest (FP4 KV) listed.
+func (s *Settings) kvDType(v, from string, read func(setting, value, from string)) {
+	if !modelledKVDType(v) {
+		s.Unsupported = append(s.Unsupported, fmt.Sprintf("%s %s: this KV cache dtype is not modelled (simulated with the query's)", from, v))
+		return
+	}
+	s.KVDType = map[bool]string{true: "fp8", false: "bf16"}[strings.HasPrefix(v, "fp8")]
+	read("kv cache dtype", v, from)
 }
 
 // unmodelled lists r's engine arguments and environment that a
 // prediction does not model.
-func (s *Settings) unmodelled(r *Role, sglang bool) {
+func (s *Settings) unmodelled(r *Role, sglang, cacheRole bool) {
 	if r.Args == nil || r.Args.Kind != Map {
 		return
 	}
@@ -526,7 +577,10 @@ func (s *Settings) unmodelled(r *Role, sglang bool) {
 		if r.Engine == EngineTRTLLM && k == "kv_cache_config" && r.Args.Fields[k].Kind == Map {
 			kv := r.Args.Fields[k]
 			for _, sk := range kv.Keys {
-				if sk != "dtype" && sk != "free_gpu_memory_fraction" {
+				// enable_block_reuse: the prefilling role's is read; a
+				// decode role never has a prefix cache in a prediction.
+				read := sk == "dtype" || sk == "free_gpu_memory_fraction" || sk == "enable_block_reuse" || cacheRole && sk == "host_cache_size"
+				if !read {
 					extra = append(extra, k+"."+sk+"="+argPreview(kv.Fields[sk]))
 				}
 			}

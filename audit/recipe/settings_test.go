@@ -2,6 +2,7 @@ package recipe
 
 import (
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -117,5 +118,29 @@ func TestSettingsDisaggPerRole(t *testing.T) {
 	}
 	if un := strings.Join(s.Unsupported, "\n"); strings.Contains(un, "max-mamba-cache-size") || strings.Contains(un, "mamba-scheduler-strategy") {
 		t.Errorf("applied mamba settings still listed as not applied: %q", s.Unsupported)
+	}
+}
+
+// TestRecipesValid: every recipe the project keeps (published ones and
+// the check's fixtures) passes
+// InvalidValues (the ranges are the engines' own, so a real recipe that
+// launched cannot fail them).
+func TestRecipesValid(t *testing.T) {
+	files, err := filepath.Glob("../../testdata/recipes/*.yaml")
+	own, err2 := filepath.Glob("testdata/*.yaml")
+	files = append(files, own...)
+	if err != nil || err2 != nil || len(files) == 0 {
+		t.Fatal("no recipes", err, err2)
+	}
+	for _, f := range files {
+		rc, err := Load(f)
+		if err != nil {
+			continue // not a recipe (the master-config excerpt)
+		}
+		for _, v := range rc.Variants {
+			if iv := v.InvalidValues(); len(iv) > 0 {
+				t.Errorf("%s:%s: %v", f, v.Name, iv)
+			}
+		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/specsim/specsim/audit"
 	"github.com/specsim/specsim/audit/enginelog"
 	"github.com/specsim/specsim/audit/finding"
+	"github.com/specsim/specsim/audit/model"
 	"github.com/specsim/specsim/audit/recipe"
 	"github.com/specsim/specsim/audit/safetensors"
 )
@@ -43,6 +44,10 @@ type Input struct {
 	Checkpoint string
 	Audit      func(dir string, c audit.Config) (*audit.Report, error)
 	Logs       []string
+	// Served gives the shape of the model a recipe's model name names and
+	// the name of its description, nil when unknown (the command line
+	// backs it with simulate's presets).
+	Served func(name string) (*model.Architecture, string)
 }
 
 // Role is the golden-AL evidence of one role.
@@ -241,6 +246,8 @@ func Build(in Input) (*Report, error) {
 		oneFP8NextNVerdict(vr, ar)
 		if f, ok := modelMismatch(rv.ModelNames, ar); ok {
 			v.Findings = append(v.Findings, f)
+		} else if f, ok := shapeMismatch(rv.ModelNames, in.Served, ar); ok {
+			v.Findings = append(v.Findings, f)
 		}
 		if f, ok := precisionMismatch(rv.ModelPrecision(), gen.Quantization, ar); ok {
 			v.Findings = append(v.Findings, f)
@@ -282,6 +289,40 @@ func modelMismatch(names []string, ar *audit.Report) (finding.Finding, bool) {
 		return finding.Finding{Code: CodeModelMismatch, Severity: finding.Error,
 			Message: fmt.Sprintf("the recipe serves %s (%s family) but the checkpoint %s is a %s model (architectures %s): the audit and the golden AL would describe another model than the one served. Pass the checkpoint the recipe serves",
 				n, fam, ar.Dir, ar.Family, arch)}, true
+	}
+	return finding.Finding{}, false
+}
+
+// shapeMismatch is a model-mismatch error when the checkpoint's config
+// differs in layers, hidden size or routed experts from the model the
+// recipe serves (the first of its names served resolves): a checkpoint of
+// the same family but another size (Qwen3.5-122B-A10B for a recipe serving
+// Qwen3.5-397B-A17B) would be audited and sized as the wrong model.
+func shapeMismatch(names []string, served func(string) (*model.Architecture, string), ar *audit.Report) (finding.Finding, bool) {
+	if served == nil || ar == nil || ar.Checkpoint == nil || ar.Checkpoint.Config == nil {
+		return finding.Finding{}, false
+	}
+	got := ar.Checkpoint.Config.Architecture()
+	for _, n := range names {
+		want, desc := served(n)
+		if want == nil {
+			continue
+		}
+		var diff []string
+		for _, d := range []struct {
+			what      string
+			want, got int
+		}{{"layers", want.Layers, got.Layers}, {"hidden size", want.Hidden, got.Hidden}, {"routed experts", want.Experts, got.Experts}} {
+			if d.want != d.got {
+				diff = append(diff, fmt.Sprintf("%s %d, not %d", d.what, d.got, d.want))
+			}
+		}
+		if len(diff) == 0 {
+			return finding.Finding{}, false
+		}
+		return finding.Finding{Code: CodeModelMismatch, Severity: finding.Error,
+			Message: fmt.Sprintf("the recipe serves %s (%s) but the checkpoint %s has %s: the audit and the golden AL would describe another model than the one served. Pass the checkpoint the recipe serves",
+				n, desc, ar.Dir, strings.Join(diff, ", "))}, true
 	}
 	return finding.Finding{}, false
 }

@@ -212,6 +212,9 @@ func writeAuditText(w io.Writer, r *audit.Report) {
 	fmt.Fprintf(w, "checkpoint  %s\n", r.Dir)
 	if r.IndexOnly {
 		fmt.Fprintf(w, "tensors     %d in the weight map, no shard file present; %s of data (inferred); %d bytes read (configs, index)\n", r.Tensors, gib(r.DataBytes), r.BytesRead)
+	} else if n := len(cp.MissingShards); n > 0 {
+		fmt.Fprintf(w, "tensors     %d: %d in %d shard files read, %d of %d absent shard files inferred from the index; %s of data (partly inferred); %d bytes read (configs, index, shard headers)\n",
+			r.Tensors, r.Tensors-r.InferredTensors, r.Shards, r.InferredTensors, n, gib(r.DataBytes), r.BytesRead)
 	} else {
 		fmt.Fprintf(w, "tensors     %d in %d shard files, %s of data; %d bytes read (configs, index, shard headers)\n", r.Tensors, r.Shards, gib(r.DataBytes), r.BytesRead)
 	}
@@ -268,7 +271,7 @@ func yesNoWord(b bool) string {
 // names and configs rather than read from shard headers.
 func shippedLabel(m audit.MTPReport) string {
 	if m.ShippedInferred {
-		return m.ShippedDType + " (inferred from the weight map and configs: no shard header read)"
+		return m.ShippedDType + " (inferred from the weight map and configs: its shard header was not read)"
 	}
 	return m.ShippedDType
 }

@@ -230,3 +230,27 @@ func TestAuditParallelBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditTPHeads: audit --tp 3 on Qwen3.5-397B (32 attention heads,
+// config.json text_config.num_attention_heads) is layout-invalid with no
+// memory row, as predict refuses tp3 (review 2, #10); --tp 4 divides 32.
+func TestAuditTPHeads(t *testing.T) {
+	dir := qwenFixture(t)
+	_, out, errs := runCLI("audit", dir, "--tp", "3,4", "--json")
+	var d struct {
+		Findings []struct{ Code, Message string } `json:"findings"`
+		Memory   []struct {
+			TP int `json:"tp"`
+		} `json:"memory"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatalf("%v\n%s%s", err, out, errs)
+	}
+	found := false
+	for _, f := range d.Findings {
+		found = found || f.Code == "layout-invalid" && strings.Contains(f.Message, "tp=3") && strings.Contains(f.Message, "32 attention heads")
+	}
+	if !found || len(d.Memory) != 1 || d.Memory[0].TP != 4 {
+		t.Errorf("want tp=3 layout-invalid (32 heads) and only the tp=4 row: %+v %+v", d.Findings, d.Memory)
+	}
+}

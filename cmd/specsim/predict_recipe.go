@@ -157,6 +157,14 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 	setInt(&q.q.Server.PageSize, st.PageSize, "page-size", "page size")
 	hostTier(&q, st, given)
 	switch {
+	case given["no-prefix-cache"]:
+		if st.NoPrefixCache && !q.q.Server.NoPrefixCache {
+			over("prefix cache", "no-prefix-cache", "on")
+		}
+	case st.NoPrefixCache:
+		q.q.Server.NoPrefixCache = true
+	}
+	switch {
 	case given["mem-fraction"]:
 		if st.MemFraction > 0 && st.MemFraction != q.q.MemFraction {
 			over("mem fraction", "mem-fraction", strconv.FormatFloat(q.q.MemFraction, 'g', -1, 64))
@@ -267,9 +275,17 @@ func hostTier(q *queryFlags, st *recipe.Settings, given map[string]bool) {
 		}
 	case !st.HiCache:
 		q.hicache, q.q.Server.HiCacheGiB = 0, 0
-		st.Read = append(st.Read, recipe.Setting{Setting: "host KV tier", Value: "off", From: "the recipe gives the role that prefills no host KV tier (SGLang enable-hierarchical-cache)"})
+		key := map[string]string{"trtllm": "TensorRT-LLM kv_cache_config.host_cache_size", "vllm": "vLLM: none modelled"}[strings.ToLower(st.Engine)]
+		if key == "" {
+			key = "SGLang enable-hierarchical-cache"
+		}
+		st.Read = append(st.Read, recipe.Setting{Setting: "host KV tier", Value: "off", From: "the recipe gives the role that prefills no host KV tier (" + key + ")"})
 	case st.HiCacheGB > 0:
 		q.hicache, q.q.Server.HiCacheGiB = -1, st.HiCacheGB
+		if st.HostTierFrom != "" {
+			st.Read = append(st.Read, recipe.Setting{Setting: "host KV tier", Value: fmt.Sprintf("%.4g GB per GPU", st.HiCacheGB),
+				From: st.HostTierFrom + " (bytes per rank)"})
+		}
 	case replay:
 		q.hicache, q.q.Server.HiCacheGiB = -1, 0
 		st.Read = append(st.Read, recipe.Setting{Setting: "host KV tier", Value: fmt.Sprintf("%.0f%% of host DRAM per GPU", 100*simulate.AgentXDRAMUtilization),

@@ -531,3 +531,98 @@ func TestInputsEcho(t *testing.T) {
 		t.Errorf("bestk inputs %s (%v)", got, b.Inputs)
 	}
 }
+
+// predict --recipe takes the prefix cache and the host tier of the role
+// that prefills from the engine's own settings (review 2, #1): SGLang
+// disable-radix-cache and TensorRT-LLM kv_cache_config.enable_block_reuse
+// false are --no-prefix-cache (second method: the same recipe without the
+// setting and with the flag predicts the same figures); TensorRT-LLM
+// kv_cache_config.host_cache_size 137438953472 bytes per rank is
+// 137.438953472 GB, which at 15 full-attention layers x 2 KV heads x 256
+// dims x 2 (K, V) x 1 byte (FP8) = 15360 bytes per token on a DEP rank
+// holds floor(137438953472 / 15360) = 8947848 host tokens.
+func TestPredictRecipePrefixCacheAndHostTier(t *testing.T) {
+	const (
+		sgl = "../../testdata/recipes/schema2_qwen3.5_sglang_gb300-fp4_agentx_agg-variants.yaml"
+		trt = "../../testdata/recipes/schema1_trtllm_qwen3.5_gb300-fp4_agentx_disagg-3p2d-dep4-dep4-c704-mtp.yaml"
+	)
+	type doc struct {
+		Variants []struct {
+			Read []struct {
+				Setting, Value, From string
+			} `json:"read"`
+			Unsupported []string `json:"unsupported"`
+			Result      struct {
+				TputPerGPU float64 `json:"tput_per_gpu"`
+				TTFT       float64 `json:"ttft_p90_ms"`
+				Limits     []struct {
+					Role string `json:"role"`
+					Host int    `json:"hicache_tokens_per_rank"`
+				} `json:"limits"`
+			} `json:"result"`
+		} `json:"variants"`
+	}
+	dir := t.TempDir()
+	edit := func(file, from, to string) string {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), from) {
+			t.Fatalf("%s has no %q", file, from)
+		}
+		f := filepath.Join(dir, strings.NewReplacer(" ", "_", "\n", "_", ":", "").Replace(strings.TrimSpace(to))+".yaml")
+		if err := os.WriteFile(f, []byte(strings.Replace(string(b), from, to, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	predict := func(args ...string) doc {
+		t.Helper()
+		code, out, errs := runCLI(append([]string{"predict", "--json"}, args...)...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d %s", args, code, errs)
+		}
+		var d doc
+		if err := json.Unmarshal([]byte(out), &d); err != nil || len(d.Variants) != 1 {
+			t.Fatalf("%v: %v", args, err)
+		}
+		return d
+	}
+	row := func(d doc, setting string) string {
+		for _, r := range d.Variants[0].Read {
+			if r.Setting == setting {
+				return r.Value + " <- " + r.From
+			}
+		}
+		return ""
+	}
+	for _, tc := range []struct {
+		name, file, from, to, key string
+	}{
+		{"sglang disable-radix-cache", sgl, "        page-size: 64\n", "        page-size: 64\n        disable-radix-cache: true\n", "roles.agg.args.disable-radix-cache"},
+		{"trtllm enable_block_reuse false", trt, "enable_block_reuse: true", "enable_block_reuse: false", "backend.trtllm_config.prefill.kv_cache_config.enable_block_reuse"},
+	} {
+		off := edit(tc.file, tc.from, tc.to)
+		sel := map[bool]string{true: ":override_c24", false: ""}[tc.file == sgl]
+		got := predict("--recipe", off+sel)
+		want := predict("--recipe", tc.file+sel, "--no-prefix-cache")
+		if r := row(got, "prefix cache"); r != "off <- "+tc.key {
+			t.Errorf("%s: prefix cache row %q, want off from %s", tc.name, r, tc.key)
+		}
+		g, w := got.Variants[0].Result, want.Variants[0].Result
+		if g.TputPerGPU != w.TputPerGPU || g.TTFT != w.TTFT {
+			t.Errorf("%s: %.0f tok/s/GPU TTFT %.0f ms, want --no-prefix-cache's %.0f and %.0f", tc.name, g.TputPerGPU, g.TTFT, w.TputPerGPU, w.TTFT)
+		}
+		if strings.Contains(strings.Join(got.Variants[0].Unsupported, "\n"), tc.key[strings.LastIndex(tc.key, ".")+1:]+"=") {
+			t.Errorf("%s: still listed as not modelled: %q", tc.name, got.Variants[0].Unsupported)
+		}
+	}
+	d := predict("--recipe", trt)
+	if r := row(d, "host KV tier"); r != "137.4 GB per GPU <- backend.trtllm_config.prefill.kv_cache_config.host_cache_size (bytes per rank)" {
+		t.Errorf("host KV tier row %q", r)
+	}
+	if l := d.Variants[0].Result.Limits; len(l) != 2 || l[0].Role != "prefill" || l[0].Host != 8947848 || l[1].Host != 0 {
+		t.Errorf("limits %+v, want prefill 8947848 host tokens, decode none", l)
+	}
+}

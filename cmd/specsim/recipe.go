@@ -39,7 +39,8 @@ The selector is base, override_<name>, zip_override_<name>, zip_override_<name>[
 or a glob (override_tp4_*); without one every override variant is checked.
 Thinking is on by default (AgentX replays agentic traces with thinking on).
 
-Exit status: 0 clean, 1 error findings, 2 unreadable or invalid input.
+Exit status: 0 clean, 1 error findings, 2 unreadable or invalid input (a value
+out of its engine's range is named with its key path and the range).
 
 Example:
   specsim recipe check testdata/recipes/schema2_qwen3.5_sglang_gb300-fp4_agentx_disagg-variants.yaml:override_tp4_tp4_c8
@@ -112,6 +113,16 @@ func runRecipe(args []string, stdout, stderr io.Writer) int {
 	r, err := loadRecipeArg(pos[0])
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim recipe check:", err)
+		return exitBadInput
+	}
+	invalid := false
+	for _, v := range r.Variants {
+		for _, iv := range v.InvalidValues() {
+			fmt.Fprintf(stderr, "specsim recipe check: %s:%s: %s\n", r.File, v.Name, iv)
+			invalid = true
+		}
+	}
+	if invalid {
 		return exitBadInput
 	}
 	rep := recipe.Check(r, recipe.Options{Curves: goldenCurves{set}, Model: *model, Thinking: *thinking})

@@ -9,9 +9,11 @@ import (
 	"strings"
 
 	"github.com/specsim/specsim/audit"
+	"github.com/specsim/specsim/audit/model"
 	"github.com/specsim/specsim/audit/recipe"
 	"github.com/specsim/specsim/audit/review"
 	"github.com/specsim/specsim/golden"
+	"github.com/specsim/specsim/simulate"
 )
 
 func init() {
@@ -90,7 +92,7 @@ func runReview(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	in := review.Input{Recipe: rc, RecipeOpts: recipe.Options{Curves: goldenCurves{set}, Model: *model, Thinking: *thinking},
-		Checkpoint: *ckpt, Logs: logs, Audit: auditSource}
+		Checkpoint: *ckpt, Logs: logs, Audit: auditSource, Served: servedModel}
 	rep, err := review.Build(in)
 	if err != nil {
 		var ce *audit.CorruptError
@@ -145,6 +147,9 @@ func precisionRows(v *review.Variant) [][2]string {
 	src := "shard headers"
 	if m.ShippedInferred {
 		src = "inferred from the weight map and configs: index-only, no shard header read"
+		if !a.IndexOnly {
+			src = "inferred from the weight map and configs: its shard is absent"
+		}
 	}
 	rows = append(rows,
 		[2]string{"MTP head", fmt.Sprintf("%s, %d layer(s), prefix `%s`", a.Draft.Kind, a.Draft.Layers, a.Draft.Prefix)},
@@ -356,4 +361,14 @@ func writeReviewText(w io.Writer, rep *review.Report) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// servedModel is the shape of the preset a recipe's model name resolves
+// to, nil for a name no preset has.
+func servedModel(name string) (*model.Architecture, string) {
+	m, err := simulate.LookupPreset(name)
+	if err != nil {
+		return nil, ""
+	}
+	return &m.Architecture, m.Name + " from " + m.Source
 }

@@ -190,6 +190,33 @@ func TestReviewModelMismatch(t *testing.T) {
 	}
 }
 
+// TestReviewModelSizeMismatch: a checkpoint of the recipe's family but
+// another size is a model-mismatch error (review 2, #6). The disagg
+// bundle serves nvidia/Qwen3.5-397B-A17B-NVFP4 (60 layers, hidden 4096,
+// 512 experts: simulate/presets/Qwen--Qwen3.5-397B-A17B_config.json); the
+// 122B-A10B checkpoint's config has 48, 3072 and 256
+// (testdata/configs/nvidia--Qwen3.5-122B-A10B-NVFP4_config.json).
+func TestReviewModelSizeMismatch(t *testing.T) {
+	dir := t.TempDir()
+	const cfg = "../../testdata/configs/nvidia--Qwen3.5-122B-A10B-NVFP4"
+	if _, _, err := checkpointtest.WriteFromConfigs(dir, checkpointtest.Qwen35MoE, cfg+"_config.json", cfg+"_hf_quant_config.json",
+		checkpointtest.Options{MainLayers: 2, Shards: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkpointtest.RemoveShards(dir); err != nil {
+		t.Fatal(err)
+	}
+	const r = "../../testdata/recipes/schema2_qwen3.5_sglang_gb300-fp4_agentx_disagg-variants.yaml:override_tp4_tp4_c8"
+	code, out, errs := runCLI("review", "--recipe", r, "--checkpoint", dir)
+	want := "layers 48, not 60, hidden size 3072, not 4096, routed experts 256, not 512"
+	if code != exitFindings || !strings.Contains(out, "model-mismatch") || !strings.Contains(out, want) {
+		t.Errorf("exit %d, want 1 with model-mismatch %q\n%s%s", code, want, out, errs)
+	}
+	if _, out, _ := runCLI("review", "--recipe", r, "--checkpoint", indexOnlyQwen(t)); strings.Contains(out, "model-mismatch") {
+		t.Errorf("the 397B checkpoint is the model served:\n%s", out)
+	}
+}
+
 // TestReviewJSONFindings: the JSON review carries every finding the text
 // shows. The disagg bundle's override_tp4_tp4_c8 inherits
 // SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1 (error), runs decode with
