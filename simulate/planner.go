@@ -307,7 +307,7 @@ func runningCap(r role, e *Engine, mem Memory, conc int, meanCtx float64) Runnin
 	if r != rolePrefill && ceilDiv(rc.Running, dp) > e.CUDAGraphMaxBS {
 		rc.Note = fmt.Sprintf("decode batches above cuda-graph-max-bs %d per rank run without CUDA graphs", e.CUDAGraphMaxBS)
 	}
-	if mem.HostTokens > 0 && mem.HostTokens <= mem.TokensFit {
+	if mem.HostTokens > 0 && mem.HostTokens <= mem.TokensFit && e.EngineName == "sglang" {
 		n := fmt.Sprintf("a %d-token host tier is not larger than the %d-token device pool, which SGLang's HostKVCache refuses at start-up (give --hicache-size)", mem.HostTokens, mem.TokensFit)
 		if rc.Note != "" {
 			n = rc.Note + "; " + n
