@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/specsim/specsim/audit/enginelog"
 	"github.com/specsim/specsim/audit/measured"
+	"github.com/specsim/specsim/internal/regular"
 	"github.com/specsim/specsim/simulate"
 )
 
@@ -291,6 +290,18 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	if *out == "" {
 		return fail(errors.New("-o FILE is required"))
 	}
+	// Every file the command reads is an input -o must not replace: the
+	// measured files and whatever a flag names (the check compares files,
+	// so a flag value that names no file matters not).
+	inputs := append([]string(nil), files...)
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name != "o" {
+			inputs = append(inputs, strings.Split(f.Value.String(), ",")...)
+		}
+	})
+	if err := regular.CheckOutput(*out, inputs); err != nil {
+		return fail(err)
+	}
 	ms, skips, err := mf.load(files)
 	if err != nil {
 		return fail(err)
@@ -335,7 +346,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	if err := writeFileAtomic(*out, data); err != nil {
+	if err := regular.WriteFile(*out, data, inputs); err != nil {
 		return fail(err)
 	}
 	for _, w := range file.Warnings {
@@ -398,42 +409,6 @@ func metricRank(k string) int {
 		}
 	}
 	return len(simulate.MetricOrder)
-}
-
-// writeFileAtomic writes data to path through a temporary file in the same
-// directory, so that a failed write leaves no half file.
-func writeFileAtomic(path string, data []byte) error {
-	// Errors name the user's path: the temporary name means nothing to them.
-	fail := func(err error) error {
-		var pe *os.PathError
-		var le *os.LinkError
-		switch {
-		case errors.As(err, &pe):
-			err = pe.Err
-		case errors.As(err, &le):
-			err = le.Err
-		}
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".specsim-cal-*")
-	if err != nil {
-		return fail(err)
-	}
-	name := tmp.Name()
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(name)
-		return fail(err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(name)
-		return fail(err)
-	}
-	if err := os.Rename(name, path); err != nil {
-		os.Remove(name)
-		return fail(err)
-	}
-	return nil
 }
 
 // addLogMetrics reads the engine logs of one measured run and adds the
