@@ -338,7 +338,14 @@ func curveKey(p *measuredPoint) string {
 	if wl == "fixed" {
 		wl = fmt.Sprintf("%dx%d", p.r.Workload.ISL, p.r.Workload.OSL)
 	}
-	return strings.Join([]string{p.r.Model.Name, wl, p.r.GPU.GPU.Name + "-" + orDefault(p.r.Q.Engine, "sglang"), string(p.r.Precision)}, "/")
+	// The curve is named by the model the file records (an R1 run is not
+	// labelled with the preset DeepSeek-V3 it resolves to), its hub
+	// organisation left off.
+	model := p.r.Model.Name
+	if rec := p.m.Deployment["model"]; rec != "" {
+		model = rec[strings.LastIndex(rec, "/")+1:]
+	}
+	return strings.Join([]string{model, wl, p.r.GPU.GPU.Name + "-" + orDefault(p.r.Q.Engine, "sglang"), string(p.r.Precision)}, "/")
 }
 
 // CoveragePoint is one (x, y) for ParetoCoverage.

@@ -49,6 +49,25 @@ type Skip struct {
 type Set struct {
 	Points []Point `json:"points"`
 	Skips  []Skip  `json:"skips"`
+	// NotApplied lists the defaults SetDefaults did not apply because
+	// points record another value (a command says so: a recorded value
+	// wins, but the user asked for something else).
+	NotApplied []NotApplied `json:"not_applied,omitempty"`
+}
+
+// NotApplied is a default (Key=Value) that Points points record otherwise;
+// Source and Recorded are the first such point and its value.
+type NotApplied struct {
+	Key, Value, Recorded, Source string
+	Points                       int
+}
+
+func (n NotApplied) String() string {
+	more := ""
+	if n.Points > 1 {
+		more = fmt.Sprintf(" and %d more points", n.Points-1)
+	}
+	return fmt.Sprintf("%s=%s not applied: %s records %s %s%s (a value the file records wins)", n.Key, n.Value, n.Source, n.Key, n.Recorded, more)
 }
 
 // Formats a file can have.
@@ -223,7 +242,9 @@ func ReadFiles(paths []string) (*Set, error) {
 // as DeploymentKeys): what a result file leaves out (AIPerf and
 // bench_serving record no GPU or topology; InferenceX rows no draft
 // length). steps and al are not given to points whose spec is none. A key
-// that is not a deployment key is an [*Error] on "Deployment.KEY".
+// that is not a deployment key is an [*Error] on "Deployment.KEY". A point
+// that records a key with another value (compared without case) keeps it,
+// and the default is listed in s.NotApplied.
 func (s *Set) SetDefaults(kv map[string]string) error {
 	for _, k := range slices.Sorted(maps.Keys(kv)) {
 		if !isDeploymentKey(k) {
@@ -232,16 +253,31 @@ func (s *Set) SetDefaults(kv map[string]string) error {
 	}
 	for i := range s.Points {
 		d := s.Points[i].Deployment
-		for k, v := range kv {
+		for _, k := range slices.Sorted(maps.Keys(kv)) {
+			v := kv[k]
 			if (k == "steps" || k == "al") && d["spec"] == "none" {
 				continue // speculation settings apply to speculative points only
 			}
-			if _, ok := d[k]; !ok {
+			rec, ok := d[k]
+			switch {
+			case !ok:
 				d[k] = v
+			case !strings.EqualFold(rec, v):
+				notApplied(s, k, v, rec, s.Points[i].Source)
 			}
 		}
 	}
 	return nil
+}
+
+func notApplied(s *Set, k, v, rec, src string) {
+	for i := range s.NotApplied {
+		if s.NotApplied[i].Key == k {
+			s.NotApplied[i].Points++
+			return
+		}
+	}
+	s.NotApplied = append(s.NotApplied, NotApplied{Key: k, Value: v, Recorded: rec, Source: src, Points: 1})
 }
 
 func isDeploymentKey(k string) bool {

@@ -66,6 +66,8 @@ type measuredFlags struct {
 	sim     string
 	catalog *gpuCatalogFlag
 	golden  *goldenFlags
+	cmd     string
+	stderr  io.Writer
 }
 
 func (f *measuredFlags) env() (simulate.Env, error) {
@@ -80,8 +82,8 @@ func (f *measuredFlags) env() (simulate.Env, error) {
 	return simulate.Env{Curves: curves, Catalog: catalog}, nil
 }
 
-func addMeasuredFlags(fs *flag.FlagSet) *measuredFlags {
-	f := &measuredFlags{set: setFlag{}}
+func addMeasuredFlags(fs *flag.FlagSet, cmd string, stderr io.Writer) *measuredFlags {
+	f := &measuredFlags{set: setFlag{}, cmd: cmd, stderr: stderr}
 	fs.Var(f.set, "set", "deployment `key=value,...` for points whose file does not record it (keys as the CSV's: gpu, topology, model, steps, ...)")
 	fs.StringVar(&f.sim, "sim", simulate.SimEvent, "simulation per point: event | mean-field")
 	f.catalog = addGPUCatalogFlag(fs)
@@ -100,6 +102,9 @@ func (f *measuredFlags) load(files []string) ([]simulate.Measurement, []simulate
 	}
 	if err := set.SetDefaults(f.set); err != nil {
 		return nil, nil, err
+	}
+	for _, n := range set.NotApplied {
+		fmt.Fprintf(f.stderr, "specsim %s: note: --set %s\n", f.cmd, n)
 	}
 	ms := make([]simulate.Measurement, len(set.Points))
 	for i, p := range set.Points {
@@ -131,7 +136,7 @@ func fig(v float64) string {
 
 func runCompare(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("compare", compareHelp, stderr)
-	mf := addMeasuredFlags(fs)
+	mf := addMeasuredFlags(fs, "compare", stderr)
 	calPath := fs.String("calibration", "", "apply a `FILE` written by specsim calibrate to every prediction")
 	logs := fs.String("logs", "", "comma-separated engine logs of the ONE measured run (SGLang, vLLM, TensorRT-LLM; as specsim logs reads): add its measured accept length and mean running batch")
 	ff := addFormatFlags(fs)
@@ -272,7 +277,7 @@ Example:
 
 func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("calibrate", calibrateHelp, stderr)
-	mf := addMeasuredFlags(fs)
+	mf := addMeasuredFlags(fs, "calibrate", stderr)
 	out := fs.String("o", "", "write the calibration to `FILE` (YAML)")
 	onlyGPU := fs.String("gpu", "", "calibrate only the points of this GPU (e.g. b200)")
 	params := fs.String("params", "", "comma-separated parameters to fit (default all: "+strings.Join(simulate.CalParamNames, ",")+")")

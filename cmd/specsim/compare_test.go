@@ -216,9 +216,19 @@ func TestCompareAddsLogMetrics(t *testing.T) {
 // fixes it (compare has no --precision flag).
 func TestCompareREADMEExample(t *testing.T) {
 	const f = "../../audit/measured/testdata/aiperf_profile_export_aiperf.json"
-	code, out, errs := runCLI("compare", "--set", "gpu=h200,topology=agg:tp8,model=DeepSeek-R1,precision=fp8,steps=3,al=2.4", f)
+	code, out, errs := runCLI("compare", "--set", "gpu=h200,topology=agg:tp8,precision=fp8,steps=3,al=2.4", f)
 	if code != exitOK || !strings.Contains(out, "1 measured points compared, 0 skipped") {
 		t.Errorf("README example: exit %d\n%s%s", code, out, errs)
+	}
+	// The file records deepseek-ai/DeepSeek-R1 (input_config.endpoint.
+	// model_names): no model to --set, and the curve is named after it.
+	if !strings.Contains(out, "DeepSeek-R1/1024x1024/h200-sglang/fp8") || errs != "" {
+		t.Errorf("README example: curve not named by the recorded model\n%s%s", out, errs)
+	}
+	// A --set the file contradicts (it records conc 32) is said, not dropped.
+	_, out2, errs := runCLI("compare", "--set", "gpu=h200,topology=agg:tp8,precision=fp8,steps=3,al=2.4,conc=64", f)
+	if !strings.Contains(errs, "note: --set conc=64 not applied: "+f+" records conc 32") || out2 != out {
+		t.Errorf("--set conc=64 against a recorded 32: %s", errs)
 	}
 	for _, tc := range []struct{ set, want string }{
 		{"gpu=h200,topology=agg:tp8,model=DeepSeek-R1,steps=3,al=2.4", "precision fp4: h200 has no FP4 tensor cores"},
