@@ -23,6 +23,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -172,10 +173,36 @@ func Parse(name string, data []byte) (*Set, error) {
 	return s, nil
 }
 
-// checkMetrics rejects non-finite or non-positive figures and latencies
-// that disagree by orders of magnitude, the sign of seconds read as
-// milliseconds or the reverse.
+// plausible bounds each measured figure (inclusive): far outside what any
+// deployment serves, so that a figure outside is a broken file (a 1e308
+// throughput, a TPOT of nanoseconds), not a fast or slow run. The bounds
+// are generous by orders of magnitude: a B200 serves some 10^4 tok/s/GPU.
+var plausible = map[string][2]float64{
+	"tput_per_gpu":        {1e-3, 1e6},
+	"output_tput_per_gpu": {1e-3, 1e6},
+	MetricTputTotal:       {1e-3, 1e9},
+	MetricOutputTotal:     {1e-3, 1e9},
+	"interactivity":       {1e-3, 1e5},
+	"tpot_ms":             {1e-2, 1e5},
+	"tpot_ms_p90":         {1e-2, 1e5},
+	"ttft_ms":             {1e-2, 1e8},
+	"ttft_ms_p90":         {1e-2, 1e8},
+	"e2el_s_p50":          {1e-5, 1e6},
+	"e2el_s_p90":          {1e-5, 1e6},
+	"al":                  {1, 64}, // the bonus token counts: at least 1
+	"decode_batch_mean":   {1e-3, 1 << 20},
+}
+
+// checkMetrics rejects non-finite, non-positive or implausible figures
+// (plausible), a negative draft length, and latencies that disagree by
+// orders of magnitude, the sign of seconds read as milliseconds or the
+// reverse.
 func checkMetrics(p *Point) error {
+	if v, ok := p.Deployment["steps"]; ok {
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err != nil || n < 0 {
+			return fmt.Errorf("steps %q: want the draft length, 0 (no speculation) or a positive integer", v)
+		}
+	}
 	keys := make([]string, 0, len(p.Metrics))
 	for k := range p.Metrics {
 		keys = append(keys, k)
@@ -188,6 +215,9 @@ func checkMetrics(p *Point) error {
 		}
 		if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
 			return fmt.Errorf("%s = %g: want a positive finite number", k, v)
+		}
+		if b := plausible[k]; v < b[0] || v > b[1] {
+			return fmt.Errorf("%s = %g: not a plausible measurement (%s; want %g to %g)", k, v, MetricKeys[k], b[0], b[1])
 		}
 	}
 	m := p.Metrics

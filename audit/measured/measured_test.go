@@ -99,6 +99,15 @@ func TestReadFormats(t *testing.T) {
 	}
 }
 
+// Every metric has plausible bounds, and the bounds hold the fixtures.
+func TestPlausibleCoversMetrics(t *testing.T) {
+	for k := range MetricKeys {
+		if b, ok := plausible[k]; !ok || !(b[0] > 0 && b[0] < b[1]) {
+			t.Errorf("%s: bounds %v", k, b)
+		}
+	}
+}
+
 func TestReadRejects(t *testing.T) {
 	for _, tc := range []struct {
 		name, data, want string
@@ -118,6 +127,12 @@ func TestReadRejects(t *testing.T) {
 		{"aiperf_unit.json", `{"time_to_first_token": {"unit": "fortnights", "p50": 1}}`, "unit"},
 		{"e2el_vs_tpot.csv", "gpu,osl,measured_tpot_ms,measured_e2el_s_p50\nh200,1024,20,20000\n", "unit mismatch"},
 		{"ttft_vs_e2el.csv", "gpu,measured_ttft_ms,measured_e2el_s_p50\nh200,500000,2\n", "unit mismatch"},
+		// Implausible figures name the file, the row and the field.
+		{"huge.csv", "gpu,conc,measured_tput_per_gpu\nh200,4,1000\nh200,8,1e308\n", "huge.csv:3: tput_per_gpu = 1e+308: not a plausible measurement"},
+		{"tiny.csv", "gpu,measured_tpot_ms\nh200,1e-300\n", "tiny.csv:2: tpot_ms = 1e-300: not a plausible"},
+		{"al.csv", "gpu,measured_al\nh200,0.5\n", "al.csv:2: al = 0.5: not a plausible"},
+		{"negsteps.csv", "gpu,steps,measured_tpot_ms\nh200,-3,20\n", `negsteps.csv:2: steps "-3": want the draft length`},
+		{"huge.json", `{"time_to_first_token": {"unit": "ms", "p50": 1e300}}`, "ttft_ms = 1e+300: not a plausible"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var err error

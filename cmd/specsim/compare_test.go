@@ -233,6 +233,7 @@ func TestCompareREADMEExample(t *testing.T) {
 	for _, tc := range []struct{ set, want string }{
 		{"gpu=h200,topology=agg:tp8,model=DeepSeek-R1,steps=3,al=2.4", "precision fp4: h200 has no FP4 tensor cores"},
 		{"gpu=h200,topology=agg:tp8,model=DeepSeek-R1,precision=fp8,steps=3", "give it with --set al=..."},
+		{"gpu=h200,topology=agg:tp8,precision=fp8,steps=-3,al=2.4", "--set steps=-3: want the draft length, 0 (no speculation) or a positive integer"},
 	} {
 		_, out, errs := runCLI("compare", "--set", tc.set, f)
 		if !strings.Contains(out+errs, tc.want) || strings.Contains(out+errs, "--precision") {
