@@ -347,11 +347,12 @@ func TestDistributionWideSpan(t *testing.T) {
 // RunMeans gives a measured point the figures worked by hand in
 // TestSummaryDPRanks: accept length 304/90, running 45 over both DP ranks.
 func TestRunMeans(t *testing.T) {
-	al, running, err := RunMeans([]string{"testdata/sglang_dp.log"}, 0)
-	if err != nil || math.Abs(al-304.0/90) > 1e-12 || running != 45 {
-		t.Errorf("RunMeans = %v, %v, %v; want %v, 45", al, running, err, 304.0/90)
+	al, running, peak, err := RunMeans([]string{"testdata/sglang_dp.log"}, 0)
+	// peak: DP0's lines report 0, 30, 30 running, DP1's 10, 20.
+	if err != nil || math.Abs(al-304.0/90) > 1e-12 || running != 45 || peak != 30 {
+		t.Errorf("RunMeans = %v, %v, %v, %v; want %v, 45, 30", al, running, peak, err, 304.0/90)
 	}
-	if _, _, err := RunMeans([]string{"testdata/../doc.go"}, 0); err == nil || !strings.Contains(err.Error(), "no decode statistics") {
+	if _, _, _, err := RunMeans([]string{"testdata/../doc.go"}, 0); err == nil || !strings.Contains(err.Error(), "no decode statistics") {
 		t.Errorf("a file without decode lines: err = %v", err)
 	}
 }

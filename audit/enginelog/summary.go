@@ -274,21 +274,25 @@ const (
 // RunMeans reads the logs of one run (steps is its draft length, 0 if
 // unknown) and returns what a measured point takes from them: the
 // interval-weighted mean accept length (0 when the logs report none) and
-// the mean running batch summed over DP ranks. Logs without a decode
-// statistics line are an error.
-func RunMeans(paths []string, steps int) (acceptLen, running float64, err error) {
+// the mean running batch summed over DP ranks, and the most requests one
+// rank's line reports running (peak). Logs without a decode statistics
+// line are an error.
+func RunMeans(paths []string, steps int) (acceptLen, running float64, peak int, err error) {
 	col, err := ReadFiles(paths, steps)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	sum := Summarize(col, 1)
 	if sum.Samples == 0 {
-		return 0, 0, fmt.Errorf("%s: no decode statistics line", strings.Join(paths, ","))
+		return 0, 0, 0, fmt.Errorf("%s: no decode statistics line", strings.Join(paths, ","))
 	}
 	if sum.AcceptLen != nil && sum.AcceptLen.Mean > 0 {
 		acceptLen = sum.AcceptLen.Mean
 	}
-	return acceptLen, max(sum.MeanRunning, 0), nil
+	for _, r := range sum.Ranks {
+		peak = max(peak, r.MaxRunning)
+	}
+	return acceptLen, max(sum.MeanRunning, 0), peak, nil
 }
 
 // Summarize reduces a collection. buckets is the number of timeline

@@ -161,7 +161,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	if *logs != "" {
-		if err := addLogMetrics(ms, strings.Split(*logs, ",")); err != nil {
+		if err := addLogMetrics(ms, strings.Split(*logs, ","), stderr); err != nil {
 			return fail(err)
 		}
 	}
@@ -203,8 +203,12 @@ func compareCSV(c *simulate.Comparison) *table {
 	t := &table{header: []string{"source", "gpu", "engine", "deployment", "metric", "measured", "predicted", "error", "band_lo", "band_hi", "in_band", "likely_in"}}
 	for _, r := range c.Rows {
 		for _, e := range r.Metrics {
+			lo, hi, in := "", "", "" // no band: empty cells
+			if e.Band != nil {
+				lo, hi, in = fmt.Sprint(e.Band.Lo), fmt.Sprint(e.Band.Hi), fmt.Sprint(*e.InBand)
+			}
 			t.add(r.Source, r.GPU, r.Engine, r.Deployment, e.Metric, fmt.Sprint(e.Measured), fmt.Sprint(e.Predicted),
-				fmt.Sprintf("%.6f", e.Error), fmt.Sprint(e.Band.Lo), fmt.Sprint(e.Band.Hi), fmt.Sprint(e.InBand), r.LikelyIn)
+				fmt.Sprintf("%.6f", e.Error), lo, hi, in, r.LikelyIn)
 		}
 	}
 	return t
@@ -223,11 +227,14 @@ func printComparison(w io.Writer, c *simulate.Comparison, format format) {
 			if i == 0 {
 				src = r.Source
 			}
-			in := "no"
-			if e.InBand {
-				in = "yes"
+			band, in := "-", "-" // no band for this figure
+			if e.Band != nil {
+				band, in = fig(e.Band.Lo)+"-"+fig(e.Band.Hi), "no"
+				if *e.InBand {
+					in = "yes"
+				}
 			}
-			t.add(src, e.Metric, fig(e.Measured), fig(e.Predicted), signedPct(e.Error), fig(e.Band.Lo)+"-"+fig(e.Band.Hi), in)
+			t.add(src, e.Metric, fig(e.Measured), fig(e.Predicted), signedPct(e.Error), band, in)
 		}
 	}
 	t.write(w, format)
@@ -240,7 +247,11 @@ func printComparison(w io.Writer, c *simulate.Comparison, format format) {
 	fmt.Fprintln(w)
 	mt := &table{header: []string{"metric", ">points", ">median error", ">median |error|", ">in band"}}
 	for _, m := range c.Medians {
-		mt.add(m.Metric, fmt.Sprint(m.Points), signedPct(m.Signed), signedPct(m.Abs)[1:], fmt.Sprintf("%d/%d", m.InBand, m.Points))
+		in := "-"
+		if m.InBand != nil {
+			in = fmt.Sprintf("%d/%d", *m.InBand, m.Points)
+		}
+		mt.add(m.Metric, fmt.Sprint(m.Points), signedPct(m.Signed), signedPct(m.Abs)[1:], in)
 	}
 	mt.write(w, format)
 	fmt.Fprintln(w)
@@ -418,8 +429,10 @@ func metricRank(k string) int {
 
 // addLogMetrics reads the engine logs of one measured run and adds the
 // accept length (the interval-weighted mean specsim logs reports) and the
-// running batch (summed over DP ranks) to its point.
-func addLogMetrics(ms []simulate.Measurement, files []string) error {
+// running batch (summed over DP ranks) to its point. Logs that run more
+// requests than the point has sessions are from another run (or the
+// point's concurrency is wrong): warned on stderr.
+func addLogMetrics(ms []simulate.Measurement, files []string, stderr io.Writer) error {
 	if len(ms) != 1 {
 		return fmt.Errorf("--logs describes one run, but the files hold %d measured points", len(ms))
 	}
@@ -427,9 +440,13 @@ func addLogMetrics(ms []simulate.Measurement, files []string) error {
 	if v, err := strconv.Atoi(ms[0].Deployment["steps"]); err == nil {
 		steps = v
 	}
-	al, running, err := enginelog.RunMeans(files, steps)
+	al, running, peak, err := enginelog.RunMeans(files, steps)
 	if err != nil {
 		return fmt.Errorf("--logs %w", err)
+	}
+	if conc, err := strconv.Atoi(ms[0].Deployment["conc"]); err == nil && conc > 0 && (running > float64(conc) || peak > conc) {
+		fmt.Fprintf(stderr, "specsim compare: warning: --logs %s: %.1f requests running on average over the DP ranks (up to %d on one rank), more than the %d sessions of %s: are the logs from this run, or its concurrency wrong?\n",
+			strings.Join(files, ","), running, peak, conc, ms[0].Source)
 	}
 	if al > 0 {
 		ms[0].Metrics["al"] = al

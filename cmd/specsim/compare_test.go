@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -191,15 +192,48 @@ func TestCompareAddsLogMetrics(t *testing.T) {
 			Metrics []struct {
 				Metric   string
 				Measured float64
+				Band     *struct{ Lo, Hi float64 }
+				InBand   *bool `json:"in_band"`
 			}
+		}
+		Medians []struct {
+			Metric string
+			InBand *int `json:"in_band"`
 		}
 	}
 	if err := json.Unmarshal(out.Bytes(), &c); err != nil {
 		t.Fatal(err)
 	}
+	if errb.Len() != 0 {
+		t.Errorf("8 running at conc 8 warned: %s", errb.String())
+	}
 	got := map[string]float64{}
 	for _, m := range c.Rows[0].Metrics {
 		got[m.Metric] = m.Measured
+		// The logs' figures are no cost-model figures: no band, no
+		// verdict (README); the others have both.
+		if banded := m.Metric != "al" && m.Metric != "decode_batch_mean"; (m.Band != nil) != banded || (m.InBand != nil) != banded {
+			t.Errorf("%s: band %v in band %v", m.Metric, m.Band, m.InBand)
+		}
+	}
+	for _, m := range c.Medians {
+		if banded := m.Metric != "al" && m.Metric != "decode_batch_mean"; (m.InBand != nil) != banded {
+			t.Errorf("median %s: in band %v", m.Metric, m.InBand)
+		}
+	}
+	out.Reset()
+	if code := run([]string{"compare", "--sim", "mean-field", "--logs", logPath, path}, &out, &errb); code != exitOK ||
+		!regexp.MustCompile(`(?m)^\s+al\s+2\.6\s+\S+\s+\S+\s+-\s+-$`).MatchString(out.String()) ||
+		!regexp.MustCompile(`(?m)^al\s+1\s+\S+\s+\S+\s+-$`).MatchString(out.String()) {
+		t.Errorf("text: al must show no band and no verdict:\n%s", out.String())
+	}
+	// The same log against a point of 4 sessions: 8 running is flagged.
+	four := writeTemp(t, "m4.csv", "model,precision,gpu,topology,conc,isl,osl,range_ratio,spec,steps,requests,measured_tpot_ms\n"+
+		"Qwen3.5-35B-A3B,fp8,h200,agg:tp1,4,1024,256,1,mtp,3,24,4\n")
+	errb.Reset()
+	if code := run([]string{"compare", "--sim", "mean-field", "--logs", logPath, four}, &out, &errb); code != exitOK ||
+		!strings.Contains(errb.String(), "8.0 requests running on average over the DP ranks (up to 8 on one rank), more than the 4 sessions of "+four+":2") {
+		t.Errorf("8 running at conc 4 not flagged: exit %d %s", code, errb.String())
 	}
 	// Four intervals, equal weight: mean accept length 2.60; 8 running.
 	if d := got["al"] - 2.6; d > 1e-9 || d < -1e-9 || got["decode_batch_mean"] != 8 {
