@@ -1,6 +1,7 @@
 package enginelog
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -416,5 +417,42 @@ func TestYearlessStamps(t *testing.T) {
 	}
 	if sum := Summarize(col, 2); sum.TimeAxis != "samples" {
 		t.Errorf("mixed files: axis %s, want samples", sum.TimeAxis)
+	}
+}
+
+// Two engines' logs are not one run: refused, naming both files.
+func TestReadFilesRefusesTwoEngines(t *testing.T) {
+	_, err := ReadFiles([]string{"testdata/vllm.log", "testdata/trtllm.log"}, 0)
+	if err == nil || !strings.Contains(err.Error(), "testdata/vllm.log holds vllm decode lines but testdata/trtllm.log holds trtllm ones") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// The sample cap is said in numbers a reader reads, not a Go identifier.
+func TestTooManySamplesMessage(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{0, "0"}, {999, "999"}, {1000, "1,000"}, {250000, "250,000"}, {1234567, "1,234,567"}} {
+		if got := thousands(c.n); got != c.want {
+			t.Errorf("thousands(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+	if msg := ErrTooManySamples.Error(); strings.Contains(msg, "MaxSamples") || !strings.Contains(msg, "more than 250,000 decode-statistics lines") {
+		t.Errorf("message %q", msg)
+	}
+}
+
+// A log longer than the cap stops at the line past it, having kept no
+// more than MaxSamples samples.
+func TestReadStopsAtMaxSamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads 250,001 lines")
+	}
+	line := "[2026-07-01 12:00:20 TP0] Decode batch, #running-req: 3, accept len: 2.00, gen throughput (token/s): 10.00, #queue-req: 0\n"
+	c := &Collection{index: map[[2]string]*Stream{}}
+	err := c.readFrom("big.log", strings.NewReader(strings.Repeat(line, MaxSamples+1)))
+	if !errors.Is(err, ErrTooManySamples) || !strings.Contains(err.Error(), fmt.Sprintf("big.log: line %d: more than 250,000", MaxSamples+1)) || c.Stats.Samples != MaxSamples {
+		t.Errorf("err %v after %d samples", err, c.Stats.Samples)
 	}
 }

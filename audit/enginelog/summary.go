@@ -44,7 +44,22 @@ func ReadFiles(paths []string, steps int) (*Collection, error) {
 			return nil, err
 		}
 	}
-	return c, nil
+	return c, c.oneEngine()
+}
+
+// oneEngine refuses a collection whose streams come from several engines:
+// one run is served by one engine, and the summary adds its ranks'
+// throughputs and running batches, which across engines means nothing.
+func (c *Collection) oneEngine() error {
+	var first *Stream
+	for _, st := range c.Streams {
+		if first == nil {
+			first = st
+		} else if st.Engine != first.Engine {
+			return fmt.Errorf("%s holds %s decode lines but %s holds %s ones: one run's logs come from one engine; read each engine's logs on its own", first.File, first.Engine, st.File, st.Engine)
+		}
+	}
+	return nil
 }
 
 func (c *Collection) readFile(path string) error {
