@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -117,6 +118,33 @@ func (f *measuredFlags) load(files []string) ([]simulate.Measurement, []simulate
 	return ms, skips, nil
 }
 
+// inFileOrder sorts skipped points as the files hold them: by the file's
+// place among files, then by the line of a "FILE:LINE" source (the
+// readers' skips and the model's come apart otherwise).
+func inFileOrder(sk []simulate.Skipped, files []string) []simulate.Skipped {
+	key := func(src string) (int, int) {
+		file, line := src, 0
+		if i := strings.LastIndexByte(src, ':'); i > 0 {
+			if n, err := strconv.Atoi(src[i+1:]); err == nil {
+				file, line = src[:i], n
+			}
+		}
+		if i := slices.Index(files, file); i >= 0 {
+			return i, line
+		}
+		return len(files), line
+	}
+	slices.SortStableFunc(sk, func(a, b simulate.Skipped) int {
+		fa, la := key(a.Source)
+		fb, lb := key(b.Source)
+		if fa != fb {
+			return fa - fb
+		}
+		return la - lb
+	})
+	return sk
+}
+
 func signedPct(v float64) string {
 	if math.IsNaN(v) {
 		return "-"
@@ -174,7 +202,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	setFlagSkips(c.Skipped)
-	c.Skipped = append(skips, c.Skipped...)
+	c.Skipped = inFileOrder(append(skips, c.Skipped...), files)
 	if len(c.Rows) == 0 {
 		for _, s := range c.Skipped {
 			fmt.Fprintf(stderr, "skipped %s: %s\n", s.Source, s.Reason)
@@ -331,6 +359,18 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 				skips = append(skips, simulate.Skipped{Source: m.Source, Reason: "not a " + *onlyGPU + " point (--gpu)"})
 			}
 		}
+		if len(keep) == 0 {
+			var held []string
+			for _, m := range ms {
+				if g := m.Deployment["gpu"]; g != "" && !slices.Contains(held, g) {
+					held = append(held, g)
+				}
+			}
+			if len(held) == 0 {
+				held = []string{"none: no point names a GPU; --set gpu=..."}
+			}
+			return fail(fmt.Errorf("--gpu %s: no measured point is a %s point (the files hold: %s)", *onlyGPU, *onlyGPU, strings.Join(held, ", ")))
+		}
 		ms = keep
 	}
 	var names []string
@@ -344,7 +384,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	file, reports, skipped, err := simulate.Calibrate(ms, simulate.CalibrateOptions{Sim: mf.sim, Params: names, Env: env,
 		Progress: progressPrinter(stderr, "specsim calibrate", "steps", time.Now)})
 	setFlagSkips(skipped)
-	skipped = append(skips, skipped...)
+	skipped = inFileOrder(append(skips, skipped...), files)
 	var unid *simulate.UnidentifiableError
 	if err != nil && !errors.As(err, &unid) {
 		return fail(err)

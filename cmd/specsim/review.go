@@ -85,7 +85,7 @@ func runReview(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	rc, err := recipe.Load(*recipePath)
+	rc, err := loadRecipeArg(*recipePath) // "-": standard input, as recipe check
 	if err != nil {
 		return fail(err)
 	}
