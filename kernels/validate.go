@@ -159,8 +159,11 @@ func SplitHeldout(rows []OpRow) (fit, heldout []OpRow) {
 // and reports its error on the rest; with independent rows (may be nil) it
 // also reports the error of the model fitted on the whole table on them.
 func ValidateOps(g *GPU, table *OpTable, independent *OpTable) (*Validation, error) {
-	if table == nil || len(table.Rows) == 0 {
+	if table == nil {
 		return nil, fmt.Errorf("no measured op table for %s", g.Name)
+	}
+	if len(table.Rows) == 0 {
+		return nil, fmt.Errorf("%s: no measured rows (a header alone?)", table.Name)
 	}
 	fit, held := SplitHeldout(table.Rows)
 	if len(held) == 0 {
@@ -325,8 +328,11 @@ type CountError struct {
 // interpolation on the rest and reports the error; then it leaves each GPU
 // count out in turn and predicts it from the others.
 func ValidateCollectives(g *GPU, table *CollectiveTable) (*CollectiveValidation, error) {
-	if table == nil || len(table.Rows) == 0 {
+	if table == nil {
 		return nil, fmt.Errorf("no measured collective table for %s", g.Name)
+	}
+	if len(table.Rows) == 0 {
+		return nil, fmt.Errorf("%s: no measured rows (a header alone?)", table.Name)
 	}
 	type key struct {
 		op   CollectiveOp

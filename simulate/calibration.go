@@ -70,6 +70,14 @@ var calLimits = [4][2]float64{
 
 // Validate checks that every parameter is finite and inside its limits.
 func (p CalParams) Validate() error {
+	// The scales are factors (fitted as logs): a negative one has no log,
+	// and 0 reads as "not given" (orOne).
+	for i, x := range []float64{p.MemScale, p.ComputeScale} {
+		if x < 0 {
+			lo, hi := math.Exp(calLimits[2+i][0]), math.Exp(calLimits[2+i][1])
+			return fmt.Errorf("%s %g: want a positive factor, %g..%g", CalParamNames[2+i], x, lo, hi)
+		}
+	}
 	v := p.Vector()
 	for i, x := range v {
 		if math.IsNaN(x) || math.IsInf(x, 0) {

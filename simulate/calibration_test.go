@@ -98,3 +98,19 @@ func FuzzParseCalibration(f *testing.F) {
 		}
 	})
 }
+
+// A negative scale is a factor out of range, said so (its log is NaN, which
+// read "not a finite number").
+func TestCalParamsNegativeScale(t *testing.T) {
+	for _, c := range []struct {
+		p    CalParams
+		want string
+	}{
+		{CalParams{MemScale: -1}, "mem_efficiency_scale -1: want a positive factor, 0.25..4"},
+		{CalParams{ComputeScale: -0.5}, "compute_efficiency_scale -0.5: want a positive factor, 0.25..4"},
+	} {
+		if err := c.p.Validate(); err == nil || err.Error() != c.want {
+			t.Errorf("%+v: %v, want %q", c.p, err, c.want)
+		}
+	}
+}

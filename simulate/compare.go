@@ -15,9 +15,11 @@ type MetricError struct {
 	Predicted float64 `json:"predicted"`
 	// Error is predicted/measured - 1 (positive: the model predicts more).
 	Error float64 `json:"error"`
-	Band  Range   `json:"band"`
-	// InBand reports whether the measured figure lies inside the band.
-	InBand bool `json:"in_band"`
+	// Band is the band around the prediction and InBand whether the
+	// measured figure lies inside it; both nil for the figures no band is
+	// derived for (al, decode_batch_mean: HasBand).
+	Band   *Range `json:"band,omitempty"`
+	InBand *bool  `json:"in_band,omitempty"`
 }
 
 // CompareRow is one measured point and its prediction.
@@ -53,7 +55,8 @@ type MedianError struct {
 	Points int     `json:"points"`
 	Signed float64 `json:"median_error"`
 	Abs    float64 `json:"median_abs_error"`
-	InBand int     `json:"in_band"`
+	// InBand counts the points in band; nil where the metric has no band.
+	InBand *int `json:"in_band,omitempty"`
 }
 
 // Comparison is what Compare returns.
@@ -121,10 +124,14 @@ func Compare(ms []Measurement, sim string, cal *CalibrationFile, env Env) (*Comp
 			Engine: orDefault(p.r.Q.Engine, "sglang"), StepMS: res.StepMS, BandSource: band.Source}
 		for _, key := range sortedKeys(p.obs) {
 			pred, _ := metricValue(res, key)
-			rg := bandRange(band, key, pred)
 			meas := p.obs[key]
-			row.Metrics = append(row.Metrics, MetricError{Metric: key, Measured: meas, Predicted: pred, Error: pred/meas - 1,
-				Band: rg, InBand: meas >= rg.Lo && meas <= rg.Hi})
+			me := MetricError{Metric: key, Measured: meas, Predicted: pred, Error: pred/meas - 1}
+			if HasBand(key) {
+				rg := bandRange(band, key, pred)
+				in := meas >= rg.Lo && meas <= rg.Hi
+				me.Band, me.InBand = &rg, &in
+			}
+			row.Metrics = append(row.Metrics, me)
 		}
 		row.LikelyIn, row.Explained = attribute(p, sim, res)
 		c.Rows = append(c.Rows, row)
@@ -146,11 +153,15 @@ func Compare(ms []Measurement, sim string, cal *CalibrationFile, env Env) (*Comp
 		for _, e := range es {
 			signed = append(signed, e.Error)
 			abs = append(abs, math.Abs(e.Error))
-			if e.InBand {
+			if e.InBand != nil && *e.InBand {
 				in++
 			}
 		}
-		c.Medians = append(c.Medians, MedianError{Metric: key, Points: len(es), Signed: medianOf(signed), Abs: medianOf(abs), InBand: in})
+		me := MedianError{Metric: key, Points: len(es), Signed: medianOf(signed), Abs: medianOf(abs)}
+		if HasBand(key) {
+			me.InBand = &in
+		}
+		c.Medians = append(c.Medians, me)
 	}
 	c.Coverage = paretoCoverage(covIn)
 	return c, nil
@@ -183,13 +194,16 @@ func firstLine(s string) string {
 	return s
 }
 
-// bandRange is the band of one metric key.
+// HasBand reports whether a band is derived for a metric: not for the
+// accept length and the running batch, which engine logs measure and are
+// no cost-model figure (the bands are the cost model's errors).
+func HasBand(key string) bool { return key != "al" && key != "decode_batch_mean" }
+
+// bandRange is the band of one metric key that HasBand.
 func bandRange(b Band, key string, pred float64) Range {
 	switch key {
 	case "tput_per_gpu", "output_tput_per_gpu":
 		return within(pred, b.Relative.Throughput)
-	case "al", "decode_batch_mean":
-		return Range{pred, pred} // not a cost-model figure: no band
 	}
 	return within(pred, b.Relative.Latency)
 }
@@ -338,7 +352,14 @@ func curveKey(p *measuredPoint) string {
 	if wl == "fixed" {
 		wl = fmt.Sprintf("%dx%d", p.r.Workload.ISL, p.r.Workload.OSL)
 	}
-	return strings.Join([]string{p.r.Model.Name, wl, p.r.GPU.GPU.Name + "-" + orDefault(p.r.Q.Engine, "sglang"), string(p.r.Precision)}, "/")
+	// The curve is named by the model the file records (an R1 run is not
+	// labelled with the preset DeepSeek-V3 it resolves to), its hub
+	// organisation left off.
+	model := p.r.Model.Name
+	if rec := p.m.Deployment["model"]; rec != "" {
+		model = rec[strings.LastIndex(rec, "/")+1:]
+	}
+	return strings.Join([]string{model, wl, p.r.GPU.GPU.Name + "-" + orDefault(p.r.Q.Engine, "sglang"), string(p.r.Precision)}, "/")
 }
 
 // CoveragePoint is one (x, y) for ParetoCoverage.

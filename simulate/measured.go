@@ -127,6 +127,9 @@ func DeploymentQuery(dep map[string]string, cal *CalibrationFile) (q Query, topo
 	if topo, err = ParseTopology(q.Topology); err != nil {
 		return q, topo, 0, 0, err
 	}
+	if v, ok := dep["steps"]; ok && steps < 0 {
+		return q, topo, 0, 0, &Error{Field: "Deployment.steps", Value: v, Reason: "want the draft length, 0 (no speculation) or a positive integer"}
+	}
 	switch q.Spec {
 	case "none":
 		if steps > 0 {

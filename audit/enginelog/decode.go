@@ -18,10 +18,13 @@ const (
 	// MaxLineBytes is the longest line parsed; longer lines (argument
 	// dumps, tracebacks) are skipped whole and counted.
 	MaxLineBytes = 64 << 10
-	// MaxSamples caps the samples kept from all files together (about
-	// 0.6 GiB of memory at the cap; an hour of SGLang decode logging on 8
-	// ranks at the default interval of 40 iterations is tens of thousands).
-	MaxSamples = 1_000_000
+	// MaxSamples caps the samples kept from all files together: a sample
+	// is 160 bytes, and slice growth and the collector take the process to
+	// some 0.6 KB per sample (measured: 560 MB resident at 900,000), so the
+	// cap holds a read under about 150 MB. An hour of SGLang decode logging
+	// on 8 ranks at the default interval of 40 iterations is tens of
+	// thousands of samples.
+	MaxSamples = 250_000
 	// MaxDraftTokens bounds the draft length a log can imply when neither
 	// the log nor the caller names it: an accept length above
 	// MaxDraftTokens+1 is a data error.
@@ -479,7 +482,16 @@ type ScanStats struct {
 }
 
 // ErrTooManySamples stops a scan that would keep more than MaxSamples.
-var ErrTooManySamples = errors.New("more than MaxSamples decode samples")
+var ErrTooManySamples = fmt.Errorf("more than %s decode-statistics lines in the logs given, the most one run reads (to bound memory); give a shorter stretch of the log, e.g. one split off with split -l", thousands(MaxSamples))
+
+// thousands writes n with comma separators (250,000).
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
 
 // Scan reads r line by line and calls fn for every sample. Lines longer
 // than MaxLineBytes are skipped without being held in memory.

@@ -1,6 +1,7 @@
 package enginelog
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -347,11 +348,12 @@ func TestDistributionWideSpan(t *testing.T) {
 // RunMeans gives a measured point the figures worked by hand in
 // TestSummaryDPRanks: accept length 304/90, running 45 over both DP ranks.
 func TestRunMeans(t *testing.T) {
-	al, running, err := RunMeans([]string{"testdata/sglang_dp.log"}, 0)
-	if err != nil || math.Abs(al-304.0/90) > 1e-12 || running != 45 {
-		t.Errorf("RunMeans = %v, %v, %v; want %v, 45", al, running, err, 304.0/90)
+	al, running, peak, err := RunMeans([]string{"testdata/sglang_dp.log"}, 0)
+	// peak: DP0's lines report 0, 30, 30 running, DP1's 10, 20.
+	if err != nil || math.Abs(al-304.0/90) > 1e-12 || running != 45 || peak != 30 {
+		t.Errorf("RunMeans = %v, %v, %v, %v; want %v, 45, 30", al, running, peak, err, 304.0/90)
 	}
-	if _, _, err := RunMeans([]string{"testdata/../doc.go"}, 0); err == nil || !strings.Contains(err.Error(), "no decode statistics") {
+	if _, _, _, err := RunMeans([]string{"testdata/../doc.go"}, 0); err == nil || !strings.Contains(err.Error(), "no decode statistics") {
 		t.Errorf("a file without decode lines: err = %v", err)
 	}
 }
@@ -415,5 +417,42 @@ func TestYearlessStamps(t *testing.T) {
 	}
 	if sum := Summarize(col, 2); sum.TimeAxis != "samples" {
 		t.Errorf("mixed files: axis %s, want samples", sum.TimeAxis)
+	}
+}
+
+// Two engines' logs are not one run: refused, naming both files.
+func TestReadFilesRefusesTwoEngines(t *testing.T) {
+	_, err := ReadFiles([]string{"testdata/vllm.log", "testdata/trtllm.log"}, 0)
+	if err == nil || !strings.Contains(err.Error(), "testdata/vllm.log holds vllm decode lines but testdata/trtllm.log holds trtllm ones") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// The sample cap is said in numbers a reader reads, not a Go identifier.
+func TestTooManySamplesMessage(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{0, "0"}, {999, "999"}, {1000, "1,000"}, {250000, "250,000"}, {1234567, "1,234,567"}} {
+		if got := thousands(c.n); got != c.want {
+			t.Errorf("thousands(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+	if msg := ErrTooManySamples.Error(); strings.Contains(msg, "MaxSamples") || !strings.Contains(msg, "more than 250,000 decode-statistics lines") {
+		t.Errorf("message %q", msg)
+	}
+}
+
+// A log longer than the cap stops at the line past it, having kept no
+// more than MaxSamples samples.
+func TestReadStopsAtMaxSamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads 250,001 lines")
+	}
+	line := "[2026-07-01 12:00:20 TP0] Decode batch, #running-req: 3, accept len: 2.00, gen throughput (token/s): 10.00, #queue-req: 0\n"
+	c := &Collection{index: map[[2]string]*Stream{}}
+	err := c.readFrom("big.log", strings.NewReader(strings.Repeat(line, MaxSamples+1)))
+	if !errors.Is(err, ErrTooManySamples) || !strings.Contains(err.Error(), fmt.Sprintf("big.log: line %d: more than 250,000", MaxSamples+1)) || c.Stats.Samples != MaxSamples {
+		t.Errorf("err %v after %d samples", err, c.Stats.Samples)
 	}
 }

@@ -44,7 +44,22 @@ func ReadFiles(paths []string, steps int) (*Collection, error) {
 			return nil, err
 		}
 	}
-	return c, nil
+	return c, c.oneEngine()
+}
+
+// oneEngine refuses a collection whose streams come from several engines:
+// one run is served by one engine, and the summary adds its ranks'
+// throughputs and running batches, which across engines means nothing.
+func (c *Collection) oneEngine() error {
+	var first *Stream
+	for _, st := range c.Streams {
+		if first == nil {
+			first = st
+		} else if st.Engine != first.Engine {
+			return fmt.Errorf("%s holds %s decode lines but %s holds %s ones: one run's logs come from one engine; read each engine's logs on its own", first.File, first.Engine, st.File, st.Engine)
+		}
+	}
+	return nil
 }
 
 func (c *Collection) readFile(path string) error {
@@ -274,21 +289,25 @@ const (
 // RunMeans reads the logs of one run (steps is its draft length, 0 if
 // unknown) and returns what a measured point takes from them: the
 // interval-weighted mean accept length (0 when the logs report none) and
-// the mean running batch summed over DP ranks. Logs without a decode
-// statistics line are an error.
-func RunMeans(paths []string, steps int) (acceptLen, running float64, err error) {
+// the mean running batch summed over DP ranks, and the most requests one
+// rank's line reports running (peak). Logs without a decode statistics
+// line are an error.
+func RunMeans(paths []string, steps int) (acceptLen, running float64, peak int, err error) {
 	col, err := ReadFiles(paths, steps)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	sum := Summarize(col, 1)
 	if sum.Samples == 0 {
-		return 0, 0, fmt.Errorf("%s: no decode statistics line", strings.Join(paths, ","))
+		return 0, 0, 0, fmt.Errorf("%s: no decode statistics line", strings.Join(paths, ","))
 	}
 	if sum.AcceptLen != nil && sum.AcceptLen.Mean > 0 {
 		acceptLen = sum.AcceptLen.Mean
 	}
-	return acceptLen, max(sum.MeanRunning, 0), nil
+	for _, r := range sum.Ranks {
+		peak = max(peak, r.MaxRunning)
+	}
+	return acceptLen, max(sum.MeanRunning, 0), peak, nil
 }
 
 // Summarize reduces a collection. buckets is the number of timeline

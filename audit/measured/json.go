@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -548,6 +549,25 @@ func readAIPerf(r record) (*Point, error) {
 		}
 	}
 	cfg := obj(o, "input_config")
+	// The served model AIPerf sent requests to (aiperf
+	// src/aiperf/common/config/endpoint_config.py EndpointConfig.model_names).
+	// Several names are a multi-model run: not one deployment.
+	if ep := obj(cfg, "endpoint"); ep != nil {
+		if names, ok := ep["model_names"].([]any); ok {
+			var ms []string
+			for _, n := range names {
+				if s, ok := n.(string); ok && s != "" && !slices.Contains(ms, s) {
+					ms = append(ms, s)
+				}
+			}
+			switch {
+			case len(ms) == 1:
+				p.Deployment["model"] = ms[0]
+			case len(ms) > 1:
+				return nil, skipf("input_config.endpoint.model_names lists %d models (%s): a point is one deployment of one model", len(ms), strings.Join(ms, ", "))
+			}
+		}
+	}
 	if lg := obj(cfg, "loadgen"); lg != nil {
 		if c, ok, err := num(lg, "concurrency"); err != nil {
 			return nil, fmt.Errorf("input_config.loadgen.%w", err)

@@ -23,6 +23,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -49,6 +50,25 @@ type Skip struct {
 type Set struct {
 	Points []Point `json:"points"`
 	Skips  []Skip  `json:"skips"`
+	// NotApplied lists the defaults SetDefaults did not apply because
+	// points record another value (a command says so: a recorded value
+	// wins, but the user asked for something else).
+	NotApplied []NotApplied `json:"not_applied,omitempty"`
+}
+
+// NotApplied is a default (Key=Value) that Points points record otherwise;
+// Source and Recorded are the first such point and its value.
+type NotApplied struct {
+	Key, Value, Recorded, Source string
+	Points                       int
+}
+
+func (n NotApplied) String() string {
+	more := ""
+	if n.Points > 1 {
+		more = fmt.Sprintf(" and %d more points", n.Points-1)
+	}
+	return fmt.Sprintf("%s=%s not applied: %s records %s %s%s (a value the file records wins)", n.Key, n.Value, n.Source, n.Key, n.Recorded, more)
 }
 
 // Formats a file can have.
@@ -153,10 +173,36 @@ func Parse(name string, data []byte) (*Set, error) {
 	return s, nil
 }
 
-// checkMetrics rejects non-finite or non-positive figures and latencies
-// that disagree by orders of magnitude, the sign of seconds read as
-// milliseconds or the reverse.
+// plausible bounds each measured figure (inclusive): far outside what any
+// deployment serves, so that a figure outside is a broken file (a 1e308
+// throughput, a TPOT of nanoseconds), not a fast or slow run. The bounds
+// are generous by orders of magnitude: a B200 serves some 10^4 tok/s/GPU.
+var plausible = map[string][2]float64{
+	"tput_per_gpu":        {1e-3, 1e6},
+	"output_tput_per_gpu": {1e-3, 1e6},
+	MetricTputTotal:       {1e-3, 1e9},
+	MetricOutputTotal:     {1e-3, 1e9},
+	"interactivity":       {1e-3, 1e5},
+	"tpot_ms":             {1e-2, 1e5},
+	"tpot_ms_p90":         {1e-2, 1e5},
+	"ttft_ms":             {1e-2, 1e8},
+	"ttft_ms_p90":         {1e-2, 1e8},
+	"e2el_s_p50":          {1e-5, 1e6},
+	"e2el_s_p90":          {1e-5, 1e6},
+	"al":                  {1, 64}, // the bonus token counts: at least 1
+	"decode_batch_mean":   {1e-3, 1 << 20},
+}
+
+// checkMetrics rejects non-finite, non-positive or implausible figures
+// (plausible), a negative draft length, and latencies that disagree by
+// orders of magnitude, the sign of seconds read as milliseconds or the
+// reverse.
 func checkMetrics(p *Point) error {
+	if v, ok := p.Deployment["steps"]; ok {
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err != nil || n < 0 {
+			return fmt.Errorf("steps %q: want the draft length, 0 (no speculation) or a positive integer", v)
+		}
+	}
 	keys := make([]string, 0, len(p.Metrics))
 	for k := range p.Metrics {
 		keys = append(keys, k)
@@ -169,6 +215,9 @@ func checkMetrics(p *Point) error {
 		}
 		if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
 			return fmt.Errorf("%s = %g: want a positive finite number", k, v)
+		}
+		if b := plausible[k]; v < b[0] || v > b[1] {
+			return fmt.Errorf("%s = %g: not a plausible measurement (%s; want %g to %g)", k, v, MetricKeys[k], b[0], b[1])
 		}
 	}
 	m := p.Metrics
@@ -223,7 +272,9 @@ func ReadFiles(paths []string) (*Set, error) {
 // as DeploymentKeys): what a result file leaves out (AIPerf and
 // bench_serving record no GPU or topology; InferenceX rows no draft
 // length). steps and al are not given to points whose spec is none. A key
-// that is not a deployment key is an [*Error] on "Deployment.KEY".
+// that is not a deployment key is an [*Error] on "Deployment.KEY". A point
+// that records a key with another value (compared without case) keeps it,
+// and the default is listed in s.NotApplied.
 func (s *Set) SetDefaults(kv map[string]string) error {
 	for _, k := range slices.Sorted(maps.Keys(kv)) {
 		if !isDeploymentKey(k) {
@@ -232,16 +283,31 @@ func (s *Set) SetDefaults(kv map[string]string) error {
 	}
 	for i := range s.Points {
 		d := s.Points[i].Deployment
-		for k, v := range kv {
+		for _, k := range slices.Sorted(maps.Keys(kv)) {
+			v := kv[k]
 			if (k == "steps" || k == "al") && d["spec"] == "none" {
 				continue // speculation settings apply to speculative points only
 			}
-			if _, ok := d[k]; !ok {
+			rec, ok := d[k]
+			switch {
+			case !ok:
 				d[k] = v
+			case !strings.EqualFold(rec, v):
+				notApplied(s, k, v, rec, s.Points[i].Source)
 			}
 		}
 	}
 	return nil
+}
+
+func notApplied(s *Set, k, v, rec, src string) {
+	for i := range s.NotApplied {
+		if s.NotApplied[i].Key == k {
+			s.NotApplied[i].Points++
+			return
+		}
+	}
+	s.NotApplied = append(s.NotApplied, NotApplied{Key: k, Value: v, Recorded: rec, Source: src, Points: 1})
 }
 
 func isDeploymentKey(k string) bool {

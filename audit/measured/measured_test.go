@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -40,7 +41,8 @@ func TestReadFormats(t *testing.T) {
 					"tpot_ms": 8, "tpot_ms_p90": 12, "e2el_s_p50": 15, "e2el_s_p90": 45, "interactivity": 125}},
 		}, nil},
 		{"aiperf_profile_export_aiperf.json", FormatAIPerf, []want{
-			{map[string]string{"conc": "32", "isl": "1024", "osl": "1024"},
+			// input_config.endpoint.model_names: ["deepseek-ai/DeepSeek-R1"].
+			{map[string]string{"model": "deepseek-ai/DeepSeek-R1", "conc": "32", "isl": "1024", "osl": "1024"},
 				map[string]float64{"ttft_ms": 550, "ttft_ms_p90": 900, "tpot_ms": 19.45, "tpot_ms_p90": 22,
 					"e2el_s_p50": 20.5, "e2el_s_p90": 24, MetricOutputTotal: 1536}},
 		}, nil},
@@ -97,6 +99,15 @@ func TestReadFormats(t *testing.T) {
 	}
 }
 
+// Every metric has plausible bounds, and the bounds hold the fixtures.
+func TestPlausibleCoversMetrics(t *testing.T) {
+	for k := range MetricKeys {
+		if b, ok := plausible[k]; !ok || !(b[0] > 0 && b[0] < b[1]) {
+			t.Errorf("%s: bounds %v", k, b)
+		}
+	}
+}
+
 func TestReadRejects(t *testing.T) {
 	for _, tc := range []struct {
 		name, data, want string
@@ -116,6 +127,12 @@ func TestReadRejects(t *testing.T) {
 		{"aiperf_unit.json", `{"time_to_first_token": {"unit": "fortnights", "p50": 1}}`, "unit"},
 		{"e2el_vs_tpot.csv", "gpu,osl,measured_tpot_ms,measured_e2el_s_p50\nh200,1024,20,20000\n", "unit mismatch"},
 		{"ttft_vs_e2el.csv", "gpu,measured_ttft_ms,measured_e2el_s_p50\nh200,500000,2\n", "unit mismatch"},
+		// Implausible figures name the file, the row and the field.
+		{"huge.csv", "gpu,conc,measured_tput_per_gpu\nh200,4,1000\nh200,8,1e308\n", "huge.csv:3: tput_per_gpu = 1e+308: not a plausible measurement"},
+		{"tiny.csv", "gpu,measured_tpot_ms\nh200,1e-300\n", "tiny.csv:2: tpot_ms = 1e-300: not a plausible"},
+		{"al.csv", "gpu,measured_al\nh200,0.5\n", "al.csv:2: al = 0.5: not a plausible"},
+		{"negsteps.csv", "gpu,steps,measured_tpot_ms\nh200,-3,20\n", `negsteps.csv:2: steps "-3": want the draft length`},
+		{"huge.json", `{"time_to_first_token": {"unit": "ms", "p50": 1e300}}`, "ttft_ms = 1e+300: not a plausible"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var err error
@@ -170,6 +187,35 @@ func TestSetDefaults(t *testing.T) {
 	}
 	if err := s.SetDefaults(map[string]string{"color": "red"}); err == nil {
 		t.Error("an unknown key must be refused")
+	}
+	// A default that a point records otherwise is not applied, and said so
+	// (once per key, with the first such point and a count).
+	s3, _ := Parse("z.csv", []byte("gpu,conc,measured_tpot_ms\nh200,4,20\nh200,8,21\nH200,16,22\n,32,23\n"))
+	if err := s3.SetDefaults(map[string]string{"gpu": "h200"}); err != nil || len(s3.NotApplied) != 0 {
+		t.Errorf("an equal value (any case) is no conflict: %v %+v", err, s3.NotApplied)
+	}
+	s3, _ = Parse("z.csv", []byte("gpu,conc,measured_tpot_ms\nh200,4,20\nh200,8,21\n,32,23\n"))
+	if err := s3.SetDefaults(map[string]string{"gpu": "b200", "conc": "64"}); err != nil {
+		t.Fatal(err)
+	}
+	want := []NotApplied{{Key: "conc", Value: "64", Recorded: "4", Source: "z.csv:2", Points: 3},
+		{Key: "gpu", Value: "b200", Recorded: "h200", Source: "z.csv:2", Points: 2}}
+	if !reflect.DeepEqual(s3.NotApplied, want) || s3.Points[2].Deployment["gpu"] != "b200" {
+		t.Errorf("NotApplied %+v, want %+v", s3.NotApplied, want)
+	}
+	if got := s3.NotApplied[1].String(); got != "gpu=b200 not applied: z.csv:2 records gpu h200 and 1 more points (a value the file records wins)" {
+		t.Errorf("message %q", got)
+	}
+}
+
+// Several models in one AIPerf export are several deployments: skipped.
+func TestAIPerfSeveralModels(t *testing.T) {
+	s, err := Parse("a.json", []byte(`{"input_config": {"endpoint": {"model_names": ["a/X", "b/Y"]}}, "time_to_first_token": {"unit": "ms", "p50": 5}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Points) != 0 || len(s.Skips) != 1 || !strings.Contains(s.Skips[0].Reason, "model_names lists 2 models (a/X, b/Y)") {
+		t.Errorf("%+v", s)
 	}
 }
 

@@ -51,6 +51,10 @@ func (d *deepFlags) run(r *audit.Report, quiet bool, stderr io.Writer) (*deep.Re
 	if !d.on && !d.all {
 		return nil, exitOK
 	}
+	if r.IndexOnly {
+		fmt.Fprintf(stderr, "specsim audit: --deep reads weight values, but %s holds none of the shard files its index names (the audit read the index alone): download the shards, or audit without --deep\n", r.Dir)
+		return nil, exitBadInput
+	}
 	opt := deep.Options{Budget: budget}
 	if !quiet {
 		start, last := time.Now(), time.Time{}

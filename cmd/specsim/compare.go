@@ -6,8 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/specsim/specsim/audit/enginelog"
 	"github.com/specsim/specsim/audit/measured"
+	"github.com/specsim/specsim/internal/regular"
 	"github.com/specsim/specsim/simulate"
 )
 
@@ -67,6 +67,8 @@ type measuredFlags struct {
 	sim     string
 	catalog *gpuCatalogFlag
 	golden  *goldenFlags
+	cmd     string
+	stderr  io.Writer
 }
 
 func (f *measuredFlags) env() (simulate.Env, error) {
@@ -81,8 +83,8 @@ func (f *measuredFlags) env() (simulate.Env, error) {
 	return simulate.Env{Curves: curves, Catalog: catalog}, nil
 }
 
-func addMeasuredFlags(fs *flag.FlagSet) *measuredFlags {
-	f := &measuredFlags{set: setFlag{}}
+func addMeasuredFlags(fs *flag.FlagSet, cmd string, stderr io.Writer) *measuredFlags {
+	f := &measuredFlags{set: setFlag{}, cmd: cmd, stderr: stderr}
 	fs.Var(f.set, "set", "deployment `key=value,...` for points whose file does not record it (keys as the CSV's: gpu, topology, model, steps, ...)")
 	fs.StringVar(&f.sim, "sim", simulate.SimEvent, "simulation per point: event | mean-field")
 	f.catalog = addGPUCatalogFlag(fs)
@@ -102,6 +104,9 @@ func (f *measuredFlags) load(files []string) ([]simulate.Measurement, []simulate
 	if err := set.SetDefaults(f.set); err != nil {
 		return nil, nil, err
 	}
+	for _, n := range set.NotApplied {
+		fmt.Fprintf(f.stderr, "specsim %s: note: --set %s\n", f.cmd, n)
+	}
 	ms := make([]simulate.Measurement, len(set.Points))
 	for i, p := range set.Points {
 		ms[i] = simulate.Measurement{Source: p.Source, Deployment: p.Deployment, Metrics: p.Metrics}
@@ -111,6 +116,33 @@ func (f *measuredFlags) load(files []string) ([]simulate.Measurement, []simulate
 		skips = append(skips, simulate.Skipped{Source: s.Source, Reason: s.Reason})
 	}
 	return ms, skips, nil
+}
+
+// inFileOrder sorts skipped points as the files hold them: by the file's
+// place among files, then by the line of a "FILE:LINE" source (the
+// readers' skips and the model's come apart otherwise).
+func inFileOrder(sk []simulate.Skipped, files []string) []simulate.Skipped {
+	key := func(src string) (int, int) {
+		file, line := src, 0
+		if i := strings.LastIndexByte(src, ':'); i > 0 {
+			if n, err := strconv.Atoi(src[i+1:]); err == nil {
+				file, line = src[:i], n
+			}
+		}
+		if i := slices.Index(files, file); i >= 0 {
+			return i, line
+		}
+		return len(files), line
+	}
+	slices.SortStableFunc(sk, func(a, b simulate.Skipped) int {
+		fa, la := key(a.Source)
+		fb, lb := key(b.Source)
+		if fa != fb {
+			return fa - fb
+		}
+		return la - lb
+	})
+	return sk
 }
 
 func signedPct(v float64) string {
@@ -132,7 +164,7 @@ func fig(v float64) string {
 
 func runCompare(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("compare", compareHelp, stderr)
-	mf := addMeasuredFlags(fs)
+	mf := addMeasuredFlags(fs, "compare", stderr)
 	calPath := fs.String("calibration", "", "apply a `FILE` written by specsim calibrate to every prediction")
 	logs := fs.String("logs", "", "comma-separated engine logs of the ONE measured run (SGLang, vLLM, TensorRT-LLM; as specsim logs reads): add its measured accept length and mean running batch")
 	ff := addFormatFlags(fs)
@@ -157,7 +189,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	if *logs != "" {
-		if err := addLogMetrics(ms, strings.Split(*logs, ",")); err != nil {
+		if err := addLogMetrics(ms, strings.Split(*logs, ","), stderr); err != nil {
 			return fail(err)
 		}
 	}
@@ -170,7 +202,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	setFlagSkips(c.Skipped)
-	c.Skipped = append(skips, c.Skipped...)
+	c.Skipped = inFileOrder(append(skips, c.Skipped...), files)
 	if len(c.Rows) == 0 {
 		for _, s := range c.Skipped {
 			fmt.Fprintf(stderr, "skipped %s: %s\n", s.Source, s.Reason)
@@ -199,8 +231,12 @@ func compareCSV(c *simulate.Comparison) *table {
 	t := &table{header: []string{"source", "gpu", "engine", "deployment", "metric", "measured", "predicted", "error", "band_lo", "band_hi", "in_band", "likely_in"}}
 	for _, r := range c.Rows {
 		for _, e := range r.Metrics {
+			lo, hi, in := "", "", "" // no band: empty cells
+			if e.Band != nil {
+				lo, hi, in = fmt.Sprint(e.Band.Lo), fmt.Sprint(e.Band.Hi), fmt.Sprint(*e.InBand)
+			}
 			t.add(r.Source, r.GPU, r.Engine, r.Deployment, e.Metric, fmt.Sprint(e.Measured), fmt.Sprint(e.Predicted),
-				fmt.Sprintf("%.6f", e.Error), fmt.Sprint(e.Band.Lo), fmt.Sprint(e.Band.Hi), fmt.Sprint(e.InBand), r.LikelyIn)
+				fmt.Sprintf("%.6f", e.Error), lo, hi, in, r.LikelyIn)
 		}
 	}
 	return t
@@ -219,11 +255,14 @@ func printComparison(w io.Writer, c *simulate.Comparison, format format) {
 			if i == 0 {
 				src = r.Source
 			}
-			in := "no"
-			if e.InBand {
-				in = "yes"
+			band, in := "-", "-" // no band for this figure
+			if e.Band != nil {
+				band, in = fig(e.Band.Lo)+"-"+fig(e.Band.Hi), "no"
+				if *e.InBand {
+					in = "yes"
+				}
 			}
-			t.add(src, e.Metric, fig(e.Measured), fig(e.Predicted), signedPct(e.Error), fig(e.Band.Lo)+"-"+fig(e.Band.Hi), in)
+			t.add(src, e.Metric, fig(e.Measured), fig(e.Predicted), signedPct(e.Error), band, in)
 		}
 	}
 	t.write(w, format)
@@ -236,7 +275,11 @@ func printComparison(w io.Writer, c *simulate.Comparison, format format) {
 	fmt.Fprintln(w)
 	mt := &table{header: []string{"metric", ">points", ">median error", ">median |error|", ">in band"}}
 	for _, m := range c.Medians {
-		mt.add(m.Metric, fmt.Sprint(m.Points), signedPct(m.Signed), signedPct(m.Abs)[1:], fmt.Sprintf("%d/%d", m.InBand, m.Points))
+		in := "-"
+		if m.InBand != nil {
+			in = fmt.Sprintf("%d/%d", *m.InBand, m.Points)
+		}
+		mt.add(m.Metric, fmt.Sprint(m.Points), signedPct(m.Signed), signedPct(m.Abs)[1:], in)
 	}
 	mt.write(w, format)
 	fmt.Fprintln(w)
@@ -273,7 +316,7 @@ Example:
 
 func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("calibrate", calibrateHelp, stderr)
-	mf := addMeasuredFlags(fs)
+	mf := addMeasuredFlags(fs, "calibrate", stderr)
 	out := fs.String("o", "", "write the calibration to `FILE` (YAML)")
 	onlyGPU := fs.String("gpu", "", "calibrate only the points of this GPU (e.g. b200)")
 	params := fs.String("params", "", "comma-separated parameters to fit (default all: "+strings.Join(simulate.CalParamNames, ",")+")")
@@ -291,6 +334,18 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	if *out == "" {
 		return fail(errors.New("-o FILE is required"))
 	}
+	// Every file the command reads is an input -o must not replace: the
+	// measured files and whatever a flag names (the check compares files,
+	// so a flag value that names no file matters not).
+	inputs := append([]string(nil), files...)
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name != "o" {
+			inputs = append(inputs, strings.Split(f.Value.String(), ",")...)
+		}
+	})
+	if err := regular.CheckOutput(*out, inputs); err != nil {
+		return fail(err)
+	}
 	ms, skips, err := mf.load(files)
 	if err != nil {
 		return fail(err)
@@ -303,6 +358,18 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 			} else {
 				skips = append(skips, simulate.Skipped{Source: m.Source, Reason: "not a " + *onlyGPU + " point (--gpu)"})
 			}
+		}
+		if len(keep) == 0 {
+			var held []string
+			for _, m := range ms {
+				if g := m.Deployment["gpu"]; g != "" && !slices.Contains(held, g) {
+					held = append(held, g)
+				}
+			}
+			if len(held) == 0 {
+				held = []string{"none: no point names a GPU; --set gpu=..."}
+			}
+			return fail(fmt.Errorf("--gpu %s: no measured point is a %s point (the files hold: %s)", *onlyGPU, *onlyGPU, strings.Join(held, ", ")))
 		}
 		ms = keep
 	}
@@ -317,7 +384,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	file, reports, skipped, err := simulate.Calibrate(ms, simulate.CalibrateOptions{Sim: mf.sim, Params: names, Env: env,
 		Progress: progressPrinter(stderr, "specsim calibrate", "steps", time.Now)})
 	setFlagSkips(skipped)
-	skipped = append(skips, skipped...)
+	skipped = inFileOrder(append(skips, skipped...), files)
 	var unid *simulate.UnidentifiableError
 	if err != nil && !errors.As(err, &unid) {
 		return fail(err)
@@ -335,7 +402,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	if err := writeFileAtomic(*out, data); err != nil {
+	if err := regular.WriteFile(*out, data, inputs); err != nil {
 		return fail(err)
 	}
 	for _, w := range file.Warnings {
@@ -400,46 +467,12 @@ func metricRank(k string) int {
 	return len(simulate.MetricOrder)
 }
 
-// writeFileAtomic writes data to path through a temporary file in the same
-// directory, so that a failed write leaves no half file.
-func writeFileAtomic(path string, data []byte) error {
-	// Errors name the user's path: the temporary name means nothing to them.
-	fail := func(err error) error {
-		var pe *os.PathError
-		var le *os.LinkError
-		switch {
-		case errors.As(err, &pe):
-			err = pe.Err
-		case errors.As(err, &le):
-			err = le.Err
-		}
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".specsim-cal-*")
-	if err != nil {
-		return fail(err)
-	}
-	name := tmp.Name()
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(name)
-		return fail(err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(name)
-		return fail(err)
-	}
-	if err := os.Rename(name, path); err != nil {
-		os.Remove(name)
-		return fail(err)
-	}
-	return nil
-}
-
 // addLogMetrics reads the engine logs of one measured run and adds the
 // accept length (the interval-weighted mean specsim logs reports) and the
-// running batch (summed over DP ranks) to its point.
-func addLogMetrics(ms []simulate.Measurement, files []string) error {
+// running batch (summed over DP ranks) to its point. Logs that run more
+// requests than the point has sessions are from another run (or the
+// point's concurrency is wrong): warned on stderr.
+func addLogMetrics(ms []simulate.Measurement, files []string, stderr io.Writer) error {
 	if len(ms) != 1 {
 		return fmt.Errorf("--logs describes one run, but the files hold %d measured points", len(ms))
 	}
@@ -447,9 +480,13 @@ func addLogMetrics(ms []simulate.Measurement, files []string) error {
 	if v, err := strconv.Atoi(ms[0].Deployment["steps"]); err == nil {
 		steps = v
 	}
-	al, running, err := enginelog.RunMeans(files, steps)
+	al, running, peak, err := enginelog.RunMeans(files, steps)
 	if err != nil {
 		return fmt.Errorf("--logs %w", err)
+	}
+	if conc, err := strconv.Atoi(ms[0].Deployment["conc"]); err == nil && conc > 0 && (running > float64(conc) || peak > conc) {
+		fmt.Fprintf(stderr, "specsim compare: warning: --logs %s: %.1f requests running on average over the DP ranks (up to %d on one rank), more than the %d sessions of %s: are the logs from this run, or its concurrency wrong?\n",
+			strings.Join(files, ","), running, peak, conc, ms[0].Source)
 	}
 	if al > 0 {
 		ms[0].Metrics["al"] = al

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -191,15 +192,48 @@ func TestCompareAddsLogMetrics(t *testing.T) {
 			Metrics []struct {
 				Metric   string
 				Measured float64
+				Band     *struct{ Lo, Hi float64 }
+				InBand   *bool `json:"in_band"`
 			}
+		}
+		Medians []struct {
+			Metric string
+			InBand *int `json:"in_band"`
 		}
 	}
 	if err := json.Unmarshal(out.Bytes(), &c); err != nil {
 		t.Fatal(err)
 	}
+	if errb.Len() != 0 {
+		t.Errorf("8 running at conc 8 warned: %s", errb.String())
+	}
 	got := map[string]float64{}
 	for _, m := range c.Rows[0].Metrics {
 		got[m.Metric] = m.Measured
+		// The logs' figures are no cost-model figures: no band, no
+		// verdict (README); the others have both.
+		if banded := m.Metric != "al" && m.Metric != "decode_batch_mean"; (m.Band != nil) != banded || (m.InBand != nil) != banded {
+			t.Errorf("%s: band %v in band %v", m.Metric, m.Band, m.InBand)
+		}
+	}
+	for _, m := range c.Medians {
+		if banded := m.Metric != "al" && m.Metric != "decode_batch_mean"; (m.InBand != nil) != banded {
+			t.Errorf("median %s: in band %v", m.Metric, m.InBand)
+		}
+	}
+	out.Reset()
+	if code := run([]string{"compare", "--sim", "mean-field", "--logs", logPath, path}, &out, &errb); code != exitOK ||
+		!regexp.MustCompile(`(?m)^\s+al\s+2\.6\s+\S+\s+\S+\s+-\s+-$`).MatchString(out.String()) ||
+		!regexp.MustCompile(`(?m)^al\s+1\s+\S+\s+\S+\s+-$`).MatchString(out.String()) {
+		t.Errorf("text: al must show no band and no verdict:\n%s", out.String())
+	}
+	// The same log against a point of 4 sessions: 8 running is flagged.
+	four := writeTemp(t, "m4.csv", "model,precision,gpu,topology,conc,isl,osl,range_ratio,spec,steps,requests,measured_tpot_ms\n"+
+		"Qwen3.5-35B-A3B,fp8,h200,agg:tp1,4,1024,256,1,mtp,3,24,4\n")
+	errb.Reset()
+	if code := run([]string{"compare", "--sim", "mean-field", "--logs", logPath, four}, &out, &errb); code != exitOK ||
+		!strings.Contains(errb.String(), "8.0 requests running on average over the DP ranks (up to 8 on one rank), more than the 4 sessions of "+four+":2") {
+		t.Errorf("8 running at conc 4 not flagged: exit %d %s", code, errb.String())
 	}
 	// Four intervals, equal weight: mean accept length 2.60; 8 running.
 	if d := got["al"] - 2.6; d > 1e-9 || d < -1e-9 || got["decode_batch_mean"] != 8 {
@@ -216,13 +250,24 @@ func TestCompareAddsLogMetrics(t *testing.T) {
 // fixes it (compare has no --precision flag).
 func TestCompareREADMEExample(t *testing.T) {
 	const f = "../../audit/measured/testdata/aiperf_profile_export_aiperf.json"
-	code, out, errs := runCLI("compare", "--set", "gpu=h200,topology=agg:tp8,model=DeepSeek-R1,precision=fp8,steps=3,al=2.4", f)
+	code, out, errs := runCLI("compare", "--set", "gpu=h200,topology=agg:tp8,precision=fp8,steps=3,al=2.4", f)
 	if code != exitOK || !strings.Contains(out, "1 measured points compared, 0 skipped") {
 		t.Errorf("README example: exit %d\n%s%s", code, out, errs)
+	}
+	// The file records deepseek-ai/DeepSeek-R1 (input_config.endpoint.
+	// model_names): no model to --set, and the curve is named after it.
+	if !strings.Contains(out, "DeepSeek-R1/1024x1024/h200-sglang/fp8") || errs != "" {
+		t.Errorf("README example: curve not named by the recorded model\n%s%s", out, errs)
+	}
+	// A --set the file contradicts (it records conc 32) is said, not dropped.
+	_, out2, errs := runCLI("compare", "--set", "gpu=h200,topology=agg:tp8,precision=fp8,steps=3,al=2.4,conc=64", f)
+	if !strings.Contains(errs, "note: --set conc=64 not applied: "+f+" records conc 32") || out2 != out {
+		t.Errorf("--set conc=64 against a recorded 32: %s", errs)
 	}
 	for _, tc := range []struct{ set, want string }{
 		{"gpu=h200,topology=agg:tp8,model=DeepSeek-R1,steps=3,al=2.4", "precision fp4: h200 has no FP4 tensor cores"},
 		{"gpu=h200,topology=agg:tp8,model=DeepSeek-R1,precision=fp8,steps=3", "give it with --set al=..."},
+		{"gpu=h200,topology=agg:tp8,precision=fp8,steps=-3,al=2.4", "--set steps=-3: want the draft length, 0 (no speculation) or a positive integer"},
 	} {
 		_, out, errs := runCLI("compare", "--set", tc.set, f)
 		if !strings.Contains(out+errs, tc.want) || strings.Contains(out+errs, "--precision") {
@@ -260,15 +305,5 @@ func TestCalibrateWarnsOnTwoPoints(t *testing.T) {
 	}
 	if _, err := simulate.LoadCalibration(cal); err != nil {
 		t.Errorf("the warned file does not load: %v", err)
-	}
-}
-
-// A calibration that cannot be written names the user's path, not the
-// temporary file beside it.
-func TestWriteFileAtomicNamesPath(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "missing", "x.yaml")
-	err := writeFileAtomic(path, []byte("x"))
-	if err == nil || !strings.Contains(err.Error(), "cannot write "+path+": ") || strings.Contains(err.Error(), ".specsim-cal") {
-		t.Errorf("err %v", err)
 	}
 }

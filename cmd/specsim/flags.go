@@ -55,19 +55,54 @@ func (w *wroteWriter) Write(p []byte) (int, error) {
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	var positional []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		// "-:SELECTOR" (a recipe on standard input, one variant of it) is
+		// an argument, not a flag: the flag package would take it for one.
+		head, tail := args, []string(nil)
+		for i, a := range args {
+			if a == "--" {
+				break
+			}
+			if strings.HasPrefix(a, "-:") && !takesValue(fs, args[:i]) {
+				head, tail = args[:i], args[i:]
+				break
+			}
+		}
+		if err := fs.Parse(head); err != nil {
 			return nil, err
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
-			return positional, nil
+			if tail == nil {
+				return positional, nil
+			}
+			positional = append(positional, tail[0])
+			args = tail[1:]
+			continue
 		}
 		if rest[0] == "--" {
-			return append(positional, rest[1:]...), nil
+			return append(append(positional, rest[1:]...), tail...), nil
 		}
 		positional = append(positional, rest[0])
-		args = rest[1:]
+		args = append(append([]string(nil), rest[1:]...), tail...)
 	}
+}
+
+// takesValue reports whether the last of before is a flag that takes the
+// next argument as its value (--recipe -:sel).
+func takesValue(fs *flag.FlagSet, before []string) bool {
+	if len(before) == 0 {
+		return false
+	}
+	a := before[len(before)-1]
+	if !strings.HasPrefix(a, "-") || a == "-" || strings.Contains(a, "=") {
+		return false
+	}
+	f := fs.Lookup(strings.TrimLeft(a, "-"))
+	if f == nil {
+		return false
+	}
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return !ok || !b.IsBoolFlag()
 }
 
 // usageExit turns a flag-parsing error into an exit code: 0 for --help

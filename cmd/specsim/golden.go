@@ -26,7 +26,7 @@ const goldenHelp = `specsim golden: golden acceptance-length (AL) curves.
 
 Usage:
   specsim golden list [--golden-dir DIR] [--golden-file FILE]... [--json]
-  specsim golden show --model M --thinking on|off [--steps K] [--extrapolate] [--plot FILE.png|.svg] [--json | --format markdown]
+  specsim golden show --model M --thinking on|off [--steps K] [--extrapolate] [--plot FILE.png|.svg] [--json | --format markdown|csv]
   specsim golden lookup --model M --thinking on|off --steps K [--draft-model D]
 
 A golden curve gives AL(k), the mean tokens one verify step emits per request

@@ -866,12 +866,14 @@ func runKernelsBackends(args []string, stdout, stderr io.Writer) int {
 		}
 	} else {
 		l := kernels.MoELaunch{Engine: *engine, Backend: *backend, SpecBackend: *specBackend, Architecture: *arch, Quantization: *quant}
+		var gpu *kernels.GPU
 		if *gpuName != "" {
 			g, _, err := cat.lookup(*gpuName)
 			if err != nil {
 				fmt.Fprintln(stderr, "specsim kernels backends:", err)
 				return exitBadInput
 			}
+			gpu = g
 			l.GPUArch = g.Arch
 			gpuLabel = g.Name + " (" + g.Arch + ")"
 		}
@@ -882,6 +884,12 @@ func runKernelsBackends(args []string, stdout, stderr io.Writer) int {
 			dt, err := kernels.ParseDType(role.dtype)
 			if err != nil {
 				fmt.Fprintf(stderr, "specsim kernels backends: %s: %v\n", role.flag, err)
+				return exitBadInput
+			}
+			// As kernels predict (PredictOp) and predict: no engine runs
+			// NVFP4 experts without FP4 tensor cores, so no backend is one.
+			if gpu != nil && dt == kernels.NVFP4 && gpu.NoFP4() != "" {
+				fmt.Fprintf(stderr, "specsim kernels backends: %s %s: %s\n", role.flag, role.dtype, gpu.NoFP4())
 				return exitBadInput
 			}
 			c, err := role.resolve(l, dt)

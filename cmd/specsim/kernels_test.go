@@ -339,3 +339,22 @@ func TestKernelsBackendsResolution(t *testing.T) {
 		}
 	}
 }
+
+// kernels backends refuses NVFP4 experts on a GPU without FP4 tensor
+// cores, as kernels predict does (review 2 #9: H200 resolved cutlass,
+// flashinfer_cutlass and cutlass); on B200 it resolves.
+func TestKernelsBackendsRefusesNVFP4OnHopper(t *testing.T) {
+	const why = "h200 has no FP4 tensor cores: NVFP4 weights need Blackwell"
+	for _, c := range []struct{ engine, flag string }{{"sglang", "--dtype"}, {"vllm", "--dtype"}, {"trtllm", "--dtype"}, {"sglang", "--draft-dtype"}} {
+		code, out, errs := runCLI("kernels", "backends", "--gpu", "h200", "--engine", c.engine, c.flag, "nvfp4")
+		if code != exitBadInput || !strings.Contains(errs, c.flag+" nvfp4: "+why) || out != "" {
+			t.Errorf("%s %s nvfp4 on h200: exit %d %q %q", c.engine, c.flag, code, out, errs)
+		}
+	}
+	if code, _, errs := runCLI("kernels", "predict", "--gpu", "h200", "--op", "moe", "--dtype", "nvfp4"); code != exitBadInput || !strings.Contains(errs, why) {
+		t.Errorf("kernels predict no longer refuses: %d %q", code, errs)
+	}
+	if code, out, errs := runCLI("kernels", "backends", "--gpu", "b200", "--engine", "sglang", "--dtype", "nvfp4"); code != exitOK || !strings.Contains(out, "target  nvfp4") {
+		t.Errorf("b200: exit %d %s%s", code, out, errs)
+	}
+}

@@ -159,13 +159,15 @@ func writeLogsText(w io.Writer, s *enginelog.Summary, f format) {
 		fmt.Fprintf(w, "\naccept length (tokens per verify step, bonus included) over %d logged intervals:\n", d.Samples)
 		fmt.Fprintf(w, "mean %.3f (unweighted %.3f), stddev %.3f, stderr %.4f, min %.2f, p10 %.2f, p50 %.2f, p90 %.2f, max %.2f\n",
 			d.Mean, d.UnweightedMean, d.StdDev, d.StdErr, d.Min, d.P10, d.P50, d.P90, d.Max)
-		ht := &table{header: []string{"accept len", ">intervals", "share"}}
+		ht := &table{header: []string{"accept len", ">intervals", "share"},
+			csvHeader: []string{"accept_len_lo", "accept_len_hi", "intervals", "share"}}
 		for _, b := range d.Histogram {
 			if b.Count == 0 {
 				continue
 			}
 			share := float64(b.Count) / float64(d.Samples)
 			ht.add(fmt.Sprintf("[%.1f, %.1f)", b.Lo, b.Hi), strconv.Itoa(b.Count), strings.Repeat("#", int(share*40+0.5)))
+			ht.addCSV(fmt.Sprint(b.Lo), fmt.Sprint(b.Hi), strconv.Itoa(b.Count), strconv.FormatFloat(share, 'f', 4, 64))
 		}
 		ht.write(w, f)
 	} else {

@@ -143,6 +143,6 @@ func subcommands(group, help string, subs map[string]func(args []string, stdout,
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	fmt.Fprintf(stderr, "specsim %s: unknown subcommand %q (want %s)\n\n%s\n", group, args[0], strings.Join(names, ", "), help)
+	fmt.Fprintf(stderr, "specsim %s: unknown subcommand %q (want %s; specsim %s --help for their flags)\n", group, args[0], strings.Join(names, ", "), group)
 	return exitBadInput
 }

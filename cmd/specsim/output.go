@@ -88,10 +88,21 @@ func writeJSON(w io.Writer, v any) error {
 // table is a rectangular result printed aligned for terminals or as a
 // GitHub-flavoured Markdown table. Columns whose header starts with '>' are
 // right-aligned (numbers); the '>' is not printed.
+//
+// CSV is for programs: its header is the display header in snake_case
+// (csvName) and a "-" cell (no value) is empty. A table whose display cells
+// are words or bars sets csvHeader and csvRows (or a header alone), which
+// CSV prints instead.
 type table struct {
 	header []string
 	rows   [][]string
+
+	csvHeader []string
+	csvRows   [][]string
 }
+
+// addCSV adds a row that only CSV prints (see table).
+func (t *table) addCSV(cells ...string) { t.csvRows = append(t.csvRows, cells) }
 
 func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
 
@@ -129,14 +140,69 @@ func (t *table) write(w io.Writer, f format) {
 // RFC 4180 CSV.
 func (t *table) writeCSV(w io.Writer) error {
 	names, _ := t.columns()
+	rows := t.rows
+	if t.csvHeader != nil {
+		names = t.csvHeader
+	}
+	if t.csvRows != nil {
+		rows = t.csvRows
+	}
+	header := make([]string, len(names))
+	for i, n := range names {
+		header[i] = csvName(n)
+	}
 	cw := csv.NewWriter(w)
-	if err := cw.Write(names); err != nil {
+	if err := cw.Write(header); err != nil {
 		return err
 	}
-	if err := cw.WriteAll(t.rows); err != nil {
-		return err
+	for _, r := range rows {
+		cells := make([]string, len(r))
+		for i, c := range r {
+			if c != "-" {
+				cells[i] = c
+			}
+		}
+		if err := cw.Write(cells); err != nil {
+			return err
+		}
 	}
+	cw.Flush()
 	return cw.Error()
+}
+
+var csvSymbols = strings.NewReplacer("%", "_pct_", "/", "_per_", ">=", "_ge_", "<=", "_le_")
+
+// csvName is a display header in snake_case: "draft floor GiB" is
+// draft_floor_gib, "median |error|" median_abs_error, "tok/s/user"
+// tok_per_s_per_user, "outside %" outside_pct.
+func csvName(h string) string {
+	h = strings.ToLower(h)
+	for {
+		i := strings.IndexByte(h, '|')
+		j := -1
+		if i >= 0 {
+			j = strings.IndexByte(h[i+1:], '|')
+		}
+		if j < 0 {
+			break
+		}
+		h = h[:i] + "abs_" + h[i+1:i+1+j] + h[i+2+j:]
+	}
+	h = csvSymbols.Replace(h)
+	var b strings.Builder
+	under := false
+	for _, r := range h {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			if under && b.Len() > 0 {
+				b.WriteByte('_')
+			}
+			b.WriteRune(r)
+			under = false
+		} else {
+			under = true
+		}
+	}
+	return b.String()
 }
 
 func (t *table) columns() (names []string, right []bool) {

@@ -325,7 +325,7 @@ func TestRecipeCSV(t *testing.T) {
 		t.Fatalf("exit %d %s", code, errs)
 	}
 	tabs := csvTables(t, out)
-	if len(tabs) != 3 || tabs[0][0][0] != "variant" || tabs[1][0][1] != "not modelled (listed, not applied)" || tabs[2][0][6] != "tok/s/GPU" {
+	if len(tabs) != 3 || tabs[0][0][0] != "variant" || tabs[1][0][1] != "not_modelled_listed_not_applied" || tabs[2][0][6] != "tok_per_s_per_gpu" {
 		t.Fatalf("tables %v", tabs)
 	}
 	_, js, _ := runCLI("predict", "--recipe", r, "--json")

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/specsim/specsim/audit/recipe"
+	"github.com/specsim/specsim/internal/regular"
 	"github.com/specsim/specsim/simulate"
 	"github.com/specsim/specsim/simulate/emit"
 )
@@ -83,7 +84,7 @@ func emitFrontierRecipes(dir string, so *simulate.SweepOutput, r *simulate.Resol
 			continue
 		}
 		name := filepath.Join(dir, f.Name)
-		if err := os.WriteFile(name, []byte(f.Text), 0o644); err != nil {
+		if err := regular.WriteFile(name, []byte(f.Text), nil); err != nil {
 			return nil, err
 		}
 		out = append(out, name)

@@ -87,7 +87,7 @@ func runReview(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	rc, err := recipe.Load(*recipePath)
+	rc, err := loadRecipeArg(*recipePath) // "-": standard input, as recipe check
 	if err != nil {
 		return fail(err)
 	}
@@ -225,7 +225,7 @@ func roleRows(v *review.Variant, logs bool) *table {
 	if logs {
 		h = append(h, "logs show")
 	}
-	t := &table{header: h}
+	t := &table{header: h, csvHeader: append([]string{"role", "engine", "k", "golden_al", "must_run_with", "injected", "injected_by"}, h[6:]...)}
 	for _, r := range v.Roles {
 		al, k := "-", "-"
 		if r.ExpectedAL != nil {
@@ -243,10 +243,22 @@ func roleRows(v *review.Variant, logs bool) *table {
 			inj = "-"
 		}
 		row := []string{r.Role, r.Engine, k, al, must, inj}
+		// CSV: injected true/false (empty without a golden AL) and who
+		// injects: specsim's synthetic acceptance or the recipe.
+		injected, by := "", ""
+		if r.ExpectedAL != nil {
+			injected, by = strconv.FormatBool(r.Injected), "recipe"
+			if r.Injected {
+				by = "synthetic_acceptance"
+			}
+		}
+		crow := []string{r.Role, r.Engine, k, al, must, injected, by}
 		if logs {
 			row = append(row, shownCell(r))
+			crow = append(crow, shownCell(r))
 		}
 		t.add(row...)
+		t.addCSV(crow...)
 	}
 	return t
 }

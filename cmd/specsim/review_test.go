@@ -302,3 +302,26 @@ func TestReviewPrecisionMismatch(t *testing.T) {
 		t.Errorf("exit %d\n%s%s", code, out, errs)
 	}
 }
+
+// TestReviewLogsCSV: CSV headers are snake_case and the cells a program
+// reads are numbers or booleans (review 2 #13: "golden AL", "must run
+// with", "yes (synthetic acceptance)", "-" and a bar chart of '#').
+func TestReviewLogsCSV(t *testing.T) {
+	ck := indexOnlyQwen(t)
+	_, out, errs := runCLI("review", "--recipe", "../../testdata/recipes/schema2_qwen3.5_sglang_gb300-fp4_agentx_agg-variants.yaml:override_c1", "--checkpoint", ck, "--format", "csv")
+	if !strings.Contains(out, "role,engine,k,golden_al,must_run_with,injected,injected_by\nagg,sglang,3,3.39,") ||
+		!strings.Contains(out, ",true,synthetic_acceptance\n") || strings.Contains(out, "draft floor GiB") {
+		t.Errorf("review csv:\n%s%s", out, errs)
+	}
+	_, out, errs = runCLI("audit", ck, "--format", "csv")
+	if !strings.Contains(out, "tp,ep,dp,draft_floor_gib,draft_footprint_gib,draft_bytes,model_gib,draft_if_bf16_gib,if_fp8_gib,if_nvfp4_gib\n") {
+		t.Errorf("audit csv:\n%s%s", out, errs)
+	}
+	_, out, errs = runCLI("logs", "../../audit/enginelog/testdata/sglang_dp.log", "--format", "csv")
+	tabs := strings.Split(strings.TrimSpace(out), "\n\n")
+	if len(tabs) != 3 || !strings.HasPrefix(tabs[0], "file,rank,engine,samples,mean_accept_len,mean_gen_tok_per_s,mean_running,max_running\n") ||
+		tabs[1] != "accept_len_lo,accept_len_hi,intervals,share\n3.3,3.4,1,0.2500\n3.4,3.5,2,0.5000\n3.5,3.6,1,0.2500" ||
+		!strings.Contains(tabs[2], "\n2.0,4.0,,,,0\n") {
+		t.Errorf("logs csv:\n%s%s", out, errs)
+	}
+}

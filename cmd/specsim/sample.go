@@ -249,7 +249,7 @@ func sampleText(w io.Writer, res *sampleResult, counts []int64, s acceptance.Sam
 		marg = a.Marginal()
 	}
 	total := float64(res.Batch) * float64(res.Iterations)
-	t := &table{header: []string{">L (tokens)", ">count", ">share", ">expected share"}}
+	t := &table{header: []string{">L (tokens)", ">count", ">share", ">expected share"}, csvHeader: []string{"length", "count", "share", "expected_share"}}
 	for l := 1; l < len(counts); l++ {
 		exp := ""
 		if l-1 < len(marg) {

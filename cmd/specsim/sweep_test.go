@@ -132,7 +132,7 @@ func TestSweepFlagErrors(t *testing.T) {
 		{[]string{"sweep", "--gpus", "2", "--topologies", "agg:tp8"}, "--topologies agg:tp8 uses 8 GPUs, more than --gpus 2"},
 		{[]string{"sweep", "--topologies", "agg:tp2,agg:tp4", "--min-pool-gpus", "4"}, "--topologies agg:tp2 has a pool of 2 GPUs, fewer than --min-pool-gpus 4"},
 		{[]string{"sweep", "--plot", dir}, "--plot " + dir + ": want a .png or .svg file"},
-		{[]string{"sweep", "--plot", "/nonexistent/x.png"}, "--plot /nonexistent/x.png: directory /nonexistent does not exist"},
+		{[]string{"sweep", "--plot", "/nonexistent/x.png"}, "--plot cannot write /nonexistent/x.png: directory /nonexistent does not exist"},
 		{[]string{"sweep", "--emit", filepath.Join(notDir, "recipes")}, "--emit"},
 		{[]string{"merge", "--plot", "x.jpg", "a.json"}, "--plot x.jpg"},
 	} {

@@ -6,11 +6,12 @@
 package chart
 
 import (
+	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/specsim/specsim/internal/regular"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 )
@@ -24,19 +25,14 @@ func (e *FormatError) Error() string { return e.Path + ": want a .png or .svg fi
 // checkExt refuses a path that is not .png or .svg, before anything is
 // drawn or written.
 // CheckPath refuses, before any work, a plot path that Sweep or AL could
-// not write: an extension other than .png or .svg (FormatError), an
-// existing directory, or a directory that does not exist.
+// not write: an extension other than .png or .svg (FormatError), or what
+// regular.CheckOutput refuses (a link, a directory, a device or FIFO, a
+// directory that does not exist).
 func CheckPath(path string) error {
 	if err := checkExt(path); err != nil {
 		return err
 	}
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return fmt.Errorf("%s is a directory", path)
-	}
-	if st, err := os.Stat(filepath.Dir(path)); err != nil || !st.IsDir() {
-		return fmt.Errorf("%s: directory %s does not exist", path, filepath.Dir(path))
-	}
-	return nil
+	return regular.CheckOutput(path, nil)
 }
 
 func checkExt(path string) error {
@@ -46,9 +42,17 @@ func checkExt(path string) error {
 	return nil
 }
 
+// save renders the plot and writes it with regular.WriteFile (a regular
+// file only, never through a link; plot.Save would truncate whatever is at
+// the path, or block on a FIFO).
 func save(p *plot.Plot, w, h vg.Length, path string) error {
-	if err := p.Save(w, h, path); err != nil {
+	wt, err := p.WriterTo(w, h, strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), "."))
+	if err != nil {
 		return fmt.Errorf("plot %s: %w", path, err)
 	}
-	return nil
+	var buf bytes.Buffer
+	if _, err := wt.WriteTo(&buf); err != nil {
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	return regular.WriteFile(path, buf.Bytes(), nil)
 }
