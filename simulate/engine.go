@@ -198,7 +198,8 @@ func NewEngine(m *Model, g *kernels.GPU, p Parallel, c EngineConfig) (*Engine, e
 	// on SM100 -> flashinfer_trtllm, which the draft then inherits).
 	launch := kernels.MoELaunch{Engine: engine, Backend: c.MoEBackend, SpecBackend: c.SpecMoEBackend, GPUArch: g.Arch,
 		Architecture: m.HFArch, Quantization: releaseQuantization(c.Precision)}
-	if engine == "sglang" && p.EP == p.TP && p.TP > g.NVLinkDomain { // deepEP()
+	e.EngineName = engine
+	if e.deepEP() {
 		// DeepEP all-to-all: SGLang's model rules (which need
 		// --moe-a2a-backend none) do not apply, and an auto backend keeps
 		// block-FP8 experts on DeepGEMM (fp8.py
