@@ -453,6 +453,16 @@ func (e *Effective) resolveBackend(cfg *ModelConfig, mtp *MTP, o Options) {
 	default:
 		e.BackendNote = fmt.Sprintf("%s experts on %q (%s); relative efficiency %.2f", e.Experts, c.Requested, origin, b.Efficiency)
 	}
+	// The audit knows no GPU, so model rules that need one were not
+	// applied; say where one would change the answer (SGLang v0.5.14
+	// resolves an unset backend to flashinfer_trtllm for Qwen3.5 on SM100).
+	if l.GPUArch == "" {
+		bl := l
+		bl.GPUArch = "blackwell"
+		if cb, err := kernels.ResolveDraftMoE(bl, dt); err == nil && cb.Backend.Name != b.Name {
+			e.BackendNote += fmt.Sprintf("; on Blackwell %q (%s), relative efficiency %.2f", cb.Backend.Name, cb.Origin, cb.Backend.Efficiency)
+		}
+	}
 }
 
 // Error is a setting of [Options] that cannot be used: Field is the Options

@@ -122,5 +122,10 @@ func TestDraftInheritsTargetBackend(t *testing.T) {
 		if fell && (findCode(r.Findings, "draft-moe-backend-fallback") == nil || !strings.Contains(r.Effective.BackendNote, "inherited")) {
 			t.Errorf("fallback not reported: %s", r.Effective.BackendNote)
 		}
+		// Unset, the audit (no GPU) names Triton and what SGLang v0.5.14's
+		// Qwen3.5 rule picks on SM100; a set backend leaves nothing to add.
+		if blackwell := strings.Contains(r.Effective.BackendNote, `on Blackwell "flashinfer_trtllm"`); blackwell != (target == "") {
+			t.Errorf("target %q: Blackwell note %v: %s", target, blackwell, r.Effective.BackendNote)
+		}
 	}
 }
