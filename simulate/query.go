@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"fmt"
+	"github.com/specsim/specsim/simulate/agentx"
 	"os"
 	"strconv"
 	"strings"
@@ -135,6 +136,9 @@ func (q Query) Resolve(curves *golden.Set, catalog *kernels.Catalog) (*Resolved,
 	case "agentx", "agentx-synthetic":
 		a := DefaultAgentX()
 		if err := ParseAgentXOverrides(&a, q.AgentX); err != nil {
+			return nil, err
+		}
+		if err := agentXKeysApply(q.AgentX, q.Workload == "agentx"); err != nil {
 			return nil, err
 		}
 		if err := checkReplayContext(r.Model, a.Replay.MaxContext); err != nil {
@@ -374,4 +378,25 @@ func (r *Resolved) Scenario(t Topology, conc, k int) (Scenario, error) {
 		MaxRunning: r.Q.MaxRunning, Chunk: r.Q.Chunk, MemFraction: r.Q.MemFraction, Requests: r.Q.Requests, Seed: r.Q.Seed,
 		Server: r.Q.Server, engines: r.engines}
 	return sc, nil
+}
+
+// agentXKeysApply refuses, for the trace replay, the --agentx keys only
+// the synthetic workload reads (its length and cache keys), which the
+// replay would otherwise drop without a word.
+func agentXKeysApply(s string, replay bool) error {
+	if !replay {
+		return nil
+	}
+	for _, kv := range strings.Split(s, ",") {
+		k, _, _ := strings.Cut(kv, "=")
+		k = strings.TrimSpace(k)
+		if k == "" {
+			continue
+		}
+		var c agentx.Config
+		if isReplay, _ := parseReplayKey(&c, k, "0"); !isReplay {
+			return &Error{Field: "AgentX", Value: k, Reason: "applies to --workload agentx-synthetic only; the trace replay takes " + replayKeys}
+		}
+	}
+	return nil
 }

@@ -37,8 +37,11 @@ func TestResolveErrors(t *testing.T) {
 		// refused), for both agentx workloads.
 		{"AgentX.max-context", func(q *Query) { q.Workload, q.AgentX = "agentx", "max-context=262145" }},
 		{"AgentX.max-context", func(q *Query) { q.Workload, q.AgentX = "agentx-synthetic", "max-context=500000" }},
-		// AgentX keys with the fixed workload would be silently unused.
+		// AgentX keys with the fixed workload would be silently unused,
+		// and so would the synthetic workload's keys in the trace replay.
 		{"AgentX", func(q *Query) { q.AgentX = "duration=600" }},
+		{"AgentX", func(q *Query) { q.Workload, q.AgentX = "agentx", "duration=900,cache-hit=0.5" }},
+		{"AgentX", func(q *Query) { q.Workload, q.AgentX = "agentx", "isl-median=5000" }},
 		{"AgentX.duration", func(q *Query) { q.Workload, q.AgentX = "agentx-synthetic", "duration=NaN" }},
 	} {
 		q := base

@@ -162,7 +162,7 @@ func (f *queryFlags) resolve() (*simulate.Resolved, error) {
 		return nil, fmt.Errorf("--range-ratio %g: want [0, 1]", q.RangeRatio)
 	}
 	if q.Cached != 0 && q.Workload != "fixed" {
-		return nil, errors.New("--cached applies to --isl/--osl workloads; use --agentx cache-hit=... for agentx")
+		return nil, errors.New("--cached applies to --isl/--osl workloads; the agentx trace replay decides hits in its prefix cache (--workload agentx-synthetic takes --agentx cache-hit=...)")
 	}
 	if q.Workload == "agentx" && flagSet(f.fs, "requests") {
 		return nil, errors.New("--requests applies to --isl/--osl and agentx-synthetic workloads; an agentx replay runs for its window (--agentx duration=SECONDS)")
