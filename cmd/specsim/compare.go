@@ -343,6 +343,9 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 			inputs = append(inputs, strings.Split(f.Value.String(), ",")...)
 		}
 	})
+	if *out == "-" {
+		return fail(fmt.Errorf("-o -: give a file name; a calibration is read back with --calibration FILE"))
+	}
 	if err := regular.CheckOutput(*out, inputs); err != nil {
 		return fail(err)
 	}

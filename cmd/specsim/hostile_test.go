@@ -120,7 +120,8 @@ func TestHostileInput(t *testing.T) {
 		{[]string{"audit", f["dir"], "--tp", strings.Repeat("8,", 100) + "8"}, exitBadInput, "--tp"},
 
 		{[]string{"help", "nope"}, exitBadInput, `unknown command "nope"`},
-		{[]string{"nope"}, exitBadInput, `unknown command "nope"`},
+		{[]string{"nope"}, exitBadInput, `unknown command "nope"; run 'specsim help' for the commands`},
+		{[]string{"calibrate", "--params", "host_overhead_ms", "-o", "-", "x.csv"}, exitBadInput, "-o -: give a file name"},
 
 		{[]string{"predict", "--conc", "0"}, exitBadInput, "--conc"},
 		{[]string{"predict", "--model", f["fifo"]}, exitBadInput, f["fifo"]},

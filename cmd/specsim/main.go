@@ -78,8 +78,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	}
 	c, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(stderr, "specsim: unknown command %q\n\n", name)
-		usage(stderr)
+		fmt.Fprintf(stderr, "specsim: unknown command %q; run 'specsim help' for the commands\n", name)
 		return exitBadInput
 	}
 	return c.run(args[1:], stdout, stderr)
