@@ -307,7 +307,10 @@ func hostTier(q *queryFlags, st *recipe.Settings, given map[string]bool) {
 func writeRecipePredictionsCSV(w io.Writer, ps []recipePrediction) {
 	read := &table{header: []string{"variant", "setting", "value", "from"}}
 	un := &table{header: []string{"variant", "not modelled (listed, not applied)"}}
-	pred := &table{header: []string{"variant", "topology", ">conc", ">k", ">AL", "sim", ">tok/s/GPU", ">tok/s/user", ">TTFT p90 ms", ">TPOT p90 ms", ">E2EL p90 s"}}
+	// The prediction columns are named and written as predict --json
+	// writes them: one unrounded number per cell.
+	pred := &table{header: []string{"variant", "topology", ">conc", ">steps", ">al", "sim", ">tput_per_gpu", ">interactivity", ">ttft_ms_p90", ">tpot_ms_p90", ">e2el_s_p90", "notes"}}
+	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, p := range ps {
 		for _, s := range p.Read {
 			read.add(p.Variant, s.Setting, s.Value, s.From)
@@ -316,8 +319,8 @@ func writeRecipePredictionsCSV(w io.Writer, ps []recipePrediction) {
 			un.add(p.Variant, u)
 		}
 		r := p.Result
-		pred.add(p.Variant, p.Topology, strconv.Itoa(p.Conc), strconv.Itoa(p.Steps), fmt.Sprintf("%.2f", r.AL), r.Sim,
-			simulate.Sig3(r.TputPerGPU), simulate.Sig3(r.Interactivity), simulate.Sig3(r.TTFTp90ms), simulate.Sig3(r.TPOTp90ms), simulate.Sig3(r.E2EL.P90))
+		pred.add(p.Variant, p.Topology, strconv.Itoa(p.Conc), strconv.Itoa(p.Steps), num(r.AL), r.Sim,
+			num(r.TputPerGPU), num(r.Interactivity), num(r.TTFTp90ms), num(r.TPOTp90ms), num(r.E2EL.P90), strings.Join(p.Notes, "; "))
 	}
 	read.write(w, formatCSV)
 	un.write(w, formatCSV)
