@@ -111,11 +111,18 @@ func runBestK(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 		speed := "-"
-		if r.Speedup > 0 {
+		al, step, inter, out := fmt.Sprintf("%.2f", b.AL), fmt.Sprintf("%.2f", b.StepMS), fmt.Sprintf("%.1f", b.Interactivity), fmt.Sprintf("%.0f", b.OutputPerGPU)
+		if format == formatCSV {
+			// One unrounded number per cell, the ratio without its "x".
+			num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+			al, step, inter, out = num(b.AL), num(b.StepMS), num(b.Interactivity), num(b.OutputPerGPU)
+			if r.Speedup > 0 {
+				speed = num(r.Speedup)
+			}
+		} else if r.Speedup > 0 {
 			speed = fmt.Sprintf("%.2fx", r.Speedup)
 		}
-		t.add(strconv.Itoa(r.Conc), strconv.Itoa(r.BestK), fmt.Sprintf("%.2f", b.AL), fmt.Sprintf("%.2f", b.StepMS),
-			fmt.Sprintf("%.1f", b.Interactivity), fmt.Sprintf("%.0f", b.OutputPerGPU), speed, r.Why)
+		t.add(strconv.Itoa(r.Conc), strconv.Itoa(r.BestK), al, step, inter, out, speed, r.Why)
 	}
 	t.write(stdout, format)
 	if note := calibrationNote(res); note != "" {
