@@ -362,7 +362,16 @@ func (v *Variant) Settings(vr *VariantReport, o SettingsOptions) (*Settings, err
 		s.Conc = v.Concurrency
 		read("concurrency", strconv.Itoa(v.Concurrency), "benchmark")
 	case o.ConcGiven:
-		read("concurrency", strconv.Itoa(o.Conc), "--conc")
+		// Say what the flag overrode, as predict --recipe's rule for every
+		// flag does (the recipe's benchmark, else its variant's name).
+		from := "--conc (the recipe names none)"
+		switch n, ok := NameConcurrency(v.Name, v.JobName); {
+		case v.Concurrency > 0:
+			from = fmt.Sprintf("overridden by --conc (the recipe's %d from its benchmark)", v.Concurrency)
+		case ok:
+			from = fmt.Sprintf("overridden by --conc (the recipe's %d from the variant's name)", n)
+		}
+		read("concurrency", strconv.Itoa(o.Conc), from)
 	default:
 		if n, ok := NameConcurrency(v.Name, v.JobName); ok {
 			s.Conc = n

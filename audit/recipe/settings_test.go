@@ -144,3 +144,25 @@ func TestRecipesValid(t *testing.T) {
 		}
 	}
 }
+
+// A --conc given over a recipe's concurrency says what it overrode: the
+// disaggregated bundle's override_tp4_tp4_c8 names 8 (its variant name).
+func TestSettingsConcOverride(t *testing.T) {
+	rc, err := Load("../../testdata/recipes/schema2_qwen3.5_sglang_gb300-fp4_agentx_disagg-variants.yaml:override_tp4_tp4_c8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := rc.Variants[0].Settings(nil, SettingsOptions{Model: "qwen3.5", Conc: 16, ConcGiven: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var from string
+	for _, r := range s.Read {
+		if r.Setting == "concurrency" {
+			from = r.From
+		}
+	}
+	if s.Conc != 16 || from != "overridden by --conc (the recipe's 8 from the variant's name)" {
+		t.Errorf("conc %d, from %q", s.Conc, from)
+	}
+}
