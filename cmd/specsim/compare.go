@@ -441,12 +441,22 @@ func printCalibration(w io.Writer, reports []simulate.CalGroupReport, skipped []
 		}
 		fmt.Fprintf(w, "  scaled sensitivities' singular values: %s\n\n", strings.Join(sv, " "))
 		t := &table{header: []string{"metric", ">before", ">in-sample", ">leave-one-out"}}
+		if format == formatCSV {
+			// One table for every group: a group column, and the median
+			// |error| as a fraction (the text shows it as a percentage).
+			t.header = append([]string{"gpu", "engine"}, t.header...)
+		}
 		keys := make([]string, 0, len(e.Before))
 		for k := range e.Before {
 			keys = append(keys, k)
 		}
 		sort.Slice(keys, func(i, j int) bool { return metricRank(keys[i]) < metricRank(keys[j]) })
 		for _, k := range keys {
+			if format == formatCSV {
+				num := func(v float64) string { return strconv.FormatFloat(math.Abs(v), 'g', -1, 64) }
+				t.add(e.GPU, e.Engine, k, num(e.Before[k]), num(e.InSample[k]), num(e.LeaveOneOut[k]))
+				continue
+			}
 			t.add(k, signedPct(e.Before[k])[1:], signedPct(e.InSample[k])[1:], signedPct(e.LeaveOneOut[k])[1:])
 		}
 		fmt.Fprintln(w, "  median |error|:")
