@@ -36,11 +36,15 @@ func TestHelpTexts(t *testing.T) {
 // --help and "help CMD" write the help to stdout and exit 0; a bad flag
 // writes its error and one line pointing to --help to stderr, exit 2.
 func TestHelpToStdout(t *testing.T) {
-	for _, args := range [][]string{{"predict", "--help"}, {"help", "predict"}, {"sweep", "-h"}, {"recipe", "emit", "--help"}, {"help", "bestk"}} {
+	for _, args := range [][]string{{"predict", "--help"}, {"help", "predict"}, {"sweep", "-h"}, {"recipe", "emit", "--help"}, {"help", "bestk"}, {"help", "recipe", "emit"}} {
 		code, out, errs := runCLI(args...)
 		if code != exitOK || !strings.Contains(out, "\nFlags:\n") || errs != "" {
 			t.Errorf("%v: exit %d, %d bytes of stdout, stderr %q", args, code, len(out), errs)
 		}
+	}
+	// 'help CMD SUB' is SUB's help, not CMD's.
+	if _, out, _ := runCLI("help", "golden", "show"); !strings.HasPrefix(out, "specsim golden show:") {
+		t.Errorf("help golden show printed %.60q", out)
 	}
 	for _, tc := range []struct {
 		args []string

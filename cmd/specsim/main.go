@@ -71,7 +71,8 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 				usage(stderr)
 				return exitBadInput
 			}
-			return c.run([]string{"--help"}, stdout, stderr)
+			// 'help golden show' is 'golden show --help'.
+			return c.run(append(append([]string(nil), args[2:]...), "--help"), stdout, stderr)
 		}
 		usage(stdout)
 		return exitOK
