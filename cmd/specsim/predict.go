@@ -408,20 +408,9 @@ func printPrediction(w io.Writer, r *simulate.Resolved, topo simulate.Topology, 
 		}
 		return fmt.Sprintf("%.0f%%", 100*v/s.Total)
 	}
-	row := func(name string, v float64) { st.add(name, fmt.Sprintf("%.3f", v), share(v)) }
-	row("draft (k forwards)", s.Draft)
-	row("verify: attention", s.Verify.Attention)
-	row("verify: moe", s.Verify.MoE)
-	row("verify: dense gemm", s.Verify.DenseGEMM)
-	row("verify: gdn (linear attn)", s.Verify.GDN)
-	row("verify: lm_head + sampling", s.Verify.LMHead)
-	row("verify: norms", s.Verify.Norms)
-	row("communication", s.Communication)
-	row("overhead (launch + host)", s.Overhead)
-	row("  of which launches", s.OverheadSplit.Launch)
-	row("  of which layer gaps", s.OverheadSplit.LayerGap)
-	row("  of which host", s.OverheadSplit.Host)
-	row("total", s.Total)
+	for _, sp := range stepParts(s) {
+		st.add(sp.label, fmt.Sprintf("%.3f", sp.ms), share(sp.ms))
+	}
 	st.write(w, format)
 	markdownBreak(w, format)
 	for _, n := range s.Sources {
@@ -479,26 +468,13 @@ func printPredictionCSV(w io.Writer, r *simulate.Resolved, p *simulate.Result) e
 
 	s := p.StepMS
 	st := &table{header: []string{"step_part", "ms", "share"}}
-	part := func(name string, v float64) {
+	for _, sp := range stepParts(s) {
 		share := ""
 		if s.Total > 0 {
-			share = num(v / s.Total)
+			share = num(sp.ms / s.Total)
 		}
-		st.add(name, num(v), share)
+		st.add(sp.key, num(sp.ms), share)
 	}
-	part("draft", s.Draft)
-	part("verify_attention", s.Verify.Attention)
-	part("verify_moe", s.Verify.MoE)
-	part("verify_dense_gemm", s.Verify.DenseGEMM)
-	part("verify_gdn", s.Verify.GDN)
-	part("verify_lm_head", s.Verify.LMHead)
-	part("verify_norms", s.Verify.Norms)
-	part("communication", s.Communication)
-	part("overhead", s.Overhead)
-	part("overhead_launch", s.OverheadSplit.Launch)
-	part("overhead_layer_gap", s.OverheadSplit.LayerGap)
-	part("overhead_host", s.OverheadSplit.Host)
-	part("total", s.Total)
 	st.write(w, formatCSV)
 
 	m := p.MemoryGiB
@@ -569,5 +545,31 @@ func printLimits(w io.Writer, p *simulate.Result, format format) {
 func markdownBreak(w io.Writer, f format) {
 	if f == formatMarkdown {
 		fmt.Fprintln(w)
+	}
+}
+
+// stepPart is one row of the decode-iteration breakdown: its label in
+// the text table, its key in CSV, and its time in ms.
+type stepPart struct {
+	label, key string
+	ms         float64
+}
+
+// stepParts lists the breakdown's rows in the order both outputs print.
+func stepParts(s simulate.StepReport) []stepPart {
+	return []stepPart{
+		{"draft (k forwards)", "draft", s.Draft},
+		{"verify: attention", "verify_attention", s.Verify.Attention},
+		{"verify: moe", "verify_moe", s.Verify.MoE},
+		{"verify: dense gemm", "verify_dense_gemm", s.Verify.DenseGEMM},
+		{"verify: gdn (linear attn)", "verify_gdn", s.Verify.GDN},
+		{"verify: lm_head + sampling", "verify_lm_head", s.Verify.LMHead},
+		{"verify: norms", "verify_norms", s.Verify.Norms},
+		{"communication", "communication", s.Communication},
+		{"overhead (launch + host)", "overhead", s.Overhead},
+		{"  of which launches", "overhead_launch", s.OverheadSplit.Launch},
+		{"  of which layer gaps", "overhead_layer_gap", s.OverheadSplit.LayerGap},
+		{"  of which host", "overhead_host", s.OverheadSplit.Host},
+		{"total", "total", s.Total},
 	}
 }
