@@ -60,3 +60,27 @@ func BenchmarkAgentXSim(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRefineSim is one event simulation as a sweep's refinement runs
+// it (the 900 s window, refineWindow) of the deployments that dominate
+// issue 15's settled 72-GPU GB300 sweep: disaggregated pools at
+// concurrency 128, 512 and 1024 (1,063 of its 1,264 simulations).
+func BenchmarkRefineSim(b *testing.B) {
+	for _, c := range []struct {
+		topo string
+		conc int
+	}{{"disagg:5xtp1pp2+1xdep32", 1024}, {"disagg:5xtp1pp2+7xtp8", 512}, {"disagg:7xtp2pp2+5xtp8ep8", 128}} {
+		b.Run(fmt.Sprintf("%s/c%d", c.topo, c.conc), func(b *testing.B) {
+			r := refineWindow(resolved(b, Query{GPU: "gb300", Workload: "agentx"}))
+			t := topo(b, c.topo)
+			if _, err := Predict(r, t, c.conc, 6); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if _, err := Predict(r, t, c.conc, 6); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
