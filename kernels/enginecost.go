@@ -132,14 +132,11 @@ func (c *Coster) engineMoE(s MoEShape) (Cost, bool) {
 	}
 	us, inside := cv.at(float64(s.Tokens))
 	src := SourceMeasured
-	if !inside {
+	if _, tcv, ok := c.tpEquivalentLine(s, cv); ok {
+		us, _ = tcv.at(float64(s.Tokens))
+		src = SourceTPEquivalent
+	} else if !inside {
 		src = SourceExtrapolated
-		if tp, ok := s.tpEquivalent(); ok {
-			if tcv, _, ok := c.engineMoELine(tp); ok {
-				us, _ = tcv.at(float64(s.Tokens))
-				src = SourceTPEquivalent
-			}
-		}
 	}
 	plain := s
 	plain.Kernel = MoEFused
@@ -192,6 +189,21 @@ func (s MoEShape) tpEquivalent() (MoEShape, bool) {
 	return tp, true
 }
 
+// tpEquivalentLine is the TP shard and its measured line that price an
+// EP rank outside its own line cv's token range; ok is false inside that
+// range, or where the shard has no line.
+func (c *Coster) tpEquivalentLine(s MoEShape, cv curve) (MoEShape, curve, bool) {
+	if _, inside := cv.at(float64(s.Tokens)); inside {
+		return MoEShape{}, curve{}, false
+	}
+	tp, ok := s.tpEquivalent()
+	if !ok {
+		return MoEShape{}, curve{}, false
+	}
+	tcv, _, ok := c.engineMoELine(tp)
+	return tp, tcv, ok
+}
+
 // MoETableNote is what the measured table that prices s says its figure
 // is (moe_triton_ep8.csv: the busiest of 8 EP ranks, derived from per-rank
 // measurements); "" when no table prices s or its table says nothing.
@@ -200,18 +212,13 @@ func (c *Coster) MoETableNote(s MoEShape) string {
 	if !ok {
 		return ""
 	}
-	if _, inside := cv.at(float64(s.Tokens)); !inside {
-		if tp, ok := s.tpEquivalent(); ok {
-			if tcv, _, ok := c.engineMoELine(tp); ok {
-				n, m := len(cv.x), len(tcv.x)
-				past := ""
-				if _, in := tcv.at(float64(s.Tokens)); !in {
-					past = ", proportional past them"
-				}
-				return fmt.Sprintf("outside the EP%d table's measured %g-%g tokens: priced from the TP shard of the same expert work per rank (%d experts at inter %d, measured %g-%g tokens%s), not the EP table's extrapolation",
-					s.ep(), cv.x[0], cv.x[n-1], tp.Experts, tp.Inter, tcv.x[0], tcv.x[m-1], past)
-			}
+	if tp, tcv, ok := c.tpEquivalentLine(s, cv); ok {
+		past := ""
+		if _, in := tcv.at(float64(s.Tokens)); !in {
+			past = ", proportional past them"
 		}
+		return fmt.Sprintf("outside the EP%d table's measured %g-%g tokens: priced from the TP shard of the same expert work per rank (%d experts at inter %d, measured %g-%g tokens%s), not the EP table's extrapolation",
+			s.ep(), cv.x[0], cv.x[len(cv.x)-1], tp.Experts, tp.Inter, tcv.x[0], tcv.x[len(tcv.x)-1], past)
 	}
 	return note
 }

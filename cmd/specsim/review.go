@@ -346,8 +346,7 @@ func writeReviewMarkdown(w io.Writer, rep *review.Report, command string) {
 // findings, the JSON's "findings" (errors and warnings of the recipe
 // check, the checkpoint audit and the review, most serious first).
 func writeReviewCSV(w io.Writer, rep *review.Report) {
-	var roles, mem, logs *table
-	findings := &table{header: []string{"variant", "severity", "code", "location", "message"}}
+	var roles, mem, logs, findings *table
 	for i := range rep.Variants {
 		v := &rep.Variants[i]
 		roles = roleRows(v, len(rep.Logs) > 0).withColumn(roles, "variant", v.Name)
@@ -357,9 +356,7 @@ func writeReviewCSV(w io.Writer, rep *review.Report) {
 		if v.Audit != nil && len(v.Audit.Log) > 0 {
 			logs = logTable(v.Audit).withColumn(logs, "variant", v.Name)
 		}
-		for _, f := range v.Problems() {
-			findings.add(v.Name, string(f.Severity), f.Code, f.Location, f.Message)
-		}
+		findings = findingsCSV(v.Problems()).withColumn(findings, "variant", v.Name)
 	}
 	for _, t := range []*table{roles, mem, logs, findings} {
 		if t != nil {
