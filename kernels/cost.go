@@ -23,6 +23,10 @@ const (
 	// SourceExtrapolated: an engine-kernel table of this GPU outside its
 	// measured range (held at the smallest size, proportional beyond the largest).
 	SourceExtrapolated = "measured-extrapolated"
+	// SourceTPEquivalent: an EP rank's MoE outside the token range of its
+	// EP table, priced from the measured line of the TP shard with the same
+	// expert work per rank (all experts at inter/EP).
+	SourceTPEquivalent = "measured-tp-equivalent"
 )
 
 // Add returns the sum of two costs; the source and bound of the larger one

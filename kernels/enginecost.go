@@ -118,6 +118,13 @@ func (c *Coster) engineGDN(s GDNShape, mode GDNMode) (GDNCost, bool) {
 // skewed routing the uniform measurement is scaled by the roofline's
 // skewed-to-uniform ratio. Bytes and FLOPs are the roofline's of the shape
 // (an EP rank's own routed rows and touched experts).
+//
+// An EP rank outside its table's token range is priced from the TP shard's
+// line (tpEquivalent) where the GPU has one: moe_triton_ep8.csv holds
+// 1-512 tokens, and its proportional extrapolation priced 4096 tokens at
+// 2.4 ms where the TP shard's table, measured to 8192, says 0.90 ms; the
+// roofline says 0.34 ms. The simulation does the same (simulate's
+// measuredMoEShard takes the EP table only where it is measured).
 func (c *Coster) engineMoE(s MoEShape) (Cost, bool) {
 	cv, _, ok := c.engineMoELine(s)
 	if !ok {
@@ -125,7 +132,10 @@ func (c *Coster) engineMoE(s MoEShape) (Cost, bool) {
 	}
 	us, inside := cv.at(float64(s.Tokens))
 	src := SourceMeasured
-	if !inside {
+	if _, tcv, ok := c.tpEquivalentLine(s, cv); ok {
+		us, _ = tcv.at(float64(s.Tokens))
+		src = SourceTPEquivalent
+	} else if !inside {
 		src = SourceExtrapolated
 	}
 	plain := s
@@ -164,11 +174,52 @@ func (c *Coster) engineMoELine(s MoEShape) (curve, string, bool) {
 	return cv, notes[k], ok
 }
 
+// tpEquivalent is the TP shard with an EP rank's expert work: every
+// expert of the layer (Experts x EP) at inter/EP, the same weight bytes
+// and routed rows per rank (SGLang's TP MoE shards each expert's
+// intermediate dimension over the ranks). false for a shape that is no EP
+// rank or whose inter EP does not divide.
+func (s MoEShape) tpEquivalent() (MoEShape, bool) {
+	ep := s.ep()
+	if ep <= 1 || s.Inter%ep != 0 {
+		return MoEShape{}, false
+	}
+	tp := s
+	tp.Experts, tp.Inter, tp.EP = s.Experts*ep, s.Inter/ep, 0
+	return tp, true
+}
+
+// tpEquivalentLine is the TP shard and its measured line that price an
+// EP rank outside its own line cv's token range; ok is false inside that
+// range, or where the shard has no line.
+func (c *Coster) tpEquivalentLine(s MoEShape, cv curve) (MoEShape, curve, bool) {
+	if _, inside := cv.at(float64(s.Tokens)); inside {
+		return MoEShape{}, curve{}, false
+	}
+	tp, ok := s.tpEquivalent()
+	if !ok {
+		return MoEShape{}, curve{}, false
+	}
+	tcv, _, ok := c.engineMoELine(tp)
+	return tp, tcv, ok
+}
+
 // MoETableNote is what the measured table that prices s says its figure
 // is (moe_triton_ep8.csv: the busiest of 8 EP ranks, derived from per-rank
 // measurements); "" when no table prices s or its table says nothing.
 func (c *Coster) MoETableNote(s MoEShape) string {
-	_, note, _ := c.engineMoELine(s)
+	cv, note, ok := c.engineMoELine(s)
+	if !ok {
+		return ""
+	}
+	if tp, tcv, ok := c.tpEquivalentLine(s, cv); ok {
+		past := ""
+		if _, in := tcv.at(float64(s.Tokens)); !in {
+			past = ", proportional past them"
+		}
+		return fmt.Sprintf("outside the EP%d table's measured %g-%g tokens: priced from the TP shard of the same expert work per rank (%d experts at inter %d, measured %g-%g tokens%s), not the EP table's extrapolation",
+			s.ep(), cv.x[0], cv.x[len(cv.x)-1], tp.Experts, tp.Inter, tcv.x[0], tcv.x[len(tcv.x)-1], past)
+	}
 	return note
 }
 

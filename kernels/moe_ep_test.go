@@ -196,3 +196,48 @@ func TestPredictOpEPNote(t *testing.T) {
 		t.Errorf("skew on an EP rank: %v", err)
 	}
 }
+
+// TestMoEEPTPEquivalent: an EP8 rank of Qwen3.5-397B-A17B (64 of 512
+// experts at inter 1024, block FP8) past moe_triton_ep8.csv's 1-512 tokens
+// is priced from the TP shard with the same expert work per rank, 512
+// experts at inter 128 (moe_triton.csv), labelled measured-tp-equivalent:
+// the figures are that table's kernels_us rows, proportional past its 8192
+// tokens; no longer the EP table's extrapolation (2.4 ms at 4096 tokens).
+// Bytes and FLOPs stay the EP rank's own picks: 2 x rows x 3 x H x I with
+// rows = tokens x 10 / 8.
+func TestMoEEPTPEquivalent(t *testing.T) {
+	c := h200Coster(t)
+	for _, tc := range []struct {
+		tokens int
+		source string
+		wantUS float64 // kernels_us of the CSV row named
+	}{
+		{512, SourceMeasured, 301.790},            // moe_triton_ep8.csv, 512 tokens
+		{768, SourceTPEquivalent, 413.312},        // moe_triton.csv, fp8 512 experts inter 128, 768 tokens
+		{1024, SourceTPEquivalent, 431.701},       // same line, 1024 tokens
+		{4096, SourceTPEquivalent, 900.021},       // same line, 4096 tokens
+		{16384, SourceTPEquivalent, 2 * 1465.259}, // 8192 tokens' 1465.259, proportional
+	} {
+		s := MoEShape{Tokens: tc.tokens, Experts: 64, TopK: 10, Hidden: 4096, Inter: 1024, DType: FP8, Kernel: MoETriton, EP: 8}
+		got := must(t)(c.MoE(s))
+		if got.Source != tc.source || math.Abs(got.Seconds*1e6-tc.wantUS) > 1e-6 {
+			t.Errorf("%d tokens: %.3f us %s, want %.3f us %s", tc.tokens, got.Seconds*1e6, got.Source, tc.wantUS, tc.source)
+		}
+		if want := 2 * float64(tc.tokens) * 10 / 8 * 3 * 4096 * 1024; math.Abs(got.FLOPs-want) > 1e-6*want {
+			t.Errorf("%d tokens: FLOPs %.6g, want the rank's %.6g", tc.tokens, got.FLOPs, want)
+		}
+		note := c.MoETableNote(s)
+		if tc.source == SourceTPEquivalent && !strings.HasPrefix(note, "outside the EP8 table's measured 1-512 tokens: priced from the TP shard of the same expert work per rank (512 experts at inter 128") {
+			t.Errorf("%d tokens: note %q", tc.tokens, note)
+		}
+		p, err := c.PredictOp(OpQuery{Row: OpRow{Op: "moe", Tokens: tc.tokens, Experts: 64, TopK: 10, Hidden: 4096, Inter: 1024, DType: FP8},
+			MoEKernel: MoETriton, EP: 8})
+		if err != nil || p.Source != got.Source || p.Note != note {
+			t.Errorf("%d tokens: kernels predict says %s %q (%v)", tc.tokens, p.Source, p.Note, err)
+		}
+	}
+	// An inter the EP size does not divide has no TP-equivalent line.
+	if _, ok := (MoEShape{Experts: 64, Inter: 1001, EP: 8}).tpEquivalent(); ok {
+		t.Error("inter 1001 over EP 8 gave a TP shard")
+	}
+}

@@ -104,7 +104,7 @@ func (c *Coster) PredictOp(q OpQuery) (OpPrediction, error) {
 		s := MoEShape{Tokens: r.Tokens, Experts: r.Experts, TopK: r.TopK, Hidden: r.Hidden, Inter: r.Inter, DType: r.DType, Skew: q.Skew, Kernel: k, EP: q.EP}
 		cost, err := c.MoE(s)
 		p.Cost, p.MoEKernel = cost, k
-		if err == nil && (cost.Source == SourceMeasured || cost.Source == SourceExtrapolated) {
+		if err == nil && (cost.Source == SourceMeasured || cost.Source == SourceExtrapolated || cost.Source == SourceTPEquivalent) {
 			p.Note = c.MoETableNote(s)
 		}
 		return p, err

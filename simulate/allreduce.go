@@ -133,10 +133,11 @@ func (e *Engine) measuredMoEShard(tAll int, dt kernels.DType, draft bool) (float
 		shapes = []kernels.MoEShape{ep, tpShard}
 	}
 	// An EP shard's table holds only the decode and verify batches it was
-	// measured at (moe_triton_ep8.csv: 8-512 tokens); past them its
+	// measured at (moe_triton_ep8.csv: 1-512 tokens); past them its
 	// extrapolation grows linearly in tokens (4096 tokens: 2.4 ms against
 	// the TP shard's measured 0.90 ms for the same FLOPs), so a prefill
-	// chunk takes the TP shard's table, measured to 8192 tokens.
+	// chunk takes the TP shard's table, measured to 8192 tokens (kernels
+	// prices the EP shape there from the same line, measured-tp-equivalent).
 	measured := func(s kernels.MoEShape, c kernels.Cost) bool {
 		if s.EP > 1 {
 			return c.Source == kernels.SourceMeasured

@@ -94,7 +94,12 @@ type Resolved struct {
 	// Target is the acceptance: the method and the golden curve, fixed AL
 	// or histogram it aims at (no curve when --al or --histogram is given).
 	Target acceptance.Target
-	Q      Query
+	// GoldenKey is the golden curve whose AL AgentX's synthetic acceptance
+	// injects for this model (the preset's, the recipe's served model's,
+	// or the one the golden set resolves the model's name to), found also
+	// under --al or --histogram; empty when the set holds none.
+	GoldenKey string
+	Q         Query
 	// Calibration is the entry of Q.Calibration applied (nil: none).
 	Calibration *CalEntry
 
@@ -259,6 +264,16 @@ func (q Query) Resolve(curves *golden.Set, catalog *kernels.Catalog) (*Resolved,
 	default:
 		return nil, &Error{Field: "Spec", Value: q.Spec, Reason: "want mtp or none"}
 	}
+	r.GoldenKey = r.Model.GoldenKey
+	if q.GoldenModel != "" {
+		r.GoldenKey = q.GoldenModel
+	}
+	if r.GoldenKey == "" && curves != nil {
+		// A checkpoint directory named like a hub model may have a curve.
+		if k, err := curves.Resolve(r.Model.Name); err == nil {
+			r.GoldenKey = k
+		}
+	}
 	if q.AL != 0 {
 		r.Target.AL = q.AL
 	} else if q.Spec != "none" && r.Target.Hist == nil {
@@ -270,16 +285,7 @@ func (q Query) Resolve(curves *golden.Set, catalog *kernels.Catalog) (*Resolved,
 		if err != nil {
 			return nil, err
 		}
-		key := r.Model.GoldenKey
-		if q.GoldenModel != "" {
-			key = q.GoldenModel
-		}
-		if key == "" {
-			// A checkpoint directory named like a hub model may have a curve.
-			if k, err := set.Resolve(r.Model.Name); err == nil {
-				key = k
-			}
-		}
+		key := r.GoldenKey
 		if key == "" {
 			return nil, &Error{Field: "AL", Reason: fmt.Sprintf("no golden AL curve for %s (curves exist for %s)", r.Model.Name, strings.Join(set.Models(), ", "))}
 		}

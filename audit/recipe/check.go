@@ -235,7 +235,7 @@ func checkVariant(v *Variant, opt Options, schema int) VariantReport {
 		if gen != nil {
 			spec = gen.Spec
 		}
-		curve = c.findCurve(thinking, spec)
+		curve = c.findCurve(thinking, spec, gen)
 		vr.curve = curve
 	}
 
@@ -289,7 +289,11 @@ func checkVariant(v *Variant, opt Options, schema int) VariantReport {
 }
 
 // findCurve maps the recipe's model names (or --model) to a golden curve.
-func (c *checker) findCurve(thinking string, spec *Spec) *GoldenCurve {
+//
+// Without a curve AgentX has no AL to inject, an error; a generation role
+// that forces its acceptance itself (handSetAL) makes it a warning: the
+// run is simulated at the recipe's AL, which no golden value confirms.
+func (c *checker) findCurve(thinking string, spec *Spec, gen *Role) *GoldenCurve {
 	if c.opt.Curves == nil {
 		c.add(CodeModelUnknown, SeverityError, "no golden curves loaded; cannot work out the expected AL")
 		return nil
@@ -321,10 +325,57 @@ func (c *checker) findCurve(thinking string, spec *Spec) *GoldenCurve {
 	}
 	msg := fmt.Sprintf("no golden curve for model %s with thinking %s: pass --model with a golden model key or hub name", strings.Join(names, ", "), thinking)
 	if len(errs) > 0 {
-		msg += " (" + errs[len(errs)-1] + ")"
+		msg += " (" + errs[0] + ")" // the most specific name's
+	}
+	if al, where, ok := handSetAL(gen); ok {
+		c.add(CodeModelUnknown, SeverityWarning, "%s; %s sets the AL %s itself, so the run is simulated at it, but no golden value confirms it", msg, where, FormatAL(al))
+		return nil
 	}
 	c.add(CodeModelUnknown, SeverityError, "%s", msg)
 	return nil
+}
+
+// handSetAL is the acceptance length (bonus token included) a role forces
+// itself, with where it is set; ok is false when the role forces none or
+// leaves the method or token mode to engine defaults that AgentX does not
+// run with.
+func handSetAL(r *Role) (al float64, where string, ok bool) {
+	if r == nil || r.Spec == nil {
+		return 0, "", false
+	}
+	num := func(key string) (float64, bool) {
+		v, ok := r.Env[key]
+		if !ok {
+			return 0, false
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		return f, err == nil && f > 0
+	}
+	at := "roles." + r.Name
+	switch r.Engine {
+	case EngineSGLang:
+		f, ok := num(sglangLen)
+		if ok && strings.TrimSpace(r.Env[sglangMethod]) == agentxMethod && strings.TrimSpace(r.Env[sglangTokenMode]) == agentxTokenMode {
+			return f, at + " " + sglangLen, true
+		}
+	case EngineTRTLLM:
+		if f, ok := num(trtForced); ok {
+			return f + 1, at + " " + trtForced, true
+		}
+	case EngineTileRT:
+		if f, ok := num(tilertLen); ok && r.Env[tilertMethod] == agentxMethod {
+			return f, at + " " + tilertLen, true
+		}
+	case EngineVLLM:
+		if s := r.Spec; s.SyntheticAL != nil && *s.SyntheticAL > 0 && s.RejectionSampleMethod == vllmSyntheticMethod {
+			return *s.SyntheticAL, at + " speculative-config.synthetic_acceptance_length", true
+		}
+	case EngineATOM:
+		if s := r.Spec; s.SyntheticAL != nil && *s.SyntheticAL > 0 {
+			return *s.SyntheticAL, at + " " + atomAcceptanceLengthFlag, true
+		}
+	}
+	return 0, "", false
 }
 
 // curveID names the golden curve file InferenceX uses for a model prefix

@@ -289,6 +289,18 @@ func TestPlantedViolations(t *testing.T) {
 
 	compareReport(t, checkFile(t, "testdata/unknown_model.yaml", Options{}), []variantWant{{name: "unknown-model",
 		roles: []roleWant{{RoleAgg, 3, 0, map[string]string{}}}, findings: []string{"error " + CodeModelUnknown}}})
+	// A role that forces its AL with AgentX's method and token mode makes
+	// the missing curve a warning naming the AL (2.4) and where it is set;
+	// the length alone (engine-default method) stays an error.
+	rep = checkFile(t, "testdata/unknown_model_handset.yaml:override_len_only", Options{})
+	compareReport(t, rep, []variantWant{{name: "override_len_only",
+		roles: []roleWant{{RoleAgg, 3, 0, nil}}, findings: []string{"error " + CodeModelUnknown, "warning " + CodeSimAccIncomplete}}})
+	rep = checkFile(t, "testdata/unknown_model_handset.yaml:override_complete", Options{})
+	compareReport(t, rep, []variantWant{{name: "override_complete",
+		roles: []roleWant{{RoleAgg, 3, 0, nil}}, findings: []string{"warning " + CodeModelUnknown}}})
+	if m := rep.Variants[0].Findings[0].Message; !strings.Contains(m, "roles.agg SGLANG_SIMULATE_ACC_LEN sets the AL 2.4 itself") || strings.Contains(m, "FILL-IN") {
+		t.Errorf("hand-set model-unknown message: %s", m)
+	}
 	// --model rescues it.
 	compareReport(t, checkFile(t, "testdata/unknown_model.yaml", Options{Model: "qwen3.5"}), []variantWant{{name: "unknown-model",
 		roles: []roleWant{{RoleAgg, 3, 3.39, map[string]string{}}}, findings: []string{"error " + CodeSimAccMissing}}})

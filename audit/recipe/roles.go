@@ -599,8 +599,8 @@ func modelNames(tree *Value, roles []*Role) []string {
 	var names []string
 	add := func(s string) {
 		s = strings.TrimSpace(s)
-		if s == "" || strings.HasPrefix(s, "/") {
-			return // a container mount such as /model/ names nothing
+		if s == "" || strings.HasPrefix(s, "/") || s == "FILL-IN" {
+			return // a container mount such as /model/, or recipe emit's placeholder, names nothing
 		}
 		for _, n := range names {
 			if n == s {

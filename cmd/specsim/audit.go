@@ -165,6 +165,10 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		writeAuditMarkdown(stdout, r)
 		writeDeepMarkdown(stdout, deepRep)
 		fmt.Fprintf(stdout, "Command: `%s`\n", commandLine(fs, pos[0]))
+	case formatCSV:
+		writeAuditText(stdout, r)
+		writeDeepText(stdout, deepRep)
+		findingsCSV(r.Findings).write(stdout, format)
 	default:
 		writeAuditText(stdout, r)
 		writeDeepText(stdout, deepRep)
@@ -286,6 +290,18 @@ func memoryTable(r *audit.Report) *table {
 		c := cf[m.TP]
 		t.add(strconv.Itoa(m.TP), strconv.Itoa(m.EP), strconv.Itoa(m.DP), fmt.Sprintf("%.3f", m.MTPFloorGiB), fmt.Sprintf("%.3f", m.MTPGiB), strconv.FormatInt(m.MTPBytes, 10),
 			fmt.Sprintf("%.2f", m.ModelGiB), fmt.Sprintf("%.3f", c.BF16GiB), fmt.Sprintf("%.3f", c.FP8GiB), fmt.Sprintf("%.3f", c.NVFP4GiB))
+		t.addCSV(strconv.Itoa(m.TP), strconv.Itoa(m.EP), strconv.Itoa(m.DP), num(m.MTPFloorGiB), num(m.MTPGiB), strconv.FormatInt(m.MTPBytes, 10),
+			num(m.ModelGiB), num(c.BF16GiB), num(c.FP8GiB), num(c.NVFP4GiB))
+	}
+	return t
+}
+
+// findingsCSV is the findings as one CSV table, the JSON's fields as
+// columns: severity, code, location (empty for the whole input), message.
+func findingsCSV(fs []audit.Finding) *table {
+	t := &table{header: []string{"severity", "code", "location", "message"}}
+	for _, f := range fs {
+		t.add(string(f.Severity), f.Code, f.Location, f.Message)
 	}
 	return t
 }
@@ -295,6 +311,8 @@ func logTable(r *audit.Report) *table {
 	for _, l := range r.Log {
 		t.add(strconv.Itoa(l.Line), l.Engine, l.What, fmt.Sprintf("%.2f", l.LoggedGiB), strconv.Itoa(l.TP), l.Precision,
 			fmt.Sprintf("%.2f", l.FloorGiB), fmt.Sprintf("%.2f", l.ModeledGiB), yesNoWord(l.Consistent), fmt.Sprintf("%.2f", 100*l.RelError))
+		t.addCSV(strconv.Itoa(l.Line), l.Engine, l.What, num(l.LoggedGiB), strconv.Itoa(l.TP), l.Precision,
+			num(l.FloorGiB), num(l.ModeledGiB), strconv.FormatBool(l.Consistent), num(100*l.RelError))
 	}
 	return t
 }

@@ -124,6 +124,7 @@ func deepTable(d *deep.Report) *table {
 		r := &d.Tensors[i]
 		t.add(r.Name, r.DType, r.Verdict, strconv.Itoa(r.BlocksTested), fmt.Sprintf("%.1f", 100*r.OnGridFraction),
 			fmt.Sprintf("%.2f", r.MedianResidualULP), deepEvidence(r))
+		t.addCSV(r.Name, r.DType, r.Verdict, strconv.Itoa(r.BlocksTested), num(100*r.OnGridFraction), num(r.MedianResidualULP), deepEvidence(r))
 	}
 	return t
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -51,5 +53,103 @@ func TestCalibrateCSV(t *testing.T) {
 				t.Errorf("row %v: cell %q is not a fraction", row, cell)
 			}
 		}
+	}
+}
+
+// TestAuditReviewFindingsCSV: audit and review --format csv end with one
+// findings table whose rows are the JSON's findings, field for field
+// (third review: the CSV had the memory table and no findings). The
+// memory cells are the JSON's unrounded numbers; the draft floor is the
+// draft bytes column in GiB (2^30 bytes), as the audit rounds it (4
+// places). The disagg bundle's override_tp4_tp4_c8 has the three findings
+// TestReviewJSONFindings names.
+func TestAuditReviewFindingsCSV(t *testing.T) {
+	ck := indexOnlyQwen(t)
+	type finding struct{ Severity, Code, Location, Message string }
+	rowsOf := func(tab [][]string, lead int) []finding {
+		var out []finding
+		for _, r := range tab[1:] {
+			out = append(out, finding{r[lead], r[lead+1], r[lead+2], r[lead+3]})
+		}
+		return out
+	}
+
+	code, out, errs := runCLI("audit", ck, "--format", "csv")
+	if code != exitOK {
+		t.Fatalf("audit exit %d %s", code, errs)
+	}
+	tabs := csvTables(t, out)
+	last := tabs[len(tabs)-1]
+	if got := strings.Join(last[0], ","); got != "severity,code,location,message" {
+		t.Fatalf("audit csv: last table header %q\n%s", got, out)
+	}
+	_, js, _ := runCLI("audit", ck, "--json")
+	var doc struct {
+		Findings []finding `json:"findings"`
+		Memory   []struct {
+			TP          int     `json:"tp"`
+			MTPFloorGiB float64 `json:"mtp_floor_gib"`
+			MTPBytes    int64   `json:"mtp_bytes"`
+		} `json:"memory"`
+	}
+	if err := json.Unmarshal([]byte(js), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if got := rowsOf(last, 0); len(got) == 0 || !reflect.DeepEqual(got, doc.Findings) {
+		t.Errorf("audit csv findings\n%v\nwant the JSON's\n%v", got, doc.Findings)
+	}
+	mem := tabs[0]
+	if len(mem) != len(doc.Memory)+1 || mem[0][3] != "draft_floor_gib" || mem[0][5] != "draft_bytes" {
+		t.Fatalf("audit csv memory table %v", mem)
+	}
+	for i, m := range doc.Memory {
+		floor, err := strconv.ParseFloat(mem[i+1][3], 64)
+		bytes, err2 := strconv.ParseInt(mem[i+1][5], 10, 64)
+		if err != nil || err2 != nil || floor != m.MTPFloorGiB {
+			t.Errorf("tp %d: draft_floor_gib %q, want the JSON's %v", m.TP, mem[i+1][3], m.MTPFloorGiB)
+		}
+		if want := math.Round(float64(bytes)/(1<<30)*1e4) / 1e4; floor != want {
+			t.Errorf("tp %d: draft_floor_gib %v, want %d bytes / 2^30 = %v", m.TP, floor, bytes, want)
+		}
+	}
+
+	r := "../../testdata/recipes/schema2_qwen3.5_sglang_gb300-fp4_agentx_disagg-variants.yaml"
+	code, out, errs = runCLI("review", "--recipe", r, "--checkpoint", ck, "--format", "csv")
+	if code != exitFindings {
+		t.Fatalf("review exit %d %s", code, errs)
+	}
+	tabs = csvTables(t, out)
+	last = tabs[len(tabs)-1]
+	if got := strings.Join(last[0], ","); got != "variant,severity,code,location,message" {
+		t.Fatalf("review csv: last table header %q\n%s", got, out)
+	}
+	_, js, _ = runCLI("review", "--recipe", r, "--checkpoint", ck, "--json")
+	var rdoc struct {
+		Variants []struct {
+			Name     string    `json:"name"`
+			Findings []finding `json:"findings"`
+		} `json:"variants"`
+	}
+	if err := json.Unmarshal([]byte(js), &rdoc); err != nil {
+		t.Fatal(err)
+	}
+	byVariant := map[string][]finding{}
+	for _, row := range last[1:] {
+		byVariant[row[0]] = append(byVariant[row[0]], rowsOf([][]string{nil, row}, 1)...)
+	}
+	if len(rdoc.Variants) != 7 {
+		t.Fatalf("%d variants, want the bundle's 7", len(rdoc.Variants))
+	}
+	for _, v := range rdoc.Variants {
+		if !reflect.DeepEqual(byVariant[v.Name], v.Findings) {
+			t.Errorf("%s: csv findings\n%v\nwant the JSON's\n%v", v.Name, byVariant[v.Name], v.Findings)
+		}
+	}
+	var c8 []string
+	for _, f := range byVariant["override_tp4_tp4_c8"] {
+		c8 = append(c8, f.Severity+" "+f.Code)
+	}
+	if want := []string{"error fp8-nextn-moe", "warning cuda-graph-below-running-cap", "warning mtp-exclude-gap-overridden"}; !reflect.DeepEqual(c8, want) {
+		t.Errorf("override_tp4_tp4_c8 findings %v, want %v", c8, want)
 	}
 }

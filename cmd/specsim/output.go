@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -111,12 +112,21 @@ func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
 func (t *table) withColumn(into *table, name, value string) *table {
 	if into == nil {
 		into = &table{header: append([]string{name}, t.header...)}
+		if t.csvHeader != nil {
+			into.csvHeader = append([]string{name}, t.csvHeader...)
+		}
 	}
 	for _, r := range t.rows {
 		into.add(append([]string{value}, r...)...)
 	}
+	for _, r := range t.csvRows {
+		into.addCSV(append([]string{value}, r...)...)
+	}
 	return into
 }
+
+// num is a CSV cell: x unrounded, as JSON writes it.
+func num(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
 // write prints t in format f: as CSV where w is a textOut of csv,
 // Markdown for markdown, aligned text otherwise.

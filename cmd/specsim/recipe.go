@@ -10,6 +10,7 @@ import (
 
 	"github.com/specsim/specsim/audit/recipe"
 	"github.com/specsim/specsim/golden"
+	"github.com/specsim/specsim/simulate"
 )
 
 func init() {
@@ -145,15 +146,27 @@ func runRecipe(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// goldenCurves adapts a golden.Set to what the recipe checks need.
+// goldenCurves adapts a golden.Set to what the recipe checks need. A name
+// the set does not know but a preset does reads the preset's curve (its
+// GoldenKey: Qwen3.5-122B-A10B borrows the 397B's), the curve predict and
+// recipe emit take for that model.
 type goldenCurves struct{ set *golden.Set }
+
+func (g goldenCurves) key(name string) string {
+	if _, err := g.set.Resolve(name); err != nil {
+		if m, perr := simulate.LookupPreset(name); perr == nil && m.GoldenKey != "" {
+			return m.GoldenKey
+		}
+	}
+	return name
+}
 
 func (g goldenCurves) Curve(name, thinking string) (*recipe.GoldenCurve, error) {
 	t, err := golden.ParseThinking(thinking)
 	if err != nil {
 		return nil, err
 	}
-	c, err := g.set.Curve(name, t)
+	c, err := g.set.Curve(g.key(name), t)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +174,7 @@ func (g goldenCurves) Curve(name, thinking string) (*recipe.GoldenCurve, error) 
 }
 
 func (g goldenCurves) Prefix(name string) (string, error) {
-	info, err := g.set.Info(name)
+	info, err := g.set.Info(g.key(name))
 	if err != nil {
 		return "", err
 	}

@@ -16,9 +16,10 @@ const recipeEmitHelp = `
 specsim recipe emit: write an srt-slurm schema-2 recipe for one deployment,
 given with predict's flags (--model, --precision, --gpu, --topology, --steps,
 --conc, --max-running, --cuda-graph-max-bs, --mem-fraction, --chunk, ...).
-The speculative settings are the ones whose AL (the golden curve's, or
---al) AgentX's synthetic acceptance will inject (the recipe says which AL
-and where it came from in a comment). Fields that
+The speculative settings are the ones whose golden AL AgentX's synthetic
+acceptance will inject (the recipe says which AL and where it came from in
+a comment). A model without a golden curve needs --al, and its speculative
+roles force that AL themselves (AgentX has none to inject). Fields that
 depend on the cluster (model path, container, Slurm account and partition)
 are set to FILL-IN for you to fill. --engine sglang, vllm or trtllm picks the
 argument spelling; a layout the engine does not deploy (SGLang: pipeline
@@ -27,6 +28,7 @@ stages with speculation outside disaggregated prefill workers) is refused.
 Example:
   specsim recipe emit --gpu gb300 --topology agg:tp4 --steps 3 --conc 32 > tp4.yaml
   specsim recipe emit --topology disagg:1xtp4+1xtp4 --steps 3 | specsim recipe check -
+  specsim recipe emit --model DeepSeek-V3 --topology agg:tp8 --steps 3 --al 2.4 | specsim recipe check -
 `
 
 func runRecipeEmit(args []string, stdout, stderr io.Writer) int {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/specsim/specsim/simulate"
 )
 
 // withStdin runs f with os.Stdin reading data.
@@ -194,7 +196,7 @@ func TestSweepEmit(t *testing.T) {
 // curve) write recipes that say the AL is the user's, and exit 0.
 func TestEmitFixedAL(t *testing.T) {
 	code, out, stderr := runCLI("recipe", "emit", "--model", "deepseek-r1", "--precision", "fp8", "--gpu", "h200", "--topology", "agg:tp8", "--steps", "3", "--al", "2.4")
-	if code != exitOK || !strings.Contains(out, "injects the AL 2.40\n# (given with --al") {
+	if code != exitOK || !strings.Contains(out, "at the AL 2.40 (given with --al") {
 		t.Errorf("recipe emit --al: exit %d\n%s%s", code, out, stderr)
 	}
 	dir := t.TempDir()
@@ -247,6 +249,82 @@ func TestMergeEmit(t *testing.T) {
 		b, _ := os.ReadFile(got[i])
 		if filepath.Base(want[i]) != filepath.Base(got[i]) || string(a) != string(b) {
 			t.Errorf("%s differs from %s", got[i], want[i])
+		}
+	}
+}
+
+// TestRecipeEmitCheckEveryPreset: recipe emit | recipe check - exits 0 for
+// every preset and engine, at the golden AL and under --al 2.5 (third
+// review: a DeepSeek recipe emitted with --al failed model-unknown). The
+// expected AL check reports is the golden value at k=3 read off
+// golden/data (Qwen3.5 sizes borrow the 397B's curve, as predict does);
+// a model without a curve has its speculative role force the --al itself
+// (SGLang 2.50, vLLM synthetic_acceptance_length 2.50, TensorRT-LLM 1.50
+// accepted drafts) and check warns that no golden value confirms it.
+func TestRecipeEmitCheckEveryPreset(t *testing.T) {
+	golden := map[string]float64{ // thinking on, k=3
+		"Qwen3.5-397B-A17B": 3.39, "Qwen3.5-122B-A10B": 3.39, "Qwen3.5-35B-A3B": 3.39, // qwen3.5_mtp.yaml
+		"Kimi-K2.5": 2.88, // kimik2.5_eagle3.yaml
+	}
+	forced := map[string]string{
+		"sglang": "SGLANG_SIMULATE_ACC_LEN: '2.50'",
+		"vllm":   `"rejection_sample_method": "synthetic", "synthetic_acceptance_length": 2.50`,
+		"trtllm": "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS: '1.50'",
+	}
+	presets := simulate.Presets()
+	if len(presets) != 7 {
+		t.Errorf("%d presets; the table above names 4 with a golden curve of the 7 this test was written for", len(presets))
+	}
+	for _, p := range presets {
+		want, hasCurve := golden[p.Name]
+		for _, engine := range []string{"sglang", "vllm", "trtllm"} {
+			for _, al := range []string{"", "2.5"} {
+				if al == "" && !hasCurve {
+					continue // emit refuses: no golden AL and no --al
+				}
+				args := []string{"recipe", "emit", "--model", p.Name, "--engine", engine, "--topology", "agg:tp8", "--steps", "3"}
+				if al != "" {
+					args = append(args, "--al", al)
+				}
+				name := fmt.Sprintf("%s %s --al %q", p.Name, engine, al)
+				code, text, stderr := runCLI(args...)
+				if code != exitOK {
+					t.Errorf("%s: emit exit %d %s", name, code, stderr)
+					continue
+				}
+				if got := strings.Contains(text, forced[engine]); got == hasCurve {
+					t.Errorf("%s: recipe forces the AL itself: %v, want %v\n%s", name, got, !hasCurve, text)
+				}
+				withStdin(t, text, func() {
+					code, out, stderr := runCLI("recipe", "check", "-", "--json")
+					if code != exitOK {
+						t.Errorf("%s: check exit %d\n%s%s", name, code, out, stderr)
+						return
+					}
+					var rep struct {
+						Variants []struct {
+							Roles []struct {
+								ExpectedAL *float64 `json:"expected_al"`
+							} `json:"roles"`
+							Findings []struct{ Code, Severity string } `json:"findings"`
+						} `json:"variants"`
+					}
+					if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Variants) != 1 || len(rep.Variants[0].Roles) != 1 {
+						t.Fatalf("%s: %v\n%s", name, err, out)
+					}
+					v := rep.Variants[0]
+					if got := v.Roles[0].ExpectedAL; hasCurve && (got == nil || *got != want) {
+						t.Errorf("%s: expected AL %v, want the golden %v", name, got, want)
+					}
+					warned := false
+					for _, f := range v.Findings {
+						warned = warned || f.Code == "model-unknown" && f.Severity == "warning"
+					}
+					if warned == hasCurve {
+						t.Errorf("%s: model-unknown warning %v, want %v (%+v)", name, warned, !hasCurve, v.Findings)
+					}
+				})
+			}
 		}
 	}
 }

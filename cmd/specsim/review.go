@@ -106,6 +106,8 @@ func runReview(args []string, stdout, stderr io.Writer) int {
 		if err := writeJSON(stdout, rep); err != nil {
 			return fail(err)
 		}
+	case formatCSV:
+		writeReviewCSV(stdout, rep)
 	case formatMarkdown:
 		writeReviewMarkdown(stdout, rep, reviewCommand(*recipePath, *ckpt, logs, *model, *thinking))
 	default:
@@ -216,6 +218,8 @@ func memoryRows(v *review.Variant) *table {
 		c := cf[m.TP]
 		t.add(strconv.Itoa(m.TP), strconv.Itoa(m.EP), strconv.Itoa(m.DP), fmt.Sprintf("%.3f", m.MTPFloorGiB), fmt.Sprintf("%.3f", m.MTPGiB),
 			fmt.Sprintf("%.3f", c.BF16GiB), fmt.Sprintf("%.3f", c.FP8GiB), fmt.Sprintf("%.3f", c.NVFP4GiB))
+		t.addCSV(strconv.Itoa(m.TP), strconv.Itoa(m.EP), strconv.Itoa(m.DP), num(m.MTPFloorGiB), num(m.MTPGiB),
+			num(c.BF16GiB), num(c.FP8GiB), num(c.NVFP4GiB))
 	}
 	return t
 }
@@ -335,6 +339,30 @@ func writeReviewMarkdown(w io.Writer, rep *review.Report, command string) {
 		}
 	}
 	fmt.Fprintf(w, "Command: `%s`\n", command)
+}
+
+// writeReviewCSV writes the review as tables with a variant column: the
+// roles, the draft memory and load log where audited, and one table of
+// findings, the JSON's "findings" (errors and warnings of the recipe
+// check, the checkpoint audit and the review, most serious first).
+func writeReviewCSV(w io.Writer, rep *review.Report) {
+	var roles, mem, logs, findings *table
+	for i := range rep.Variants {
+		v := &rep.Variants[i]
+		roles = roleRows(v, len(rep.Logs) > 0).withColumn(roles, "variant", v.Name)
+		if v.Audit != nil && len(v.Audit.Memory) > 0 {
+			mem = memoryRows(v).withColumn(mem, "variant", v.Name)
+		}
+		if v.Audit != nil && len(v.Audit.Log) > 0 {
+			logs = logTable(v.Audit).withColumn(logs, "variant", v.Name)
+		}
+		findings = findingsCSV(v.Problems()).withColumn(findings, "variant", v.Name)
+	}
+	for _, t := range []*table{roles, mem, logs, findings} {
+		if t != nil {
+			t.write(w, formatCSV)
+		}
+	}
 }
 
 func writeReviewText(w io.Writer, rep *review.Report) {

@@ -309,7 +309,7 @@ func TestReviewPrecisionMismatch(t *testing.T) {
 func TestReviewLogsCSV(t *testing.T) {
 	ck := indexOnlyQwen(t)
 	_, out, errs := runCLI("review", "--recipe", "../../testdata/recipes/schema2_qwen3.5_sglang_gb300-fp4_agentx_agg-variants.yaml:override_c1", "--checkpoint", ck, "--format", "csv")
-	if !strings.Contains(out, "role,engine,k,golden_al,must_run_with,injected,injected_by\nagg,sglang,3,3.39,") ||
+	if !strings.Contains(out, "variant,role,engine,k,golden_al,must_run_with,injected,injected_by\noverride_c1,agg,sglang,3,3.39,") ||
 		!strings.Contains(out, ",true,synthetic_acceptance\n") || strings.Contains(out, "draft floor GiB") {
 		t.Errorf("review csv:\n%s%s", out, errs)
 	}

@@ -56,7 +56,8 @@ const backgroundCells = 120
 // WriteBand is Write with each frontier's throughput uncertainty shaded:
 // between y/(1+band) and y*(1+band) (simulate.BandWidthsFor); band 0
 // draws no shading. Each frontier point is labelled with its topology and
-// draft length where they change along the frontier.
+// draft length where they change along the frontier, where the label
+// finds room (spacedLabels).
 func WriteBand(path, title string, res *simulate.SweepResult, band float64) error {
 	if err := checkExt(path); err != nil {
 		return err
@@ -124,6 +125,7 @@ func WriteBand(path, title string, res *simulate.SweepResult, band float64) erro
 		p.Add(line, points)
 		p.Legend.Add(f.name, line, points)
 		labels.add(xy, pts, f.color)
+		labels.marker = points.Radius
 	}
 	if band > 0 {
 		p.Title.Text += fmt.Sprintf(" (shaded: ±%.0f%% throughput band)", 100*band)
@@ -147,12 +149,18 @@ func PointLabel(p *simulate.Point) string {
 
 // spacedLabels labels frontier points in small type: the first point of
 // each run of one deployment (topology and k) along a frontier, and of
-// those only the ones whose text fits beside its point (right or left,
-// above or below) without covering a label already drawn, in frontier
-// order. A 72-GPU frontier of dozens of nearby deployments thus keeps
-// readable labels instead of a smudge.
+// those only the ones whose text fits near its point without covering a
+// label already drawn, a frontier line or marker, or the legend, in
+// frontier order (placeLabels). A 72-GPU frontier of dozens of nearby
+// deployments thus keeps readable labels instead of a smudge; the legend
+// says how many were left out.
 type spacedLabels struct {
 	plotter.Labels // the candidates; its GlyphBoxes keep them inside the axes
+
+	lines   []plotter.XYs // the frontiers, drawn with markers of radius marker
+	marker  vg.Length
+	omitted int  // labels left out by the last Plot
+	noted   bool // the legend says so
 }
 
 func (l *spacedLabels) add(xy plotter.XYs, pts []simulate.Point, c color.Color) {
@@ -166,31 +174,110 @@ func (l *spacedLabels) add(xy plotter.XYs, pts []simulate.Point, c color.Color) 
 			last = s
 		}
 	}
+	l.lines = append(l.lines, xy)
 }
 
-// Plot draws the labels that fit (see spacedLabels).
+// omittedNote is the legend's line for n of m labels left out.
+func omittedNote(n, m int) string {
+	return fmt.Sprintf("%d of %d frontier labels left out (no room)", n, m)
+}
+
+// Plot draws the labels that fit (see spacedLabels) and, where some did
+// not, says how many in the legend (drawn after the plotters).
 func (l *spacedLabels) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
-	var placed []vg.Rectangle
-	gap := vg.Points(2)
+	at := func(q plotter.XY) vg.Point { return vg.Point{X: trX(q.X), Y: trY(q.Y)} }
+	var obstacles []vg.Rectangle
+	var lines [][]vg.Point
+	for _, xy := range l.lines {
+		line := make([]vg.Point, len(xy))
+		for i, q := range xy {
+			line[i] = at(q)
+			r := l.marker + vg.Points(1)
+			obstacles = append(obstacles, vg.Rectangle{Min: line[i].Sub(vg.Point{X: r, Y: r}), Max: line[i].Add(vg.Point{X: r, Y: r})})
+		}
+		lines = append(lines, line)
+	}
+	// The legend sits in the top right corner of the axes; reserve it with
+	// the line this Plot may add (a count of as many digits as the total).
+	m := len(l.Labels.Labels)
+	lg := p.Legend
+	lg.Add(omittedNote(m, m))
+	if lr := lg.Rectangle(c); lr.Size().X > 0 {
+		w, h := lr.Size().X+p.Legend.Padding, lr.Size().Y+p.Legend.Padding
+		obstacles = append(obstacles, vg.Rectangle{Min: vg.Point{X: c.Max.X - w, Y: c.Max.Y - h}, Max: c.Max})
+	}
+	reqs := make([]labelReq, 0, m)
+	var drawn []int
 	for i, s := range l.Labels.Labels {
-		pt := vg.Point{X: trX(l.XYs[i].X), Y: trY(l.XYs[i].Y)}
+		pt := at(l.XYs[i])
 		if !c.Contains(pt) {
 			continue
 		}
+		reqs = append(reqs, labelReq{At: pt, Size: l.TextStyle[i].Rectangle(s).Size()})
+		drawn = append(drawn, i)
+	}
+	boxes, ok := placeLabels(reqs, c.Rectangle, obstacles, lines, vg.Points(2))
+	l.omitted = m - len(reqs)
+	for j, i := range drawn {
+		if !ok[j] {
+			l.omitted++
+			continue
+		}
+		// Rectangle is relative to the text's origin: draw at the box's
+		// corner less that offset.
 		st := l.TextStyle[i]
-		r := st.Rectangle(s)
-		w, h := r.Size().X, r.Size().Y
-		for _, off := range []vg.Point{{X: gap, Y: gap}, {X: gap, Y: -h - gap}, {X: -w - gap, Y: gap}, {X: -w - gap, Y: -h - gap}} {
-			box := r.Add(pt.Add(off))
-			if !inside(box, c.Rectangle) || overlaps(box, placed) {
+		r := st.Rectangle(l.Labels.Labels[i])
+		c.FillText(st, boxes[j].Min.Sub(r.Min), l.Labels.Labels[i])
+	}
+	if l.omitted > 0 && !l.noted {
+		p.Legend.Add(omittedNote(l.omitted, m))
+		l.noted = true
+	}
+}
+
+// labelReq is a label to place: the point it names and its text's size.
+type labelReq struct {
+	At   vg.Point
+	Size vg.Point
+}
+
+// placeLabels places each label, in order, at the first candidate box
+// beside its point (labelOffsets) that lies inside area and meets no box
+// placed before it, no obstacle and no segment of lines; ok[i] is false
+// (and boxes[i] zero) for a label no candidate fits.
+func placeLabels(reqs []labelReq, area vg.Rectangle, obstacles []vg.Rectangle, lines [][]vg.Point, gap vg.Length) (boxes []vg.Rectangle, ok []bool) {
+	boxes, ok = make([]vg.Rectangle, len(reqs)), make([]bool, len(reqs))
+	var placed []vg.Rectangle
+	for i, q := range reqs {
+		for _, off := range labelOffsets(q.Size, gap) {
+			corner := q.At.Add(off)
+			box := vg.Rectangle{Min: corner, Max: corner.Add(q.Size)}
+			if !inside(box, area) || overlaps(box, placed) || overlaps(box, obstacles) || crosses(box, lines) {
 				continue
 			}
 			placed = append(placed, box)
-			c.FillText(st, pt.Add(off), s)
+			boxes[i], ok[i] = box, true
 			break
 		}
 	}
+	return boxes, ok
+}
+
+// labelOffsets are the lower left corners, relative to the point, of the
+// boxes a label of size sz may take, nearest first: the four corners at
+// gap from the point, then centred above and below, then the same six a
+// line further out.
+func labelOffsets(sz vg.Point, gap vg.Length) []vg.Point {
+	w, h := sz.X, sz.Y
+	var out []vg.Point
+	for _, d := range []vg.Length{gap, 2*gap + h} {
+		out = append(out,
+			vg.Point{X: gap, Y: d}, vg.Point{X: gap, Y: -h - d},
+			vg.Point{X: -w - gap, Y: d}, vg.Point{X: -w - gap, Y: -h - d},
+			vg.Point{X: -w / 2, Y: d + gap}, vg.Point{X: -w / 2, Y: -h - d - gap})
+	}
+	return out
 }
 
 func inside(r, in vg.Rectangle) bool {
@@ -204,6 +291,47 @@ func overlaps(r vg.Rectangle, rs []vg.Rectangle) bool {
 		}
 	}
 	return false
+}
+
+// crosses reports whether a segment of lines passes through r.
+func crosses(r vg.Rectangle, lines [][]vg.Point) bool {
+	for _, line := range lines {
+		for i := 1; i < len(line); i++ {
+			if segmentMeets(line[i-1], line[i], r) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// segmentMeets reports whether the segment a-b has a point strictly
+// inside r (Liang-Barsky clipping).
+func segmentMeets(a, b vg.Point, r vg.Rectangle) bool {
+	t0, t1 := 0.0, 1.0
+	dx, dy := float64(b.X-a.X), float64(b.Y-a.Y)
+	for _, e := range [4][2]float64{
+		{-dx, float64(a.X - r.Min.X)}, {dx, float64(r.Max.X - a.X)},
+		{-dy, float64(a.Y - r.Min.Y)}, {dy, float64(r.Max.Y - a.Y)},
+	} {
+		p, q := e[0], e[1]
+		if p == 0 {
+			if q <= 0 {
+				return false // parallel to this edge and outside (or on) it
+			}
+			continue
+		}
+		t := q / p
+		if p < 0 {
+			t0 = math.Max(t0, t)
+		} else {
+			t1 = math.Min(t1, t)
+		}
+		if t0 >= t1 {
+			return false
+		}
+	}
+	return true
 }
 
 func xys(ps []simulate.Point) plotter.XYs {

@@ -53,7 +53,19 @@ func Recipe(r *simulate.Resolved, t simulate.Topology, conc, k int, version, not
 	if note != "" {
 		w("# %s\n", note)
 	}
-	if k > 0 {
+	// AgentX's synthetic acceptance injects the golden AL of the served
+	// model's curve; for a model without one there is nothing to inject,
+	// so the speculative roles set the AL themselves (handSet: the
+	// variables AgentX would inject, at acc.AL).
+	handSet := 0.0
+	if k > 0 && r.GoldenKey == "" {
+		handSet = acc.AL
+		w("# Speculation: MTP, %d draft steps at the AL %.2f (%s). No golden curve exists for\n", k, acc.AL, acceptanceSource(r.Target, acc))
+		w("# %s, so AgentX's synthetic acceptance has no AL to inject: the speculative roles set it.\n", r.Model.Name)
+	} else if k > 0 && r.Target.Curve == nil {
+		w("# Speculation: MTP, %d draft steps, sized at the AL %.2f (%s); AgentX synthetic\n", k, acc.AL, acceptanceSource(r.Target, acc))
+		w("# acceptance injects the golden AL of %s at this draft length instead.\n", r.GoldenKey)
+	} else if k > 0 {
 		w("# Speculation: MTP, %d draft steps; AgentX synthetic acceptance injects the AL %.2f\n", k, acc.AL)
 		w("# (%s) at this draft length.\n", acceptanceSource(r.Target, acc))
 	}
@@ -94,13 +106,21 @@ func Recipe(r *simulate.Resolved, t simulate.Topology, conc, k int, version, not
 		if r.Q.CUDAGraphMaxBS > 0 {
 			graphBS = r.Q.CUDAGraphMaxBS
 		}
+		spec := k > 0 && (mode != "prefill" || r.Q.Server.PrefillDraft)
+		al := 0.0
+		if spec {
+			al = handSet
+		}
 		switch engine {
 		case "sglang":
 			emitSGLangArgs(w, r, p, mode, k, running, graphBS, mf, chunk)
 		case "vllm":
-			emitVLLMArgs(w, r, p, mode, k, running, graphBS, mf, chunk)
+			emitVLLMArgs(w, r, p, mode, k, running, graphBS, mf, chunk, al)
 		case "trtllm":
 			emitTRTLLMArgs(w, r, p, mode, k, running, graphBS, mf, chunk)
+		}
+		if al > 0 {
+			emitHandSetEnv(w, engine, al)
 		}
 	}
 	if t.Disagg {
@@ -133,6 +153,24 @@ func acceptanceSource(t acceptance.Target, p acceptance.Point) string {
 	}
 	return p.Source
 }
+
+// emitHandSetEnv writes a speculative role's env that forces the mean
+// acceptance to al, as AgentX's synthetic acceptance would inject it:
+// SGLang's SGLANG_SIMULATE_ACC_LEN with the match-expected method and the
+// real-draft-token mode, TensorRT-LLM's
+// TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS (accepted drafts, al - 1).
+// vLLM takes it in its speculative-config (emitVLLMArgs).
+func emitHandSetEnv(w func(string, ...any), engine string, al float64) {
+	switch engine {
+	case "sglang":
+		w("    env:\n      SGLANG_SIMULATE_ACC_LEN: '%s'\n      SGLANG_SIMULATE_ACC_METHOD: match-expected\n      SGLANG_SIMULATE_ACC_TOKEN_MODE: real-draft-token\n", alText(al))
+	case "trtllm":
+		w("    env:\n      TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS: '%s'\n", alText(al-1))
+	}
+}
+
+// alText is an AL as the recipes write it, to two places.
+func alText(al float64) string { return strconv.FormatFloat(al, 'f', 2, 64) }
 
 // emitSGLangArgs writes one role's SGLang server arguments
 // (python/sglang/srt/server_args.py spelling).
@@ -180,7 +218,7 @@ func emitSGLangArgs(w func(string, ...any), r *simulate.Resolved, p simulate.Par
 // instance (FusedMoEParallelConfig.make: ep_size = dp x tp), so DEP is
 // data-parallel-size N with tensor-parallel-size 1; disaggregated roles
 // hand KV over with the NixlConnector, as those recipes do.
-func emitVLLMArgs(w func(string, ...any), r *simulate.Resolved, p simulate.Parallel, mode string, k, running, graphBS int, mf float64, chunk int) {
+func emitVLLMArgs(w func(string, ...any), r *simulate.Resolved, p simulate.Parallel, mode string, k, running, graphBS int, mf float64, chunk int, handSet float64) {
 	w("      served-model-name: %s\n", r.Model.Name)
 	if p.DPAttention {
 		w("      tensor-parallel-size: 1\n      data-parallel-size: %d\n      enable-expert-parallel: true\n", p.TP)
@@ -199,7 +237,9 @@ func emitVLLMArgs(w func(string, ...any), r *simulate.Resolved, p simulate.Paral
 	if mode != "" {
 		w("      kv-transfer-config: '{\"kv_connector\": \"NixlConnector\", \"kv_role\": \"kv_both\"}'\n")
 	}
-	if k > 0 && (mode != "prefill" || r.Q.Server.PrefillDraft) {
+	if handSet > 0 {
+		w("      speculative-config: '{\"method\": \"mtp\", \"num_speculative_tokens\": %d, \"rejection_sample_method\": \"synthetic\", \"synthetic_acceptance_length\": %s}'\n", k, alText(handSet))
+	} else if k > 0 && (mode != "prefill" || r.Q.Server.PrefillDraft) {
 		w("      speculative-config: '{\"method\": \"mtp\", \"num_speculative_tokens\": %d}'\n", k)
 	}
 	w("      max-num-seqs: %d\n", running)

@@ -112,7 +112,9 @@ func TestFrontier(t *testing.T) {
 
 // A recipe for a fixed --al (a model without a golden curve, such as
 // DeepSeek-R1) or a histogram says where its AL came from instead of
-// reading a golden curve that is not there.
+// reading a golden curve that is not there. Without a golden curve AgentX
+// has no AL to inject, so the speculative role forces --al itself (SGLang
+// env); with one, the comment says AgentX injects the curve's AL, not --al.
 func TestRecipeAcceptanceSource(t *testing.T) {
 	curves, err := golden.Default()
 	if err != nil {
@@ -126,9 +128,10 @@ func TestRecipeAcceptanceSource(t *testing.T) {
 		wants []string
 	}{
 		{"deepseek-r1 --al", simulate.Query{Model: "deepseek-r1", Precision: "fp8", GPU: "h200", AL: 2.4}, "agg:tp8", 3,
-			[]string{"injects the AL 2.40\n", "(given with --al, not a golden curve)"}},
+			[]string{"at the AL 2.40 (given with --al, not a golden curve)", "No golden curve exists for\n# DeepSeek-V3",
+				"    env:\n      SGLANG_SIMULATE_ACC_LEN: '2.40'\n      SGLANG_SIMULATE_ACC_METHOD: match-expected\n      SGLANG_SIMULATE_ACC_TOKEN_MODE: real-draft-token\n"}},
 		{"qwen3.5 --al", simulate.Query{Model: "Qwen3.5-397B-A17B", Precision: "fp4", GPU: "gb300", AL: 3}, "agg:tp4", 6,
-			[]string{"injects the AL 3.00\n", "(given with --al, not a golden curve)"}},
+			[]string{"sized at the AL 3.00 (given with --al, not a golden curve)", "injects the golden AL of qwen3.5-397b-a17b-nvfp4 at this draft length instead"}},
 		{"qwen3.5 golden", simulate.Query{Model: "Qwen3.5-397B-A17B", Precision: "fp4", GPU: "gb300"}, "agg:tp4", 3,
 			[]string{"(golden AL, golden/data/qwen3.5_mtp.yaml (embedded))"}},
 	} {
