@@ -55,10 +55,12 @@ type decodeRun struct {
 	off    []int // per rank, tokens accepted by the iterations computed ahead
 	// Iteration j (0-based) computed ahead ends at ends[j], drew
 	// draws[j*len(active):(j+1)*len(active)] and is followed by an
-	// iteration priced next[j].
+	// iteration priced prices[next[j]] for mean context ctxs[j].
 	ends   []float64
 	draws  []int
-	next   []Breakdown
+	next   []int32
+	ctxs   []int
+	prices []Breakdown
 	undone []int // scratch for endRun
 }
 
@@ -127,16 +129,59 @@ type drawQueue struct {
 	head int
 }
 
-// price tallies one decode iteration priced b, of bsz members priced at a
-// batch of priced, as the lane starts it.
-func (in *instance) price(t *decodeTally, b Breakdown, bsz, priced int) {
-	if in.ranks > 1 {
-		in.imbSum += float64(priced) / float64(bsz)
-		t.imbSteps++
+// stepGroup is a lane's latest iterations of one pricing: n of them,
+// priced b, with DP imbalance imb, all of key (stepGroupKey).
+type stepGroup struct {
+	key uint64
+	b   Breakdown
+	imb float64
+	n   int
+}
+
+// stepGroupKey identifies the pricing DecodeStep gives a batch of bsz
+// members priced at priced with mean context ctx (its memo's ctx/256
+// bins); 0 where the fields do not fit the key (never grouped).
+func stepGroupKey(bsz, priced, ctx int) uint64 {
+	if bsz <= 0 || bsz >= 1<<24 || priced >= 1<<24 || ctx < 0 || ctx>>8 >= 1<<16 {
+		return 0
 	}
-	in.stepSum = in.stepSum.plus(b)
+	return uint64(bsz)<<40 | uint64(priced)<<16 | uint64(ctx>>8)
+}
+
+// price tallies one decode iteration priced b, of bsz members priced at a
+// batch of priced with mean context ctx, as the lane starts it. A lane
+// sums its pricing by groups of consecutive iterations priced alike
+// (n b rather than b + b + ... + b): the same sums however the
+// iterations reach it, one at a time or confirmed from a run.
+func (in *instance) price(t *decodeTally, b Breakdown, bsz, priced, ctx int) {
 	t.steps++
 	t.batchSum += float64(bsz)
+	if in.ranks > 1 {
+		t.imbSteps++
+	}
+	g := &in.steps
+	key := stepGroupKey(bsz, priced, ctx)
+	if key != 0 && key == g.key && g.n > 0 {
+		g.n++
+		return
+	}
+	in.flushSteps()
+	g.key, g.b, g.n, g.imb = key, b, 1, 0
+	if in.ranks > 1 {
+		g.imb = float64(priced) / float64(bsz)
+	}
+}
+
+// flushSteps adds the lane's latest group of iterations to its sums.
+func (in *instance) flushSteps() {
+	g := &in.steps
+	if g.n == 0 {
+		return
+	}
+	n := float64(g.n)
+	in.stepSum = in.stepSum.plus(scale(g.b, n))
+	in.imbSum += g.imb * n
+	g.n = 0
 }
 
 // runAhead starts a run on lane in, whose iteration over in.members ends
@@ -152,7 +197,7 @@ func (in *instance) runAhead(e float64, ctxSum, priced, k int) float64 {
 		in.putBack = make([]drawQueue, in.ranks)
 	}
 	r.on, r.bsz, r.priced = true, len(in.members), priced
-	r.active, r.ends, r.draws, r.next = r.active[:0], r.ends[:0], r.draws[:0], r.next[:0]
+	r.active, r.ends, r.draws, r.next, r.ctxs, r.prices = r.active[:0], r.ends[:0], r.draws[:0], r.next[:0], r.ctxs[:0], r.prices[:0]
 	for _, m := range in.members {
 		rk := m.rank
 		if r.count[rk] == 0 {
@@ -167,6 +212,8 @@ func (in *instance) runAhead(e float64, ctxSum, priced, k int) float64 {
 		}
 	}
 	var one [1]int
+	var step float64
+	lastQ := -1
 	for len(r.ends) < maxRunAhead {
 		base := len(r.draws)
 		finishes := false
@@ -189,10 +236,17 @@ func (in *instance) runAhead(e float64, ctxSum, priced, k int) float64 {
 			r.off[rk] += l
 			ctxSum += l * r.count[rk]
 		}
-		b := in.eng.DecodeStep(priced, k, ctxSum/r.bsz)
+		ctx := ctxSum / r.bsz
+		if q := ctx >> 8; q != lastQ {
+			lastQ = q
+			b := in.eng.DecodeStep(priced, k, ctx)
+			r.prices = append(r.prices, b)
+			step = b.Total()
+		}
 		r.ends = append(r.ends, e)
-		r.next = append(r.next, b)
-		e += b.Total()
+		r.next = append(r.next, int32(len(r.prices)-1))
+		r.ctxs = append(r.ctxs, ctx)
+		e += step
 	}
 	return e
 }
@@ -207,7 +261,7 @@ func (in *instance) confirm(t *decodeTally, n int) {
 			t.accepted += float64(r.draws[j*na+a] * r.count[rk])
 		}
 		t.verifies += float64(r.bsz)
-		in.price(t, r.next[j], r.bsz, r.priced)
+		in.price(t, r.prices[r.next[j]], r.bsz, r.priced, r.ctxs[j])
 	}
 }
 

@@ -213,6 +213,7 @@ type instance struct {
 	// accepted lengths a cut put back, per DP rank.
 	run     decodeRun
 	putBack []drawQueue
+	steps   stepGroup // the latest iterations priced alike, not yet in stepSum
 	// Attention-DP ranks: each has its own scheduler (sampler draw per
 	// verify step), request slots, KV pool and prefix cache.
 	ranks    int
@@ -867,7 +868,7 @@ func (p *Plan) simulate() (*Result, error) {
 		in.members = members
 		k := p.sc.Spec.Steps
 		b := in.eng.DecodeStep(priced, k, ctxSum/bsz)
-		in.price(&tally, b, bsz, priced)
+		in.price(&tally, b, bsz, priced, ctxSum/bsz)
 		dt := b.Total()
 		if len(parts) > 0 {
 			dt = srv.prefillWithLoad(dt+in.eng.MixedExtra(bsz, k+1, parts, k > 0), hostLoad)
@@ -1016,6 +1017,7 @@ func (p *Plan) simulate() (*Result, error) {
 	var stepSum Breakdown
 	var imbSum float64
 	for _, in := range inst {
+		in.flushSteps()
 		stepSum = stepSum.plus(in.stepSum)
 		imbSum += in.imbSum
 	}
