@@ -1,10 +1,14 @@
 package simulate
 
 import (
+	"compress/gzip"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -28,7 +32,13 @@ func TestRefineReplayDiag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	so, err := ReadSweepOutput(path, f)
+	var rd io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		if rd, err = gzip.NewReader(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	so, err := ReadSweepOutput(path, rd)
 	f.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -142,4 +152,93 @@ func TestRefineReplayDiag(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("floor: %d frontier points + %d whose estimate still reaches a frontier = %d simulations", len(onFrontier), floor.Refined, len(onFrontier)+floor.Refined)
+	// A file in which every point is simulated (TestExhaustiveSweep) has
+	// the true frontiers: how far below them the search's frontiers fall.
+	for _, p := range so.Points {
+		if p.Sim != "event" {
+			return
+		}
+	}
+	for _, by := range []RefineBy{RefineByEstimate, RefineByCorrected} {
+		found := start(false)
+		if err := found.refine(nil, in.SLA, in.Top, -1, by, agentic, 1, none, sim); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("search by %s: %d simulations in %d rounds", by, found.Refined, found.Rounds)
+		for _, c := range []struct {
+			name string
+			x    func(*Point) float64
+			high bool
+		}{{"interactivity", ByInteractivity, true}, {"p90 E2EL", ByE2ELp90, false}, {"normalized interactivity", ByNormalizedInteractivity, true}} {
+			r := frontierRecall(so.Points, found.Points, c.x, c.high, 0.02)
+			t.Logf("  %s: %d true frontier points; %d of them more than 2%% above the search's frontier within 2%% of their x (worst: the search's frontier at %.3f of it)", c.name, r.n, r.below, r.worst)
+		}
+	}
+}
+
+// recallOf is how a search's frontier (of its simulated points) covers
+// the true frontier (of every point simulated).
+type recallOf struct {
+	n, below int     // true frontier points; those the search's frontier falls short of
+	worst    float64 // the lowest ratio of the search's throughput to the true point's
+}
+
+// frontierRecall compares, for each point of all's frontier (every point
+// event-simulated) by x, the best throughput of found's frontier (its
+// event-simulated points only) among points whose x is within tol of the
+// true point's or better, with the true point's throughput: below counts
+// the true points where that is under 1-tol of it.
+func frontierRecall(all, found []Point, x func(*Point) float64, higherX bool, tol float64) recallOf {
+	var sim []int
+	for i := range found {
+		if found[i].Sim == "event" {
+			sim = append(sim, i)
+		}
+	}
+	truth := Frontier(all, x, higherX)
+	got := pick(found, frontierOf(found, sim, x, higherX))
+	r := recallOf{n: len(truth), worst: 1}
+	for i := range truth {
+		xt, yt := x(&truth[i]), truth[i].TputPerGPU
+		best := 0.0
+		for j := range got {
+			xj := x(&got[j])
+			if (higherX && xj >= xt*(1-tol)) || (!higherX && xj <= xt*(1+tol)) {
+				best = math.Max(best, got[j].TputPerGPU)
+			}
+		}
+		ratio := best / yt
+		if ratio < 1-tol {
+			r.below++
+		}
+		r.worst = math.Min(r.worst, ratio)
+	}
+	return r
+}
+
+// TestFrontierRecall checks frontierRecall on hand-made frontiers: the
+// truth is A (x 10, y 100), B (x 20, y 50), C (x 30, y 10), by higher x.
+func TestFrontierRecall(t *testing.T) {
+	pt := func(x, y float64, sim string) Point {
+		return Point{Result: Result{Interactivity: x, TputPerGPU: y, Sim: sim}}
+	}
+	all := []Point{pt(10, 100, "event"), pt(20, 50, "event"), pt(30, 10, "event"), pt(15, 40, "event")}
+	for _, c := range []struct {
+		name  string
+		found []Point
+		want  recallOf
+	}{
+		{"all found", all, recallOf{n: 3, below: 0, worst: 1}},
+		// B missed: at x >= 19.6 the best found is C's 10 (0.2 of B).
+		{"B not simulated", []Point{all[0], pt(20, 50, "mean-field"), all[2], all[3]}, recallOf{n: 3, below: 1, worst: 0.2}},
+		// B found at 49.5 (x 19.7, within 2%): 0.99 of B, not below.
+		{"B nearly", []Point{all[0], pt(19.7, 49.5, "event"), all[2]}, recallOf{n: 3, below: 0, worst: 0.99}},
+		// Nothing reaches C's x: the search's frontier is at 0 of it.
+		{"C unreached", []Point{all[0], all[1]}, recallOf{n: 3, below: 1, worst: 0}},
+	} {
+		got := frontierRecall(all, c.found, ByInteractivity, true, 0.02)
+		if got.n != c.want.n || got.below != c.want.below || math.Abs(got.worst-c.want.worst) > 1e-12 {
+			t.Errorf("%s: got %+v, want %+v", c.name, got, c.want)
+		}
+	}
 }

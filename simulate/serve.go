@@ -202,6 +202,18 @@ type instance struct {
 	sampler acceptance.Sampler
 	draws   []int
 	ctxSum  int
+	// The lane's decode iterations summed in its own iteration order: the
+	// step breakdown and the DP rank imbalance (fullest rank's batch
+	// times the ranks over the batch). Simulate adds the lanes' sums in
+	// lane order, so that how the lanes' iterations interleave in time
+	// does not reach the last bits of the report.
+	stepSum Breakdown
+	imbSum  float64
+	// The decode iterations computed ahead (decoderun.go) and the
+	// accepted lengths a cut put back, per DP rank.
+	run     decodeRun
+	putBack []drawQueue
+	steps   stepGroup // the latest iterations priced alike, not yet in stepSum
 	// Attention-DP ranks: each has its own scheduler (sampler draw per
 	// verify step), request slots, KV pool and prefix cache.
 	ranks    int
@@ -226,6 +238,10 @@ type event struct {
 	inst int           // instance that finishes work, or that req arrives at
 	req  *simRequest   // an arrival; nil for a completion
 	fin  func(float64) // work completion
+	// run marks the end of a decode run (decoderun.go), current while gen
+	// is its lane's run.gen; a cut retires it.
+	run bool
+	gen int64
 }
 
 // eventHeap is a binary min-heap of events by (t, seq). seq is unique, so
@@ -546,19 +562,14 @@ func (p *Plan) simulate() (*Result, error) {
 		issued     int
 		finished   []*simRequest
 		windowT0   = -1.0
-		stepSum    Breakdown
-		steps      int
-		batchSum   float64
-		accepted   float64
-		verifies   float64
+		tally      decodeTally
 		completed  int
 		replayErr  error
-		imbSum     float64
-		imbSteps   int
 		rankCounts []int
+		events     int
 	)
 	var free []*event // events already fired, for reuse
-	push := func(t float64, inst int, req *simRequest, fin func(float64)) {
+	push := func(t float64, inst int, req *simRequest, fin func(float64)) *event {
 		var ev *event
 		if n := len(free); n > 0 {
 			ev, free = free[n-1], free[:n-1]
@@ -568,6 +579,12 @@ func (p *Plan) simulate() (*Result, error) {
 		seq++
 		*ev = event{t: t, seq: seq, inst: inst, req: req, fin: fin}
 		h.push(ev)
+		return ev
+	}
+	// pushRun schedules the end of lane i's decode run at t.
+	pushRun := func(t float64, i int) {
+		ev := push(t, i, nil, inst[i].decodeDone)
+		ev.run, ev.gen = true, inst[i].run.gen
 	}
 	var kick func(i int)
 	// route sends a new request to an entry instance and rank.
@@ -833,8 +850,6 @@ func (p *Plan) simulate() (*Result, error) {
 				top = max(top, c)
 			}
 			priced = top * in.ranks
-			imbSum += float64(priced) / float64(bsz)
-			imbSteps++
 			// Order the batch by rank (counting sort) so each rank's
 			// scheduler draws for its own requests.
 			members = append(members, in.running...) // each slot is overwritten below
@@ -853,14 +868,18 @@ func (p *Plan) simulate() (*Result, error) {
 		in.members = members
 		k := p.sc.Spec.Steps
 		b := in.eng.DecodeStep(priced, k, ctxSum/bsz)
-		stepSum = stepSum.plus(b)
-		steps++
-		batchSum += float64(bsz)
+		in.price(&tally, b, bsz, priced, ctxSum/bsz)
 		dt := b.Total()
 		if len(parts) > 0 {
 			dt = srv.prefillWithLoad(dt+in.eng.MixedExtra(bsz, k+1, parts, k > 0), hostLoad)
 		}
 		in.busy = true
+		if in.canRun() {
+			end := in.runAhead(now+dt, ctxSum, priced, k)
+			events += len(in.run.ends)
+			pushRun(end, i)
+			return
+		}
 		push(now+dt, i, nil, in.decodeDone)
 	}
 	// Each lane's two completions, made once: they read the batch the
@@ -873,6 +892,9 @@ func (p *Plan) simulate() (*Result, error) {
 		}
 		in.decodeDone = func(t float64) {
 			in.busy = false
+			if in.run.on {
+				in.endRun(&tally, len(in.run.ends))
+			}
 			members := in.members
 			if cap(in.draws) < len(members) {
 				in.draws = make([]int, len(members))
@@ -884,22 +906,22 @@ func (p *Plan) simulate() (*Result, error) {
 					d[j] = 1
 				}
 			case in.ranks == 1:
-				in.sampler.Step(d)
+				in.draw(0, d)
 			default:
 				for lo := 0; lo < len(members); {
 					hi := lo + 1
 					for hi < len(members) && members[hi].rank == members[lo].rank {
 						hi++
 					}
-					in.samplers[members[lo].rank].Step(d[lo:hi])
+					in.draw(members[lo].rank, d[lo:hi])
 					lo = hi
 				}
 			}
 			keep := in.running[:0]
 			for j, r := range members {
 				acc := d[j]
-				accepted += float64(acc)
-				verifies++
+				tally.accepted += float64(acc)
+				tally.verifies++
 				r.gen += acc
 				r.ctx += acc
 				if r.gen >= r.OSL {
@@ -922,7 +944,6 @@ func (p *Plan) simulate() (*Result, error) {
 			issue(s, 0)
 		}
 	}
-	events := 0
 	for {
 		if rp != nil {
 			if replayErr != nil {
@@ -942,6 +963,11 @@ func (p *Plan) simulate() (*Result, error) {
 			break
 		}
 		ev := h.pop()
+		if ev.run && ev.gen != inst[ev.inst].run.gen {
+			*ev = event{}
+			free = append(free, ev)
+			continue
+		}
 		now = ev.t
 		events++
 		if events > maxSimEvents || now > maxSimSeconds {
@@ -961,11 +987,20 @@ func (p *Plan) simulate() (*Result, error) {
 		*ev = event{}
 		free = append(free, ev)
 		if req != nil {
-			inst[target].waiting = append(inst[target].waiting, req)
+			in := inst[target]
+			in.waiting = append(in.waiting, req)
+			if in.run.on {
+				if at, ok := in.cut(&tally, now); ok {
+					pushRun(at, target)
+				}
+			}
 			kick(target)
 			continue
 		}
 		fin(now)
+	}
+	for _, in := range inst {
+		in.settle(&tally, now)
 	}
 	var res *Result
 	if rp != nil {
@@ -979,15 +1014,22 @@ func (p *Plan) simulate() (*Result, error) {
 		}
 		res = p.summarize(finished, now-windowT0)
 	}
-	if steps > 0 {
-		res.StepMS = scale(stepSum, 1/float64(steps)).Report()
-		res.DecodeBatch = batchSum / float64(steps)
+	var stepSum Breakdown
+	var imbSum float64
+	for _, in := range inst {
+		in.flushSteps()
+		stepSum = stepSum.plus(in.stepSum)
+		imbSum += in.imbSum
 	}
-	if verifies > 0 {
-		res.ALRealized = accepted / verifies
+	if tally.steps > 0 {
+		res.StepMS = scale(stepSum, 1/float64(tally.steps)).Report()
+		res.DecodeBatch = tally.batchSum / float64(tally.steps)
 	}
-	if imbSteps > 0 {
-		res.RankImbalance = imbSum / float64(imbSteps)
+	if tally.verifies > 0 {
+		res.ALRealized = tally.accepted / tally.verifies
+	}
+	if tally.imbSteps > 0 {
+		res.RankImbalance = imbSum / float64(tally.imbSteps)
 	}
 	res.Cache = srv.report()
 	res.Sim = "event"

@@ -1,0 +1,324 @@
+package simulate
+
+import "github.com/specsim/specsim/simulate/acceptance"
+
+// Decode runs: a lane's decode iterations computed ahead of the event loop.
+//
+// Between two changes to its batch (a request finishing, or one arriving
+// at the lane) a lane's decode iterations touch nothing outside the lane:
+// the same members, one acceptance draw per DP rank and iteration from the
+// rank's own sampler, a step time that depends only on the batch and its
+// mean context. An AgentX decode lane runs tens of iterations per change
+// at a batch of one or two, and an event per iteration made those
+// iterations most of a disaggregated sweep point's cost. So when a lane
+// starts such an iteration, runAhead computes the iterations that follow,
+// as far as the first one in which a member would finish, and schedules
+// one event, at the end of that last iteration. An arrival at the lane
+// before then cuts the run at the first iteration boundary at or after
+// it: the iterations after that boundary are undone (their draws go back
+// to the rank's sampler queue, to be drawn again in order) and an event is
+// scheduled at the boundary, where the arrival joins the batch as it did
+// with one event per iteration. Every figure is the one the iteration-by-
+// iteration loop gives (TestDecodeRunsIdentical), except where an arrival
+// lands on a boundary at the very same float64 time.
+//
+// Runs need draws that do not depend on the batch size: SGLang's shared
+// draw per verify step (acceptance.SharedDraw), or no speculation.
+
+// maxRunAhead bounds the iterations one run computes ahead: an arrival
+// undoes the ones past it, and longer runs waste more than they save
+// (BenchmarkRefineSim: 16 to 128 save about as much).
+const maxRunAhead = 32
+
+// decodeRuns switches runs on; tests turn it off to compare.
+var decodeRuns = true
+
+// decodeTally sums the decode iterations the lanes run. Its sums are of
+// whole numbers, so the order lanes add to them does not matter.
+type decodeTally struct {
+	steps    int
+	batchSum float64
+	accepted float64
+	verifies float64
+	imbSteps int
+}
+
+// decodeRun is the run a lane has computed ahead (on) and not yet confirmed.
+type decodeRun struct {
+	on     bool
+	gen    int64 // tag of the run's pending event; a cut retires it
+	bsz    int   // members
+	priced int   // batch the step is priced at (DP padding)
+	active []int // ranks with members, ascending
+	count  []int // members per rank
+	left   []int // per rank, the fewest tokens any member has left at the run's start
+	off    []int // per rank, tokens accepted by the iterations computed ahead
+	// Iteration j (0-based) computed ahead ends at ends[j], drew
+	// draws[j*len(active):(j+1)*len(active)] and is followed by an
+	// iteration priced prices[next[j]] for mean context ctxs[j].
+	ends   []float64
+	draws  []int
+	next   []int32
+	ctxs   []int
+	prices []Breakdown
+	undone []int // scratch for endRun
+}
+
+// canRun says whether the lane's next decode iteration may start a run:
+// a decode iteration with nothing waiting to join it, and draws that do
+// not depend on the batch.
+func (in *instance) canRun() bool {
+	if !decodeRuns || in.role == rolePrefill || len(in.waiting) > 0 || len(in.parts) > 0 {
+		return false
+	}
+	if in.sampler == nil {
+		return true
+	}
+	sd, ok := in.sampler.(acceptance.SharedDraw)
+	return ok && sd.SharesDraw()
+}
+
+// draw is rank rk's accepted length for one verify step: a draw put back
+// by a cut first, else the sampler's next (1 without speculation).
+func (in *instance) draw(rk int, out []int) {
+	if len(out) == 0 {
+		return
+	}
+	if in.sampler == nil {
+		for i := range out {
+			out[i] = 1
+		}
+		return
+	}
+	if in.putBack != nil {
+		if q := &in.putBack[rk]; q.head < len(q.buf) {
+			l := q.buf[q.head]
+			q.head++
+			for i := range out {
+				out[i] = l
+			}
+			return
+		}
+	}
+	in.samplers[rk].Step(out)
+}
+
+// unDraw puts draws back in front of rank rk's queue, first to be drawn
+// first.
+func (in *instance) unDraw(rk int, ls []int) {
+	if in.sampler == nil || len(ls) == 0 {
+		return
+	}
+	q := &in.putBack[rk]
+	if q.head < len(ls) {
+		// Room in front for these and as many again.
+		rest := q.buf[q.head:]
+		gap := 2 * len(ls)
+		buf := make([]int, gap+len(rest), gap+len(rest)+16)
+		copy(buf[gap:], rest)
+		q.buf, q.head = buf, gap
+	}
+	q.head -= len(ls)
+	copy(q.buf[q.head:], ls)
+}
+
+// drawQueue holds the accepted lengths a cut put back, buf[head:] in the
+// order they are to be drawn.
+type drawQueue struct {
+	buf  []int
+	head int
+}
+
+// stepGroup is a lane's latest iterations of one pricing: n of them,
+// priced b, with DP imbalance imb, all of key (stepGroupKey).
+type stepGroup struct {
+	key uint64
+	b   Breakdown
+	imb float64
+	n   int
+}
+
+// stepGroupKey identifies the pricing DecodeStep gives a batch of bsz
+// members priced at priced with mean context ctx (its memo's ctx/256
+// bins); 0 where the fields do not fit the key (never grouped).
+func stepGroupKey(bsz, priced, ctx int) uint64 {
+	if bsz <= 0 || bsz >= 1<<24 || priced >= 1<<24 || ctx < 0 || ctx>>8 >= 1<<16 {
+		return 0
+	}
+	return uint64(bsz)<<40 | uint64(priced)<<16 | uint64(ctx>>8)
+}
+
+// price tallies one decode iteration priced b, of bsz members priced at a
+// batch of priced with mean context ctx, as the lane starts it. A lane
+// sums its pricing by groups of consecutive iterations priced alike
+// (n b rather than b + b + ... + b): the same sums however the
+// iterations reach it, one at a time or confirmed from a run.
+func (in *instance) price(t *decodeTally, b Breakdown, bsz, priced, ctx int) {
+	t.steps++
+	t.batchSum += float64(bsz)
+	if in.ranks > 1 {
+		t.imbSteps++
+	}
+	g := &in.steps
+	key := stepGroupKey(bsz, priced, ctx)
+	if key != 0 && key == g.key && g.n > 0 {
+		g.n++
+		return
+	}
+	in.flushSteps()
+	g.key, g.b, g.n, g.imb = key, b, 1, 0
+	if in.ranks > 1 {
+		g.imb = float64(priced) / float64(bsz)
+	}
+}
+
+// flushSteps adds the lane's latest group of iterations to its sums.
+func (in *instance) flushSteps() {
+	g := &in.steps
+	if g.n == 0 {
+		return
+	}
+	n := float64(g.n)
+	in.stepSum = in.stepSum.plus(scale(g.b, n))
+	in.imbSum += g.imb * n
+	g.n = 0
+}
+
+// runAhead starts a run on lane in, whose iteration over in.members ends
+// at e, with ctxSum the members' context lengths summed: it computes the
+// iterations that follow while none of them finishes a member, and
+// returns the time of the last iteration's end, for the lane's event.
+func (in *instance) runAhead(e float64, ctxSum, priced, k int) float64 {
+	r := &in.run
+	if len(r.count) < in.ranks {
+		r.count, r.left, r.off = make([]int, in.ranks), make([]int, in.ranks), make([]int, in.ranks)
+	}
+	if in.putBack == nil && in.sampler != nil {
+		in.putBack = make([]drawQueue, in.ranks)
+	}
+	r.on, r.bsz, r.priced = true, len(in.members), priced
+	r.active, r.ends, r.draws, r.next, r.ctxs, r.prices = r.active[:0], r.ends[:0], r.draws[:0], r.next[:0], r.ctxs[:0], r.prices[:0]
+	for _, m := range in.members {
+		rk := m.rank
+		if r.count[rk] == 0 {
+			r.left[rk] = m.OSL - m.gen
+		}
+		r.count[rk]++
+		r.left[rk] = min(r.left[rk], m.OSL-m.gen)
+	}
+	for rk, c := range r.count[:in.ranks] {
+		if c > 0 {
+			r.active = append(r.active, rk)
+		}
+	}
+	var one [1]int
+	var step float64
+	lastQ := -1
+	for len(r.ends) < maxRunAhead {
+		base := len(r.draws)
+		finishes := false
+		for _, rk := range r.active {
+			in.draw(rk, one[:])
+			r.draws = append(r.draws, one[0])
+			if r.off[rk]+one[0] >= r.left[rk] {
+				finishes = true
+			}
+		}
+		if finishes {
+			for a, rk := range r.active {
+				in.unDraw(rk, r.draws[base+a:base+a+1])
+			}
+			r.draws = r.draws[:base]
+			break
+		}
+		for a, rk := range r.active {
+			l := r.draws[base+a]
+			r.off[rk] += l
+			ctxSum += l * r.count[rk]
+		}
+		ctx := ctxSum / r.bsz
+		if q := ctx >> 8; q != lastQ {
+			lastQ = q
+			b := in.eng.DecodeStep(priced, k, ctx)
+			r.prices = append(r.prices, b)
+			step = b.Total()
+		}
+		r.ends = append(r.ends, e)
+		r.next = append(r.next, int32(len(r.prices)-1))
+		r.ctxs = append(r.ctxs, ctx)
+		e += step
+	}
+	return e
+}
+
+// confirm takes the first n iterations of the run as run: their draws
+// and the pricing of the iteration after each.
+func (in *instance) confirm(t *decodeTally, n int) {
+	r := &in.run
+	na := len(r.active)
+	for j := range n {
+		for a, rk := range r.active {
+			t.accepted += float64(r.draws[j*na+a] * r.count[rk])
+		}
+		t.verifies += float64(r.bsz)
+		in.price(t, r.prices[r.next[j]], r.bsz, r.priced, r.ctxs[j])
+	}
+}
+
+// endRun ends the run after its first n iterations: the later ones are
+// undone (their draws put back), the members take the tokens the first n
+// accepted, and the run's pending event is retired.
+func (in *instance) endRun(t *decodeTally, n int) {
+	r := &in.run
+	in.confirm(t, n)
+	na := len(r.active)
+	if n < len(r.ends) {
+		for a, rk := range r.active {
+			r.undone = r.undone[:0]
+			for j := n; j < len(r.ends); j++ {
+				l := r.draws[j*na+a]
+				r.off[rk] -= l
+				r.undone = append(r.undone, l)
+			}
+			in.unDraw(rk, r.undone)
+		}
+	}
+	for _, m := range in.members {
+		m.gen += r.off[m.rank]
+		m.ctx += r.off[m.rank]
+	}
+	for _, rk := range r.active {
+		r.count[rk], r.off[rk] = 0, 0
+	}
+	r.on = false
+	r.gen++
+}
+
+// cut ends the run at the first iteration boundary at or after t (an
+// arrival's time) and returns that boundary; ok is false when the run
+// computed no boundary at or after t (the arrival joins at the run's own
+// event).
+func (in *instance) cut(tally *decodeTally, t float64) (at float64, ok bool) {
+	r := &in.run
+	for j, e := range r.ends {
+		if e >= t {
+			in.endRun(tally, j)
+			return e, true
+		}
+	}
+	return 0, false
+}
+
+// settle confirms the iterations of the run that ended before t, when the
+// simulation stops at t.
+func (in *instance) settle(tally *decodeTally, t float64) {
+	if !in.run.on {
+		return
+	}
+	n := 0
+	for n < len(in.run.ends) && in.run.ends[n] < t {
+		n++
+	}
+	in.confirm(tally, n)
+	in.run.on = false
+}
