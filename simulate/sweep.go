@@ -525,6 +525,15 @@ func (res *SweepResult) refine(r *Resolved, sla SLA, top, budget int, by RefineB
 	}()
 	for {
 		need := res.finish(sla, top, agentic, mode)
+		if by == RefineByAll && len(need) > 0 {
+			// Every point not yet simulated, whatever its estimate.
+			need = need[:0]
+			for i := range res.Points {
+				if res.Points[i].Sim != "event" {
+					need = append(need, i)
+				}
+			}
+		}
 		if len(need) == 0 {
 			if mode == rankCorrected {
 				// Settled on the corrected figures: the frontiers are of

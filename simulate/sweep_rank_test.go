@@ -128,3 +128,47 @@ func TestRefineByCorrected(t *testing.T) {
 		t.Errorf("merged inputs refine_by %q", m.Inputs.RefineBy)
 	}
 }
+
+// TestRefineByAll: every point is event-simulated, in one round, and the
+// frontiers are those of all the points; a point the estimate's search
+// simulated has the same figures in both (a simulation depends only on
+// its point).
+func TestRefineByAll(t *testing.T) {
+	r := resolved(t, Query{GPU: "b200", ISL: 1024, OSL: 1024, Requests: 48})
+	space := SweepSpace{GPUs: 4, Concs: []int{2, 16, 128}, StepsLo: 0, StepsHi: 2, Workers: 2, MaxRefine: -1}
+	byEst, err := Sweep(r, space, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	space.RefineBy = RefineByAll
+	all, err := Sweep(r, space, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all.RefineStopped || all.Rounds != 1 || all.Refined != len(all.Points) {
+		t.Fatalf("all: stopped %v, %d rounds, %d refined of %d points", all.RefineStopped, all.Rounds, all.Refined, len(all.Points))
+	}
+	for _, p := range all.Points {
+		if p.Sim != "event" {
+			t.Fatalf("%s conc %d k %d not simulated", p.Topology, p.Conc, p.Steps)
+		}
+	}
+	want := Frontier(all.Points, ByInteractivity, true)
+	if len(want) != len(all.Frontier) {
+		t.Fatalf("frontier of %d points, want %d", len(all.Frontier), len(want))
+	}
+	for i := range want {
+		if want[i].Index != all.Frontier[i].Index {
+			t.Errorf("frontier point %d: index %d, want %d", i, all.Frontier[i].Index, want[i].Index)
+		}
+	}
+	byIndex := map[int]Result{}
+	for _, p := range all.Points {
+		byIndex[p.Index] = p.Result
+	}
+	for _, p := range byEst.Points {
+		if p.Sim == "event" && byIndex[p.Index].TputPerGPU != p.TputPerGPU {
+			t.Errorf("%s conc %d k %d: %g tok/s/GPU by estimate's search, %g by all", p.Topology, p.Conc, p.Steps, p.TputPerGPU, byIndex[p.Index].TputPerGPU)
+		}
+	}
+}

@@ -43,6 +43,11 @@ their estimates demoted with the event/estimate ratios already simulated for
 their deployment or class: about a quarter of the simulations on the 72-GPU
 AgentX sweep, but it loses frontier points the estimate's search finds, and
 says how many unsimulated estimates would still reach a frontier.
+--refine-by all event-simulates every point (no estimate judges any; no
+--max-refine bound unless given): the true frontiers of the space, at one
+simulation a point (the 72-GPU AgentX sweep: 15,371 of them, minutes on
+many cores); the other searches' frontiers fall short of these by the
+amounts the README measures.
 
 The enumeration holds what the engine (--engine) deploys, read at its
 source: SGLang and vLLM run expert parallelism over the whole TP group,
@@ -113,7 +118,7 @@ func addSweepFlags(fs interface {
 	f.all = fs.Bool("all", false, "print every point, not just the frontiers")
 	f.top = fs.Int("top", 0, "also event-simulate and print the N points of highest tokens/s/GPU under the SLA")
 	f.workers = fs.Int("workers", 0, "parallel workers (0 = every CPU the Go runtime may use)")
-	f.refineBy = fs.String("refine-by", string(simulate.RefineByEstimate), "judge candidates not yet simulated by their mean-field estimate (estimate), or by it demoted with their deployment's simulations at neighbouring concurrencies and their class's at the same one (corrected: far fewer simulations, and frontier points lost; the output counts the estimates left unchecked)")
+	f.refineBy = fs.String("refine-by", string(simulate.RefineByEstimate), "judge candidates not yet simulated by their mean-field estimate (estimate), or by it demoted with their deployment's simulations at neighbouring concurrencies and their class's at the same one (corrected: far fewer simulations, and frontier points lost; the output counts the estimates left unchecked), or simulate every point (all: the true frontiers; one simulation a point)")
 	f.refine = fs.Int("max-refine", simulate.DefaultMaxRefine, "event-simulate at most N frontier candidates (-1 = until the frontiers settle); when it stops first, the frontiers are of the simulated points only and the output says so")
 	fs.Float64Var(&f.sla.MaxTTFTms, "max-ttft-ms", 0, "SLA: drop points whose p90 TTFT exceeds this many ms (0 = no limit)")
 	fs.Float64Var(&f.sla.MaxTPOTms, "max-tpot-ms", 0, "SLA: drop points whose p90 TPOT exceeds this many ms (0 = no limit)")
@@ -149,6 +154,9 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	by, err := simulate.ParseRefineBy(*sf.refineBy)
 	if err != nil {
 		return fail(err)
+	}
+	if by == simulate.RefineByAll && !flagSet(fs, "max-refine") {
+		*sf.refine = -1
 	}
 	space := simulate.SweepSpace{GPUs: *sf.gpus, MinPoolGPUs: *sf.minPool, SLA: sf.sla, Top: *sf.top, Workers: *sf.workers, MaxRefine: *sf.refine, RefineBy: by}
 	if err := sf.sla.Validate(); err != nil {
