@@ -30,6 +30,10 @@ import "github.com/specsim/specsim/simulate/acceptance"
 // (BenchmarkRefineSim: 16 to 128 save about as much).
 const maxRunAhead = 32
 
+// runBackoff is how many iterations a lane whose run computed nothing
+// ahead runs one event each before it tries again.
+const runBackoff = 8
+
 // decodeRuns switches runs on; tests turn it off to compare.
 var decodeRuns = true
 
@@ -45,14 +49,18 @@ type decodeTally struct {
 
 // decodeRun is the run a lane has computed ahead (on) and not yet confirmed.
 type decodeRun struct {
-	on     bool
-	gen    int64 // tag of the run's pending event; a cut retires it
-	bsz    int   // members
-	priced int   // batch the step is priced at (DP padding)
-	active []int // ranks with members, ascending
-	count  []int // members per rank
-	left   []int // per rank, the fewest tokens any member has left at the run's start
-	off    []int // per rank, tokens accepted by the iterations computed ahead
+	on  bool
+	gen int64 // tag of the run's pending event; a cut retires it
+	// backoff is how many iterations the lane runs one event each before
+	// it tries a run again, after a run that computed nothing ahead (a
+	// member finishing at once, as in a full DP-attention batch).
+	backoff int
+	bsz     int   // members
+	priced  int   // batch the step is priced at (DP padding)
+	active  []int // ranks with members, ascending
+	count   []int // members per rank
+	left    []int // per rank, the fewest tokens any member has left at the run's start
+	off     []int // per rank, tokens accepted by the iterations computed ahead
 	// Iteration j (0-based) computed ahead ends at ends[j], drew
 	// draws[j*len(active):(j+1)*len(active)] and is followed by an
 	// iteration priced prices[next[j]] for mean context ctxs[j].
@@ -229,6 +237,9 @@ func (in *instance) runAhead(e float64, ctxSum, priced, k int) float64 {
 				in.unDraw(rk, r.draws[base+a:base+a+1])
 			}
 			r.draws = r.draws[:base]
+			if len(r.ends) == 0 {
+				r.backoff = runBackoff
+			}
 			break
 		}
 		for a, rk := range r.active {

@@ -874,7 +874,9 @@ func (p *Plan) simulate() (*Result, error) {
 			dt = srv.prefillWithLoad(dt+in.eng.MixedExtra(bsz, k+1, parts, k > 0), hostLoad)
 		}
 		in.busy = true
-		if in.canRun() {
+		if in.run.backoff > 0 {
+			in.run.backoff--
+		} else if in.canRun() {
 			end := in.runAhead(now+dt, ctxSum, priced, k)
 			events += len(in.run.ends)
 			pushRun(end, i)
