@@ -294,6 +294,9 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 	if r.RefineStopped {
 		fmt.Fprintf(stdout, "refinement stopped at its budget (--max-refine %d) before the frontiers settled: the frontiers below are of the %d event-simulated points only, and a candidate not yet simulated might still beat them (raise --max-refine, or narrow with --topologies, --scope or --shard)\n", in.MaxRefine, r.Refined)
 	}
+	if !r.RefineStopped && in.RefineBy != simulate.RefineByAll && r.Refined < len(r.Points) {
+		fmt.Fprintf(stdout, "frontiers settled against the estimates: the %d points never simulated were judged by them, and some may lie on the true frontiers (README, sweep: how far the search falls short); --refine-by all simulates every point\n", len(r.Points)-r.Refined)
+	}
 	if r.EstimateContenders > 0 {
 		fmt.Fprintf(stdout, "%d points not simulated have a mean-field estimate that would reach a frontier: candidates were judged by their estimates corrected with their own deployment's simulations (--refine-by corrected), and these might still beat the frontiers below; --refine-by estimate simulates them\n", r.EstimateContenders)
 	}

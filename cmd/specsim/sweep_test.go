@@ -121,7 +121,7 @@ func TestSweepFlagErrors(t *testing.T) {
 		{[]string{"sweep", "--shard", "2/2", "--json"}, "--shard"},
 		{[]string{"sweep", "--shard", "0/2"}, "add --json"},
 		{[]string{"sweep", "--scope", "both"}, "--scope"},
-		{[]string{"sweep", "--refine-by", "guess"}, "--refine-by \"guess\": want estimate or corrected"},
+		{[]string{"sweep", "--refine-by", "guess"}, "--refine-by \"guess\": want estimate, corrected or all"},
 		{[]string{"sweep", "--max-ttft-ms", "-1"}, "--max-ttft-ms"},
 		{[]string{"sweep", "--top", "-1"}, "--top"},
 		{[]string{"sweep", "--format", "xml"}, "csv"},
