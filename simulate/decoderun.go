@@ -30,8 +30,8 @@ import "github.com/specsim/specsim/simulate/acceptance"
 // (BenchmarkRefineSim: 16 to 128 save about as much).
 const maxRunAhead = 32
 
-// runBackoff is how many iterations a lane whose run computed nothing
-// ahead runs one event each before it tries again.
+// runBackoff is how many iterations a lane whose run saved at most one
+// event runs one event each before it tries again.
 const runBackoff = 8
 
 // decodeRuns switches runs on; tests turn it off to compare.
@@ -52,8 +52,9 @@ type decodeRun struct {
 	on  bool
 	gen int64 // tag of the run's pending event; a cut retires it
 	// backoff is how many iterations the lane runs one event each before
-	// it tries a run again, after a run that computed nothing ahead (a
-	// member finishing at once, as in a full DP-attention batch).
+	// it tries a run again, after a run that saved at most one event (a
+	// member finishing or arriving at once, as in a full DP-attention
+	// batch, where computing ahead costs more than it saves).
 	backoff int
 	bsz     int   // members
 	priced  int   // batch the step is priced at (DP padding)
@@ -237,9 +238,6 @@ func (in *instance) runAhead(e float64, ctxSum, priced, k int) float64 {
 				in.unDraw(rk, r.draws[base+a:base+a+1])
 			}
 			r.draws = r.draws[:base]
-			if len(r.ends) == 0 {
-				r.backoff = runBackoff
-			}
 			break
 		}
 		for a, rk := range r.active {
@@ -282,6 +280,9 @@ func (in *instance) confirm(t *decodeTally, n int) {
 func (in *instance) endRun(t *decodeTally, n int) {
 	r := &in.run
 	in.confirm(t, n)
+	if n <= 1 {
+		r.backoff = runBackoff
+	}
 	na := len(r.active)
 	if n < len(r.ends) {
 		for a, rk := range r.active {
