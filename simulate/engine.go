@@ -481,6 +481,7 @@ func (e *Engine) forward(s shape) Breakdown {
 type layerKinds struct {
 	kinds []struct{ first, n int }
 	of    []uint8 // kind index of each layer
+	full  int     // Model.FullAttentionLayers
 }
 
 // kinds returns the Engine's layer kinds, computed once.
@@ -507,6 +508,7 @@ func (e *Engine) kinds() *layerKinds {
 		lk.kinds[i].n++
 		lk.of[l] = uint8(i)
 	}
+	lk.full = m.FullAttentionLayers()
 	e.layerKinds = lk
 	return lk
 }
@@ -792,7 +794,7 @@ func (e *Engine) Prefill(parts []PrefillPart, spec bool) Breakdown {
 	// replace it with each request's own causal attention over its context,
 	// shared out over the ranks (no rank finishes before its longest request).
 	b.Attention, b.GDN = 0, 0
-	full := m.FullAttentionLayers()
+	full := e.kinds().full
 	lin := m.Layers - full
 	var longest Breakdown
 	for _, p := range parts {
