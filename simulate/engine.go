@@ -54,10 +54,10 @@ type Engine struct {
 
 	memo  map[uint64]Breakdown // DecodeStep by stepKey
 	steps stepTable            // DecodeStep of one draft length, indexed densely
-	// last is DecodeStep's most recent key and value: successive steps of
-	// a lane mostly repeat them, and a hit here skips the map.
-	lastKey     uint64
-	lastStep    Breakdown
+	// recent holds DecodeStep's most recent keys and values: successive
+	// steps of an instance mostly repeat their key, and the instances
+	// that share the Engine take turns.
+	recent      stepCache
 	prefillMemo map[prefillKey]float64
 	pm          prefillMemos // enginememo.go
 	om          opMemos      // engineops.go
@@ -636,16 +636,17 @@ func (e *Engine) DecodeStep(batch, k, ctx int) Breakdown {
 	var key uint64
 	if batch < 1<<23 && k >= 0 && k < 1<<8 && ctx >= 0 && ctx>>8 < 1<<32 {
 		key = stepKey(batch, k, ctx>>8)
-		if key == e.lastKey {
-			return e.lastStep
+		slot := stepSlot(key)
+		if e.recent.keys[slot] == key {
+			return e.recent.vals[slot]
 		}
 		if b, ok, covered := e.steps.get(batch, k, ctx>>8); covered {
 			if ok {
-				e.lastKey, e.lastStep = key, b
+				e.recent.keys[slot], e.recent.vals[slot] = key, b
 				return b
 			}
 		} else if b, ok := e.memo[key]; ok {
-			e.lastKey, e.lastStep = key, b
+			e.recent.keys[slot], e.recent.vals[slot] = key, b
 			return b
 		}
 	}
@@ -672,10 +673,24 @@ func (e *Engine) DecodeStep(batch, k, ctx int) Breakdown {
 			}
 			e.memo[key] = b
 		}
-		e.lastKey, e.lastStep = key, b
+		slot := stepSlot(key)
+		e.recent.keys[slot], e.recent.vals[slot] = key, b
 	}
 	return b
 }
+
+// stepCache is a direct-mapped cache of DecodeStep's recent keys (0 for an
+// empty slot: a key's batch is never 0) and values, small enough to stay
+// in the processor's near caches where the tables behind it do not.
+type stepCache struct {
+	keys [stepCacheSize]uint64
+	vals [stepCacheSize]Breakdown
+}
+
+const stepCacheBits = 8
+const stepCacheSize = 1 << stepCacheBits
+
+func stepSlot(key uint64) uint64 { return (key * 0x9e3779b97f4a7c15) >> (64 - stepCacheBits) }
 
 // stepTable memoizes DecodeStep for one draft length (the first one
 // stored) by batch and ctx/256 through two array indexes, where the map
