@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 )
 
@@ -130,8 +131,25 @@ type tree struct {
 	inflight           int
 	remaining          int
 	warmLeft           int
-	pending            []*liveReq
-	held               []int32
+	// pending are the tree's requests emitted and not yet sent, in the
+	// order emitted, among ones sent since (Pop leaves them for
+	// pendingNow to drop); npend counts the first kind.
+	pending []*liveReq
+	npend   int
+	held    []int32
+}
+
+// pendingNow drops the sent requests from tr.pending and returns it.
+func (tr *tree) pendingNow() []*liveReq {
+	keep := tr.pending[:0]
+	for _, l := range tr.pending {
+		if tr.reqs[l.pos].state == stPending {
+			keep = append(keep, l)
+		}
+	}
+	clear(tr.pending[len(keep):])
+	tr.pending = keep
+	return keep
 }
 
 // reqState is one request of a tree: what finish reads and writes
@@ -144,9 +162,8 @@ type reqState struct {
 
 type liveReq struct {
 	Request
-	tree  *tree
-	pos   int32
-	index int // heap index
+	tree *tree
+	pos  int32
 }
 
 // liveChunk is how many liveReqs emit allocates at once.
@@ -387,7 +404,11 @@ func (r *Replay) emit(tr *tree, p int32, at float64, ph Phase, out, shared int) 
 		r.stats.WarmupRequests++
 	}
 	r.live = append(r.live, l)
+	if len(tr.pending) >= 2*tr.npend+16 {
+		tr.pendingNow()
+	}
 	tr.pending = append(tr.pending, l)
+	tr.npend++
 	r.pend.push(l)
 }
 
@@ -440,17 +461,20 @@ func (r *Replay) maybeStartProfiling(t float64) {
 // flight, its pending timers shift together so the next arrives within
 // TraceIdleCap.
 func (r *Replay) capTree(tr *tree, t float64) {
-	if tr.inflight > 0 || len(tr.pending) == 0 || math.IsInf(r.cfg.TraceIdleCap, 1) || r.closed(t) {
+	if tr.inflight > 0 || tr.npend == 0 || math.IsInf(r.cfg.TraceIdleCap, 1) || r.closed(t) {
 		return
 	}
+	pending := tr.pendingNow()
 	first := math.Inf(1)
-	for _, l := range tr.pending {
+	for _, l := range pending {
 		first = min(first, l.Arrival)
 	}
 	if ex := first - (t + r.cfg.TraceIdleCap); ex > 0 {
-		for _, l := range tr.pending {
+		for _, l := range pending {
 			l.Arrival -= ex
-			r.pend.fix(l.index)
+			i := slices.IndexFunc(r.pend, func(e pendEntry) bool { return e.l == l })
+			r.pend[i].at = l.Arrival
+			r.pend.fix(i)
 		}
 		r.stats.TreeShifts++
 		r.stats.TreeShiftS += ex
@@ -465,9 +489,11 @@ func (r *Replay) capSystem(t float64) {
 	if r.inflight > 0 || r.pend.Len() == 0 || math.IsInf(r.cfg.SystemIdleCap, 1) || r.closed(t) {
 		return
 	}
-	if ex := r.pend[0].Arrival - (t + r.cfg.SystemIdleCap); ex > 0 {
-		for _, l := range r.pend { // a uniform shift keeps the heap order
+	if ex := r.pend[0].at - (t + r.cfg.SystemIdleCap); ex > 0 {
+		for i := range r.pend { // a uniform shift keeps the heap order
+			l := r.pend[i].l
 			l.Arrival -= ex
+			r.pend[i].at = l.Arrival
 		}
 		r.stats.IdleShifts++
 		r.stats.IdleShiftS += ex
@@ -480,7 +506,7 @@ func (r *Replay) PeekTime() (float64, bool) {
 	if r.pend.Len() == 0 {
 		return 0, false
 	}
-	t := r.pend[0].Arrival
+	t := r.pend[0].at
 	if !r.warming && t >= r.end {
 		return 0, false // nothing new starts after the duration ends
 	}
@@ -491,12 +517,7 @@ func (r *Replay) PeekTime() (float64, bool) {
 func (r *Replay) Pop() Request {
 	l := r.pend.pop()
 	tr := l.tree
-	for i, x := range tr.pending {
-		if x == l {
-			tr.pending = append(tr.pending[:i], tr.pending[i+1:]...)
-			break
-		}
-	}
+	tr.npend--
 	tr.reqs[l.pos].state = stInFlight
 	tr.inflight++
 	r.inflight++
@@ -560,39 +581,45 @@ func (r *Replay) Stats() Stats {
 	return s
 }
 
-// pendHeap is the pending requests by arrival, then ID: a binary heap
-// that moves its elements exactly as container/heap's Push, Pop and Fix
-// do (capSystem's uniform shift can round two arrivals equal, after which
-// the order they pop in depends on where the heap holds them), with the
-// element in hand kept out of the slice while it sifts.
-type pendHeap []*liveReq
+// pendHeap is the pending requests by arrival, then ID, each entry
+// holding its keys: a binary heap that moves its elements exactly as
+// container/heap's Push, Pop and Fix do (capSystem's uniform shift can
+// round two arrivals equal, after which the order they pop in depends on
+// where the heap holds them), with the element in hand kept out of the
+// slice while it sifts.
+type pendHeap []pendEntry
+
+type pendEntry struct {
+	at float64 // l.Arrival
+	id int     // l.ID
+	l  *liveReq
+}
 
 func (h pendHeap) Len() int { return len(h) }
 
-func pendLess(a, b *liveReq) bool {
-	if a.Arrival != b.Arrival {
-		return a.Arrival < b.Arrival
+func pendLess(a, b *pendEntry) bool {
+	if a.at != b.at {
+		return a.at < b.at
 	}
-	return a.ID < b.ID
+	return a.id < b.id
 }
 
 func (h *pendHeap) push(l *liveReq) {
-	*h = append(*h, l)
-	h.up(len(*h)-1, l)
+	*h = append(*h, pendEntry{})
+	h.up(len(*h)-1, pendEntry{l.Arrival, l.ID, l})
 }
 
 func (h *pendHeap) pop() *liveReq {
 	s := *h
 	n := len(s) - 1
-	top := s[0]
+	top := s[0].l
 	if n > 0 {
 		// container/heap swaps the root with the last element and sifts
 		// that one down over s[:n].
 		s[:n].down(0, n, s[n])
 	}
-	s[n] = nil
+	s[n] = pendEntry{}
 	*h = s[:n]
-	top.index = -1
 	return top
 }
 
@@ -605,41 +632,37 @@ func (h pendHeap) fix(i int) {
 }
 
 // up sifts x, which belongs at j, toward the root.
-func (h pendHeap) up(j int, x *liveReq) {
+func (h pendHeap) up(j int, x pendEntry) {
 	for j > 0 {
 		i := (j - 1) / 2
-		if !pendLess(x, h[i]) {
+		if !pendLess(&x, &h[i]) {
 			break
 		}
 		h[j] = h[i]
-		h[j].index = j
 		j = i
 	}
 	h[j] = x
-	x.index = j
 }
 
 // down sifts x, which belongs at i0, toward the leaves of h[:n]; it
 // reports whether x moved.
-func (h pendHeap) down(i0, n int, x *liveReq) bool {
+func (h pendHeap) down(i0, n int, x pendEntry) bool {
 	i := i0
 	for {
 		j := 2*i + 1
 		if j >= n || j < 0 {
 			break
 		}
-		if j2 := j + 1; j2 < n && pendLess(h[j2], h[j]) {
+		if j2 := j + 1; j2 < n && pendLess(&h[j2], &h[j]) {
 			j = j2
 		}
-		if !pendLess(h[j], x) {
+		if !pendLess(&h[j], &x) {
 			break
 		}
 		h[i] = h[j]
-		h[i].index = i
 		i = j
 	}
 	h[i] = x
-	x.index = i
 	return i > i0
 }
 
