@@ -309,9 +309,25 @@ func (e *Engine) auxKernels(l, ta int, w WeightDTypes) float64 {
 
 // attention prices projections and the attention kernel of a full layer.
 func (e *Engine) attention(ta, seqs int, s shape, dt kernels.DType) float64 {
+	return e.attentionWith(e.attentionProj(ta, dt), seqs, s)
+}
+
+// attnProj is the projections' part of attention, which reads the
+// rank's token count alone: the GEMMs before the attention kernels summed
+// in attention's order (pre), and the two after it, with the first shape
+// error of each side, which attentionWith reports in attention's order.
+type attnProj struct {
+	pre, post1, post2 float64
+	preErr, postErr   error
+}
+
+func (e *Engine) attentionProj(ta int, dt kernels.DType) attnProj {
 	m, c := e.Model, e.ops()
 	at := e.Par.AttentionTP()
-	kvLen := s.ctx + s.q
+	var p attnProj
+	saved := e.shapeErr
+	e.shapeErr = nil
+	defer func() { e.shapeErr = saved }()
 	t := 0.0
 	switch m.Attention {
 	case GQA:
@@ -322,9 +338,8 @@ func (e *Engine) attention(ta, seqs int, s shape, dt kernels.DType) float64 {
 			gate = 2
 		}
 		t += c.GEMM(dt, ta, heads*m.HeadDim*gate+2*kvHeads*m.HeadDim, m.Hidden).Seconds
-		t += c.Attention(kernels.AttentionShape{Batch: seqs, QLen: s.q, KVLen: kvLen, Heads: heads,
-			KVHeads: kvHeads, HeadDim: m.HeadDim, KVDType: e.KV, Prefill: s.prefill}).Seconds
-		t += c.GEMM(dt, ta, m.Hidden, heads*m.HeadDim).Seconds
+		p.preErr, e.shapeErr = e.shapeErr, nil
+		p.post1 = c.GEMM(dt, ta, m.Hidden, heads*m.HeadDim).Seconds
 	case MLA, DSA:
 		heads := m.Heads / at
 		qIn := m.Hidden
@@ -336,17 +351,45 @@ func (e *Engine) attention(ta, seqs int, s shape, dt kernels.DType) float64 {
 		t += c.GEMM(dt, ta, m.QLoRA+m.KVLoRA+m.RopeDim, m.Hidden).Seconds
 		t += c.GEMM(dt, ta, heads*(m.NopeDim+m.RopeDim), qIn).Seconds
 		t += c.GEMM(dt, ta, heads*m.KVLoRA, m.NopeDim).Seconds
+		if m.Attention == DSA {
+			t += c.GEMM(dt, ta, m.IndexHeads*m.IndexHeadDim+m.IndexHeadDim, qIn).Seconds
+		}
+		p.preErr, e.shapeErr = e.shapeErr, nil
+		p.post1 = c.GEMM(dt, ta, heads*m.VHeadDim, m.KVLoRA).Seconds
+		p.post2 = c.GEMM(dt, ta, m.Hidden, heads*m.VHeadDim).Seconds
+	}
+	p.pre, p.postErr = t, e.shapeErr
+	return p
+}
+
+// attentionWith adds the attention kernels for shape s to projections p,
+// in attention's order of addition.
+func (e *Engine) attentionWith(p attnProj, seqs int, s shape) float64 {
+	m, c := e.Model, e.ops()
+	at := e.Par.AttentionTP()
+	kvLen := s.ctx + s.q
+	t := p.pre
+	c.keep(kernels.Cost{}, p.preErr)
+	defer c.keep(kernels.Cost{}, p.postErr)
+	switch m.Attention {
+	case GQA:
+		heads := m.Heads / at
+		kvHeads := max(m.KVHeads/at, 1)
+		t += c.Attention(kernels.AttentionShape{Batch: seqs, QLen: s.q, KVLen: kvLen, Heads: heads,
+			KVHeads: kvHeads, HeadDim: m.HeadDim, KVDType: e.KV, Prefill: s.prefill}).Seconds
+		t += p.post1
+	case MLA, DSA:
+		heads := m.Heads / at
 		attLen := kvLen
 		if m.Attention == DSA {
 			attLen = min(kvLen, m.IndexTopK)
-			t += c.GEMM(dt, ta, m.IndexHeads*m.IndexHeadDim+m.IndexHeadDim, qIn).Seconds
 			t += c.Attention(kernels.AttentionShape{Batch: seqs, QLen: s.q, KVLen: kvLen, Heads: m.IndexHeads,
 				KVHeads: 1, HeadDim: m.IndexHeadDim, KVDType: "fp8", Prefill: s.prefill, MLA: true}).Seconds
 		}
 		t += c.Attention(kernels.AttentionShape{Batch: seqs, QLen: s.q, KVLen: attLen, Heads: heads,
 			KVHeads: 1, HeadDim: m.KVLoRA + m.RopeDim, KVDType: e.KV, Prefill: s.prefill, MLA: true}).Seconds
-		t += c.GEMM(dt, ta, heads*m.VHeadDim, m.KVLoRA).Seconds
-		t += c.GEMM(dt, ta, m.Hidden, heads*m.VHeadDim).Seconds
+		t += p.post1
+		t += p.post2
 	}
 	return t
 }
@@ -454,16 +497,32 @@ func (e *Engine) ranksPerToken() float64 {
 
 // forward prices one target forward for shape s over every layer.
 func (e *Engine) forward(s shape) Breakdown {
-	var b Breakdown
-	m := e.Model
+	return e.forwardFinish(s, e.forwardLayers(s))
+}
+
+// layersCost is forward's sum over the decoder layers, which read
+// neither s.logits nor anything after them, and each layer kind's total.
+type layersCost struct {
+	b       Breakdown
+	perKind [4]float64
+}
+
+func (e *Engine) forwardLayers(s shape) layersCost {
+	var lc layersCost
 	// Layers repeat in few kinds; price each kind once.
-	lk := e.kinds()
-	var perKind [4]float64
-	for i, k := range lk.kinds {
+	for i, k := range e.kinds().kinds {
 		lb := e.layerCost(k.first, s, e.Target, e.TargetMoEEff)
-		b = b.plus(scale(lb, float64(k.n)))
-		perKind[i] = lb.Total()
+		lc.b = lc.b.plus(scale(lb, float64(k.n)))
+		lc.perKind[i] = lb.Total()
 	}
+	return lc
+}
+
+// forwardFinish adds lm_head, the pipeline and the fixed costs to the
+// layers' cost lc of a forward for shape s.
+func (e *Engine) forwardFinish(s shape, lc layersCost) Breakdown {
+	m, lk := e.Model, e.kinds()
+	b, perKind := lc.b, lc.perKind
 	b.LMHead += e.lmHead(s, m.Vocab)
 	b.Communication += e.pipelineComm(s)
 	e.addForwardFixed(&b, s) // fixedcost.go

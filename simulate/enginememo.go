@@ -20,13 +20,21 @@ type prefillMemos struct {
 	// forward(s) and draftForward(s) of a prefill batch, by prefillShapeKey.
 	forward memoTable[Breakdown]
 	draft   memoTable[float64]
+	// layers is forwardLayers(s) of a prefill batch, by its
+	// prefillShapeKey with the logits count cleared (the layers do not
+	// read it): the few thousand token counts a pool's batches take
+	// recur across logits counts and across a sweep's simulations.
+	layers memoTable[layersCost]
 	// attention and linear are one request's causal attention over its
 	// context in every full layer (keyed by new tokens and tokens before)
 	// and its Gated DeltaNet cost in every linear layer (by new tokens:
 	// the prefill kernel does not depend on the context before).
 	attention memoTable[float64] // by n<<32 | before
-	linear    memoTable[float64]
-	gdn       memoTable[gdnPrefillCost] // gdnPrefill(tokens)
+	// proj is attentionProj(n) of a part's n tokens: what attention
+	// reads of n alone, shared by every context before.
+	proj   memoTable[attnProj]
+	linear memoTable[float64]
+	gdn    memoTable[gdnPrefillCost] // gdnPrefill(tokens)
 	// moments are the prefill service-time moments of a workload's
 	// requests on this engine (Plan.prefillMoments).
 	moments map[momentKey]prefillMoments
@@ -156,7 +164,15 @@ func (e *Engine) prefillForward(s shape) Breakdown {
 	if b, ok := e.pm.forward.get(key); ok {
 		return b
 	}
-	b := unmemoizedOps(e, func() Breakdown { return e.forward(s) })
+	b := unmemoizedOps(e, func() Breakdown {
+		lkey := key &^ (1<<20 - 1)
+		lc, ok := e.pm.layers.get(lkey)
+		if !ok {
+			lc = e.forwardLayers(s)
+			e.pm.layers.put(lkey, lc)
+		}
+		return e.forwardFinish(s, lc)
+	})
 	e.pm.forward.put(key, b)
 	return b
 }
@@ -190,7 +206,15 @@ func (e *Engine) partAttention(n, before, full int) float64 {
 	if t, ok := e.pm.attention.get(key); ok {
 		return t
 	}
-	t := unmemoizedOps(e, f)
+	t := unmemoizedOps(e, func() float64 {
+		p, ok := e.pm.proj.get(uint64(n))
+		if !ok {
+			p = e.attentionProj(n, e.Target.Attention)
+			e.pm.proj.put(uint64(n), p)
+		}
+		ps := shape{seqs: 1, q: n, ctx: before, prefill: true}
+		return float64(full) * e.attentionWith(p, 1, ps)
+	})
 	e.pm.attention.put(key, t)
 	return t
 }
