@@ -642,6 +642,27 @@ func (e *Engine) launch(kernelsPerForward int, s shape) float64 {
 // fusion projection, its decoder layer(s) at the draft's precision, and its
 // lm_head with sampling.
 func (e *Engine) draftForward(s shape) float64 {
+	return e.draftSum(e.draftTerms(s), s)
+}
+
+// draftParts are the terms of draftForward(s) that do not read s.ctx
+// (all but the attention kernels), with the first shape error of those
+// priced before the kernels (fuseErr; proj keeps its own), after them in
+// a layer (layerErr) and after the layers (tailErr), for draftSum to
+// report in draftForward's order.
+type draftParts struct {
+	fuse     float64
+	proj     attnProj
+	layer    [4]float64 // added after each layer's attention, in order
+	nLayer   int
+	lmHead   float64
+	fixed    float64
+	fuseErr  error
+	layerErr error
+	tailErr  error
+}
+
+func (e *Engine) draftTerms(s shape) draftParts {
 	m, d := e.Model, e.Model.Draft
 	at := e.Par.AttentionTP()
 	seqsRank := ceilDiv(s.seqs, e.Par.AttentionDP())
@@ -651,34 +672,64 @@ func (e *Engine) draftForward(s shape) float64 {
 	if d.Kind == "eagle3" {
 		fuse = 3
 	}
-	t := e.ops().GEMM(e.Draft.Attention, ta, m.Hidden, fuse*m.Hidden).Seconds
-	for range max(d.Layers, 1) {
-		t += e.attention(ta, seqsRank, shape{seqs: s.seqs, q: s.q, ctx: s.ctx, prefill: s.prefill}, e.Draft.Attention)
-		if d.MoE && m.Experts > 0 {
-			t += e.moe(ta, tAll, e.Draft.Experts, e.DraftMoEEff, true)
-			if m.SharedExperts > 0 {
-				mt, mtp := tAll, e.Par.TP
-				if e.Par.DPAttention {
-					mt, mtp = ta, 1
-				}
-				t += e.mlp(mt, m.SharedExperts*m.SharedInter/mtp, e.Draft.Shared)
-			}
-		} else {
-			inter := d.DenseInter
-			if inter == 0 {
-				inter = m.DenseInter
-			}
-			t += e.mlp(ta, inter/at, e.Draft.Dense)
-		}
-		t += 3*e.ops().Norm(ta, m.Hidden).Seconds + e.auxKernels(m.Layers-1, ta, e.Draft)
-		t += e.layerComm(ta, tAll)
+	var p draftParts
+	saved := e.shapeErr
+	e.shapeErr = nil
+	defer func() { e.shapeErr = saved }()
+	p.fuse = e.ops().GEMM(e.Draft.Attention, ta, m.Hidden, fuse*m.Hidden).Seconds
+	p.fuseErr = e.shapeErr
+	p.proj = e.attentionProj(ta, e.Draft.Attention)
+	e.shapeErr = nil
+	add := func(t float64) {
+		p.layer[p.nLayer] = t
+		p.nLayer++
 	}
+	if d.MoE && m.Experts > 0 {
+		add(e.moe(ta, tAll, e.Draft.Experts, e.DraftMoEEff, true))
+		if m.SharedExperts > 0 {
+			mt, mtp := tAll, e.Par.TP
+			if e.Par.DPAttention {
+				mt, mtp = ta, 1
+			}
+			add(e.mlp(mt, m.SharedExperts*m.SharedInter/mtp, e.Draft.Shared))
+		}
+	} else {
+		inter := d.DenseInter
+		if inter == 0 {
+			inter = m.DenseInter
+		}
+		add(e.mlp(ta, inter/at, e.Draft.Dense))
+	}
+	add(3*e.ops().Norm(ta, m.Hidden).Seconds + e.auxKernels(m.Layers-1, ta, e.Draft))
+	add(e.layerComm(ta, tAll))
+	p.layerErr, e.shapeErr = e.shapeErr, nil
 	vocab := d.Vocab
 	if vocab == 0 {
 		vocab = m.Vocab
 	}
-	t += e.lmHead(s, vocab)
-	t += e.draftFixed(s)
+	p.lmHead = e.lmHead(s, vocab)
+	p.fixed = e.draftFixed(s)
+	p.tailErr = e.shapeErr
+	return p
+}
+
+// draftSum is draftForward(s) from its parts p (of a shape that differs
+// from s in ctx at most), added in draftForward's order.
+func (e *Engine) draftSum(p draftParts, s shape) float64 {
+	d, c := e.Model.Draft, e.ops()
+	seqsRank := ceilDiv(s.seqs, e.Par.AttentionDP())
+	t := p.fuse
+	c.keep(kernels.Cost{}, p.fuseErr)
+	for range max(d.Layers, 1) {
+		t += e.attentionWith(p.proj, seqsRank, shape{seqs: s.seqs, q: s.q, ctx: s.ctx, prefill: s.prefill})
+		for _, x := range p.layer[:p.nLayer] {
+			t += x
+		}
+		c.keep(kernels.Cost{}, p.layerErr)
+	}
+	t += p.lmHead
+	t += p.fixed
+	c.keep(kernels.Cost{}, p.tailErr)
 	return t
 }
 
@@ -717,8 +768,12 @@ func (e *Engine) DecodeStep(batch, k, ctx int) Breakdown {
 	} else {
 		b = e.forward(shape{seqs: batch, q: k + 1, ctx: ctxQ, verify: true, logits: batch * (k + 1)})
 		draft := 0.0
-		for j := 1; j < k; j++ {
-			draft += e.draftForward(shape{seqs: batch, q: 1, ctx: ctxQ + j, logits: batch})
+		if k > 1 {
+			// The k-1 one-token draft steps differ in context alone.
+			p := e.draftTerms(shape{seqs: batch, q: 1, ctx: ctxQ + 1, logits: batch})
+			for j := 1; j < k; j++ {
+				draft += e.draftSum(p, shape{seqs: batch, q: 1, ctx: ctxQ + j, logits: batch})
+			}
 		}
 		draft += e.draftForward(shape{seqs: batch, q: k + 1, ctx: ctxQ, logits: batch * (k + 1)})
 		b.Draft = draft
