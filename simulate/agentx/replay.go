@@ -219,29 +219,65 @@ func NewReplay(traces []*Trace, cfg Config) (*Replay, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.MaxTraces > 0 && len(traces) > cfg.MaxTraces {
-		traces = traces[:cfg.MaxTraces]
+	p, err := Prepare(traces, cfg.MaxTraces, cfg.MaxContext)
+	if err != nil {
+		return nil, err
 	}
-	r := &Replay{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0xa6e47)), warming: true, lanes: make([]*tree, cfg.Conc)}
+	return p.replay(cfg), nil
+}
+
+// Prepared is a corpus made ready for replays under one MaxTraces and
+// MaxContext: the usable traces and what a replay reads of each (their
+// dependants, turn numbers, root chains), built once. Replays only read
+// it, so any number of them, in any goroutines, can share it; the traces
+// must not change while it is in use.
+type Prepared struct {
+	infos                 []*traceInfo
+	maxTraces, maxContext int
+}
+
+// Prepare keeps the traces a replay under maxTraces and maxContext uses.
+func Prepare(traces []*Trace, maxTraces, maxContext int) (*Prepared, error) {
+	if maxTraces > 0 && len(traces) > maxTraces {
+		traces = traces[:maxTraces]
+	}
+	p := &Prepared{maxTraces: maxTraces, maxContext: maxContext}
 	for i, t := range traces {
-		if cfg.MaxContext > 0 && t.PeakContext() > cfg.MaxContext {
+		if maxContext > 0 && t.PeakContext() > maxContext {
 			continue
 		}
 		info := newTraceInfo(i, t)
 		if len(info.roots) < 2 { // AIPerf skips traces too short for a warm-up and a profiled turn
 			continue
 		}
-		r.infos = append(r.infos, info)
+		p.infos = append(p.infos, info)
 	}
-	if len(r.infos) == 0 {
+	if len(p.infos) == 0 {
 		return nil, errors.New("agentx: no usable trace (each needs two root turns and a peak context within --max-context)")
 	}
+	return p, nil
+}
+
+// Replay starts a run over p under cfg, whose MaxTraces and MaxContext
+// must be the ones p was prepared for.
+func (p *Prepared) Replay(cfg Config) (*Replay, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.MaxTraces != p.maxTraces || cfg.MaxContext != p.maxContext {
+		return nil, fmt.Errorf("agentx: replay with max-traces %d and max-context %d over a corpus prepared for %d and %d", cfg.MaxTraces, cfg.MaxContext, p.maxTraces, p.maxContext)
+	}
+	return p.replay(cfg), nil
+}
+
+func (p *Prepared) replay(cfg Config) *Replay {
+	r := &Replay{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0xa6e47)), warming: true, lanes: make([]*tree, cfg.Conc), infos: p.infos}
 	r.stats.UsableTraces = len(r.infos)
 	for lane := range cfg.Conc {
 		r.startTree(lane, r.draw(), 0, true)
 	}
 	r.maybeStartProfiling(0)
-	return r, nil
+	return r
 }
 
 func newTraceInfo(idx int, t *Trace) *traceInfo {
@@ -325,11 +361,11 @@ func (r *Replay) startTree(lane int, info *traceInfo, now float64, warm bool) {
 	// Requests up to the start are history: the latest of each session that
 	// continues afterwards is replayed as a one-token warm-up primer with its
 	// full prompt (nothing cached yet); the rest are skipped.
-	last := make(map[int32]int32)
+	last := make([]int32, len(t.Sessions)) // by session; read only where set
 	for p := int32(0); p <= cut; p++ {
 		last[t.Requests[p].Session] = p
 	}
-	continues := make(map[int32]bool)
+	continues := make([]bool, len(t.Sessions))
 	for p := cut + 1; p < int32(n); p++ {
 		continues[t.Requests[p].Session] = true
 	}
