@@ -30,9 +30,10 @@ type prefillMemos struct {
 	// and its Gated DeltaNet cost in every linear layer (by new tokens:
 	// the prefill kernel does not depend on the context before).
 	attention memoTable[float64] // by n<<32 | before
-	// proj is attentionProj(n) of a part's n tokens: what attention
-	// reads of n alone, shared by every context before.
-	proj   memoTable[attnProj]
+	// proj is attentionProj(n) of a part's n tokens (pre, post1, post2;
+	// one with a shape error is not kept): what attention reads of n
+	// alone, shared by every context before.
+	proj   memoTable[[3]float64]
 	linear memoTable[float64]
 	gdn    memoTable[gdnPrefillCost] // gdnPrefill(tokens)
 	// moments are the prefill service-time moments of a workload's
@@ -76,10 +77,10 @@ func memoPut[K comparable, V any](m map[K]V, key K, v V) {
 }
 
 // memoTable is a memo keyed by a uint64 (below 1<<64-1): open addressing
-// with linear probing over a power-of-two table of at most 2*maxMemoEntries
-// slots, where a Go map would hash and chase its groups. A slot holds its
+// with linear probing over a power-of-two table, at most three quarters
+// full, where a Go map would hash and chase its groups. A slot holds its
 // full key (plus one, so that zero marks an empty slot) next to the value;
-// a full table starts over.
+// a table of maxMemoEntries starts over.
 type memoTable[V any] struct {
 	slots []memoSlot[V]
 	n     int
@@ -113,14 +114,14 @@ func (t *memoTable[V]) get(key uint64) (V, bool) {
 	return zero, false
 }
 
-// put stores v under key (absent), growing the table at half full and
-// starting it over at maxMemoEntries.
+// put stores v under key (absent), growing the table at three quarters
+// full and starting it over at maxMemoEntries.
 func (t *memoTable[V]) put(key uint64, v V) {
 	if t.n >= maxMemoEntries {
 		clear(t.slots)
 		t.n = 0
 	}
-	if 2*(t.n+1) > len(t.slots) {
+	if 4*(t.n+1) > 3*len(t.slots) {
 		old := t.slots
 		size := max(2*len(old), 64)
 		t.slots = make([]memoSlot[V], size)
@@ -207,10 +208,11 @@ func (e *Engine) partAttention(n, before, full int) float64 {
 		return t
 	}
 	t := unmemoizedOps(e, func() float64 {
-		p, ok := e.pm.proj.get(uint64(n))
-		if !ok {
-			p = e.attentionProj(n, e.Target.Attention)
-			e.pm.proj.put(uint64(n), p)
+		var p attnProj
+		if v, ok := e.pm.proj.get(uint64(n)); ok {
+			p = attnProj{pre: v[0], post1: v[1], post2: v[2]}
+		} else if p = e.attentionProj(n, e.Target.Attention); p.preErr == nil && p.postErr == nil {
+			e.pm.proj.put(uint64(n), [3]float64{p.pre, p.post1, p.post2})
 		}
 		ps := shape{seqs: 1, q: n, ctx: before, prefill: true}
 		return float64(full) * e.attentionWith(p, 1, ps)
