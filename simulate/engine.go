@@ -497,32 +497,16 @@ func (e *Engine) ranksPerToken() float64 {
 
 // forward prices one target forward for shape s over every layer.
 func (e *Engine) forward(s shape) Breakdown {
-	return e.forwardFinish(s, e.forwardLayers(s))
-}
-
-// layersCost is forward's sum over the decoder layers, which read
-// neither s.logits nor anything after them, and each layer kind's total.
-type layersCost struct {
-	b       Breakdown
-	perKind [4]float64
-}
-
-func (e *Engine) forwardLayers(s shape) layersCost {
-	var lc layersCost
+	var b Breakdown
+	m := e.Model
 	// Layers repeat in few kinds; price each kind once.
-	for i, k := range e.kinds().kinds {
+	lk := e.kinds()
+	var perKind [4]float64
+	for i, k := range lk.kinds {
 		lb := e.layerCost(k.first, s, e.Target, e.TargetMoEEff)
-		lc.b = lc.b.plus(scale(lb, float64(k.n)))
-		lc.perKind[i] = lb.Total()
+		b = b.plus(scale(lb, float64(k.n)))
+		perKind[i] = lb.Total()
 	}
-	return lc
-}
-
-// forwardFinish adds lm_head, the pipeline and the fixed costs to the
-// layers' cost lc of a forward for shape s.
-func (e *Engine) forwardFinish(s shape, lc layersCost) Breakdown {
-	m, lk := e.Model, e.kinds()
-	b, perKind := lc.b, lc.perKind
 	b.LMHead += e.lmHead(s, m.Vocab)
 	b.Communication += e.pipelineComm(s)
 	e.addForwardFixed(&b, s) // fixedcost.go

@@ -20,11 +20,6 @@ type prefillMemos struct {
 	// forward(s) and draftForward(s) of a prefill batch, by prefillShapeKey.
 	forward memoTable[Breakdown]
 	draft   memoTable[float64]
-	// layers is forwardLayers(s) of a prefill batch, by its
-	// prefillShapeKey with the logits count cleared (the layers do not
-	// read it): the few thousand token counts a pool's batches take
-	// recur across logits counts and across a sweep's simulations.
-	layers memoTable[layersCost]
 	// attention and linear are one request's causal attention over its
 	// context in every full layer (keyed by new tokens and tokens before)
 	// and its Gated DeltaNet cost in every linear layer (by new tokens:
@@ -165,15 +160,7 @@ func (e *Engine) prefillForward(s shape) Breakdown {
 	if b, ok := e.pm.forward.get(key); ok {
 		return b
 	}
-	b := unmemoizedOps(e, func() Breakdown {
-		lkey := key &^ (1<<20 - 1)
-		lc, ok := e.pm.layers.get(lkey)
-		if !ok {
-			lc = e.forwardLayers(s)
-			e.pm.layers.put(lkey, lc)
-		}
-		return e.forwardFinish(s, lc)
-	})
+	b := unmemoizedOps(e, func() Breakdown { return e.forward(s) })
 	e.pm.forward.put(key, b)
 	return b
 }
