@@ -40,6 +40,17 @@ type TraceWorkload struct {
 type clientMemo struct {
 	mu sync.Mutex
 	m  map[agentx.Config]*clientSide
+	// prepared is the corpus made ready for replays (agentx.Prepare),
+	// shared by every event simulation of the workload and its copies.
+	pmu      sync.Mutex
+	prepared map[prepKey]*agentx.Prepared
+}
+
+// prepKey is what agentx.Prepare reads.
+type prepKey struct {
+	first                 *agentx.Trace
+	n                     int
+	maxTraces, maxContext int
 }
 
 // clientSide is what the replay's client alone does at one concurrency
@@ -276,7 +287,26 @@ func (p *Plan) newReplay() (*agentx.Replay, error) {
 	}
 	cfg := tw.Replay
 	cfg.Conc = p.sc.Conc
-	return agentx.NewReplay(tw.Traces, cfg)
+	if err := cfg.Validate(); err != nil || tw.client == nil || len(tw.Traces) == 0 {
+		return agentx.NewReplay(tw.Traces, cfg)
+	}
+	key := prepKey{tw.Traces[0], len(tw.Traces), cfg.MaxTraces, cfg.MaxContext}
+	c := tw.client
+	c.pmu.Lock()
+	prep := c.prepared[key]
+	if prep == nil {
+		var err error
+		if prep, err = agentx.Prepare(tw.Traces, cfg.MaxTraces, cfg.MaxContext); err != nil {
+			c.pmu.Unlock()
+			return nil, err
+		}
+		if c.prepared == nil {
+			c.prepared = map[prepKey]*agentx.Prepared{}
+		}
+		c.prepared[key] = prep
+	}
+	c.pmu.Unlock()
+	return prep.Replay(cfg)
 }
 
 // SweepAgentXWindow is the profiled window, in seconds, of the event

@@ -54,10 +54,10 @@ type Engine struct {
 
 	memo  map[uint64]Breakdown // DecodeStep by stepKey
 	steps stepTable            // DecodeStep of one draft length, indexed densely
-	// last is DecodeStep's most recent key and value: successive steps of
-	// a lane mostly repeat them, and a hit here skips the map.
-	lastKey     uint64
-	lastStep    Breakdown
+	// recent holds DecodeStep's most recent keys and values: successive
+	// steps of an instance mostly repeat their key, and the instances
+	// that share the Engine take turns.
+	recent      stepCache
 	prefillMemo map[prefillKey]float64
 	pm          prefillMemos // enginememo.go
 	om          opMemos      // engineops.go
@@ -309,9 +309,25 @@ func (e *Engine) auxKernels(l, ta int, w WeightDTypes) float64 {
 
 // attention prices projections and the attention kernel of a full layer.
 func (e *Engine) attention(ta, seqs int, s shape, dt kernels.DType) float64 {
+	return e.attentionWith(e.attentionProj(ta, dt), seqs, s)
+}
+
+// attnProj is the projections' part of attention, which reads the
+// rank's token count alone: the GEMMs before the attention kernels summed
+// in attention's order (pre), and the two after it, with the first shape
+// error of each side, which attentionWith reports in attention's order.
+type attnProj struct {
+	pre, post1, post2 float64
+	preErr, postErr   error
+}
+
+func (e *Engine) attentionProj(ta int, dt kernels.DType) attnProj {
 	m, c := e.Model, e.ops()
 	at := e.Par.AttentionTP()
-	kvLen := s.ctx + s.q
+	var p attnProj
+	saved := e.shapeErr
+	e.shapeErr = nil
+	defer func() { e.shapeErr = saved }()
 	t := 0.0
 	switch m.Attention {
 	case GQA:
@@ -322,9 +338,8 @@ func (e *Engine) attention(ta, seqs int, s shape, dt kernels.DType) float64 {
 			gate = 2
 		}
 		t += c.GEMM(dt, ta, heads*m.HeadDim*gate+2*kvHeads*m.HeadDim, m.Hidden).Seconds
-		t += c.Attention(kernels.AttentionShape{Batch: seqs, QLen: s.q, KVLen: kvLen, Heads: heads,
-			KVHeads: kvHeads, HeadDim: m.HeadDim, KVDType: e.KV, Prefill: s.prefill}).Seconds
-		t += c.GEMM(dt, ta, m.Hidden, heads*m.HeadDim).Seconds
+		p.preErr, e.shapeErr = e.shapeErr, nil
+		p.post1 = c.GEMM(dt, ta, m.Hidden, heads*m.HeadDim).Seconds
 	case MLA, DSA:
 		heads := m.Heads / at
 		qIn := m.Hidden
@@ -336,17 +351,45 @@ func (e *Engine) attention(ta, seqs int, s shape, dt kernels.DType) float64 {
 		t += c.GEMM(dt, ta, m.QLoRA+m.KVLoRA+m.RopeDim, m.Hidden).Seconds
 		t += c.GEMM(dt, ta, heads*(m.NopeDim+m.RopeDim), qIn).Seconds
 		t += c.GEMM(dt, ta, heads*m.KVLoRA, m.NopeDim).Seconds
+		if m.Attention == DSA {
+			t += c.GEMM(dt, ta, m.IndexHeads*m.IndexHeadDim+m.IndexHeadDim, qIn).Seconds
+		}
+		p.preErr, e.shapeErr = e.shapeErr, nil
+		p.post1 = c.GEMM(dt, ta, heads*m.VHeadDim, m.KVLoRA).Seconds
+		p.post2 = c.GEMM(dt, ta, m.Hidden, heads*m.VHeadDim).Seconds
+	}
+	p.pre, p.postErr = t, e.shapeErr
+	return p
+}
+
+// attentionWith adds the attention kernels for shape s to projections p,
+// in attention's order of addition.
+func (e *Engine) attentionWith(p attnProj, seqs int, s shape) float64 {
+	m, c := e.Model, e.ops()
+	at := e.Par.AttentionTP()
+	kvLen := s.ctx + s.q
+	t := p.pre
+	c.keep(kernels.Cost{}, p.preErr)
+	defer c.keep(kernels.Cost{}, p.postErr)
+	switch m.Attention {
+	case GQA:
+		heads := m.Heads / at
+		kvHeads := max(m.KVHeads/at, 1)
+		t += c.Attention(kernels.AttentionShape{Batch: seqs, QLen: s.q, KVLen: kvLen, Heads: heads,
+			KVHeads: kvHeads, HeadDim: m.HeadDim, KVDType: e.KV, Prefill: s.prefill}).Seconds
+		t += p.post1
+	case MLA, DSA:
+		heads := m.Heads / at
 		attLen := kvLen
 		if m.Attention == DSA {
 			attLen = min(kvLen, m.IndexTopK)
-			t += c.GEMM(dt, ta, m.IndexHeads*m.IndexHeadDim+m.IndexHeadDim, qIn).Seconds
 			t += c.Attention(kernels.AttentionShape{Batch: seqs, QLen: s.q, KVLen: kvLen, Heads: m.IndexHeads,
 				KVHeads: 1, HeadDim: m.IndexHeadDim, KVDType: "fp8", Prefill: s.prefill, MLA: true}).Seconds
 		}
 		t += c.Attention(kernels.AttentionShape{Batch: seqs, QLen: s.q, KVLen: attLen, Heads: heads,
 			KVHeads: 1, HeadDim: m.KVLoRA + m.RopeDim, KVDType: e.KV, Prefill: s.prefill, MLA: true}).Seconds
-		t += c.GEMM(dt, ta, heads*m.VHeadDim, m.KVLoRA).Seconds
-		t += c.GEMM(dt, ta, m.Hidden, heads*m.VHeadDim).Seconds
+		t += p.post1
+		t += p.post2
 	}
 	return t
 }
@@ -481,6 +524,7 @@ func (e *Engine) forward(s shape) Breakdown {
 type layerKinds struct {
 	kinds []struct{ first, n int }
 	of    []uint8 // kind index of each layer
+	full  int     // Model.FullAttentionLayers
 }
 
 // kinds returns the Engine's layer kinds, computed once.
@@ -507,6 +551,7 @@ func (e *Engine) kinds() *layerKinds {
 		lk.kinds[i].n++
 		lk.of[l] = uint8(i)
 	}
+	lk.full = m.FullAttentionLayers()
 	e.layerKinds = lk
 	return lk
 }
@@ -581,6 +626,27 @@ func (e *Engine) launch(kernelsPerForward int, s shape) float64 {
 // fusion projection, its decoder layer(s) at the draft's precision, and its
 // lm_head with sampling.
 func (e *Engine) draftForward(s shape) float64 {
+	return e.draftSum(e.draftTerms(s), s)
+}
+
+// draftParts are the terms of draftForward(s) that do not read s.ctx
+// (all but the attention kernels), with the first shape error of those
+// priced before the kernels (fuseErr; proj keeps its own), after them in
+// a layer (layerErr) and after the layers (tailErr), for draftSum to
+// report in draftForward's order.
+type draftParts struct {
+	fuse     float64
+	proj     attnProj
+	layer    [4]float64 // added after each layer's attention, in order
+	nLayer   int
+	lmHead   float64
+	fixed    float64
+	fuseErr  error
+	layerErr error
+	tailErr  error
+}
+
+func (e *Engine) draftTerms(s shape) draftParts {
 	m, d := e.Model, e.Model.Draft
 	at := e.Par.AttentionTP()
 	seqsRank := ceilDiv(s.seqs, e.Par.AttentionDP())
@@ -590,34 +656,64 @@ func (e *Engine) draftForward(s shape) float64 {
 	if d.Kind == "eagle3" {
 		fuse = 3
 	}
-	t := e.ops().GEMM(e.Draft.Attention, ta, m.Hidden, fuse*m.Hidden).Seconds
-	for range max(d.Layers, 1) {
-		t += e.attention(ta, seqsRank, shape{seqs: s.seqs, q: s.q, ctx: s.ctx, prefill: s.prefill}, e.Draft.Attention)
-		if d.MoE && m.Experts > 0 {
-			t += e.moe(ta, tAll, e.Draft.Experts, e.DraftMoEEff, true)
-			if m.SharedExperts > 0 {
-				mt, mtp := tAll, e.Par.TP
-				if e.Par.DPAttention {
-					mt, mtp = ta, 1
-				}
-				t += e.mlp(mt, m.SharedExperts*m.SharedInter/mtp, e.Draft.Shared)
-			}
-		} else {
-			inter := d.DenseInter
-			if inter == 0 {
-				inter = m.DenseInter
-			}
-			t += e.mlp(ta, inter/at, e.Draft.Dense)
-		}
-		t += 3*e.ops().Norm(ta, m.Hidden).Seconds + e.auxKernels(m.Layers-1, ta, e.Draft)
-		t += e.layerComm(ta, tAll)
+	var p draftParts
+	saved := e.shapeErr
+	e.shapeErr = nil
+	defer func() { e.shapeErr = saved }()
+	p.fuse = e.ops().GEMM(e.Draft.Attention, ta, m.Hidden, fuse*m.Hidden).Seconds
+	p.fuseErr = e.shapeErr
+	p.proj = e.attentionProj(ta, e.Draft.Attention)
+	e.shapeErr = nil
+	add := func(t float64) {
+		p.layer[p.nLayer] = t
+		p.nLayer++
 	}
+	if d.MoE && m.Experts > 0 {
+		add(e.moe(ta, tAll, e.Draft.Experts, e.DraftMoEEff, true))
+		if m.SharedExperts > 0 {
+			mt, mtp := tAll, e.Par.TP
+			if e.Par.DPAttention {
+				mt, mtp = ta, 1
+			}
+			add(e.mlp(mt, m.SharedExperts*m.SharedInter/mtp, e.Draft.Shared))
+		}
+	} else {
+		inter := d.DenseInter
+		if inter == 0 {
+			inter = m.DenseInter
+		}
+		add(e.mlp(ta, inter/at, e.Draft.Dense))
+	}
+	add(3*e.ops().Norm(ta, m.Hidden).Seconds + e.auxKernels(m.Layers-1, ta, e.Draft))
+	add(e.layerComm(ta, tAll))
+	p.layerErr, e.shapeErr = e.shapeErr, nil
 	vocab := d.Vocab
 	if vocab == 0 {
 		vocab = m.Vocab
 	}
-	t += e.lmHead(s, vocab)
-	t += e.draftFixed(s)
+	p.lmHead = e.lmHead(s, vocab)
+	p.fixed = e.draftFixed(s)
+	p.tailErr = e.shapeErr
+	return p
+}
+
+// draftSum is draftForward(s) from its parts p (of a shape that differs
+// from s in ctx at most), added in draftForward's order.
+func (e *Engine) draftSum(p draftParts, s shape) float64 {
+	d, c := e.Model.Draft, e.ops()
+	seqsRank := ceilDiv(s.seqs, e.Par.AttentionDP())
+	t := p.fuse
+	c.keep(kernels.Cost{}, p.fuseErr)
+	for range max(d.Layers, 1) {
+		t += e.attentionWith(p.proj, seqsRank, shape{seqs: s.seqs, q: s.q, ctx: s.ctx, prefill: s.prefill})
+		for _, x := range p.layer[:p.nLayer] {
+			t += x
+		}
+		c.keep(kernels.Cost{}, p.layerErr)
+	}
+	t += p.lmHead
+	t += p.fixed
+	c.keep(kernels.Cost{}, p.tailErr)
 	return t
 }
 
@@ -634,16 +730,17 @@ func (e *Engine) DecodeStep(batch, k, ctx int) Breakdown {
 	var key uint64
 	if batch < 1<<23 && k >= 0 && k < 1<<8 && ctx >= 0 && ctx>>8 < 1<<32 {
 		key = stepKey(batch, k, ctx>>8)
-		if key == e.lastKey {
-			return e.lastStep
+		slot := stepSlot(key)
+		if e.recent.keys[slot] == key {
+			return e.recent.vals[slot]
 		}
 		if b, ok, covered := e.steps.get(batch, k, ctx>>8); covered {
 			if ok {
-				e.lastKey, e.lastStep = key, b
+				e.recent.keys[slot], e.recent.vals[slot] = key, b
 				return b
 			}
 		} else if b, ok := e.memo[key]; ok {
-			e.lastKey, e.lastStep = key, b
+			e.recent.keys[slot], e.recent.vals[slot] = key, b
 			return b
 		}
 	}
@@ -655,8 +752,12 @@ func (e *Engine) DecodeStep(batch, k, ctx int) Breakdown {
 	} else {
 		b = e.forward(shape{seqs: batch, q: k + 1, ctx: ctxQ, verify: true, logits: batch * (k + 1)})
 		draft := 0.0
-		for j := 1; j < k; j++ {
-			draft += e.draftForward(shape{seqs: batch, q: 1, ctx: ctxQ + j, logits: batch})
+		if k > 1 {
+			// The k-1 one-token draft steps differ in context alone.
+			p := e.draftTerms(shape{seqs: batch, q: 1, ctx: ctxQ + 1, logits: batch})
+			for j := 1; j < k; j++ {
+				draft += e.draftSum(p, shape{seqs: batch, q: 1, ctx: ctxQ + j, logits: batch})
+			}
 		}
 		draft += e.draftForward(shape{seqs: batch, q: k + 1, ctx: ctxQ, logits: batch * (k + 1)})
 		b.Draft = draft
@@ -670,10 +771,24 @@ func (e *Engine) DecodeStep(batch, k, ctx int) Breakdown {
 			}
 			e.memo[key] = b
 		}
-		e.lastKey, e.lastStep = key, b
+		slot := stepSlot(key)
+		e.recent.keys[slot], e.recent.vals[slot] = key, b
 	}
 	return b
 }
+
+// stepCache is a direct-mapped cache of DecodeStep's recent keys (0 for an
+// empty slot: a key's batch is never 0) and values, small enough to stay
+// in the processor's near caches where the tables behind it do not.
+type stepCache struct {
+	keys [stepCacheSize]uint64
+	vals [stepCacheSize]Breakdown
+}
+
+const stepCacheBits = 8
+const stepCacheSize = 1 << stepCacheBits
+
+func stepSlot(key uint64) uint64 { return (key * 0x9e3779b97f4a7c15) >> (64 - stepCacheBits) }
 
 // stepTable memoizes DecodeStep for one draft length (the first one
 // stored) by batch and ctx/256 through two array indexes, where the map
@@ -792,7 +907,7 @@ func (e *Engine) Prefill(parts []PrefillPart, spec bool) Breakdown {
 	// replace it with each request's own causal attention over its context,
 	// shared out over the ranks (no rank finishes before its longest request).
 	b.Attention, b.GDN = 0, 0
-	full := m.FullAttentionLayers()
+	full := e.kinds().full
 	lin := m.Layers - full
 	var longest Breakdown
 	for _, p := range parts {

@@ -1,5 +1,7 @@
 package simulate
 
+import "math/bits"
+
 // Memoized step costs of the prefill path. Every function memoized here is
 // pure in its key: the Engine's fields are fixed once NewEngine returns
 // (as DecodeStep's memo already assumes), and each key holds every input
@@ -15,15 +17,20 @@ const maxMemoEntries = 1 << 16
 
 // prefillMemos holds one Engine's memoized prefill costs.
 type prefillMemos struct {
-	forward map[shape]Breakdown // forward(s) of a prefill batch
-	draft   map[shape]float64   // draftForward(s) of a prefill batch
+	// forward(s) and draftForward(s) of a prefill batch, by prefillShapeKey.
+	forward memoTable[Breakdown]
+	draft   memoTable[float64]
 	// attention and linear are one request's causal attention over its
 	// context in every full layer (keyed by new tokens and tokens before)
 	// and its Gated DeltaNet cost in every linear layer (by new tokens:
 	// the prefill kernel does not depend on the context before).
-	attention map[uint64]float64 // by n<<32 | before
-	linear    map[int]float64
-	gdn       map[int]gdnPrefillCost // gdnPrefill(tokens)
+	attention memoTable[float64] // by n<<32 | before
+	// proj is attentionProj(n) of a part's n tokens (pre, post1, post2;
+	// one with a shape error is not kept): what attention reads of n
+	// alone, shared by every context before.
+	proj   memoTable[[3]float64]
+	linear memoTable[float64]
+	gdn    memoTable[gdnPrefillCost] // gdnPrefill(tokens)
 	// moments are the prefill service-time moments of a workload's
 	// requests on this engine (Plan.prefillMoments).
 	moments map[momentKey]prefillMoments
@@ -64,29 +71,111 @@ func memoPut[K comparable, V any](m map[K]V, key K, v V) {
 	m[key] = v
 }
 
+// memoTable is a memo keyed by a uint64 (below 1<<64-1): open addressing
+// with linear probing over a power-of-two table, at most three quarters
+// full, where a Go map would hash and chase its groups. A slot holds its
+// full key (plus one, so that zero marks an empty slot) next to the value;
+// a table of maxMemoEntries starts over.
+type memoTable[V any] struct {
+	slots []memoSlot[V]
+	n     int
+	shift uint8 // 64 - log2(len(slots))
+}
+
+type memoSlot[V any] struct {
+	key uint64 // key+1, 0 for empty
+	val V
+}
+
+func (t *memoTable[V]) home(key uint64) uint64 {
+	return (key * 0x9e3779b97f4a7c15) >> t.shift
+}
+
+// get returns the value stored under key.
+func (t *memoTable[V]) get(key uint64) (V, bool) {
+	if t.n > 0 {
+		mask := uint64(len(t.slots) - 1)
+		for i := t.home(key); ; i = (i + 1) & mask {
+			sl := &t.slots[i]
+			if sl.key == key+1 {
+				return sl.val, true
+			}
+			if sl.key == 0 {
+				break
+			}
+		}
+	}
+	var zero V
+	return zero, false
+}
+
+// put stores v under key (absent), growing the table at three quarters
+// full and starting it over at maxMemoEntries.
+func (t *memoTable[V]) put(key uint64, v V) {
+	if t.n >= maxMemoEntries {
+		clear(t.slots)
+		t.n = 0
+	}
+	if 4*(t.n+1) > 3*len(t.slots) {
+		old := t.slots
+		size := max(2*len(old), 64)
+		t.slots = make([]memoSlot[V], size)
+		t.shift = uint8(64 - bits.Len(uint(size-1)))
+		t.n = 0
+		for _, sl := range old {
+			if sl.key != 0 {
+				t.insert(sl.key, sl.val)
+			}
+		}
+	}
+	t.insert(key+1, v)
+}
+
+func (t *memoTable[V]) insert(stored uint64, v V) {
+	mask := uint64(len(t.slots) - 1)
+	i := t.home(stored - 1)
+	for t.slots[i].key != 0 {
+		i = (i + 1) & mask
+	}
+	t.slots[i] = memoSlot[V]{stored, v}
+	t.n++
+}
+
+// prefillShapeKey packs a prefill batch's shape (no context before, not a
+// verify) into a memo key; ok is false for shapes it cannot hold.
+func prefillShapeKey(s shape) (key uint64, ok bool) {
+	if !s.prefill || s.verify || s.ctx != 0 || s.seqs < 0 || s.seqs >= 1<<12 ||
+		s.q < 0 || s.q >= 1<<31 || s.logits < 0 || s.logits >= 1<<20 {
+		return 0, false
+	}
+	return uint64(s.seqs)<<51 | uint64(s.q)<<20 | uint64(s.logits), true
+}
+
 // prefillForward is forward(s), memoized.
 func (e *Engine) prefillForward(s shape) Breakdown {
-	if !stepMemo {
+	key, ok := prefillShapeKey(s)
+	if !stepMemo || !ok {
 		return e.forward(s)
 	}
-	if b, ok := memoGet(&e.pm.forward, s); ok {
+	if b, ok := e.pm.forward.get(key); ok {
 		return b
 	}
 	b := unmemoizedOps(e, func() Breakdown { return e.forward(s) })
-	memoPut(e.pm.forward, s, b)
+	e.pm.forward.put(key, b)
 	return b
 }
 
 // prefillDraft is draftForward(s), memoized.
 func (e *Engine) prefillDraft(s shape) float64 {
-	if !stepMemo {
+	key, ok := prefillShapeKey(s)
+	if !stepMemo || !ok {
 		return e.draftForward(s)
 	}
-	if t, ok := memoGet(&e.pm.draft, s); ok {
+	if t, ok := e.pm.draft.get(key); ok {
 		return t
 	}
 	t := unmemoizedOps(e, func() float64 { return e.draftForward(s) })
-	memoPut(e.pm.draft, s, t)
+	e.pm.draft.put(key, t)
 	return t
 }
 
@@ -102,11 +191,20 @@ func (e *Engine) partAttention(n, before, full int) float64 {
 		return f()
 	}
 	key := uint64(n)<<32 | uint64(before)
-	if t, ok := memoGet(&e.pm.attention, key); ok {
+	if t, ok := e.pm.attention.get(key); ok {
 		return t
 	}
-	t := unmemoizedOps(e, f)
-	memoPut(e.pm.attention, key, t)
+	t := unmemoizedOps(e, func() float64 {
+		var p attnProj
+		if v, ok := e.pm.proj.get(uint64(n)); ok {
+			p = attnProj{pre: v[0], post1: v[1], post2: v[2]}
+		} else if p = e.attentionProj(n, e.Target.Attention); p.preErr == nil && p.postErr == nil {
+			e.pm.proj.put(uint64(n), [3]float64{p.pre, p.post1, p.post2})
+		}
+		ps := shape{seqs: 1, q: n, ctx: before, prefill: true}
+		return float64(full) * e.attentionWith(p, 1, ps)
+	})
+	e.pm.attention.put(key, t)
 	return t
 }
 
@@ -118,26 +216,26 @@ func (e *Engine) partLinear(n, before, lin int) float64 {
 		ps := shape{seqs: 1, q: n, ctx: before, prefill: true}
 		return float64(lin) * e.linearAttention(n, 1, ps, e.Target.Attention)
 	}
-	if !stepMemo {
+	if !stepMemo || n < 0 {
 		return f()
 	}
-	if t, ok := memoGet(&e.pm.linear, n); ok {
+	if t, ok := e.pm.linear.get(uint64(n)); ok {
 		return t
 	}
 	t := unmemoizedOps(e, f)
-	memoPut(e.pm.linear, n, t)
+	e.pm.linear.put(uint64(n), t)
 	return t
 }
 
 // gdnPrefillMemo is gdnPrefill(tokens), memoized.
 func (e *Engine) gdnPrefillMemo(tokens int) (gpu, eager float64, ok bool) {
-	if !stepMemo {
+	if !stepMemo || tokens < 0 {
 		return e.gdnPrefill(tokens)
 	}
-	if c, hit := memoGet(&e.pm.gdn, tokens); hit {
+	if c, hit := e.pm.gdn.get(uint64(tokens)); hit {
 		return c.gpu, c.eager, c.ok
 	}
 	gpu, eager, ok = e.gdnPrefill(tokens)
-	memoPut(e.pm.gdn, tokens, gdnPrefillCost{gpu, eager, ok})
+	e.pm.gdn.put(uint64(tokens), gdnPrefillCost{gpu, eager, ok})
 	return gpu, eager, ok
 }

@@ -50,3 +50,52 @@ func TestStepMemoIdentical(t *testing.T) {
 		})
 	}
 }
+
+// TestMemoTable checks the memo table against a Go map over keys that
+// collide in their home slots, through growth and the restart at
+// maxMemoEntries: every hit returns what was stored under that very key.
+func TestMemoTable(t *testing.T) {
+	var tab memoTable[uint64]
+	ref := map[uint64]uint64{}
+	val := func(k uint64) uint64 { return k*7 + 3 }
+	hits := 0
+	for i := range uint64(6 * maxMemoEntries) {
+		// Keys of the prefill memos' shapes (small counts in high and low
+		// bits, many sharing their low bits), 100,000 of them drawn over
+		// and over, and 0 and the largest key.
+		j := i * 7919 % 100000
+		k := (j%4096)<<32 | (j / 4096 * 64)
+		switch j {
+		case 5:
+			k = 0
+		case 6:
+			k = 1<<64 - 2
+		}
+		if v, ok := tab.get(k); ok {
+			if v != val(k) {
+				t.Fatalf("key %#x: got %d, stored %d", k, v, val(k))
+			}
+			hits++
+			continue
+		}
+		if tab.n >= maxMemoEntries {
+			clear(ref)
+		}
+		if _, ok := ref[k]; ok {
+			t.Fatalf("key %#x stored but not found (n = %d)", k, tab.n)
+		}
+		tab.put(k, val(k))
+		ref[k] = val(k)
+		if tab.n != len(ref) {
+			t.Fatalf("after %d puts the table holds %d keys, the map %d", i, tab.n, len(ref))
+		}
+	}
+	for k, v := range ref {
+		if got, ok := tab.get(k); !ok || got != v {
+			t.Fatalf("key %#x: got %d, %v; want %d", k, got, ok, v)
+		}
+	}
+	if hits == 0 {
+		t.Fatal("no lookup hit")
+	}
+}

@@ -1,9 +1,6 @@
 package simulate
 
-import (
-	"container/heap"
-	"fmt"
-)
+import "fmt"
 
 // prefixCache is one rank's prefix (radix) KV cache with an optional host
 // tier, reduced to what AgentX traffic makes of a radix tree.
@@ -160,7 +157,7 @@ func (c *prefixCache) makeRoom(need int) {
 			c.writeHost(ch, n)
 		}
 		if ch.dev == 0 {
-			heap.Pop(&c.devLRU)
+			c.devLRU.pop()
 		}
 		c.gc(ch)
 	}
@@ -177,7 +174,7 @@ func (c *prefixCache) writeHost(ch *chain, n int) {
 		c.hostUsed -= m
 		c.evictedHost += int64(m * c.page)
 		if v.host == 0 {
-			heap.Pop(&c.hostLRU)
+			c.hostLRU.pop()
 		}
 		if v != ch {
 			c.gc(v)
@@ -241,6 +238,10 @@ func (c *prefixCache) String() string {
 }
 
 // chainHeap orders chains by last use; dev picks which index it keeps.
+// Chains can tie on last use, so the heap moves its elements exactly as
+// container/heap's Push, Pop, Fix and Remove do (which chain of a tie
+// evicts first depends on where the heap holds them), with the element in
+// hand kept out of the slice while it sifts.
 type chainHeap struct {
 	items []*chain
 	dev   bool
@@ -252,37 +253,83 @@ func (h *chainHeap) idx(ch *chain) *int {
 	}
 	return &ch.hostIdx
 }
-func (h chainHeap) Len() int           { return len(h.items) }
-func (h chainHeap) Less(i, j int) bool { return h.items[i].last < h.items[j].last }
-func (h chainHeap) Swap(i, j int) {
-	h.items[i], h.items[j] = h.items[j], h.items[i]
-	*h.idx(h.items[i]) = i
-	*h.idx(h.items[j]) = j
-}
-func (h *chainHeap) Push(x any) {
-	ch := x.(*chain)
-	*h.idx(ch) = len(h.items)
-	h.items = append(h.items, ch)
-}
-func (h *chainHeap) Pop() any {
-	n := len(h.items)
-	ch := h.items[n-1]
-	h.items = h.items[:n-1]
-	*h.idx(ch) = -1
-	return ch
-}
+
+func (h *chainHeap) Len() int { return len(h.items) }
 
 // push adds or re-orders ch.
 func (h *chainHeap) push(ch *chain) {
 	if i := *h.idx(ch); i >= 0 {
-		heap.Fix(h, i)
+		if !h.down(i, len(h.items), ch) {
+			h.up(i, ch)
+		}
 		return
 	}
-	heap.Push(h, ch)
+	h.items = append(h.items, ch)
+	h.up(len(h.items)-1, ch)
+}
+
+// pop removes the least recently used chain.
+func (h *chainHeap) pop() *chain {
+	return h.removeAt(0)
 }
 
 func (h *chainHeap) remove(ch *chain) {
 	if i := *h.idx(ch); i >= 0 {
-		heap.Remove(h, i)
+		h.removeAt(i)
 	}
+}
+
+// removeAt is container/heap.Remove: the last element takes slot i and
+// sifts down, else up, over the rest.
+func (h *chainHeap) removeAt(i int) *chain {
+	n := len(h.items) - 1
+	ch := h.items[i]
+	if n != i {
+		if x := h.items[n]; !h.down(i, n, x) {
+			h.up(i, x)
+		}
+	}
+	h.items[n] = nil
+	h.items = h.items[:n]
+	*h.idx(ch) = -1
+	return ch
+}
+
+// up sifts x, which belongs at j, toward the root.
+func (h *chainHeap) up(j int, x *chain) {
+	for j > 0 {
+		i := (j - 1) / 2
+		if !(x.last < h.items[i].last) {
+			break
+		}
+		h.items[j] = h.items[i]
+		*h.idx(h.items[j]) = j
+		j = i
+	}
+	h.items[j] = x
+	*h.idx(x) = j
+}
+
+// down sifts x, which belongs at i0, toward the leaves of items[:n]; it
+// reports whether x moved.
+func (h *chainHeap) down(i0, n int, x *chain) bool {
+	i := i0
+	for {
+		j := 2*i + 1
+		if j >= n || j < 0 {
+			break
+		}
+		if j2 := j + 1; j2 < n && h.items[j2].last < h.items[j].last {
+			j = j2
+		}
+		if !(h.items[j].last < x.last) {
+			break
+		}
+		h.items[i] = h.items[j]
+		*h.idx(h.items[i]) = i
+		i = j
+	}
+	h.items[i] = x
+	*h.idx(x) = i
+	return i > i0
 }

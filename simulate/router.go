@@ -20,8 +20,11 @@ import "math/rand/v2"
 // minimum_cost_index: reservoir sampling over equal costs), not by index:
 // an index rule piles new sessions onto the first targets of an idle pool.
 type router struct {
-	ttl     float64
-	bind    map[int]binding
+	ttl float64
+	// bind holds each session's affinity: sessions are numbered densely
+	// from 0, so by index below maxDenseSession, in bindBig above it.
+	bind    []binding
+	bindBig map[int]binding
 	load    []int64 // tokens outstanding per target
 	live    []int   // requests outstanding per target
 	routed  []int64 // requests routed per target, for the imbalance report
@@ -30,9 +33,13 @@ type router struct {
 }
 
 type binding struct {
-	target int
 	last   float64
+	target int32
+	ok     bool
 }
+
+// maxDenseSession bounds the sessions bind indexes.
+const maxDenseSession = 1 << 22
 
 // DefaultAffinityTTL is --router-session-affinity-ttl-secs in the recipes.
 const DefaultAffinityTTL = 3600
@@ -41,7 +48,7 @@ func newRouter(targets int, ttl float64, seed uint64) *router {
 	if ttl <= 0 {
 		ttl = DefaultAffinityTTL
 	}
-	return &router{ttl: ttl, bind: map[int]binding{}, load: make([]int64, targets), live: make([]int, targets), routed: make([]int64, targets),
+	return &router{ttl: ttl, bindBig: map[int]binding{}, load: make([]int64, targets), live: make([]int, targets), routed: make([]int64, targets),
 		rng: rand.New(rand.NewPCG(seed, 0x726f757465))}
 }
 
@@ -49,14 +56,22 @@ func newRouter(targets int, ttl float64, seed uint64) *router {
 // identity) that brings tokens of work, at time now.
 func (r *router) route(session, tokens int, now float64) int {
 	t := -1
-	if b, ok := r.bind[session]; ok && session >= 0 && !r.noAffin && now-b.last <= r.ttl {
-		t = b.target
+	if b := r.binding(session); b.ok && !r.noAffin && now-b.last <= r.ttl {
+		t = int(b.target)
 	}
 	if t < 0 {
 		t = r.leastLoaded()
 	}
-	if session >= 0 {
-		r.bind[session] = binding{target: t, last: now}
+	switch b := (binding{last: now, target: int32(t), ok: true}); {
+	case session < 0:
+	case session < maxDenseSession:
+		if session >= len(r.bind) {
+			r.bind = append(r.bind, make([]binding, session+1-len(r.bind))...)
+			r.bind = r.bind[:cap(r.bind)]
+		}
+		r.bind[session] = b
+	default:
+		r.bindBig[session] = b
 	}
 	r.load[t] += int64(tokens)
 	r.live[t]++
@@ -88,5 +103,23 @@ func (r *router) leastLoaded() int {
 	return best
 }
 
+// binding is session's affinity (ok false for none).
+func (r *router) binding(session int) binding {
+	switch {
+	case session < 0:
+		return binding{}
+	case session < len(r.bind):
+		return r.bind[session]
+	case session < maxDenseSession:
+		return binding{}
+	}
+	return r.bindBig[session]
+}
+
 // forget drops a session's affinity (its tree ended).
-func (r *router) forget(session int) { delete(r.bind, session) }
+func (r *router) forget(session int) {
+	if session >= 0 && session < len(r.bind) {
+		r.bind[session] = binding{}
+	}
+	delete(r.bindBig, session)
+}

@@ -2,6 +2,8 @@ package agentx
 
 import (
 	"math"
+	"math/bits"
+	"slices"
 	"sort"
 )
 
@@ -104,7 +106,7 @@ func Measure(rs []Record, t0, t1 float64) Metrics {
 	}
 	m.E2EL, m.TTFT, m.TPOT = dist(e2el), dist(ttft), dist(tpot)
 	m.ISL, m.OSL = dist(isl), dist(osl)
-	if p := Quantile(norm, 0.9); p > 0 {
+	if p := quantiles(norm, 0.9)[0]; p > 0 {
 		m.E2ENormInteractivity = 1 / p
 	}
 	return m
@@ -118,7 +120,93 @@ func dist(xs []float64) Dist {
 	for _, x := range xs {
 		s += x
 	}
-	return Dist{Mean: s / float64(len(xs)), P50: Quantile(xs, 0.5), P75: Quantile(xs, 0.75), P90: Quantile(xs, 0.9), P95: Quantile(xs, 0.95)}
+	p := quantiles(xs, 0.5, 0.75, 0.9, 0.95)
+	return Dist{Mean: s / float64(len(xs)), P50: p[0], P75: p[1], P90: p[2], P95: p[3]}
+}
+
+// quantiles returns Quantile(xs, q) for each q (ascending), reordering
+// xs: the order statistics each reads are found by selection, not a full
+// sort. With a NaN or a negative zero in xs (whose place among equal
+// values a sort and a selection may choose differently) it sorts.
+func quantiles(xs []float64, qs ...float64) [4]float64 {
+	var out [4]float64
+	if len(xs) == 0 {
+		return out
+	}
+	for _, x := range xs {
+		if x != x || (x == 0 && math.Signbit(x)) {
+			for i, q := range qs {
+				out[i] = Quantile(xs, q)
+			}
+			return out
+		}
+	}
+	// Without NaN and -0, equal floats are the same bits, so the k-th
+	// smallest value is one number however ties are ordered.
+	done := 0 // xs[:done] hold the done smallest values
+	for i, q := range qs {
+		pos := q * float64(len(xs)-1)
+		lo := int(pos)
+		hi := min(lo+1, len(xs)-1)
+		for _, k := range [2]int{lo, hi} {
+			if k >= done {
+				selectKth(xs[done:], k-done)
+				done = k + 1
+			}
+		}
+		out[i] = xs[lo] + (pos-float64(lo))*(xs[hi]-xs[lo])
+	}
+	return out
+}
+
+// selectKth reorders xs (no NaN) so that xs[k] is its k-th smallest value,
+// nothing after it smaller and nothing before it larger: quickselect with
+// a three-way partition (runs of equal values end it at once), sorting
+// what is left when the partitions keep coming out lopsided.
+func selectKth(xs []float64, k int) {
+	budget := 2 * bits.Len(uint(len(xs)))
+	for len(xs) > 16 {
+		if budget--; budget < 0 {
+			slices.Sort(xs)
+			return
+		}
+		n := len(xs)
+		a, b, c := xs[0], xs[n/2], xs[n-1]
+		if a > b {
+			a, b = b, a
+		}
+		if b > c {
+			b = c
+			if a > b {
+				b = a
+			}
+		}
+		pivot := b
+		// xs[:lt] < pivot, xs[lt:i] == pivot, xs[gt:] > pivot.
+		lt, i, gt := 0, 0, n
+		for i < gt {
+			switch x := xs[i]; {
+			case x < pivot:
+				xs[lt], xs[i] = x, xs[lt]
+				lt++
+				i++
+			case x > pivot:
+				gt--
+				xs[gt], xs[i] = x, xs[gt]
+			default:
+				i++
+			}
+		}
+		switch {
+		case k < lt:
+			xs = xs[:lt]
+		case k >= gt:
+			xs, k = xs[gt:], k-gt
+		default:
+			return
+		}
+	}
+	slices.Sort(xs)
 }
 
 // Quantile of xs by linear interpolation between order statistics (R type

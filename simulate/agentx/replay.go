@@ -1,11 +1,11 @@
 package agentx
 
 import (
-	"container/heap"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 )
 
@@ -108,33 +108,66 @@ const (
 )
 
 type traceInfo struct {
-	idx    int
-	tr     *Trace
-	deps   [][]int32 // dependants of each request
-	turn   []int32   // index of each request within its session
-	roots  []int32   // positions of the root's main chain
-	lastRt int32     // last root-chain position
+	idx int
+	tr  *Trace
+	// deps[depOff[p]:depOff[p+1]] are request p's dependants, all in
+	// one slice.
+	depOff []int32
+	deps   []int32
+	turn   []int32 // index of each request within its session
+	roots  []int32 // positions of the root's main chain
+	lastRt int32   // last root-chain position
+}
+
+// dependants are the requests that wait on request p.
+func (info *traceInfo) dependants(p int32) []int32 {
+	return info.deps[info.depOff[p]:info.depOff[p+1]]
 }
 
 type tree struct {
 	id, lane, sessBase int
 	info               *traceInfo
-	state              []uint8
-	left               []int32
-	readyAt            []float64
+	reqs               []reqState // by position in the trace
 	inflight           int
 	remaining          int
 	warmLeft           int
-	pending            []*liveReq
-	held               []int32
+	// pending are the tree's requests emitted and not yet sent, in the
+	// order emitted, among ones sent since (Pop leaves them for
+	// pendingNow to drop); npend counts the first kind.
+	pending []*liveReq
+	npend   int
+	held    []int32
+}
+
+// pendingNow drops the sent requests from tr.pending and returns it.
+func (tr *tree) pendingNow() []*liveReq {
+	keep := tr.pending[:0]
+	for _, l := range tr.pending {
+		if tr.reqs[l.pos].state == stPending {
+			keep = append(keep, l)
+		}
+	}
+	clear(tr.pending[len(keep):])
+	tr.pending = keep
+	return keep
+}
+
+// reqState is one request of a tree: what finish reads and writes
+// together, side by side.
+type reqState struct {
+	readyAt float64
+	left    int32 // predecessors outstanding
+	state   uint8
 }
 
 type liveReq struct {
 	Request
-	tree  *tree
-	pos   int32
-	index int // heap index
+	tree *tree
+	pos  int32
 }
+
+// liveChunk is how many liveReqs emit allocates at once.
+const liveChunk = 512
 
 // Replay is one AgentX client run: it emits Requests in arrival order and
 // is told when each completes. The serving side drives it:
@@ -156,6 +189,7 @@ type Replay struct {
 	drawn    int
 	pend     pendHeap
 	live     []*liveReq // by ID
+	slab     []liveReq  // emit's next liveReqs
 	lanes    []*tree
 	trees    int
 	sessions int
@@ -185,40 +219,91 @@ func NewReplay(traces []*Trace, cfg Config) (*Replay, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.MaxTraces > 0 && len(traces) > cfg.MaxTraces {
-		traces = traces[:cfg.MaxTraces]
+	p, err := Prepare(traces, cfg.MaxTraces, cfg.MaxContext)
+	if err != nil {
+		return nil, err
 	}
-	r := &Replay{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0xa6e47)), warming: true, lanes: make([]*tree, cfg.Conc)}
+	return p.replay(cfg), nil
+}
+
+// Prepared is a corpus made ready for replays under one MaxTraces and
+// MaxContext: the usable traces and what a replay reads of each (their
+// dependants, turn numbers, root chains), built once. Replays only read
+// it, so any number of them, in any goroutines, can share it; the traces
+// must not change while it is in use.
+type Prepared struct {
+	infos                 []*traceInfo
+	maxTraces, maxContext int
+}
+
+// Prepare keeps the traces a replay under maxTraces and maxContext uses.
+func Prepare(traces []*Trace, maxTraces, maxContext int) (*Prepared, error) {
+	if maxTraces > 0 && len(traces) > maxTraces {
+		traces = traces[:maxTraces]
+	}
+	p := &Prepared{maxTraces: maxTraces, maxContext: maxContext}
 	for i, t := range traces {
-		if cfg.MaxContext > 0 && t.PeakContext() > cfg.MaxContext {
+		if maxContext > 0 && t.PeakContext() > maxContext {
 			continue
 		}
 		info := newTraceInfo(i, t)
 		if len(info.roots) < 2 { // AIPerf skips traces too short for a warm-up and a profiled turn
 			continue
 		}
-		r.infos = append(r.infos, info)
+		p.infos = append(p.infos, info)
 	}
-	if len(r.infos) == 0 {
+	if len(p.infos) == 0 {
 		return nil, errors.New("agentx: no usable trace (each needs two root turns and a peak context within --max-context)")
 	}
+	return p, nil
+}
+
+// Replay starts a run over p under cfg, whose MaxTraces and MaxContext
+// must be the ones p was prepared for.
+func (p *Prepared) Replay(cfg Config) (*Replay, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.MaxTraces != p.maxTraces || cfg.MaxContext != p.maxContext {
+		return nil, fmt.Errorf("agentx: replay with max-traces %d and max-context %d over a corpus prepared for %d and %d", cfg.MaxTraces, cfg.MaxContext, p.maxTraces, p.maxContext)
+	}
+	return p.replay(cfg), nil
+}
+
+func (p *Prepared) replay(cfg Config) *Replay {
+	r := &Replay{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0xa6e47)), warming: true, lanes: make([]*tree, cfg.Conc), infos: p.infos}
 	r.stats.UsableTraces = len(r.infos)
 	for lane := range cfg.Conc {
 		r.startTree(lane, r.draw(), 0, true)
 	}
 	r.maybeStartProfiling(0)
-	return r, nil
+	return r
 }
 
 func newTraceInfo(idx int, t *Trace) *traceInfo {
 	n := len(t.Requests)
-	info := &traceInfo{idx: idx, tr: t, deps: make([][]int32, n), turn: make([]int32, n), lastRt: -1}
+	info := &traceInfo{idx: idx, tr: t, depOff: make([]int32, n+1), turn: make([]int32, n), lastRt: -1}
+	// Dependants in the order the requests list them, each request's in
+	// one run of deps (a counting sort by predecessor).
+	for p := range t.Requests {
+		for _, d := range t.Requests[p].Preds {
+			info.depOff[d+1]++
+		}
+	}
+	for p := range n {
+		info.depOff[p+1] += info.depOff[p]
+	}
+	info.deps = make([]int32, info.depOff[n])
+	next := append([]int32(nil), info.depOff[:n]...)
+	for p := range t.Requests {
+		for _, d := range t.Requests[p].Preds {
+			info.deps[next[d]] = int32(p)
+			next[d]++
+		}
+	}
 	count := make([]int32, len(t.Sessions))
 	for p := range t.Requests {
 		q := &t.Requests[p]
-		for _, d := range q.Preds {
-			info.deps[d] = append(info.deps[d], int32(p))
-		}
 		info.turn[p] = count[q.Session]
 		count[q.Session]++
 		if t.Sessions[q.Session] == KindRoot {
@@ -244,7 +329,7 @@ func (r *Replay) startTree(lane int, info *traceInfo, now float64, warm bool) {
 	t := info.tr
 	n := len(t.Requests)
 	tr := &tree{id: r.trees, lane: lane, sessBase: r.sessions, info: info,
-		state: make([]uint8, n), left: make([]int32, n), readyAt: make([]float64, n), remaining: n}
+		reqs: make([]reqState, n), remaining: n}
 	r.lanes[lane] = tr
 	r.trees++
 	r.sessions += len(t.Sessions)
@@ -254,14 +339,13 @@ func (r *Replay) startTree(lane int, info *traceInfo, now float64, warm bool) {
 		}
 	}
 	for p := range t.Requests {
-		tr.left[p] = int32(len(t.Requests[p].Preds))
-		tr.readyAt[p] = now
+		tr.reqs[p] = reqState{readyAt: now, left: int32(len(t.Requests[p].Preds))}
 	}
 	if !warm {
 		// A recycled play starts at turn 0; its first turn carries a fresh
 		// cache-bust marker, so nothing of an earlier play is shared.
 		for p := range t.Requests {
-			if tr.left[p] == 0 {
+			if tr.reqs[p].left == 0 {
 				r.ready(tr, int32(p), now)
 			}
 		}
@@ -277,11 +361,11 @@ func (r *Replay) startTree(lane int, info *traceInfo, now float64, warm bool) {
 	// Requests up to the start are history: the latest of each session that
 	// continues afterwards is replayed as a one-token warm-up primer with its
 	// full prompt (nothing cached yet); the rest are skipped.
-	last := make(map[int32]int32)
+	last := make([]int32, len(t.Sessions)) // by session; read only where set
 	for p := int32(0); p <= cut; p++ {
 		last[t.Requests[p].Session] = p
 	}
-	continues := make(map[int32]bool)
+	continues := make([]bool, len(t.Sessions))
 	for p := cut + 1; p < int32(n); p++ {
 		continues[t.Requests[p].Session] = true
 	}
@@ -290,23 +374,23 @@ func (r *Replay) startTree(lane int, info *traceInfo, now float64, warm bool) {
 		s := t.Requests[p].Session
 		if last[s] == p && continues[s] {
 			primers = append(primers, p)
-			tr.state[p] = stPending // keep dependants waiting
+			tr.reqs[p].state = stPending // keep dependants waiting
 		}
 	}
 	for p := int32(0); p <= cut; p++ {
-		if tr.state[p] != stWaiting {
+		if tr.reqs[p].state != stWaiting {
 			continue
 		}
-		tr.state[p] = stDone
+		tr.reqs[p].state = stDone
 		tr.remaining--
-		for _, d := range info.deps[p] {
+		for _, d := range info.dependants(p) {
 			if d > cut {
-				tr.left[d]--
+				tr.reqs[d].left--
 			}
 		}
 	}
 	for p := cut + 1; p < int32(n); p++ {
-		if tr.left[p] == 0 {
+		if tr.reqs[p].left == 0 {
 			r.ready(tr, p, now)
 		}
 	}
@@ -317,21 +401,22 @@ func (r *Replay) startTree(lane int, info *traceInfo, now float64, warm bool) {
 
 // ready is called when request p's predecessors are all done, the last at t.
 func (r *Replay) ready(tr *tree, p int32, t float64) {
-	if tr.state[p] != stWaiting {
+	st := &tr.reqs[p]
+	if st.state != stWaiting {
 		return
 	}
 	q := &tr.info.tr.Requests[p]
-	tr.readyAt[p] = t
+	st.readyAt = t
 	switch {
 	case r.warming && tr.warmLeft > 0 && p != tr.info.lastRt:
 		tr.warmLeft--
-		tr.state[p] = stPending
+		st.state = stPending
 		r.emit(tr, p, t, Warmup, 1, int(q.Shared))
 	case r.warming:
-		tr.state[p] = stHeld
+		st.state = stHeld
 		tr.held = append(tr.held, p)
 	default:
-		tr.state[p] = stPending
+		st.state = stPending
 		r.emit(tr, p, t+q.Gap, Profile, int(q.Out), int(q.Shared))
 	}
 }
@@ -342,29 +427,39 @@ func (r *Replay) emit(tr *tree, p int32, at float64, ph Phase, out, shared int) 
 	if q.From >= 0 && shared > 0 {
 		from = tr.sessBase + int(q.From)
 	}
-	l := &liveReq{Request: Request{ID: len(r.live), Tree: tr.id, Lane: tr.lane, Session: tr.sessBase + int(q.Session),
+	if len(r.slab) == 0 {
+		r.slab = make([]liveReq, liveChunk)
+	}
+	l := &r.slab[0]
+	r.slab = r.slab[1:]
+	*l = liveReq{Request: Request{ID: len(r.live), Tree: tr.id, Lane: tr.lane, Session: tr.sessBase + int(q.Session),
 		Trace: tr.info.idx, Turn: int(tr.info.turn[p]), Arrival: at, Input: int(q.In), Output: max(out, 1),
 		Shared: shared, From: from, Phase: ph}, tree: tr, pos: p}
-	tr.state[p] = stPending
+	tr.reqs[p].state = stPending
 	if ph == Warmup {
 		r.stats.WarmupRequests++
 	}
 	r.live = append(r.live, l)
+	if len(tr.pending) >= 2*tr.npend+16 {
+		tr.pendingNow()
+	}
 	tr.pending = append(tr.pending, l)
-	heap.Push(&r.pend, l)
+	tr.npend++
+	r.pend.push(l)
 }
 
 // finish marks p done at t and releases its dependants.
 func (r *Replay) finish(tr *tree, p int32, t float64) {
-	tr.state[p] = stDone
+	tr.reqs[p].state = stDone
 	tr.remaining--
-	for _, d := range tr.info.deps[p] {
-		if tr.state[d] != stWaiting {
+	for _, d := range tr.info.dependants(p) {
+		st := &tr.reqs[d]
+		if st.state != stWaiting {
 			continue
 		}
-		tr.readyAt[d] = max(tr.readyAt[d], t)
-		if tr.left[d]--; tr.left[d] == 0 {
-			r.ready(tr, d, tr.readyAt[d])
+		st.readyAt = max(st.readyAt, t)
+		if st.left--; st.left == 0 {
+			r.ready(tr, d, st.readyAt)
 		}
 	}
 }
@@ -391,7 +486,7 @@ func (r *Replay) maybeStartProfiling(t float64) {
 		tr.held = nil
 		for _, p := range held {
 			q := &tr.info.tr.Requests[p]
-			r.emit(tr, p, max(t, tr.readyAt[p]+q.Gap), Profile, int(q.Out), int(q.Shared))
+			r.emit(tr, p, max(t, tr.reqs[p].readyAt+q.Gap), Profile, int(q.Out), int(q.Shared))
 		}
 		r.capTree(tr, t)
 	}
@@ -402,17 +497,20 @@ func (r *Replay) maybeStartProfiling(t float64) {
 // flight, its pending timers shift together so the next arrives within
 // TraceIdleCap.
 func (r *Replay) capTree(tr *tree, t float64) {
-	if tr.inflight > 0 || len(tr.pending) == 0 || math.IsInf(r.cfg.TraceIdleCap, 1) || r.closed(t) {
+	if tr.inflight > 0 || tr.npend == 0 || math.IsInf(r.cfg.TraceIdleCap, 1) || r.closed(t) {
 		return
 	}
+	pending := tr.pendingNow()
 	first := math.Inf(1)
-	for _, l := range tr.pending {
+	for _, l := range pending {
 		first = min(first, l.Arrival)
 	}
 	if ex := first - (t + r.cfg.TraceIdleCap); ex > 0 {
-		for _, l := range tr.pending {
+		for _, l := range pending {
 			l.Arrival -= ex
-			heap.Fix(&r.pend, l.index)
+			i := slices.IndexFunc(r.pend, func(e pendEntry) bool { return e.l == l })
+			r.pend[i].at = l.Arrival
+			r.pend.fix(i)
 		}
 		r.stats.TreeShifts++
 		r.stats.TreeShiftS += ex
@@ -427,9 +525,11 @@ func (r *Replay) capSystem(t float64) {
 	if r.inflight > 0 || r.pend.Len() == 0 || math.IsInf(r.cfg.SystemIdleCap, 1) || r.closed(t) {
 		return
 	}
-	if ex := r.pend[0].Arrival - (t + r.cfg.SystemIdleCap); ex > 0 {
-		for _, l := range r.pend { // a uniform shift keeps the heap order
+	if ex := r.pend[0].at - (t + r.cfg.SystemIdleCap); ex > 0 {
+		for i := range r.pend { // a uniform shift keeps the heap order
+			l := r.pend[i].l
 			l.Arrival -= ex
+			r.pend[i].at = l.Arrival
 		}
 		r.stats.IdleShifts++
 		r.stats.IdleShiftS += ex
@@ -442,7 +542,7 @@ func (r *Replay) PeekTime() (float64, bool) {
 	if r.pend.Len() == 0 {
 		return 0, false
 	}
-	t := r.pend[0].Arrival
+	t := r.pend[0].at
 	if !r.warming && t >= r.end {
 		return 0, false // nothing new starts after the duration ends
 	}
@@ -451,15 +551,10 @@ func (r *Replay) PeekTime() (float64, bool) {
 
 // Pop sends the next request; call it only when PeekTime says one is due.
 func (r *Replay) Pop() Request {
-	l := heap.Pop(&r.pend).(*liveReq)
+	l := r.pend.pop()
 	tr := l.tree
-	for i, x := range tr.pending {
-		if x == l {
-			tr.pending = append(tr.pending[:i], tr.pending[i+1:]...)
-			break
-		}
-	}
-	tr.state[l.pos] = stInFlight
+	tr.npend--
+	tr.reqs[l.pos].state = stInFlight
 	tr.inflight++
 	r.inflight++
 	return l.Request
@@ -474,7 +569,7 @@ func (r *Replay) Complete(id int, first, end float64) error {
 	}
 	l := r.live[id]
 	tr := l.tree
-	if tr == nil || tr.state[l.pos] != stInFlight {
+	if tr == nil || tr.reqs[l.pos].state != stInFlight {
 		return fmt.Errorf("agentx: request %d is not in flight", id)
 	}
 	if l.Phase == Profile {
@@ -522,32 +617,89 @@ func (r *Replay) Stats() Stats {
 	return s
 }
 
-type pendHeap []*liveReq
+// pendHeap is the pending requests by arrival, then ID, each entry
+// holding its keys: a binary heap that moves its elements exactly as
+// container/heap's Push, Pop and Fix do (capSystem's uniform shift can
+// round two arrivals equal, after which the order they pop in depends on
+// where the heap holds them), with the element in hand kept out of the
+// slice while it sifts.
+type pendHeap []pendEntry
+
+type pendEntry struct {
+	at float64 // l.Arrival
+	id int     // l.ID
+	l  *liveReq
+}
 
 func (h pendHeap) Len() int { return len(h) }
-func (h pendHeap) Less(i, j int) bool {
-	if h[i].Arrival != h[j].Arrival {
-		return h[i].Arrival < h[j].Arrival
+
+func pendLess(a, b *pendEntry) bool {
+	if a.at != b.at {
+		return a.at < b.at
 	}
-	return h[i].ID < h[j].ID
+	return a.id < b.id
 }
-func (h pendHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index = i
-	h[j].index = j
+
+func (h *pendHeap) push(l *liveReq) {
+	*h = append(*h, pendEntry{})
+	h.up(len(*h)-1, pendEntry{l.Arrival, l.ID, l})
 }
-func (h *pendHeap) Push(x any) {
-	l := x.(*liveReq)
-	l.index = len(*h)
-	*h = append(*h, l)
+
+func (h *pendHeap) pop() *liveReq {
+	s := *h
+	n := len(s) - 1
+	top := s[0].l
+	if n > 0 {
+		// container/heap swaps the root with the last element and sifts
+		// that one down over s[:n].
+		s[:n].down(0, n, s[n])
+	}
+	s[n] = pendEntry{}
+	*h = s[:n]
+	return top
 }
-func (h *pendHeap) Pop() any {
-	old := *h
-	n := len(old)
-	x := old[n-1]
-	*h = old[:n-1]
-	x.index = -1
-	return x
+
+// fix restores the order after h[i]'s arrival changed.
+func (h pendHeap) fix(i int) {
+	x := h[i]
+	if !h.down(i, len(h), x) {
+		h.up(i, x)
+	}
+}
+
+// up sifts x, which belongs at j, toward the root.
+func (h pendHeap) up(j int, x pendEntry) {
+	for j > 0 {
+		i := (j - 1) / 2
+		if !pendLess(&x, &h[i]) {
+			break
+		}
+		h[j] = h[i]
+		j = i
+	}
+	h[j] = x
+}
+
+// down sifts x, which belongs at i0, toward the leaves of h[:n]; it
+// reports whether x moved.
+func (h pendHeap) down(i0, n int, x pendEntry) bool {
+	i := i0
+	for {
+		j := 2*i + 1
+		if j >= n || j < 0 {
+			break
+		}
+		if j2 := j + 1; j2 < n && pendLess(&h[j2], &h[j]) {
+			j = j2
+		}
+		if !pendLess(&h[j], &x) {
+			break
+		}
+		h[i] = h[j]
+		i = j
+	}
+	h[i] = x
+	return i > i0
 }
 
 // records keeps completed records in fixed-size chunks: a 3600 s window at

@@ -3,6 +3,7 @@ package agentx
 import (
 	"container/heap"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -172,4 +173,54 @@ func TestReplayDefaultCorpusSteady(t *testing.T) {
 		t.Errorf("shared %d of %d input tokens", m.SharedTokens, m.InputTokens)
 	}
 	t.Logf("%d profiled requests, stats %+v, quarters %v, shared %.3f, p90 E2EL %.2f s", m.Requests, st, q, float64(m.SharedTokens)/float64(m.InputTokens), m.E2EL.P90)
+}
+
+// TestPreparedReplay checks that replays started from one Prepared corpus
+// send and record what NewReplay's do, and that a config the corpus was not
+// prepared for is refused.
+func TestPreparedReplay(t *testing.T) {
+	traces, err := DefaultTraces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig(16)
+	cfg.Duration = 600
+	p, err := Prepare(traces, cfg.MaxTraces, cfg.MaxContext)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// run answers every request 1.5 s after it is sent.
+	run := func(rp *Replay, err error) []Record {
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fl doneHeap
+		for !rp.Finished() {
+			if at, ok := rp.PeekTime(); ok && (len(fl) == 0 || at <= fl[0].t) {
+				q := rp.Pop()
+				heap.Push(&fl, done{q.Arrival + 1.5, q.ID})
+				continue
+			}
+			if len(fl) == 0 {
+				break
+			}
+			d := heap.Pop(&fl).(done)
+			if err := rp.Complete(d.id, d.t, d.t); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return rp.Records()
+	}
+	want := run(NewReplay(traces, cfg))
+	for range 2 { // a second replay reads the same Prepared
+		got := run(p.Replay(cfg))
+		if len(got) == 0 || !slices.Equal(got, want) {
+			t.Fatalf("prepared replay recorded %d requests, NewReplay %d (or they differ)", len(got), len(want))
+		}
+	}
+	bad := cfg
+	bad.MaxContext = 100000
+	if _, err := p.Replay(bad); err == nil {
+		t.Error("a replay with another max-context over the prepared corpus was accepted")
+	}
 }
