@@ -593,16 +593,27 @@ func (p *Plan) simulate() (*Result, error) {
 		r.target, r.rank = tg, srv.targetRank[tg]
 		return srv.targetInst[tg]
 	}
+	// Requests are allocated in blocks (a simulation holds every one of
+	// them to its end): one allocation per 256 instead of one each.
+	var slab []simRequest
+	newRequest := func(r simRequest) *simRequest {
+		if len(slab) == 0 {
+			slab = make([]simRequest, 256)
+		}
+		q := &slab[0]
+		*q, slab = r, slab[1:]
+		return q
+	}
 	issue := func(session int, t float64) {
-		r := &simRequest{Request: p.sc.Workload.Sample(rng), session: session, arrival: t, shared: -1, from: -1, target: -1}
+		r := newRequest(simRequest{Request: p.sc.Workload.Sample(rng), session: session, arrival: t, shared: -1, from: -1, target: -1})
 		r.done = r.Cached
 		r.measured = issued >= warmup && issued < warmup+measuredN
 		issued++
 		push(t, route(r), r, nil)
 	}
 	issueReplay := func(q agentx.Request) {
-		r := &simRequest{Request: Request{ISL: q.Input, OSL: q.Output}, session: q.Session, arrival: q.Arrival,
-			shared: q.Shared, from: q.From, id: q.ID, measured: q.Phase == agentx.Profile, target: -1}
+		r := newRequest(simRequest{Request: Request{ISL: q.Input, OSL: q.Output}, session: q.Session, arrival: q.Arrival,
+			shared: q.Shared, from: q.From, id: q.ID, measured: q.Phase == agentx.Profile, target: -1})
 		if !p.cacheOn() {
 			r.shared = 0
 		}
