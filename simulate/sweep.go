@@ -525,8 +525,9 @@ func (res *SweepResult) refine(r *Resolved, sla SLA, top, budget int, by RefineB
 	}()
 	for {
 		need := res.finish(sla, top, agentic, mode)
-		if by == RefineByAll && len(need) > 0 {
-			// Every point not yet simulated, whatever its estimate.
+		if by == RefineByAll {
+			// Every point not yet simulated, whatever its estimate (a
+			// budget stops it like any other round: RefineStopped).
 			need = need[:0]
 			for i := range res.Points {
 				if res.Points[i].Sim != "event" {
@@ -566,7 +567,13 @@ func (res *SweepResult) refine(r *Resolved, sla SLA, top, budget int, by RefineB
 				errs[j] = fmt.Errorf("refining %s conc %d k %d: %w", p.Topology, p.Conc, p.Steps, err)
 			}
 			res.Refined++
-			progress("refining", res.Refined, base+len(need)+1)
+			// Another round may follow (one more, at least), except
+			// under RefineByAll, whose one round is all of it.
+			more := 1
+			if by == RefineByAll {
+				more = 0
+			}
+			progress("refining", res.Refined, base+len(need)+more)
 		}
 		if r == nil {
 			for j := range need {

@@ -162,6 +162,15 @@ func TestRefineByAll(t *testing.T) {
 			t.Errorf("frontier point %d: index %d, want %d", i, all.Frontier[i].Index, want[i].Index)
 		}
 	}
+	// A budget stops it short, and says so.
+	space.MaxRefine = 5
+	part, err := Sweep(r, space, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !part.RefineStopped || part.Refined != 5 {
+		t.Errorf("all under --max-refine 5: stopped %v after %d simulations, want stopped after 5", part.RefineStopped, part.Refined)
+	}
 	byIndex := map[int]Result{}
 	for _, p := range all.Points {
 		byIndex[p.Index] = p.Result

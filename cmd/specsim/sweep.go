@@ -40,14 +40,17 @@ ahead of time: the rounds and every figure are those of waiting.
 The candidates not yet simulated are judged by their estimates
 (--refine-by estimate, the default). --refine-by corrected judges them by
 their estimates demoted with the event/estimate ratios already simulated for
-their deployment or class: about a quarter of the simulations on the 72-GPU
-AgentX sweep, but it loses frontier points the estimate's search finds, and
-says how many unsimulated estimates would still reach a frontier.
+their deployment or class: about 60% of the simulations on the 72-GPU
+AgentX sweep (767 of 1,264), but it loses frontier points the estimate's
+search finds, and says how many unsimulated estimates would still reach a
+frontier.
 --refine-by all event-simulates every point (no estimate judges any; no
 --max-refine bound unless given): the true frontiers of the space, at one
-simulation a point (the 72-GPU AgentX sweep: 15,371 of them, minutes on
-many cores); the other searches' frontiers fall short of these by the
-amounts the README measures.
+simulation a point (the default 8-GPU sweep: 1,577, about a minute of CPU;
+the 72-GPU AgentX sweep: 15,371, about 40 s on 16 cores and some ten
+minutes on two); the other searches' frontiers fall short of these by the
+amounts the README measures ("How far the search's frontiers fall from the
+true ones").
 
 The enumeration holds what the engine (--engine) deploys, read at its
 source: SGLang and vLLM run expert parallelism over the whole TP group,
@@ -295,7 +298,11 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 		fmt.Fprintf(stdout, "refinement stopped at its budget (--max-refine %d) before the frontiers settled: the frontiers below are of the %d event-simulated points only, and a candidate not yet simulated might still beat them (raise --max-refine, or narrow with --topologies, --scope or --shard)\n", in.MaxRefine, r.Refined)
 	}
 	if !r.RefineStopped && in.RefineBy != simulate.RefineByAll && r.Refined < len(r.Points) {
-		fmt.Fprintf(stdout, "frontiers settled against the estimates: the %d points never simulated were judged by them, and some may lie on the true frontiers (README, sweep: how far the search falls short); --refine-by all simulates every point\n", len(r.Points)-r.Refined)
+		judged := "their mean-field estimates"
+		if in.RefineBy == simulate.RefineByCorrected {
+			judged = "their estimates corrected by the simulations (--refine-by corrected)"
+		}
+		fmt.Fprintf(stdout, "frontiers settled against the estimates: the %d points never simulated were judged by %s, and some may lie on the true frontiers (README, \"How far the search's frontiers fall from the true ones\"); --refine-by all simulates every point\n", len(r.Points)-r.Refined, judged)
 	}
 	if r.EstimateContenders > 0 {
 		fmt.Fprintf(stdout, "%d points not simulated have a mean-field estimate that would reach a frontier: candidates were judged by their estimates corrected with their own deployment's simulations (--refine-by corrected), and these might still beat the frontiers below; --refine-by estimate simulates them\n", r.EstimateContenders)
