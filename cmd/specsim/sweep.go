@@ -298,7 +298,7 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 		fmt.Fprintf(stdout, "refinement stopped at its budget (--max-refine %d) before the frontiers settled: the frontiers below are of the %d event-simulated points only, and a candidate not yet simulated might still beat them (raise --max-refine, or narrow with --topologies, --scope or --shard)\n", in.MaxRefine, r.Refined)
 	}
 	if !r.RefineStopped && in.RefineBy != simulate.RefineByAll && r.Refined < len(r.Points) {
-		judged := "their mean-field estimates"
+		judged := "their estimates (--refine-by estimate)"
 		if in.RefineBy == simulate.RefineByCorrected {
 			judged = "their estimates corrected by the simulations (--refine-by corrected)"
 		}
