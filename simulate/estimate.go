@@ -387,27 +387,14 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 	// Requests beyond the running cap wait before their prefill.
 	queueWait := math.Max(0, cycle-(ttft+steps*tds/(1-rhoP)+thinkEff))
 	finish := func() *Result {
-		// Each sampled request waits a draw of the prefill queue's wait,
-		// the M/G/1 FCFS wait at load rhoQ of the sampled service times (a
-		// turn finds its prefix with probability keep) in Beneš's form
-		// (newWaitDist), scaled to the fixed point's mean wq (the batched
-		// prefill's share and the closed loop's cap); the draws stratified
+		// Each sampled request waits a draw of the prefill queue's wait: zero
+		// with probability 1-rho, otherwise exponential with mean wq/rho (the
+		// M/G/1 wait's usual two-part approximation), the draws stratified
 		// over the samples in a seeded order.
 		order := rng.Perm(len(reqs))
-		var wd waitDist
-		wscale := 0.0
-		if rhoQ > 0 && wq > 0 && len(m.hitT) > 0 {
-			wd = newWaitDist(rhoQ, []serviceSample{newServiceSample(m.hitT), newServiceSample(m.missT)}, []float64{keep, 1 - keep})
-			if mw := wd.mean(); mw > 0 {
-				wscale = wq / mw
-			}
-		}
 		waitAt := func(u float64) float64 {
 			if rhoQ <= 0 || wq <= 0 || u <= 1-rhoQ {
 				return 0
-			}
-			if wscale > 0 {
-				return wscale * wd.quantile(u)
 			}
 			return wq / rhoQ * math.Log(rhoQ/(1-u))
 		}
