@@ -54,10 +54,12 @@ func checkWork(w Workload, requests, chunk int, spec Spec) error {
 // checkSweepWork bounds a sweep before its first estimate: the mean-field
 // estimates price prefills chunk by chunk, memoized per prefill engine
 // (shared by every point whose prefill pool has its parallelism), and the
-// requests they price are the same seeded draws at every point of one
-// concurrency: meanFieldSamples for the percentiles and 2 x momentSamples
-// for the queue's moments (prefillMoments), with and without speculative
-// prefill. Every point may also be re-run through the event simulation.
+// requests they price are the same seeded draw at every point of one
+// concurrency: meanFieldSamples requests (prefillMoments), each with and
+// without its cached prefix (the whole prompt's prefill is memoized by
+// prompt length, so it is counted at the uncached mean's chunks), with and
+// without speculative prefill. Every point may also be re-run through the
+// event simulation.
 func checkSweepWork(r *Resolved, topos []Topology, steps int, concs []int) error {
 	w := r.Workload
 	chunk := r.Q.Chunk
@@ -66,7 +68,7 @@ func checkSweepWork(r *Resolved, topos []Topology, steps int, concs []int) error
 	}
 	prompt, cachedFrac, _ := w.means()
 	perReq := math.Ceil(math.Max(1, prompt*(1-cachedFrac)) / float64(chunk))
-	samples := meanFieldSamples + 2*momentSamples
+	samples := 2 * meanFieldSamples
 	if w.Name == "fixed" {
 		samples = 1
 	}
@@ -80,7 +82,7 @@ func checkSweepWork(r *Resolved, topos []Topology, steps int, concs []int) error
 	}
 	variants := len(engines) * len(concs) * min(max(steps, 1), 2)
 	if fwd := float64(variants) * float64(samples) * perReq; fwd > MaxPrefillForwards {
-		return &WorkError{Msg: fmt.Sprintf("this sweep would price about %.3g prefill chunks (%d prefill engines x %d concurrencies x %d speculative-prefill variants x %d sampled requests x %.0f chunks of --chunk %d), more than the %d allowed: raise --chunk or sweep fewer points",
+		return &WorkError{Msg: fmt.Sprintf("this sweep would price about %.3g prefill chunks (%d prefill engines x %d concurrencies x %d speculative-prefill variants x %d sampled prefills x %.0f chunks of --chunk %d), more than the %d allowed: raise --chunk or sweep fewer points",
 			fwd, len(engines), len(concs), variants/max(len(engines)*len(concs), 1), samples, perReq, chunk, MaxPrefillForwards)}
 	}
 	for _, c := range concs {
