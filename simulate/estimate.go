@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sort"
 )
 
 // meanFieldSamples is how many requests a mean-field estimate draws to
@@ -86,16 +87,17 @@ func (p *Plan) prefillMoments(e *Engine) prefillMoments {
 func (p *Plan) requestSampler() func(*rand.Rand) Request {
 	if tr := p.sc.Workload.Trace; tr != nil {
 		if c := tr.clientAt(p.sc.Conc); c != nil && len(c.reqs) >= meanFieldSamples {
-			byOSL := slices.Clone(c.reqs)
-			slices.SortStableFunc(byOSL, func(a, b Request) int {
-				if a.OSL != b.OSL {
-					return cmp.Compare(a.OSL, b.OSL)
-				}
-				return cmp.Compare(a.ISL-a.Cached, b.ISL-b.Cached)
+			byOSL := make([]int32, len(c.reqs))
+			for i := range byOSL {
+				byOSL[i] = int32(i)
+			}
+			slices.SortFunc(byOSL, func(i, j int32) int {
+				a, b := c.reqs[i], c.reqs[j]
+				return cmp.Or(cmp.Compare(a.OSL, b.OSL), cmp.Compare(a.ISL-a.Cached, b.ISL-b.Cached), cmp.Compare(i, j))
 			})
 			i := 0
 			return func(*rand.Rand) Request {
-				r := byOSL[(2*i+1)*len(byOSL)/(2*meanFieldSamples)]
+				r := c.reqs[byOSL[(2*i+1)*len(byOSL)/(2*meanFieldSamples)]]
 				i++
 				return r
 			}
@@ -437,6 +439,9 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 		}
 		// Throughput: lambda requests per second of mean size.
 		window := n / lambda
+		for _, xs := range [][]float64{ttfts, tpots, e2els, norm} {
+			sortNonNegative(xs) // result's sort then finds them in order
+		}
 		res := p.result(ttfts, tpots, e2els, norm, tokens, out, window, len(reqs))
 		res.StepMS = dec.DecodeStep(max(int(math.Round(b)), 1), k, int(ctx)).Report()
 		res.DecodeBatch = b * float64(dec.Par.PP)
@@ -498,4 +503,44 @@ func (p *Plan) prefillEngine() *Engine {
 		return p.prefill
 	}
 	return p.agg
+}
+
+// sortNonNegative sorts xs ascending as sort.Float64s does, by a radix sort
+// of the bit patterns (byte by byte, least significant first), which order
+// as the values do when none is negative or NaN; otherwise by
+// sort.Float64s. The estimate sorts four 1,024-request columns a point.
+func sortNonNegative(xs []float64) {
+	if len(xs) < 2 {
+		return
+	}
+	keys := make([]uint64, len(xs))
+	for i, x := range xs {
+		if !(x >= 0) || math.Signbit(x) {
+			sort.Float64s(xs)
+			return
+		}
+		keys[i] = math.Float64bits(x)
+	}
+	tmp := make([]uint64, len(xs))
+	for shift := 0; shift < 64; shift += 8 {
+		var count [257]int
+		for _, k := range keys {
+			count[(k>>shift)&0xff+1]++
+		}
+		if count[(keys[0]>>shift)&0xff+1] == len(keys) {
+			continue // every key has this byte
+		}
+		for b := 1; b < 257; b++ {
+			count[b] += count[b-1]
+		}
+		for _, k := range keys {
+			d := (k >> shift) & 0xff
+			tmp[count[d]] = k
+			count[d]++
+		}
+		keys, tmp = tmp, keys
+	}
+	for i, k := range keys {
+		xs[i] = math.Float64frombits(k)
+	}
 }
