@@ -17,7 +17,7 @@ import (
 // order statistic's standard error): +-3.8 points at 64 draws, where
 // AgentX's output and prefill lengths are heavy-tailed enough that p86 and
 // p94 differ by tens of percent, +-0.9 at 1,024. The draws are the same
-// at every point of one concurrency (a seeded draw) and priced once per
+// at every point of one concurrency (requestSampler) and priced once per
 // prefill engine of a sweep (prefillMoments).
 const meanFieldSamples = 1024
 
@@ -40,9 +40,9 @@ type prefillMoments struct {
 	hitT, missT              []float64
 }
 
-// prefillMoments draws meanFieldSamples requests of the workload (a seeded
-// draw, the same for every point of a sweep at one concurrency) and
-// prices them on engine e.
+// prefillMoments draws meanFieldSamples requests of the workload
+// (requestSampler: the same for every point of a sweep at one
+// concurrency) and prices them on engine e.
 func (p *Plan) prefillMoments(e *Engine) prefillMoments {
 	spec := p.sc.Spec.Steps > 0 && (!p.sc.Topology.Disagg || p.sc.Server.PrefillDraft)
 	conc := 0
@@ -73,20 +73,22 @@ func (p *Plan) prefillMoments(e *Engine) prefillMoments {
 }
 
 // requestSampler draws requests for the estimate: of a trace replay, the
-// requests the replay's client profiles at this concurrency (clientAt)
-// when it profiles at least meanFieldSamples of them, else the workload's.
-// Fewer come from a handful of trees, and which trees and turns fall in
-// the window then depends on the server's latencies, which the client-only
-// replay leaves out. The client's requests are sampled stratified by output
-// length (proportional allocation: every len/meanFieldSamples-th of them in
-// order of output, then new prompt tokens; Cochran, Sampling Techniques,
-// 1977, ch. 5), so the sample's output-length quantiles are the
-// population's: a random draw of 1,024 puts the p90 anywhere within about
-// +-8% of it (813-957 tokens at conc 1024 over five seeds, population 874),
-// and E2EL's p90 with it. The i-th call gives the i-th stratum.
+// requests the replay's client profiles at this concurrency (clientAt),
+// else the workload's (a seeded draw). At low concurrency the client
+// profiles a few hundred requests of a handful of trees, whose output tail
+// is shorter than the corpus's (at conc 8 the corpus's lengths put the
+// estimate's throughput at x0.66 of the event's, the client's at x0.98).
+// The client's requests are sampled stratified by output length
+// (proportional allocation: the middle of each of meanFieldSamples equal
+// strata in order of output, then new prompt tokens, repeating requests
+// when there are fewer; Cochran, Sampling Techniques, 1977, ch. 5), so the
+// sample's output-length quantiles are the population's: a random draw of
+// 1,024 puts the p90 anywhere within about +-8% of it (813-957 tokens at
+// conc 1024 over five seeds, population 874), and E2EL's p90 with it. The
+// i-th call gives the i-th stratum.
 func (p *Plan) requestSampler() func(*rand.Rand) Request {
 	if tr := p.sc.Workload.Trace; tr != nil {
-		if c := tr.clientAt(p.sc.Conc); c != nil && len(c.reqs) >= meanFieldSamples {
+		if c := tr.clientAt(p.sc.Conc); c != nil && len(c.reqs) > 0 {
 			byOSL := make([]int32, len(c.reqs))
 			for i := range byOSL {
 				byOSL[i] = int32(i)
