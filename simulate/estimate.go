@@ -1,23 +1,28 @@
 package simulate
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"sort"
 )
 
 // meanFieldSamples is how many requests a mean-field estimate draws to
-// turn length distributions into percentiles.
-const meanFieldSamples = 64
-
-// momentSamples is how many requests the prefill service-time moments of
-// the mean-field's queue are taken over: a queue's wait follows E[S^2],
-// which AgentX's rare whole-prompt prefills (compactions, new sessions,
-// evicted chains) dominate and a few dozen samples miss. They are priced
-// once per prefill engine of a sweep.
-const momentSamples = 1024
+// turn length distributions into percentiles and the prefill queue's
+// service time into its moments. A queue's wait follows E[S^2], which
+// AgentX's rare whole-prompt prefills (compactions, new sessions, evicted
+// chains) dominate and a few dozen samples miss; and a p90 taken over n
+// draws is the population's quantile at 0.9 +- sqrt(0.9 x 0.1 / n) (the
+// order statistic's standard error): +-3.8 points at 64 draws, where
+// AgentX's output and prefill lengths are heavy-tailed enough that p86 and
+// p94 differ by tens of percent, +-0.9 at 1,024. The draws are the same
+// at every point of one concurrency (requestSampler) and priced once per
+// prefill engine of a sweep (prefillMoments).
+const meanFieldSamples = 1024
 
 // momentKey identifies the requests prefillMoments draws (a trace
-// replay's depend on the concurrency: sampleRequest).
+// replay's depend on the concurrency: requestSampler).
 type momentKey struct {
 	wl    Workload
 	conc  int
@@ -27,13 +32,17 @@ type momentKey struct {
 }
 
 // prefillMoments are E[S] and E[S^2] of one request's prefill alone, with
-// its cached prefix found (hit) and with none of it (miss).
+// its cached prefix found (hit) and with none of it (miss), over the
+// sampled requests reqs, whose own prefill times are hitT and missT.
 type prefillMoments struct {
 	hit1, hit2, miss1, miss2 float64
+	reqs                     []Request
+	hitT, missT              []float64
 }
 
-// prefillMoments prices momentSamples requests of the workload (a seeded
-// draw, the same for every point of a sweep) on engine e.
+// prefillMoments draws meanFieldSamples requests of the workload
+// (requestSampler: the same for every point of a sweep at one
+// concurrency) and prices them on engine e.
 func (p *Plan) prefillMoments(e *Engine) prefillMoments {
 	spec := p.sc.Spec.Steps > 0 && (!p.sc.Topology.Disagg || p.sc.Server.PrefillDraft)
 	conc := 0
@@ -45,34 +54,58 @@ func (p *Plan) prefillMoments(e *Engine) prefillMoments {
 		return m
 	}
 	rng := rand.New(rand.NewPCG(p.sc.Seed, 0x6d6f6d))
-	var m prefillMoments
-	for range momentSamples {
-		r := p.sampleRequest(rng)
+	m := prefillMoments{reqs: make([]Request, meanFieldSamples), hitT: make([]float64, meanFieldSamples), missT: make([]float64, meanFieldSamples)}
+	sample := p.requestSampler()
+	for i := range meanFieldSamples {
+		r := sample(rng)
+		m.reqs[i] = r
 		h := p.prefillTime(e, r)
 		r.Cached = 0
 		s := p.prefillTime(e, r)
-		m.hit1 += h / momentSamples
-		m.hit2 += h * h / momentSamples
-		m.miss1 += s / momentSamples
-		m.miss2 += s * s / momentSamples
+		m.hitT[i], m.missT[i] = h, s
+		m.hit1 += h / meanFieldSamples
+		m.hit2 += h * h / meanFieldSamples
+		m.miss1 += s / meanFieldSamples
+		m.miss2 += s * s / meanFieldSamples
 	}
 	memoPut(e.pm.moments, key, m)
 	return m
 }
 
-// sampleRequest draws one request for the estimate: of a trace replay,
-// one the replay's client profiles at this concurrency (clientAt) when it
-// profiles at least momentSamples requests, else one of the workload's.
-// Fewer come from a handful of trees, and which trees and turns fall in
-// the window then depends on the server's latencies, which the client-only
-// replay leaves out.
-func (p *Plan) sampleRequest(rng *rand.Rand) Request {
+// requestSampler draws requests for the estimate: of a trace replay, the
+// requests the replay's client profiles at this concurrency (clientAt),
+// else the workload's (a seeded draw). At low concurrency the client
+// profiles a few hundred requests of a handful of trees, whose output tail
+// is shorter than the corpus's (at conc 8 the corpus's lengths put the
+// estimate's throughput at x0.66 of the event's, the client's at x0.98).
+// The client's requests are sampled stratified by output length
+// (proportional allocation: the middle of each of meanFieldSamples equal
+// strata in order of output, then new prompt tokens, repeating requests
+// when there are fewer; Cochran, Sampling Techniques, 1977, ch. 5), so the
+// sample's output-length quantiles are the population's: a random draw of
+// 1,024 puts the p90 anywhere within about +-8% of it (813-957 tokens at
+// conc 1024 over five seeds, population 874), and E2EL's p90 with it. The
+// i-th call gives the i-th stratum.
+func (p *Plan) requestSampler() func(*rand.Rand) Request {
 	if tr := p.sc.Workload.Trace; tr != nil {
-		if c := tr.clientAt(p.sc.Conc); c != nil && len(c.reqs) >= momentSamples {
-			return c.reqs[rng.IntN(len(c.reqs))]
+		if c := tr.clientAt(p.sc.Conc); c != nil && len(c.reqs) > 0 {
+			byOSL := make([]int32, len(c.reqs))
+			for i := range byOSL {
+				byOSL[i] = int32(i)
+			}
+			slices.SortFunc(byOSL, func(i, j int32) int {
+				a, b := c.reqs[i], c.reqs[j]
+				return cmp.Or(cmp.Compare(a.OSL, b.OSL), cmp.Compare(a.ISL-a.Cached, b.ISL-b.Cached), cmp.Compare(i, j))
+			})
+			i := 0
+			return func(*rand.Rand) Request {
+				r := c.reqs[byOSL[(2*i+1)*len(byOSL)/(2*meanFieldSamples)]]
+				i++
+				return r
+			}
 		}
 	}
-	return p.sc.Workload.Sample(rng)
+	return p.sc.Workload.Sample
 }
 
 // prefillKey memoizes one request's whole prefill on one engine.
@@ -120,23 +153,27 @@ func (p *Plan) prefillTime(e *Engine, r Request) float64 {
 func (p *Plan) Estimate() (*Result, error) { return p.shapeChecked(p.estimate()) }
 
 func (p *Plan) estimate() (*Result, error) {
-	rng := rand.New(rand.NewPCG(p.sc.Seed, 0x5eed))
-	reqs := make([]Request, meanFieldSamples)
+	// The sampled requests are the prefill moments' (prefillMoments),
+	// their prefills priced once per engine; a fixed workload's one.
+	var m prefillMoments
+	var reqs []Request
 	if p.sc.Workload.Name == "fixed" {
-		reqs = reqs[:1]
+		reqs = []Request{p.sc.Workload.Sample(rand.New(rand.NewPCG(p.sc.Seed, 0x5eed)))}
+	} else {
+		m = p.prefillMoments(p.prefillEngine())
+		reqs = m.reqs
 	}
 	var isl, osl float64
-	for i := range reqs {
-		reqs[i] = p.sampleRequest(rng)
-		isl += float64(reqs[i].ISL)
-		osl += float64(reqs[i].OSL)
+	for _, r := range reqs {
+		isl += float64(r.ISL)
+		osl += float64(r.OSL)
 	}
 	n := float64(len(reqs))
 	isl, osl = isl/n, osl/n
 	// The prefix cache's keep depends on how regular each session's
 	// return is (cacheKeep), which depends on the queueing the estimate
 	// finds with it: iterate the two to agreement.
-	var res *Result
+	var finish func() *Result
 	var regular float64
 	prev := -1.0
 	order := rand.New(rand.NewPCG(p.sc.Seed, 0xe71c7)).Perm(len(reqs))
@@ -168,21 +205,23 @@ func (p *Plan) estimate() (*Result, error) {
 			}
 		}
 		var err error
-		if res, regular, err = p.estimateKept(kept, isl, osl, h); err != nil {
+		if finish, regular, err = p.estimateKept(kept, m, isl, osl, h); err != nil {
 			return nil, err
 		}
 		if !p.cacheOn() {
 			break
 		}
 	}
-	return res, nil
+	return finish(), nil
 }
 
 // estimateKept is Estimate over the sampled requests reqs (their cached
-// prefixes as the cache keeps them; mean lengths isl and osl). It also
-// returns the part of a session's cycle that does not vary from cycle to
-// cycle: its time in the server (prefill, queue, decode).
-func (p *Plan) estimateKept(reqs []Request, isl, osl, keep float64) (*Result, float64, error) {
+// prefixes as the cache keeps them; mean lengths isl and osl): the fixed
+// point, and a func that turns it into the Result (its percentiles, priced
+// only for the keep the estimate settles on). It also returns the part of
+// a session's cycle that does not vary from cycle to cycle: its time in
+// the server (prefill, queue, decode).
+func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep float64) (func() *Result, float64, error) {
 	rng := rand.New(rand.NewPCG(p.sc.Seed, 0x9e3779b9))
 	n := float64(len(reqs))
 	ctx := isl + osl/2
@@ -213,15 +252,20 @@ func (p *Plan) estimateKept(reqs []Request, isl, osl, keep float64) (*Result, fl
 	tp := make([]float64, len(reqs))
 	meanTp, soloS2 := 0.0, 0.0
 	for i, r := range reqs {
-		tp[i] = p.prefillTime(pre, r)
+		switch {
+		case len(reqs) == 1:
+			tp[i] = p.prefillTime(pre, r)
+		case r.Cached == 0:
+			tp[i] = m.missT[i]
+		default:
+			tp[i] = m.hitT[i]
+		}
 		meanTp += tp[i] / n
 		soloS2 += tp[i] * tp[i] / n
 	}
 	if len(reqs) > 1 {
-		// The service-time moments of the prefill queue come from many
-		// more requests than the percentiles' samples; a turn finds its
-		// prefix with probability keep (cacheKeep), else re-prefills it.
-		m := p.prefillMoments(pre)
+		// The queue's service time: a turn finds its prefix with
+		// probability keep (cacheKeep), else re-prefills it.
 		meanTp = keep*m.hit1 + (1-keep)*m.miss1
 		soloS2 = keep*m.hit2 + (1-keep)*m.miss2
 	}
@@ -362,46 +406,52 @@ func (p *Plan) estimateKept(reqs []Request, isl, osl, keep float64) (*Result, fl
 	cycle := conc / lambda
 	// Requests beyond the running cap wait before their prefill.
 	queueWait := math.Max(0, cycle-(ttft+steps*tds/(1-rhoP)+thinkEff))
-	// Each sampled request waits a draw of the prefill queue's wait: zero
-	// with probability 1-rho, otherwise exponential with mean wq/rho (the
-	// M/G/1 wait's usual two-part approximation), the draws stratified
-	// over the samples in a seeded order.
-	order := rng.Perm(len(reqs))
-	waitAt := func(u float64) float64 {
-		if rhoQ <= 0 || wq <= 0 || u <= 1-rhoQ {
-			return 0
+	finish := func() *Result {
+		// Each sampled request waits a draw of the prefill queue's wait: zero
+		// with probability 1-rho, otherwise exponential with mean wq/rho (the
+		// M/G/1 wait's usual two-part approximation), the draws stratified
+		// over the samples in a seeded order.
+		order := rng.Perm(len(reqs))
+		waitAt := func(u float64) float64 {
+			if rhoQ <= 0 || wq <= 0 || u <= 1-rhoQ {
+				return 0
+			}
+			return wq / rhoQ * math.Log(rhoQ/(1-u))
 		}
-		return wq / rhoQ * math.Log(rhoQ/(1-u))
+		ttfts := make([]float64, len(reqs))
+		tpots := make([]float64, 0, len(reqs))
+		e2els := make([]float64, len(reqs))
+		norm := make([]float64, len(reqs))
+		var tokens, out float64
+		for i, r := range reqs {
+			w := wq
+			if len(reqs) > 1 {
+				w = waitAt((float64(order[i]) + 0.5) / float64(len(reqs)))
+			}
+			ti := tp[i]*meanTp/soloTp + (ttft - meanTp - wq) + w + queueWait
+			di := math.Max(float64(r.OSL-1), 0) / al * tds / (1 - rhoP)
+			ttfts[i] = ti
+			e2els[i] = ti + di
+			if r.OSL > 1 {
+				tpots = append(tpots, di/float64(r.OSL-1))
+			}
+			norm[i] = e2els[i] / float64(r.OSL)
+			tokens += float64(r.ISL + r.OSL)
+			out += float64(r.OSL)
+		}
+		// Throughput: lambda requests per second of mean size.
+		window := n / lambda
+		for _, xs := range [][]float64{ttfts, tpots, e2els, norm} {
+			sortNonNegative(xs) // result's sort then finds them in order
+		}
+		res := p.result(ttfts, tpots, e2els, norm, tokens, out, window, len(reqs))
+		res.StepMS = dec.DecodeStep(max(int(math.Round(b)), 1), k, int(ctx)).Report()
+		res.DecodeBatch = b * float64(dec.Par.PP)
+		res.ALRealized = al
+		res.Sim = "mean-field"
+		return res
 	}
-	ttfts := make([]float64, len(reqs))
-	tpots := make([]float64, 0, len(reqs))
-	e2els := make([]float64, len(reqs))
-	norm := make([]float64, len(reqs))
-	var tokens, out float64
-	for i, r := range reqs {
-		w := wq
-		if len(reqs) > 1 {
-			w = waitAt((float64(order[i]) + 0.5) / float64(len(reqs)))
-		}
-		ti := tp[i]*meanTp/soloTp + (ttft - meanTp - wq) + w + queueWait
-		di := math.Max(float64(r.OSL-1), 0) / al * tds / (1 - rhoP)
-		ttfts[i] = ti
-		e2els[i] = ti + di
-		if r.OSL > 1 {
-			tpots = append(tpots, di/float64(r.OSL-1))
-		}
-		norm[i] = e2els[i] / float64(r.OSL)
-		tokens += float64(r.ISL + r.OSL)
-		out += float64(r.OSL)
-	}
-	// Throughput: lambda requests per second of mean size.
-	window := n / lambda
-	res := p.result(ttfts, tpots, e2els, norm, tokens, out, window, len(reqs))
-	res.StepMS = dec.DecodeStep(max(int(math.Round(b)), 1), k, int(ctx)).Report()
-	res.DecodeBatch = b * float64(dec.Par.PP)
-	res.ALRealized = al
-	res.Sim = "mean-field"
-	return res, ttft + queueWait + steps*tds/(1-rhoP), nil
+	return finish, ttft + queueWait + steps*tds/(1-rhoP), nil
 }
 
 // cacheKeep is the fraction of a session's shared prefix that is still in
@@ -446,4 +496,53 @@ func renewalKeep(k, d, theta float64) float64 {
 		return 0
 	}
 	return math.Max(0, k-(1-k)*d/theta)
+}
+
+// prefillEngine is the engine that runs the prefills: the aggregated
+// instance's, or the prefill pool's.
+func (p *Plan) prefillEngine() *Engine {
+	if p.sc.Topology.Disagg {
+		return p.prefill
+	}
+	return p.agg
+}
+
+// sortNonNegative sorts xs ascending as sort.Float64s does, by a radix sort
+// of the bit patterns (byte by byte, least significant first), which order
+// as the values do when none is negative or NaN; otherwise by
+// sort.Float64s. The estimate sorts four 1,024-request columns a point.
+func sortNonNegative(xs []float64) {
+	if len(xs) < 2 {
+		return
+	}
+	keys := make([]uint64, len(xs))
+	for i, x := range xs {
+		if !(x >= 0) || math.Signbit(x) {
+			sort.Float64s(xs)
+			return
+		}
+		keys[i] = math.Float64bits(x)
+	}
+	tmp := make([]uint64, len(xs))
+	for shift := 0; shift < 64; shift += 8 {
+		var count [257]int
+		for _, k := range keys {
+			count[(k>>shift)&0xff+1]++
+		}
+		if count[(keys[0]>>shift)&0xff+1] == len(keys) {
+			continue // every key has this byte
+		}
+		for b := 1; b < 257; b++ {
+			count[b] += count[b-1]
+		}
+		for _, k := range keys {
+			d := (k >> shift) & 0xff
+			tmp[count[d]] = k
+			count[d]++
+		}
+		keys, tmp = tmp, keys
+	}
+	for i, k := range keys {
+		xs[i] = math.Float64frombits(k)
+	}
 }

@@ -1,6 +1,12 @@
 package simulate
 
-import "testing"
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"testing"
+)
 
 // TestPrefillTimeIndependentOfOrder: two requests in one memo bin get the
 // same mean-field prefill time whichever is priced first (the memo used to
@@ -41,5 +47,38 @@ func TestPrefillTimeIndependentOfOrder(t *testing.T) {
 	}
 	if ab[0] != want {
 		t.Errorf("prefill time %g s, want the representative's %g s", ab[0], want)
+	}
+}
+
+// TestSortNonNegative: the radix sort orders as sort.Float64s does (the
+// second method), falling back to it for negative or NaN values.
+func TestSortNonNegative(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	random := make([]float64, 1024)
+	for i := range random {
+		random[i] = rng.ExpFloat64() * math.Pow(10, float64(rng.IntN(12)-6))
+	}
+	for _, c := range []struct {
+		name string
+		xs   []float64
+	}{
+		{"empty", nil},
+		{"one", []float64{3}},
+		{"equal", []float64{2, 2, 2, 2}},
+		{"zeros, subnormal, inf", []float64{math.Inf(1), 0, 5e-324, 1, 0, math.MaxFloat64, 1e-300}},
+		{"negative zero", []float64{1, math.Copysign(0, -1), 0.5}},
+		{"negative", []float64{3, -1, 2, -5}},
+		{"NaN", []float64{3, math.NaN(), 1}},
+		{"random 1024", random},
+	} {
+		got, want := slices.Clone(c.xs), slices.Clone(c.xs)
+		sortNonNegative(got)
+		sort.Float64s(want)
+		for i := range want {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) && !(math.IsNaN(got[i]) && math.IsNaN(want[i])) {
+				t.Errorf("%s: got %v, sort.Float64s %v", c.name, got, want)
+				break
+			}
+		}
 	}
 }

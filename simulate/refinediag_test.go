@@ -107,10 +107,21 @@ func TestRefineReplayDiag(t *testing.T) {
 		t.Logf("repriced with the current estimate: %d in %d rounds, %d of them points the file did not simulate", res.Refined, res.Rounds, fresh)
 	}
 	key := func(p Point) string { return fmt.Sprintf("%s c%d k%d", p.Topology, p.Conc, p.Steps) }
+	simulatedNow, simulatedThen := map[int]bool{}, map[int]bool{}
+	for _, p := range so.Points {
+		simulatedThen[p.Index] = p.Sim == "event"
+	}
+	for _, p := range res.Points {
+		if p.Sim == "event" {
+			simulatedNow[p.Index] = true
+		}
+	}
 	for _, c := range []struct {
 		name     string
 		was, now []Point
-	}{{"interactivity", base.Frontier, res.Frontier}, {"E2EL", base.FrontierE2EL, res.FrontierE2EL}, {"normalized interactivity", base.FrontierNormalized, res.FrontierNormalized}, {"MTP", base.FrontierMTP, res.FrontierMTP}, {"none", base.FrontierNone, res.FrontierNone}, {"top", base.Top, res.Top}} {
+		x        func(*Point) float64
+		higherX  bool
+	}{{"interactivity", base.Frontier, res.Frontier, ByInteractivity, true}, {"E2EL", base.FrontierE2EL, res.FrontierE2EL, ByE2ELp90, false}, {"normalized interactivity", base.FrontierNormalized, res.FrontierNormalized, ByNormalizedInteractivity, true}, {"MTP", base.FrontierMTP, res.FrontierMTP, ByInteractivity, true}, {"none", base.FrontierNone, res.FrontierNone, ByInteractivity, true}, {"top", base.Top, res.Top, ByInteractivity, true}} {
 		was, now := map[string]bool{}, map[string]bool{}
 		for _, p := range c.was {
 			was[key(p)] = true
@@ -118,20 +129,51 @@ func TestRefineReplayDiag(t *testing.T) {
 		for _, p := range c.now {
 			now[key(p)] = true
 		}
-		var lost, found []string
-		for k := range was {
-			if !now[k] {
-				lost = append(lost, k)
+		// A point of the file's frontier that is not on the new one is
+		// either beaten by a point the new search found (dominated) or
+		// missed: the new frontier's best throughput at an x at least as
+		// good as its event x is lower than its own by gap.
+		var beaten, missed, found []string
+		for _, p := range c.was {
+			if now[key(p)] {
+				continue
 			}
-		}
-		for k := range now {
-			if !was[k] {
-				found = append(found, k)
+			best := 0.0
+			for _, q := range c.now {
+				if xq, xp := c.x(&q), c.x(&p); (c.higherX && xq >= xp) || (!c.higherX && xq <= xp) {
+					best = max(best, q.TputPerGPU)
+				}
 			}
+			if best >= p.TputPerGPU {
+				beaten = append(beaten, key(p))
+				continue
+			}
+			missed = append(missed, fmt.Sprintf("%s (simulated %v, gap %.1f%%)", key(p), simulatedNow[p.Index], 100*(1-best/p.TputPerGPU)))
 		}
-		sort.Strings(lost)
+		// A point of the new frontier the file never simulated is one the
+		// file's search missed, by the same gap against the file's frontier.
+		var fileMissed []string
+		for _, p := range c.now {
+			if was[key(p)] {
+				continue
+			}
+			found = append(found, key(p))
+			if simulatedThen[p.Index] {
+				continue
+			}
+			best := 0.0
+			for _, q := range c.was {
+				if xq, xp := c.x(&q), c.x(&p); (c.higherX && xq >= xp) || (!c.higherX && xq <= xp) {
+					best = max(best, q.TputPerGPU)
+				}
+			}
+			fileMissed = append(fileMissed, fmt.Sprintf("%s (gap %.1f%%)", key(p), 100*max(0, 1-best/p.TputPerGPU)))
+		}
+		sort.Strings(fileMissed)
+		sort.Strings(beaten)
+		sort.Strings(missed)
 		sort.Strings(found)
-		t.Logf("frontier %s: %d points, %d in the file's; not on it now %v; new on it %v", c.name, len(c.now), len(c.was), lost, found)
+		t.Logf("frontier %s: %d points, %d in the file's; beaten by points found now %v; missed %v; new on it %v, of them the file never simulated %v", c.name, len(c.now), len(c.was), beaten, missed, found, fileMissed)
 	}
 	// The floor: the replay's settled frontier points simulated first.
 	onFrontier := map[int]bool{}
@@ -160,11 +202,12 @@ func TestRefineReplayDiag(t *testing.T) {
 		}
 	}
 	for _, by := range []RefineBy{RefineByEstimate, RefineByCorrected} {
-		found := start(false)
+		// With SPECSIM_REFINE_REPRICE=1, the current estimate's search.
+		found := start(reprice)
 		if err := found.refine(nil, in.SLA, in.Top, -1, by, agentic, 1, none, sim); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("search by %s: %d simulations in %d rounds", by, found.Refined, found.Rounds)
+		t.Logf("search by %s (repriced %v): %d simulations in %d rounds", by, reprice, found.Refined, found.Rounds)
 		for _, c := range []struct {
 			name string
 			x    func(*Point) float64

@@ -353,7 +353,7 @@ func Sweep(r *Resolved, space SweepSpace, progress Progress) (*SweepResult, erro
 		concs = DefaultConcs()
 	}
 	steps := max(space.StepsHi-space.StepsLo+1, 1)
-	if err := checkSweepWork(r, len(topos)*steps*len(concs), concs); err != nil {
+	if err := checkSweepWork(r, topos, steps, concs); err != nil {
 		return nil, err
 	}
 	if progress == nil {

@@ -52,9 +52,15 @@ func checkWork(w Workload, requests, chunk int, spec Spec) error {
 }
 
 // checkSweepWork bounds a sweep before its first estimate: the mean-field
-// estimates price meanFieldSamples prefills chunk by chunk at every point,
-// and every point may be re-run through the event simulation.
-func checkSweepWork(r *Resolved, points int, concs []int) error {
+// estimates price prefills chunk by chunk, memoized per prefill engine
+// (shared by every point whose prefill pool has its parallelism), and the
+// requests they price are the same seeded draw at every point of one
+// concurrency: meanFieldSamples requests (prefillMoments), each with and
+// without its cached prefix (the whole prompt's prefill is memoized by
+// prompt length, so it is counted at the uncached mean's chunks), with and
+// without speculative prefill. Every point may also be re-run through the
+// event simulation.
+func checkSweepWork(r *Resolved, topos []Topology, steps int, concs []int) error {
 	w := r.Workload
 	chunk := r.Q.Chunk
 	if chunk <= 0 {
@@ -62,13 +68,22 @@ func checkSweepWork(r *Resolved, points int, concs []int) error {
 	}
 	prompt, cachedFrac, _ := w.means()
 	perReq := math.Ceil(math.Max(1, prompt*(1-cachedFrac)) / float64(chunk))
-	samples := meanFieldSamples
+	samples := 2 * meanFieldSamples
 	if w.Name == "fixed" {
 		samples = 1
 	}
-	if fwd := float64(points) * float64(samples) * perReq; fwd > MaxPrefillForwards {
-		return &WorkError{Msg: fmt.Sprintf("this sweep would price about %.3g prefill chunks (%d points x %d sampled requests x %.0f chunks of --chunk %d), more than the %d allowed: raise --chunk or sweep fewer points",
-			fwd, points, samples, perReq, chunk, MaxPrefillForwards)}
+	engines := map[Parallel]bool{}
+	for _, t := range topos {
+		if t.Disagg {
+			engines[t.Prefill] = true
+		} else {
+			engines[t.Agg] = true
+		}
+	}
+	variants := len(engines) * len(concs) * min(max(steps, 1), 2)
+	if fwd := float64(variants) * float64(samples) * perReq; fwd > MaxPrefillForwards {
+		return &WorkError{Msg: fmt.Sprintf("this sweep would price about %.3g prefill chunks (%d prefill engines x %d concurrencies x %d speculative-prefill variants x %d sampled prefills x %.0f chunks of --chunk %d), more than the %d allowed: raise --chunk or sweep fewer points",
+			fwd, len(engines), len(concs), variants/max(len(engines)*len(concs), 1), samples, perReq, chunk, MaxPrefillForwards)}
 	}
 	for _, c := range concs {
 		requests := r.Q.Requests
