@@ -28,21 +28,7 @@ func TestExhaustiveSweep(t *testing.T) {
 	if in == "" || out == "" {
 		t.Skip("SPECSIM_EXHAUSTIVE_IN or _OUT unset")
 	}
-	f, err := os.Open(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rd io.Reader = f
-	if strings.HasSuffix(in, ".gz") {
-		if rd, err = gzip.NewReader(f); err != nil {
-			t.Fatal(err)
-		}
-	}
-	so, err := ReadSweepOutput(in, rd)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	so := readSweepFile(t, in)
 	r, err := so.Inputs.Query.ToQuery().Resolve(testCurves, testCatalog)
 	if err != nil {
 		t.Fatal(err)

@@ -28,21 +28,7 @@ func TestRefineReplayDiag(t *testing.T) {
 	if path == "" {
 		t.Skip("SPECSIM_REFINE_DIAG unset")
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rd io.Reader = f
-	if strings.HasSuffix(path, ".gz") {
-		if rd, err = gzip.NewReader(f); err != nil {
-			t.Fatal(err)
-		}
-	}
-	so, err := ReadSweepOutput(path, rd)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	so := readSweepFile(t, path)
 	in := so.Inputs
 	r, err := in.Query.ToQuery().Resolve(testCurves, testCatalog)
 	if err != nil {
@@ -284,4 +270,26 @@ func TestFrontierRecall(t *testing.T) {
 			t.Errorf("%s: got %+v, want %+v", c.name, got, c.want)
 		}
 	}
+}
+
+// readSweepFile reads a sweep's JSON output, gzipped when its name ends
+// in .gz.
+func readSweepFile(t *testing.T, path string) *SweepOutput {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var rd io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		if rd, err = gzip.NewReader(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	so, err := ReadSweepOutput(path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return so
 }
