@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/specsim/specsim/audit/recipe"
 	"github.com/specsim/specsim/internal/regular"
@@ -52,9 +53,25 @@ func runRecipeEmit(args []string, stdout, stderr io.Writer) int {
 		if k, _, err = stepRange(qf.steps, 6); err != nil {
 			return fail(err)
 		}
+		if k == 0 {
+			qf.q.Spec = "none" // as predict: --steps 0 is no speculation
+			if res, err = qf.resolve(); err != nil {
+				return fail(err)
+			}
+		}
 	}
 	topo, err := simulate.ParseTopology(qf.q.Topology)
 	if err != nil {
+		return fail(err)
+	}
+	// What predict with the same flags does before it simulates: a
+	// deployment it refuses (weights or caches that do not fit, a running
+	// default too large for the state pools) gets no recipe either, with
+	// predict's message and hint.
+	if err := simulate.EngineRuns(strings.ToLower(qf.q.Engine), topo, k); err != nil {
+		return fail(fmt.Errorf("--engine %s does not deploy %v", qf.q.Engine, err))
+	}
+	if err := simulate.CheckPlan(res, topo, *conc, k); err != nil {
 		return fail(err)
 	}
 	text, err := emit.Recipe(res, topo, *conc, k, specsimVersion(), "")

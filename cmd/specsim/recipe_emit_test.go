@@ -328,3 +328,38 @@ func TestRecipeEmitCheckEveryPreset(t *testing.T) {
 		}
 	}
 }
+
+// recipe emit refuses what predict refuses, with predict's message: the
+// same flags must not give a recipe that cannot start. The running hint's
+// 142 is checked by a second method: emit with --max-running 142 writes
+// that cap, 143 is refused.
+func TestRecipeEmitRefusesWhatPredictRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model", "Kimi-K2.5"}, "the weights alone do not fit"},
+		{[]string{"--gpu", "b200", "--topology", "agg:tp2", "--conc", "256", "--isl", "1024", "--osl", "1024", "--steps", "3"}, "pass --max-running 142"},
+		{[]string{"--model", "DeepSeek-V3", "--al", "2.5", "--topology", "agg:tp1", "--gpu", "h100", "--precision", "fp8"}, "the weights alone do not fit"},
+	} {
+		code, out, emitErr := runCLI(append([]string{"recipe", "emit"}, tc.args...)...)
+		if code != exitBadInput || out != "" {
+			t.Errorf("emit %v: exit %d, %d bytes written; want exit 2 and no recipe", tc.args, code, len(out))
+		}
+		pcode, _, predErr := runCLI(append([]string{"predict"}, tc.args...)...)
+		if pcode != exitBadInput {
+			t.Errorf("predict %v: exit %d, want 2", tc.args, pcode)
+		}
+		if got, want := strings.TrimPrefix(emitErr, "specsim recipe emit: "), strings.TrimPrefix(predErr, "specsim predict: "); got != want || !strings.Contains(got, tc.want) {
+			t.Errorf("emit %v says\n%s\npredict says\n%s\nwant the same message, with %q", tc.args, got, want, tc.want)
+		}
+	}
+	base := []string{"recipe", "emit", "--gpu", "b200", "--topology", "agg:tp2", "--conc", "256", "--isl", "1024", "--osl", "1024", "--steps", "3"}
+	if code, _, stderr := runCLI(append(base, "--max-running", "143")...); code != exitBadInput || !strings.Contains(stderr, "does not fit") {
+		t.Errorf("--max-running 143: exit %d, %s; want a refusal", code, stderr)
+	}
+	code, out, stderr := runCLI(append(base, "--max-running", "142")...)
+	if code != exitOK || !strings.Contains(out, "max-running-requests: 142\n") {
+		t.Errorf("--max-running 142: exit %d, %s\n%s", code, stderr, out)
+	}
+}
