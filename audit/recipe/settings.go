@@ -105,6 +105,13 @@ type Settings struct {
 	// recipe check expects AgentX to inject at it.
 	Steps    int
 	GoldenAL *float64
+	// ForcedAL is the AL (bonus token included) the generation role
+	// forces itself where no golden curve gives one (SGLang
+	// SGLANG_SIMULATE_ACC_LEN with match-expected and real-draft-token,
+	// vLLM speculative-config synthetic_acceptance_length, TensorRT-LLM
+	// TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS + 1): what the recipe
+	// check simulates such a run at; 0 = none.
+	ForcedAL float64
 	// Conc is the concurrency one simulated instance serves (split over
 	// identical agg workers).
 	Conc        int
@@ -354,6 +361,12 @@ func (v *Variant) Settings(vr *VariantReport, o SettingsOptions) (*Settings, err
 				s.GoldenAL = rr.ExpectedAL
 				read("golden AL", FormatAL(*rr.ExpectedAL), "golden curve (injected by AgentX synthetic acceptance)")
 			}
+		}
+	}
+	if s.Steps > 0 && s.GoldenAL == nil {
+		if al, where, ok := handSetAL(gen); ok {
+			s.ForcedAL = al
+			read("acceptance length", FormatAL(al), where+" (the role forces it; no golden curve gives one)")
 		}
 	}
 	s.Conc = o.Conc

@@ -204,6 +204,12 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 	q.q.Spec = "none"
 	if steps > 0 {
 		q.q.Spec = "mtp"
+		// A model without a golden curve runs at the AL its recipe
+		// forces (what recipe check simulates it at); --al or
+		// --histogram given win.
+		if st.ForcedAL > 0 && !given["al"] && !given["histogram"] {
+			q.q.AL = st.ForcedAL
+		}
 	} else {
 		q.steps = ""
 	}

@@ -83,6 +83,47 @@ func TestRecipeEmitCheckPredict(t *testing.T) {
 			t.Errorf("cuda graph max bs read %q, want 48", graph)
 		}
 	}
+	// Models without a golden curve: emit writes the --al into the
+	// speculative role (SGLang SGLANG_SIMULATE_ACC_LEN, vLLM
+	// synthetic_acceptance_length, TensorRT-LLM forced drafts = AL-1),
+	// and predict --recipe runs at that AL and lists where it read it.
+	for _, model := range []string{"DeepSeek-V3", "GLM-5", "MiniMax-M2.5"} {
+		for _, tc := range []struct{ engine, key string }{
+			{"sglang", "roles.agg SGLANG_SIMULATE_ACC_LEN"},
+			{"vllm", "roles.agg speculative-config.synthetic_acceptance_length"},
+			{"trtllm", "roles.agg TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS"},
+		} {
+			code, text, stderr := runCLI("recipe", "emit", "--model", model, "--al", "2.5", "--engine", tc.engine, "--gpu", "b200", "--precision", "fp8",
+				"--topology", "agg:tp8", "--steps", "3", "--isl", "1024", "--osl", "256", "--conc", "4")
+			if code != exitOK {
+				t.Fatalf("emit %s %s: exit %d, %s", model, tc.engine, code, stderr)
+			}
+			f := filepath.Join(t.TempDir(), "r.yaml")
+			os.WriteFile(f, []byte(text), 0o644)
+			code, out, stderr := runCLI("predict", "--recipe", f, "--json")
+			if code != exitOK {
+				t.Fatalf("predict --recipe on emitted %s %s: exit %d, %s", model, tc.engine, code, stderr)
+			}
+			var got struct {
+				Variants []struct {
+					Steps  int
+					Read   []struct{ Setting, Value, From string }
+					Result struct{ AL float64 }
+				}
+			}
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Fatal(err)
+			}
+			v := got.Variants[0]
+			read := false
+			for _, s := range v.Read {
+				read = read || s.Setting == "acceptance length" && s.Value == "2.5" && strings.HasPrefix(s.From, tc.key)
+			}
+			if v.Steps != 3 || v.Result.AL != 2.5 || !read {
+				t.Errorf("%s %s: predict --recipe ran k %d at AL %g, read %+v; want k 3 at the recipe's AL 2.5 read from %s", model, tc.engine, v.Steps, v.Result.AL, v.Read, tc.key)
+			}
+		}
+	}
 }
 
 // predict --recipe runs on the testdata recipes it can model and says what
