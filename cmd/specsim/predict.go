@@ -351,7 +351,7 @@ func printPrediction(w io.Writer, r *simulate.Resolved, topo simulate.Topology, 
 	}
 	if tw := r.Workload.Trace; tw != nil {
 		c := tw.Replay
-		wl = fmt.Sprintf("agentx trace replay of %s: %.0f s window, start turn in [%.2g, %.2g], %d warm-up requests per lane, idle caps %gs system / %gs tree, seed %d",
+		wl = fmt.Sprintf("agentx trace replay of %s: %.0f s window, start turn in [%.2g, %.2g], %d warm-up requests per lane, idle caps %gs system / %gs tree, agentx seed %d",
 			tw.Source, c.Duration, c.StartMin, c.StartMax, c.WarmupPerLane, c.SystemIdleCap, c.TraceIdleCap, c.Seed)
 	}
 	spec := "none"
@@ -362,8 +362,10 @@ func printPrediction(w io.Writer, r *simulate.Resolved, topo simulate.Topology, 
 	if r.Workload.Name == "agentx" {
 		sessions = "session trees" // AIPerf's --concurrency counts a root session with its subagents as one
 	}
-	fmt.Fprintf(w, "%s %s on %d x %s, %s, %d %s, %s\nspeculation: %s; %d requests simulated (%s)\n\n",
-		r.Model.Name, strings.ToUpper(string(r.Precision)), p.GPUs, strings.ToUpper(r.GPU.GPU.Name), p.Topology, p.Conc, sessions, wl, spec, p.Requests, p.Sim)
+	// --seed drives the simulation (acceptance draws, lengths); an agentx
+	// replay picks its traces with its own seed (--agentx seed=), named in wl.
+	fmt.Fprintf(w, "%s %s on %d x %s, %s, %d %s, %s\nspeculation: %s; %d requests simulated (%s, seed %d)\n\n",
+		r.Model.Name, strings.ToUpper(string(r.Precision)), p.GPUs, strings.ToUpper(r.GPU.GPU.Name), p.Topology, p.Conc, sessions, wl, spec, p.Requests, p.Sim, r.Q.Seed)
 	if note := calibrationNote(r); note != "" {
 		fmt.Fprintf(w, "calibration applied: %s\n\n", note)
 	}
