@@ -112,7 +112,7 @@ func addSweepFlags(fs interface {
 	f.concList = fs.String("conc", "", "comma-separated concurrencies (default 1,2,4,...,1024)")
 	f.topoList = fs.String("topologies", "", "comma-separated topologies to evaluate instead of enumerating (e.g. agg:tp4,agg:dep8)")
 	f.scope = fs.String("scope", "all", "enumerate agg | disagg | all deployments")
-	f.shard = fs.String("shard", "", "I/N: price only topologies I, I+N, ... (0 <= I < N); join the outputs with 'specsim merge'")
+	f.shard = fs.String("shard", "", "I/N: price only topologies I, I+N, ... (0 <= I < N); join the outputs with 'specsim merge', which takes --emit and --plot (a shard refuses them: its frontier is partial)")
 	f.plotPath = fs.String("plot", "", "draw the frontiers (MTP against none) into FILE.png or FILE.svg")
 	f.emitDir = fs.String("emit", "", "write an srt-slurm schema-2 recipe for each interactivity frontier point into DIR")
 	f.all = fs.Bool("all", false, "print every point, not just the frontiers")
@@ -174,6 +174,10 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	if *sf.shard != "" {
 		if space.Shard, err = simulate.ParseShard(*sf.shard); err != nil {
 			return fail(err)
+		}
+		// A shard's frontier is of its topologies only.
+		if *sf.emitDir != "" || *sf.plotPath != "" {
+			return fail(fmt.Errorf("--shard prices part of the sweep, so its frontier is partial: drop --emit and --plot here and give them to 'specsim merge --emit DIR --plot FILE' over every shard's JSON"))
 		}
 		if format != formatJSON {
 			return fail(fmt.Errorf("--shard writes a part for 'specsim merge': add --json"))

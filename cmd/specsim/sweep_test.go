@@ -341,3 +341,19 @@ func TestSweepRefineByEcho(t *testing.T) {
 		}
 	}
 }
+
+// A shard's frontier is partial: sweep --shard refuses --emit and --plot,
+// before pricing and before creating anything, and names merge.
+func TestSweepShardRefusesEmitPlot(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "d")
+	for _, extra := range [][]string{{"--emit", dir}, {"--plot", filepath.Join(dir, "f.png")}} {
+		args := append([]string{"sweep", "--gpu", "b200", "--gpus", "4", "--isl", "1024", "--osl", "1024", "--json", "--shard", "0/2"}, extra...)
+		code, out, stderr := runCLI(args...)
+		if code != exitBadInput || out != "" || !strings.Contains(stderr, "specsim merge --emit DIR --plot FILE") {
+			t.Errorf("%v: exit %d, stdout %d bytes, %s; want exit 2 naming merge", extra, code, len(out), stderr)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("%v: %s exists (%v); nothing should be written", extra, dir, err)
+		}
+	}
+}
