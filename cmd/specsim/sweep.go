@@ -114,7 +114,7 @@ func addSweepFlags(fs interface {
 	f.scope = fs.String("scope", "all", "enumerate agg | disagg | all deployments")
 	f.shard = fs.String("shard", "", "I/N: price only topologies I, I+N, ... (0 <= I < N); join the outputs with 'specsim merge', which takes --emit and --plot (a shard refuses them: its frontier is partial)")
 	f.plotPath = fs.String("plot", "", "draw the frontiers (MTP against none) into FILE.png or FILE.svg")
-	f.emitDir = fs.String("emit", "", "write an srt-slurm schema-2 recipe for each interactivity frontier point into DIR")
+	f.emitDir = fs.String("emit", "", "write an srt-slurm schema-2 recipe for each interactivity frontier point into DIR, which must be new or empty")
 	f.all = fs.Bool("all", false, "print every point, not just the frontiers")
 	f.top = fs.Int("top", 0, "also event-simulate and print the N points of highest tokens/s/GPU under the SLA")
 	f.workers = fs.Int("workers", 0, "parallel workers (0 = every CPU the Go runtime may use)")
@@ -238,11 +238,17 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	return writeSweep(stdout, stderr, "sweep", so, res, format, csvOut, *sf.all, *sf.plotPath, *sf.emitDir, progress)
 }
 
-// writableDir makes dir (and its parents) and checks that a file can be
-// created in it, so that --emit fails before the sweep rather than after.
+// writableDir makes dir (and its parents) and checks that it is empty and
+// that a file can be created in it, so that --emit fails before the sweep
+// rather than after, and never mixes its recipes with another set.
 func writableDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
+	}
+	if ents, err := os.ReadDir(dir); err != nil {
+		return fmt.Errorf("%s: %v", dir, err)
+	} else if len(ents) > 0 {
+		return fmt.Errorf("%s holds %d files; recipes go into an empty directory so that they are never mixed with another set: give a new or empty DIR", dir, len(ents))
 	}
 	f, err := os.CreateTemp(dir, ".specsim-emit-*")
 	if err != nil {

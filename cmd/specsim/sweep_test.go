@@ -357,3 +357,28 @@ func TestSweepShardRefusesEmitPlot(t *testing.T) {
 		}
 	}
 }
+
+// --emit DIR refuses a directory that already holds files (one recipe set
+// would mix with another), naming DIR and the count, before pricing; sweep
+// and merge alike.
+func TestEmitRefusesNonEmptyDir(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"01-old.yaml", "02-old.yaml"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("schema: 2\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{
+		{"sweep", "--gpu", "b200", "--gpus", "4", "--isl", "1024", "--osl", "1024", "--emit", dir},
+		{"merge", "--emit", dir, "nonexistent-shard.json"},
+	} {
+		code, out, stderr := runCLI(args...)
+		if code != exitBadInput || out != "" || !strings.Contains(stderr, dir+" holds 2 files") {
+			t.Errorf("%s --emit into a directory of 2 files: exit %d, %s; want exit 2 naming %s and 2 files", args[0], code, stderr, dir)
+		}
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 2 {
+		t.Errorf("%s holds %d entries after the refusals, want the 2 it had", dir, len(ents))
+	}
+}
