@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -455,7 +456,8 @@ func writeSweepCSV(w io.Writer, r *simulate.SweepResult, all, agentic bool) erro
 	return t.writeCSV(w)
 }
 
-// intList parses "1,2,4" with each value in 1..max; "" gives nil.
+// intList parses "1,2,4" with each value in 1..max, sorted with repeats
+// dropped (--conc 2,2 is one concurrency, not two); "" gives nil.
 func intList(s string, maxV int) ([]int, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, nil
@@ -471,7 +473,8 @@ func intList(s string, maxV int) ([]int, error) {
 			return nil, fmt.Errorf("more than 256 values")
 		}
 	}
-	return out, nil
+	slices.Sort(out)
+	return slices.Compact(out), nil
 }
 
 // draftRangeLabel names the draft lengths a sweep covered.

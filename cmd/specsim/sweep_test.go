@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -380,5 +381,39 @@ func TestEmitRefusesNonEmptyDir(t *testing.T) {
 	ents, _ := os.ReadDir(dir)
 	if len(ents) != 2 {
 		t.Errorf("%s holds %d entries after the refusals, want the 2 it had", dir, len(ents))
+	}
+}
+
+// --conc lists are sets: sorted, repeats dropped, so "2,2" sweeps what
+// "2" sweeps (the same configurations and points, inputs.concs [2]).
+func TestConcListDeduped(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []int
+	}{{"2,2", []int{2}}, {"8,2,4,2,8", []int{2, 4, 8}}, {" 16, 1 ", []int{1, 16}}, {"", nil}} {
+		got, err := intList(tc.in, 1<<16)
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("intList(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+	type sweepCount struct {
+		Inputs    struct{ Concs []int }
+		Points    []json.RawMessage
+		Evaluated int
+	}
+	var counts []sweepCount
+	for _, conc := range []string{"2", "2,2"} {
+		code, out, stderr := runCLI("sweep", "--gpu", "b200", "--gpus", "4", "--isl", "1024", "--osl", "1024", "--conc", conc, "--json")
+		if code != exitOK {
+			t.Fatalf("--conc %s: exit %d, %s", conc, code, stderr)
+		}
+		var c sweepCount
+		if err := json.Unmarshal([]byte(out), &c); err != nil {
+			t.Fatal(err)
+		}
+		counts = append(counts, c)
+	}
+	if a, b := counts[0], counts[1]; b.Evaluated != a.Evaluated || len(b.Points) != len(a.Points) || !slices.Equal(b.Inputs.Concs, []int{2}) {
+		t.Errorf("--conc 2,2: %d configurations, %d points, concs %v; --conc 2: %d, %d", b.Evaluated, len(b.Points), b.Inputs.Concs, a.Evaluated, len(a.Points))
 	}
 }
