@@ -359,7 +359,11 @@ func (v *Variant) Settings(vr *VariantReport, o SettingsOptions) (*Settings, err
 		for _, rr := range vr.Roles {
 			if rr.Role == gen.Name && rr.ExpectedAL != nil {
 				s.GoldenAL = rr.ExpectedAL
-				read("golden AL", FormatAL(*rr.ExpectedAL), "golden curve (injected by AgentX synthetic acceptance)")
+				how := "golden curve (injected by AgentX synthetic acceptance)"
+				if !v.Agentic {
+					how = "golden curve (the expectation of real acceptance: the benchmark is not AgentX, so nothing injects it)"
+				}
+				read("golden AL", FormatAL(*rr.ExpectedAL), how)
 			}
 		}
 	}

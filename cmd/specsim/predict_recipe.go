@@ -79,7 +79,11 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 		q.q.GoldenModel = c.Model
 		for i := range st.Read {
 			if st.Read[i].Setting == "golden AL" {
-				st.Read[i].From = fmt.Sprintf("golden curve %s, thinking %s (%s), of the model the recipe serves; injected by AgentX synthetic acceptance", c.Model, c.Thinking, c.Source)
+				how := "injected by AgentX synthetic acceptance"
+				if !st.Agentic {
+					how = "the expectation of real acceptance: the benchmark is not AgentX, so nothing injects it"
+				}
+				st.Read[i].From = fmt.Sprintf("golden curve %s, thinking %s (%s), of the model the recipe serves; %s", c.Model, c.Thinking, c.Source, how)
 			}
 		}
 	}

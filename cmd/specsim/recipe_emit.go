@@ -19,8 +19,12 @@ given with predict's flags (--model, --precision, --gpu, --topology, --steps,
 --conc, --max-running, --cuda-graph-max-bs, --mem-fraction, --chunk, ...).
 The speculative settings are the ones whose golden AL AgentX's synthetic
 acceptance will inject (the recipe says which AL and where it came from in
-a comment). A model without a golden curve needs --al, and its speculative
-roles force that AL themselves (AgentX has none to inject). Fields that
+a comment); with --isl/--osl the benchmark is sa-bench, which injects
+nothing: the engine measures real acceptance and the golden AL is the
+expectation the prediction assumes. A model without a golden curve needs
+--al, and its speculative roles force that AL themselves (AgentX has none
+to inject). A deployment predict refuses with the same flags (weights or
+caches that do not fit) gets no recipe: emit exits 2 with predict's message. Fields that
 depend on the cluster (model path, container, Slurm account and partition)
 are set to FILL-IN for you to fill. --engine sglang, vllm or trtllm picks the
 argument spelling; a layout the engine does not deploy (SGLang: pipeline

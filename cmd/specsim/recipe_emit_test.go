@@ -404,3 +404,52 @@ func TestRecipeEmitRefusesWhatPredictRefuses(t *testing.T) {
 		t.Errorf("--max-running 142: exit %d, %s\n%s", code, stderr, out)
 	}
 }
+
+// A fixed-length (sa-bench) recipe claims no injection: recipe check calls
+// it not-agentic, emit's header says real acceptance with the golden AL
+// as the expectation, and predict --recipe reads the golden AL as that;
+// an AgentX recipe still says AgentX injects it. The AL 4.80 at k = 6 is
+// the qwen3.5 thinking-on golden curve's (golden/data/qwen3.5_mtp.yaml).
+func TestRecipeEmitFixedLengthNotInjected(t *testing.T) {
+	for _, tc := range []struct {
+		args         []string
+		agentic      bool
+		header, from string
+	}{
+		{[]string{"--isl", "1024", "--osl", "1024", "--conc", "8"}, false, "nothing injects an AL and the\n# engine measures real acceptance; the prediction assumes the AL 4.80", "nothing injects it"},
+		{[]string{"--conc", "8"}, true, "AgentX synthetic acceptance injects the AL 4.80", "injected by AgentX synthetic acceptance"},
+	} {
+		code, text, stderr := runCLI(append([]string{"recipe", "emit"}, tc.args...)...)
+		if code != exitOK {
+			t.Fatalf("emit %v: exit %d, %s", tc.args, code, stderr)
+		}
+		if !strings.Contains(text, tc.header) || !tc.agentic && strings.Contains(text, "AgentX synthetic acceptance injects") {
+			t.Errorf("emit %v header:\n%s\nwant %q", tc.args, text[:strings.Index(text, "schema:")], tc.header)
+		}
+		f := filepath.Join(t.TempDir(), "r.yaml")
+		os.WriteFile(f, []byte(text), 0o644)
+		_, out, _ := runCLI("recipe", "check", f, "--json")
+		if got := strings.Contains(out, `"not-agentic"`); got == tc.agentic {
+			t.Errorf("emit %v: recipe check not-agentic %v, want %v", tc.args, got, !tc.agentic)
+		}
+		code, out, stderr = runCLI("predict", "--recipe", f, "--json")
+		if code != exitOK {
+			t.Fatalf("predict --recipe: exit %d, %s", code, stderr)
+		}
+		var got struct {
+			Variants []struct {
+				Read []struct{ Setting, Value, From string }
+			}
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		ok := false
+		for _, s := range got.Variants[0].Read {
+			ok = ok || s.Setting == "golden AL" && s.Value == "4.8" && strings.HasSuffix(s.From, tc.from)
+		}
+		if !ok {
+			t.Errorf("emit %v: predict --recipe read %+v; want golden AL 4.8 from ...%q", tc.args, got.Variants[0].Read, tc.from)
+		}
+	}
+}
