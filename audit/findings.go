@@ -92,12 +92,12 @@ func coverageFindings(c Config, cfg *ModelConfig, mtp *MTP, modules []*Module) [
 		}
 		seen[key] = true
 		if g := gaps[key]; g != nil {
-			out = append(out, Finding{Code: codeFor("exclude-gap", key), Severity: SeverityError,
+			out = append(out, Finding{Code: codeFor("exclude-gap", key), Severity: SeverityError, Location: g.names[0],
 				Message: fmt.Sprintf("%s %s %s but no exclude pattern covers it under %s's matching, so %s builds it %s and cannot load the %s weight (an NVFP4 layer expects packed U8 [out, in/2]). Add a pattern such as %q to exclude_modules in hf_quant_config.json and to quantization_config.ignore in config.json",
 					describe(g.names), ships(g.names), g.prec, c.Engine, c.Engine, g.eff, g.prec, suggestPattern(g.names))})
 		}
 		if g := wrong[key]; g != nil {
-			out = append(out, Finding{Code: codeFor("exclude-wrong", key), Severity: SeverityError,
+			out = append(out, Finding{Code: codeFor("exclude-wrong", key), Severity: SeverityError, Location: g.names[0],
 				Message: fmt.Sprintf("%s %s quantized (%s) but %s leaves it unquantized (%s), so the packed weight and its scales do not fit the layer. Remove the exclude pattern that matches it",
 					describe(g.names), ships(g.names), g.prec, c.Engine, excludedBy(g.rule))})
 		}
@@ -116,7 +116,7 @@ func coverageFindings(c Config, cfg *ModelConfig, mtp *MTP, modules []*Module) [
 			if !otherCovered {
 				msg += fmt.Sprintf(". Add %q to exclude_modules (hf_quant_config.json) and ignore (config.json) so no engine depends on an override", suggestPattern(g.names))
 			}
-			out = append(out, Finding{Code: codeFor("exclude-gap-overridden", key), Severity: sev, Message: msg})
+			out = append(out, Finding{Code: codeFor("exclude-gap-overridden", key), Severity: sev, Message: msg, Location: g.names[0]})
 		}
 	}
 	return out

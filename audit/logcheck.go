@@ -46,7 +46,7 @@ func (r *Report) compareLog(c Config) error {
 		return &CorruptError{Path: c.LogPath, Err: err}
 	}
 	if len(loads) == 0 {
-		r.Findings = append(r.Findings, Finding{Code: "log-no-load-lines", Severity: SeverityWarning,
+		r.Findings = append(r.Findings, Finding{Code: "log-no-load-lines", Severity: SeverityWarning, Location: c.LogPath,
 			Message: fmt.Sprintf("%s has no SGLang \"Load weight end ... mem usage=\" or vLLM \"Model loading took\" lines", c.LogPath)})
 		return nil
 	}
@@ -111,7 +111,7 @@ func (r *Report) compareLog(c Config) error {
 				sev = SeverityWarning
 				msg += fmt.Sprintf("; the draft ships %s, so the engine appears to have quantized it", r.MTP.ShippedDType)
 			}
-			r.Findings = append(r.Findings, Finding{Code: "log-draft-precision", Severity: sev, Message: msg})
+			r.Findings = append(r.Findings, Finding{Code: "log-draft-precision", Severity: sev, Message: msg, Location: fmt.Sprintf("%s line %d", c.LogPath, l.Line)})
 		}
 	}
 	return nil

@@ -144,16 +144,16 @@ func DetectMTP(cp *Checkpoint, modules []*Module) (*MTP, []Finding) {
 	flag := c.MTPLayers
 	switch {
 	case flag > 0 && !m.Present():
-		fs = append(fs, Finding{Code: "mtp-flag-without-weights", Severity: SeverityWarning,
+		fs = append(fs, Finding{Code: "mtp-flag-without-weights", Severity: SeverityWarning, Location: strings.TrimSpace("config.json " + c.MTPKey),
 			Message: fmt.Sprintf("config says %s=%d but no MTP tensors ship (no mtp.* and no model.layers.%d.*): the weight map wins, there is no native draft head to serve; use a separate draft checkpoint or a release that ships the head", c.MTPKey, flag, c.NumHiddenLayers)})
 	case m.Present() && c.MTPKey != "" && flag == 0:
-		fs = append(fs, Finding{Code: "mtp-weights-without-flag", Severity: SeverityWarning,
+		fs = append(fs, Finding{Code: "mtp-weights-without-flag", Severity: SeverityWarning, Location: strings.TrimSpace("config.json " + c.MTPKey),
 			Message: fmt.Sprintf("%d MTP tensors ship under %s* but config says %s=0; engines size the draft from the flag, so set it to %d", m.Summary.Tensors, m.Prefix, c.MTPKey, m.Layers)})
 	case m.Present() && c.MTPKey == "" && c.NumHiddenLayers > 0:
-		fs = append(fs, Finding{Code: "mtp-weights-without-flag", Severity: SeverityInfo,
+		fs = append(fs, Finding{Code: "mtp-weights-without-flag", Severity: SeverityInfo, Location: "config.json",
 			Message: fmt.Sprintf("%d MTP tensors ship under %s* but config.json has no mtp_num_hidden_layers / num_nextn_predict_layers; engines fall back to 1 layer", m.Summary.Tensors, m.Prefix)})
 	case m.Present() && flag != m.Layers:
-		fs = append(fs, Finding{Code: "mtp-layer-count-mismatch", Severity: SeverityWarning,
+		fs = append(fs, Finding{Code: "mtp-layer-count-mismatch", Severity: SeverityWarning, Location: strings.TrimSpace("config.json " + c.MTPKey),
 			Message: fmt.Sprintf("config says %s=%d but the weights hold %d MTP layers", c.MTPKey, flag, m.Layers)})
 	}
 	return m, fs

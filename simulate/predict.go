@@ -26,3 +26,17 @@ func EstimatePoint(r *Resolved, t Topology, conc, k int) (*Result, error) {
 	}
 	return p.Estimate()
 }
+
+// CheckPlan runs the planning Predict runs before it simulates (Scenario,
+// then NewPlan: memory feasibility of every role, running caps) and
+// returns its error: nil exactly when Predict would start simulating.
+// recipe emit calls it so that it never writes a deployment predict
+// refuses.
+func CheckPlan(r *Resolved, t Topology, conc, k int) error {
+	sc, err := r.Scenario(t, conc, k)
+	if err != nil {
+		return err
+	}
+	_, err = NewPlan(sc, r.GPU)
+	return err
+}

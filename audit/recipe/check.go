@@ -198,10 +198,20 @@ type checker struct {
 	// noInjection: schema-1 recipes run as written; InferenceX's
 	// synthetic-acceptance step injects into schema-2 roles only.
 	noInjection bool
+	// loc is the Location of the findings add records: "roles.NAME"
+	// while a role is checked.
+	loc string
 }
 
+// add records a finding at c.loc, the role being checked ("" for the
+// whole variant).
 func (c *checker) add(code string, sev Severity, format string, a ...any) {
-	c.findings = append(c.findings, Finding{Code: code, Severity: sev, Message: fmt.Sprintf(format, a...)})
+	c.addAt(c.loc, code, sev, format, a...)
+}
+
+// addAt records a finding at loc, the key path it is about.
+func (c *checker) addAt(loc, code string, sev Severity, format string, a ...any) {
+	c.findings = append(c.findings, Finding{Code: code, Severity: sev, Message: fmt.Sprintf(format, a...), Location: loc})
 }
 
 // thinkingMode is --thinking, else on: AgentX replays agentic traces with
@@ -242,17 +252,20 @@ func checkVariant(v *Variant, opt Options, schema int) VariantReport {
 	// The AL target comes from the generation role's draft length.
 	var target *float64
 	if anySpec && gen != nil && gen.Spec == nil {
-		c.add(CodeGenerationNotSpec, SeverityWarning,
+		c.addAt("roles."+gen.Name, CodeGenerationNotSpec, SeverityWarning,
 			"roles.%s runs no speculative decoding but other roles do; AgentX derives the AL from the generation role, so no role gets synthetic acceptance: add the speculative flags to roles.%s or drop them elsewhere", gen.Name, gen.Name)
 	}
 	if gen != nil && gen.Spec != nil {
+		c.loc = "roles." + gen.Name
 		target = c.draftLengthAL(gen, curve)
 	}
 	for _, r := range v.Roles {
 		if r.Spec != nil && r != gen {
+			c.loc = "roles." + r.Name
 			c.draftLengthAL(r, curve) // range check only
 		}
 	}
+	c.loc = ""
 
 	for _, r := range v.Roles {
 		rr := RoleReport{Role: r.Name, Engine: r.Engine, Env: map[string]string{}, role: r}
@@ -272,7 +285,9 @@ func checkVariant(v *Variant, opt Options, schema int) VariantReport {
 			}
 		}
 		vr.Roles = append(vr.Roles, rr)
+		c.loc = "roles." + r.Name
 		c.checkRole(r, target, curve)
+		c.loc = ""
 	}
 	c.checkDraftLengthsAgree()
 	c.checkRecipeWide()
@@ -506,11 +521,21 @@ func (c *checker) where(r *Role, key string) string {
 	if from == "environment" {
 		return "environment." + key + " (recipe-wide, inherited by roles." + r.Name + ")"
 	}
-	s := from + "." + key
+	s := c.keyPath(r, key)
 	if c.v.section != nil && from != "" && c.v.section.Get(strings.Split(from, ".")...).Get(key) == nil {
 		s += " (inherited from base)"
 	}
 	return s
+}
+
+// keyPath is where a role's env key is set, as a key path (where without
+// its words).
+func (c *checker) keyPath(r *Role, key string) string {
+	from := r.EnvFrom[key]
+	if from == "environment" {
+		return "environment." + key
+	}
+	return from + "." + key
 }
 
 func closeAL(a, b float64) bool { return math.Abs(a-b) <= alTolerance+1e-9 }
@@ -521,10 +546,10 @@ func (c *checker) checkRole(r *Role, target *float64, curve *GoldenCurve) {
 		for _, k := range simKeys {
 			if _, ok := r.Env[k]; ok && r.EnvFrom[k] != "environment" {
 				if c.noInjection {
-					c.add(CodeSimAccNonSpecRole, SeverityInfo,
+					c.addAt(c.keyPath(r, k), CodeSimAccNonSpecRole, SeverityInfo,
 						"%s is set, but roles.%s runs no speculative decoding, so it has no effect there (schema-1 recipes run as written; no injection step unsets it): drop it", c.where(r, k), r.Name)
 				} else {
-					c.add(CodeSimAccNonSpecRole, SeverityInfo,
+					c.addAt(c.keyPath(r, k), CodeSimAccNonSpecRole, SeverityInfo,
 						"%s is set, but roles.%s runs no speculative decoding; synthetic acceptance unsets it there: drop it", c.where(r, k), r.Name)
 				}
 			}
@@ -566,7 +591,7 @@ func (c *checker) checkRole(r *Role, target *float64, curve *GoldenCurve) {
 	case EngineTileRT:
 		c.checkForced(r, tilertLen, target, 0, label)
 		if m, ok := r.Env[tilertMethod]; ok && m != agentxMethod {
-			c.add(CodeSimAccMethod, SeverityError, "%s is %q; AgentX uses %s: set it to %s", c.where(r, tilertMethod), m, agentxMethod, agentxMethod)
+			c.addAt(c.keyPath(r, tilertMethod), CodeSimAccMethod, SeverityError, "%s is %q; AgentX uses %s: set it to %s", c.where(r, tilertMethod), m, agentxMethod, agentxMethod)
 		}
 	case EngineVLLM:
 		if s.SyntheticAL != nil && target != nil && !closeAL(*s.SyntheticAL, *target) {
@@ -677,7 +702,7 @@ func (c *checker) checkForeignKeys(r *Role) {
 			case EngineATOM:
 				knob = "--" + atomAcceptanceLengthFlag
 			}
-			c.add(CodeSimAccWrongEngine, SeverityWarning, "%s has no effect on %s, whose knob is %s: drop it and let synthetic acceptance inject the right one",
+			c.addAt(c.keyPath(r, k), CodeSimAccWrongEngine, SeverityWarning, "%s has no effect on %s, whose knob is %s: drop it and let synthetic acceptance inject the right one",
 				c.where(r, k), r.Engine, knob)
 		}
 	}
@@ -696,21 +721,21 @@ func (c *checker) checkSGLangEnv(r *Role, target *float64, label string) {
 		f, err := strconv.ParseFloat(strings.TrimSpace(lenStr), 64)
 		switch {
 		case err != nil:
-			c.add(CodeSimAccLenMismatch, SeverityError, "%s is %q, not a number (SGLang falls back to -1, simulation off): set it to '%s'", c.where(r, sglangLen), lenStr, FormatAL(*target))
+			c.addAt(c.keyPath(r, sglangLen), CodeSimAccLenMismatch, SeverityError, "%s is %q, not a number (SGLang falls back to -1, simulation off): set it to '%s'", c.where(r, sglangLen), lenStr, FormatAL(*target))
 		case f <= 0:
-			c.add(CodeSimAccLenMismatch, SeverityError, "%s is %s, which turns simulation off; the golden AL%s is %s: set it to '%s'", c.where(r, sglangLen), lenStr, label, FormatAL(*target), FormatAL(*target))
+			c.addAt(c.keyPath(r, sglangLen), CodeSimAccLenMismatch, SeverityError, "%s is %s, which turns simulation off; the golden AL%s is %s: set it to '%s'", c.where(r, sglangLen), lenStr, label, FormatAL(*target), FormatAL(*target))
 		case !closeAL(f, *target):
-			c.add(CodeSimAccLenMismatch, SeverityError, "%s is %s but the golden AL%s is %s: set it to '%s' (or drop it and let synthetic acceptance inject it)",
+			c.addAt(c.keyPath(r, sglangLen), CodeSimAccLenMismatch, SeverityError, "%s is %s but the golden AL%s is %s: set it to '%s' (or drop it and let synthetic acceptance inject it)",
 				c.where(r, sglangLen), lenStr, label, FormatAL(*target), FormatAL(*target))
 		}
 	}
 	m, hasM := r.Env[sglangMethod]
 	if hasM && strings.TrimSpace(m) != agentxMethod {
-		c.add(CodeSimAccMethod, SeverityError, "%s is %q; AgentX uses %s (multinomial's mean is biased low): set it to %s", c.where(r, sglangMethod), m, agentxMethod, agentxMethod)
+		c.addAt(c.keyPath(r, sglangMethod), CodeSimAccMethod, SeverityError, "%s is %q; AgentX uses %s (multinomial's mean is biased low): set it to %s", c.where(r, sglangMethod), m, agentxMethod, agentxMethod)
 	}
 	t, hasT := r.Env[sglangTokenMode]
 	if hasT && strings.TrimSpace(t) != agentxTokenMode {
-		c.add(CodeSimAccTokenMode, SeverityError, "%s is %q; AgentX uses %s (fixed emits token id 100 and breaks streaming and stop conditions): set it to %s", c.where(r, sglangTokenMode), t, agentxTokenMode, agentxTokenMode)
+		c.addAt(c.keyPath(r, sglangTokenMode), CodeSimAccTokenMode, SeverityError, "%s is %q; AgentX uses %s (fixed emits token id 100 and breaks streaming and stop conditions): set it to %s", c.where(r, sglangTokenMode), t, agentxTokenMode, agentxTokenMode)
 	}
 	if hasLen && (!hasM || !hasT) {
 		var missing []string
@@ -738,7 +763,7 @@ func (c *checker) checkForced(r *Role, key string, target *float64, offset float
 		unit = " (accepted drafts, AL - 1)"
 	}
 	if err != nil || !closeAL(f, want) {
-		c.add(CodeSimAccLenMismatch, SeverityError, "%s is %q but the golden AL%s is %s, so it must be %s%s: set it to '%s'",
+		c.addAt(c.keyPath(r, key), CodeSimAccLenMismatch, SeverityError, "%s is %q but the golden AL%s is %s, so it must be %s%s: set it to '%s'",
 			c.where(r, key), s, label, FormatAL(*target), FormatAL(want), unit, FormatAL(want))
 	}
 }
@@ -763,7 +788,7 @@ func (c *checker) checkRecipeWide() {
 		}
 	}
 	if len(keys) > 0 {
-		c.add(CodeSimAccRecipeWide, SeverityInfo,
+		c.addAt("environment", CodeSimAccRecipeWide, SeverityInfo,
 			"recipe-wide environment sets %s; srt-slurm applies it after each role's env, so synthetic acceptance unsets it to keep the golden AL role-local: move it into the speculative roles or drop it",
 			strings.Join(keys, ", "))
 	}
@@ -787,9 +812,9 @@ func deepseekFamily(names []string) bool {
 func (c *checker) checkFP8NextN() {
 	// Report each place it is set once, naming the roles that inherit it.
 	type site struct {
-		where string
-		roles []string
-		value string
+		where, path string
+		roles       []string
+		value       string
 	}
 	sites := map[string]*site{}
 	var order []string
@@ -803,14 +828,14 @@ func (c *checker) checkFP8NextN() {
 			w = "environment." + fp8NextNEnv + " (recipe-wide)"
 		}
 		if sites[w] == nil {
-			sites[w] = &site{where: w, value: val}
+			sites[w] = &site{where: w, path: c.keyPath(r, fp8NextNEnv), value: val}
 			order = append(order, w)
 		}
 		sites[w].roles = append(sites[w].roles, r.Name)
 	}
 	if len(c.v.Roles) == 0 {
 		if val, ok := c.v.RecipeEnv[fp8NextNEnv]; ok && truthy(val) {
-			sites["env"] = &site{where: "environment." + fp8NextNEnv + " (recipe-wide)", value: val}
+			sites["env"] = &site{where: "environment." + fp8NextNEnv + " (recipe-wide)", path: "environment." + fp8NextNEnv, value: val}
 			order = append(order, "env")
 		}
 	}
@@ -834,7 +859,7 @@ func (c *checker) checkFP8NextN() {
 		if len(s.roles) > 0 {
 			roles = " for roles " + strings.Join(s.roles, ", ")
 		}
-		c.add(CodeFP8NextNMoE, SeverityError, "%s is %q%s; %s: remove it", s.where, s.value, roles, effect)
+		c.addAt(s.path, CodeFP8NextNMoE, SeverityError, "%s is %q%s; %s: remove it", s.where, s.value, roles, effect)
 	}
 }
 

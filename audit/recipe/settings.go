@@ -105,6 +105,13 @@ type Settings struct {
 	// recipe check expects AgentX to inject at it.
 	Steps    int
 	GoldenAL *float64
+	// ForcedAL is the AL (bonus token included) the generation role
+	// forces itself where no golden curve gives one (SGLang
+	// SGLANG_SIMULATE_ACC_LEN with match-expected and real-draft-token,
+	// vLLM speculative-config synthetic_acceptance_length, TensorRT-LLM
+	// TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS + 1): what the recipe
+	// check simulates such a run at; 0 = none.
+	ForcedAL float64
 	// Conc is the concurrency one simulated instance serves (split over
 	// identical agg workers).
 	Conc        int
@@ -352,8 +359,18 @@ func (v *Variant) Settings(vr *VariantReport, o SettingsOptions) (*Settings, err
 		for _, rr := range vr.Roles {
 			if rr.Role == gen.Name && rr.ExpectedAL != nil {
 				s.GoldenAL = rr.ExpectedAL
-				read("golden AL", FormatAL(*rr.ExpectedAL), "golden curve (injected by AgentX synthetic acceptance)")
+				how := "golden curve (injected by AgentX synthetic acceptance)"
+				if !v.Agentic {
+					how = "golden curve (the expectation of real acceptance: the benchmark is not AgentX, so nothing injects it)"
+				}
+				read("golden AL", FormatAL(*rr.ExpectedAL), how)
 			}
+		}
+	}
+	if s.Steps > 0 && s.GoldenAL == nil {
+		if al, where, ok := handSetAL(gen); ok {
+			s.ForcedAL = al
+			read("acceptance length", FormatAL(al), where+" (the role forces it; no golden curve gives one)")
 		}
 	}
 	s.Conc = o.Conc

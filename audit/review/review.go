@@ -481,13 +481,13 @@ func envFindings(role string, want map[string]string, got map[string][]Shown) []
 	for _, k := range sortedKeys(want) {
 		vals := got[k]
 		if len(vals) == 0 {
-			out = append(out, finding.Finding{Code: CodeEnvNotShown, Severity: finding.Warning,
+			out = append(out, finding.Finding{Code: CodeEnvNotShown, Severity: finding.Warning, Location: "roles." + role + ".env." + k,
 				Message: fmt.Sprintf("roles.%s must run with %s=%s, but no log shows %s: add the workers' environment dump to the job logs (or check it by hand)", role, k, want[k], k)})
 			continue
 		}
 		for _, s := range vals {
 			if !sameValue(s.Value, want[k]) {
-				out = append(out, finding.Finding{Code: CodeEnvMismatch, Severity: finding.Error,
+				out = append(out, finding.Finding{Code: CodeEnvMismatch, Severity: finding.Error, Location: fmt.Sprintf("%s line %d", s.File, s.Line),
 					Message: fmt.Sprintf("%s:%d shows %s=%s (%d times), but roles.%s must run with %s=%s", s.File, s.Line, k, s.Value, s.Count, role, k, want[k])})
 			}
 		}
@@ -513,7 +513,7 @@ func prohibitedShown(hits map[string][]fileHit) []finding.Finding {
 	for _, h := range hits["SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE"] {
 		switch strings.ToLower(strings.TrimSpace(h.Value)) {
 		case "1", "true", "yes", "on":
-			out = append(out, finding.Finding{Code: CodeProhibitedShown, Severity: finding.Error,
+			out = append(out, finding.Finding{Code: CodeProhibitedShown, Severity: finding.Error, Location: fmt.Sprintf("%s line %d", h.file, h.Line),
 				Message: fmt.Sprintf("%s:%d shows SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=%s: the workers ran with a setting AgentX prohibits (draft-model precision)", h.file, h.Line, h.Value)})
 			return out
 		}

@@ -75,11 +75,15 @@ func TestAuditJSONKeys(t *testing.T) {
 	var sawFC bool
 	for _, f := range findings {
 		fm := f.(map[string]any)
-		if !slices.Equal(keysOf(fm), []string{"code", "message", "severity"}) {
+		// location only where the finding has one (a module, a log line).
+		if !slices.Equal(keysOf(fm), []string{"code", "message", "severity"}) && !slices.Equal(keysOf(fm), []string{"code", "location", "message", "severity"}) {
 			t.Errorf("finding keys %v", keysOf(fm))
 		}
 		if strings.Contains(fm["message"].(string), "mtp.fc ") {
 			sawFC = true
+			if fm["location"] != "mtp.fc" {
+				t.Errorf("mtp.fc finding location %v", fm["location"])
+			}
 		}
 	}
 	if !sawFC {

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -151,5 +153,69 @@ func TestAuditReviewFindingsCSV(t *testing.T) {
 	}
 	if want := []string{"error fp8-nextn-moe", "warning cuda-graph-below-running-cap", "warning mtp-exclude-gap-overridden"}; !reflect.DeepEqual(c8, want) {
 		t.Errorf("override_tp4_tp4_c8 findings %v, want %v", c8, want)
+	}
+}
+
+// TestFindingsCSVLocation: the location column holds where each finding
+// is, from the finding itself: a module (audit), a log file line (review),
+// a recipe key path or role (recipe check, whose CSV has the same columns
+// and sorts each variant's findings most serious first). The expected
+// locations are read off the inputs by hand: bad.out line 1 holds the wrong
+// AL, good.out line 3 the 4.02 GB draft load line, planted_sglang.yaml's
+// override_wrong_len sets roles.decode.env.SGLANG_SIMULATE_ACC_LEN.
+func TestFindingsCSVLocation(t *testing.T) {
+	ck := indexOnlyQwen(t)
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	bad := write("bad.out", "SGLANG_SIMULATE_ACC_LEN=4.8\nSGLANG_SIMULATE_ACC_METHOD=match-expected\nSGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token\n")
+	good := write("good.out", "+ export SGLANG_SIMULATE_ACC_LEN=3.39\n+ export SGLANG_SIMULATE_ACC_METHOD=match-expected\n"+
+		"[2026-01-01 00:00:20 TP0] Load weight end. type=Qwen3_5ForCausalLMMTP, avail mem=195.98 GB, mem usage=4.02 GB.\n")
+	recipe := "../../testdata/recipes/schema2_qwen3.5_sglang_gb300-fp4_agentx_agg-variants.yaml:override_c1"
+	for _, tc := range []struct {
+		args           []string
+		lead           int // columns before severity
+		variant        string
+		code, location string
+	}{
+		{[]string{"audit", ck}, 0, "", "mtp-exclude-gap-overridden", "mtp.fc"},
+		{[]string{"audit", ck, "--log", good}, 0, "", "log-draft-precision", good + " line 3"},
+		{[]string{"review", "--recipe", recipe, "--checkpoint", ck, "--log", bad}, 1, "override_c1", "worker-env-mismatch", bad + " line 1"},
+		{[]string{"recipe", "check", "../../audit/recipe/testdata/planted_sglang.yaml"}, 1, "override_wrong_len", "sim-acc-len-mismatch", "roles.decode.env.SGLANG_SIMULATE_ACC_LEN"},
+		{[]string{"recipe", "check", "../../audit/recipe/testdata/planted_sglang.yaml"}, 1, "override_decode_without_spec", "generation-role-not-speculative", "roles.decode"},
+	} {
+		_, out, errs := runCLI(append(tc.args, "--format", "csv")...)
+		tabs := csvTables(t, out)
+		last := tabs[len(tabs)-1]
+		if got := strings.Join(last[0][tc.lead:], ","); got != "severity,code,location,message" {
+			t.Fatalf("%v: findings header %q\n%s%s", tc.args, got, out, errs)
+		}
+		found := false
+		rank := map[string]int{}
+		for _, r := range last[1:] {
+			v := ""
+			if tc.lead > 0 {
+				v = r[0]
+			}
+			sev := map[string]int{"error": 0, "warning": 1, "info": 2}[r[tc.lead]]
+			if sev < rank[v] {
+				t.Errorf("%v: variant %q lists %s after a less serious finding", tc.args, v, r[tc.lead])
+			}
+			rank[v] = sev
+			if v == tc.variant && r[tc.lead+1] == tc.code {
+				found = true
+				if r[tc.lead+2] != tc.location {
+					t.Errorf("%v: %s location %q, want %q", tc.args, tc.code, r[tc.lead+2], tc.location)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%v: no %s finding for variant %q\n%s", tc.args, tc.code, tc.variant, out)
+		}
 	}
 }

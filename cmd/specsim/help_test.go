@@ -15,6 +15,10 @@ func TestHelpTexts(t *testing.T) {
 		{[]string{"recipe", "--help"}, []string{"specsim recipe emit", "Finding codes", "cuda-graph-below-running-cap", "engine-unknown"}, nil},
 		{[]string{"kernels", "--help"}, []string{"Examples:", "specsim kernels predict --gpu h200"}, nil},
 		{[]string{"kernels", "predict", "--help"}, []string{"embeds no measured collective table"}, []string{"collectives CSV FILE to calibrate on instead of the embedded table"}},
+		// The EP fallback's source label and the default workload as they run.
+		{[]string{"kernels", "predict", "--help"}, []string{`("measured-tp-equivalent")`, "past that table's token range", "measured-extrapolated"}, nil},
+		{[]string{"predict", "--help"}, []string{"the AgentX trace replay\nwith 7 session trees", "fixed: a closed loop of --isl/--osl requests", "(--workload fixed, which needs them)"},
+			[]string{"Closed loop: --conc\nsessions", "7 agentic sessions"}},
 		{[]string{"sweep", "--help"}, []string{"text|json|markdown|csv"}, nil},
 		{[]string{"merge", "--help"}, []string{"text|json|markdown|csv", "runs the\nunsharded sweep's refinement rounds"}, nil},
 	} {
@@ -58,6 +62,30 @@ func TestHelpToStdout(t *testing.T) {
 		if code != exitBadInput || out != "" || len(lines) != 2 || !strings.Contains(lines[0], tc.want) ||
 			lines[1] != "Run 'specsim "+tc.args[0]+" --help' for its flags." {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", tc.args, code, out, errs)
+		}
+	}
+}
+
+// --workload fixed is the --isl/--osl workload predict echoes in its JSON:
+// accepted with them and the same query, refused without them; the other
+// workloads still exclude --isl/--osl.
+func TestWorkloadFixedFlag(t *testing.T) {
+	base := []string{"predict", "--isl", "1024", "--osl", "128", "--conc", "4", "--json"}
+	_, plain, _ := runCLI(base...)
+	code, named, stderr := runCLI(append(base, "--workload", "fixed")...)
+	if code != exitOK || named != plain || !strings.Contains(named, `"workload": "fixed"`) {
+		t.Errorf("--workload fixed --isl/--osl: exit %d, %s; want the output of --isl/--osl alone", code, stderr)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"predict", "--workload", "fixed"}, "--workload fixed takes its lengths from --isl and --osl"},
+		{[]string{"predict", "--workload", "agentx", "--isl", "1024", "--osl", "128"}, "--workload agentx and --isl/--osl exclude each other"},
+		{[]string{"predict", "--workload", "steady"}, "want agentx, agentx-synthetic or fixed"},
+	} {
+		if code, _, stderr := runCLI(tc.args...); code != exitBadInput || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, %s; want exit 2 with %q", tc.args, code, stderr, tc.want)
 		}
 	}
 }

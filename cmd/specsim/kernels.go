@@ -183,7 +183,8 @@ type rowPrediction struct {
 const kernelsPredictHelp = `specsim kernels predict: the latency of one op on one GPU.
 
 Prices the op with the measured table of that GPU where one covers the shape
-("measured-interpolated"), else the roofline with efficiencies fitted to the
+("measured-interpolated"; "measured-extrapolated" outside an engine kernel
+table's measured range), else the roofline with efficiencies fitted to the
 measurements ("roofline"), or, for GPUs without tables, the H200-fitted
 efficiencies carried over by datasheet ratios ("roofline-carried-over").
 Latency in microseconds; bytes moved and FLOPs alongside.
@@ -193,7 +194,11 @@ Ops: gemm (--m --n --k), moe (--tokens --experts --topk --hidden --inter;
 fused an engine's fused kernels; --ep N prices one rank of N-way expert
 parallelism: --experts its own, --topk the layer's over experts x N,
 --tokens the whole batch, bytes and FLOPs of its own picks, from a measured
-table of that EP size where one exists; uniform routing only),
+table of that EP size where one exists; past that table's token range, e.g.
+a prefill chunk beyond moe_triton_ep8.csv's 1-512 tokens, from the measured
+line of the TP shard with the same expert work per rank, all experts at
+--inter/N ("measured-tp-equivalent"), as the simulation prices it; uniform
+routing only),
 attention (--batch --q-len --kv-len --heads --kv-heads --head-dim), gdn
 (--batch --q-len --heads --kv-heads --head-dim), rmsnorm (--tokens --hidden),
 lm_head (--m tokens --n vocab --k hidden), copy (--n bytes), collective

@@ -39,7 +39,7 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("merge", mergeHelp, stderr)
 	plotPath := fs.String("plot", "", "draw the frontiers (MTP against none) into FILE.png or FILE.svg")
 	all := fs.Bool("all", false, "print every point, not just the frontiers")
-	emitDir := fs.String("emit", "", "write an srt-slurm schema-2 recipe for each interactivity frontier point of the merged sweep into DIR (as sweep --emit)")
+	emitDir := fs.String("emit", "", "write an srt-slurm schema-2 recipe for each interactivity frontier point of the merged sweep into DIR, which must be new or empty (as sweep --emit)")
 	ff := addFormatFlags(fs)
 	gf := addGoldenFlags(fs)
 	catalog := addGPUCatalogFlag(fs)

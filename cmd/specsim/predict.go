@@ -22,11 +22,18 @@ specsim predict: serve one deployment in simulation and report what it achieves.
 Requests flow through continuous batching (prefill batches first, then decode
 iterations: k draft forwards, one verify forward over k+1 tokens per request);
 each iteration's accepted length is drawn with the engine's sampler around the
-golden AL, so AL variance reaches the percentiles. Closed loop: --conc
-sessions each send the next request when the previous one ends.
+golden AL, so AL variance reaches the percentiles.
+
+Workloads: by default (--workload agentx) the AgentX trace replay, as
+InferenceX AgentX runs it: --conc live session trees (a root conversation and
+its subagents) replay recorded Claude-Code sessions over a timed window.
+With --isl/--osl (--workload fixed, which needs them) a closed loop of
+fixed-length requests: --conc sessions each send the next request when the
+previous one ends. --workload agentx-synthetic draws agentic lengths instead.
 
 With no flags it runs the main job: Qwen3.5-397B-A17B NVFP4 on GB300, agg TP2,
-MTP at 6 draft steps (golden AL 4.80, thinking on), 7 agentic sessions.
+MTP at 6 draft steps (golden AL 4.80, thinking on), the AgentX trace replay
+with 7 session trees.
 
 Units: times in ms (E2EL in s), throughput in tokens/s per GPU (total counts
 cached prompt tokens, as InferenceX does), interactivity in tokens/s per user,
@@ -71,7 +78,7 @@ func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
 	fs.IntVar(&f.osl, "osl", 0, "fixed output length in tokens")
 	fs.Float64Var(&q.Cached, "cached", 0, "fixed workload: prefix-cache hit fraction of each prompt [0,1)")
 	fs.Float64Var(&q.RangeRatio, "range-ratio", 0.8, "fixed workload: each ISL and OSL uniform in [ratio*L, L] (bench_serving --random-range-ratio; 1 = exact)")
-	fs.StringVar(&f.workload, "workload", "", "agentx: replay recorded Claude-Code session trees as InferenceX AgentX does (default when --isl/--osl are not given); agentx-synthetic: log-normal ISL/OSL and a Beta cached fraction")
+	fs.StringVar(&f.workload, "workload", "", "agentx: replay recorded Claude-Code session trees as InferenceX AgentX does (default when --isl/--osl are not given); agentx-synthetic: log-normal ISL/OSL and a Beta cached fraction; fixed: a closed loop of --isl/--osl requests (what --isl/--osl alone select)")
 	fs.StringVar(&q.AgentX, "agentx", "", "agentx replay: key=value,... (duration, start-min, start-max, warmup-per-lane, system-idle-cap, trace-idle-cap (off), max-context, max-traces, seed); agentx-synthetic: isl-median, isl-sigma, isl-min, isl-max, osl-median, osl-sigma, osl-max, cache-hit, cache-conc, first-turns")
 	fs.StringVar(&q.AgentXTrace, "agentx-trace", "", "replay kv-cache-tester trace `DIR|FILE` (*.json) instead of the embedded public corpus")
 	fs.StringVar(&q.Spec, "spec", "mtp", "speculative decoding: mtp | none")
@@ -139,8 +146,8 @@ func (f *queryFlags) resolve() (*simulate.Resolved, error) {
 	}
 	switch {
 	case f.isl != 0 || f.osl != 0:
-		if f.workload == "agentx" || f.workload == "agentx-synthetic" {
-			return nil, errors.New("--workload agentx and --isl/--osl exclude each other")
+		if f.workload != "" && f.workload != "fixed" {
+			return nil, fmt.Errorf("--workload %s and --isl/--osl exclude each other (--isl/--osl are the fixed workload)", f.workload)
 		}
 		if f.isl <= 0 || f.osl <= 0 {
 			return nil, errors.New("--isl and --osl go together, both positive")
@@ -150,8 +157,10 @@ func (f *queryFlags) resolve() (*simulate.Resolved, error) {
 		q.Workload = "agentx"
 	case f.workload == "agentx-synthetic":
 		q.Workload = f.workload
+	case f.workload == "fixed":
+		return nil, errors.New("--workload fixed takes its lengths from --isl and --osl: give both")
 	default:
-		return nil, fmt.Errorf("--workload %q: want agentx or agentx-synthetic (or --isl/--osl)", f.workload)
+		return nil, fmt.Errorf("--workload %q: want agentx, agentx-synthetic or fixed (with --isl/--osl)", f.workload)
 	}
 	// 0 is the library's "default" but never what a user who types it means.
 	if !(q.MemFraction > 0 && q.MemFraction <= 1) && !q.Server.AutoMemFraction {
@@ -351,7 +360,7 @@ func printPrediction(w io.Writer, r *simulate.Resolved, topo simulate.Topology, 
 	}
 	if tw := r.Workload.Trace; tw != nil {
 		c := tw.Replay
-		wl = fmt.Sprintf("agentx trace replay of %s: %.0f s window, start turn in [%.2g, %.2g], %d warm-up requests per lane, idle caps %gs system / %gs tree, seed %d",
+		wl = fmt.Sprintf("agentx trace replay of %s: %.0f s window, start turn in [%.2g, %.2g], %d warm-up requests per lane, idle caps %gs system / %gs tree, agentx seed %d",
 			tw.Source, c.Duration, c.StartMin, c.StartMax, c.WarmupPerLane, c.SystemIdleCap, c.TraceIdleCap, c.Seed)
 	}
 	spec := "none"
@@ -362,8 +371,10 @@ func printPrediction(w io.Writer, r *simulate.Resolved, topo simulate.Topology, 
 	if r.Workload.Name == "agentx" {
 		sessions = "session trees" // AIPerf's --concurrency counts a root session with its subagents as one
 	}
-	fmt.Fprintf(w, "%s %s on %d x %s, %s, %d %s, %s\nspeculation: %s; %d requests simulated (%s)\n\n",
-		r.Model.Name, strings.ToUpper(string(r.Precision)), p.GPUs, strings.ToUpper(r.GPU.GPU.Name), p.Topology, p.Conc, sessions, wl, spec, p.Requests, p.Sim)
+	// --seed drives the simulation (acceptance draws, lengths); an agentx
+	// replay picks its traces with its own seed (--agentx seed=), named in wl.
+	fmt.Fprintf(w, "%s %s on %d x %s, %s, %d %s, %s\nspeculation: %s; %d requests simulated (%s, seed %d)\n\n",
+		r.Model.Name, strings.ToUpper(string(r.Precision)), p.GPUs, strings.ToUpper(r.GPU.GPU.Name), p.Topology, p.Conc, sessions, wl, spec, p.Requests, p.Sim, r.Q.Seed)
 	if note := calibrationNote(r); note != "" {
 		fmt.Fprintf(w, "calibration applied: %s\n\n", note)
 	}

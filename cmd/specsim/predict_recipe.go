@@ -79,7 +79,11 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 		q.q.GoldenModel = c.Model
 		for i := range st.Read {
 			if st.Read[i].Setting == "golden AL" {
-				st.Read[i].From = fmt.Sprintf("golden curve %s, thinking %s (%s), of the model the recipe serves; injected by AgentX synthetic acceptance", c.Model, c.Thinking, c.Source)
+				how := "injected by AgentX synthetic acceptance"
+				if !st.Agentic {
+					how = "the expectation of real acceptance: the benchmark is not AgentX, so nothing injects it"
+				}
+				st.Read[i].From = fmt.Sprintf("golden curve %s, thinking %s (%s), of the model the recipe serves; %s", c.Model, c.Thinking, c.Source, how)
 			}
 		}
 	}
@@ -204,6 +208,12 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 	q.q.Spec = "none"
 	if steps > 0 {
 		q.q.Spec = "mtp"
+		// A model without a golden curve runs at the AL its recipe
+		// forces (what recipe check simulates it at); --al or
+		// --histogram given win.
+		if st.ForcedAL > 0 && !given["al"] && !given["histogram"] {
+			q.q.AL = st.ForcedAL
+		}
 	} else {
 		q.steps = ""
 	}

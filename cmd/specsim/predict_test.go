@@ -403,3 +403,29 @@ func TestPredictCSV(t *testing.T) {
 		t.Errorf("step total %v, want %v with share 1", last, d.Step.Total)
 	}
 }
+
+// predict's header names both seeds as given: --seed (the simulation's)
+// and the agentx replay's own (--agentx seed=, default 42), never one
+// for the other.
+func TestPredictHeaderSeeds(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		wants []string
+	}{
+		{[]string{"--seed", "7", "--agentx", "duration=600"}, []string{"agentx seed 42\n", "(event, seed 7)"}},
+		{[]string{"--seed", "7", "--agentx", "duration=600,seed=5"}, []string{"agentx seed 5\n", "(event, seed 7)"}},
+		{[]string{"--agentx", "duration=600"}, []string{"agentx seed 42\n", "(event, seed 1)"}},
+		{[]string{"--seed", "3", "--isl", "1024", "--osl", "128", "--conc", "4"}, []string{"(event, seed 3)"}},
+	} {
+		code, out, stderr := runCLI(append([]string{"predict"}, tc.args...)...)
+		if code != exitOK {
+			t.Fatalf("predict %v: exit %d, %s", tc.args, code, stderr)
+		}
+		head := strings.Join(strings.SplitN(out, "\n", 3)[:2], "\n")
+		for _, w := range tc.wants {
+			if !strings.Contains(head+"\n", w) {
+				t.Errorf("predict %v header\n%s\nlacks %q", tc.args, head, w)
+			}
+		}
+	}
+}

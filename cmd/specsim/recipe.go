@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/specsim/specsim/audit/finding"
 	"github.com/specsim/specsim/audit/recipe"
 	"github.com/specsim/specsim/golden"
 	"github.com/specsim/specsim/simulate"
@@ -256,14 +258,21 @@ func curveLine(v *recipe.VariantReport) string {
 }
 
 // writeRecipeCSV writes the check as two tables, roles and findings, each
-// with a variant column (the recipe-wide findings under variant "").
+// with a variant column (the recipe-wide findings under variant ""); the
+// findings carry review's and audit's columns (severity, code, location,
+// message), most serious first within each variant as review sorts them.
 func writeRecipeCSV(w io.Writer, rep *recipe.Report) {
 	var roles, findings *table
-	findings = findingTable(rep.Findings).withColumn(nil, "variant", "")
+	sorted := func(fs []recipe.Finding) []recipe.Finding {
+		fs = slices.Clone(fs)
+		finding.Sort(fs)
+		return fs
+	}
+	findings = findingsCSV(sorted(rep.Findings)).withColumn(nil, "variant", "")
 	for i := range rep.Variants {
 		v := &rep.Variants[i]
 		roles = roleTable(v).withColumn(roles, "variant", v.Name)
-		findings = findingTable(v.Findings).withColumn(findings, "variant", v.Name)
+		findings = findingsCSV(sorted(v.Findings)).withColumn(findings, "variant", v.Name)
 	}
 	if roles != nil {
 		roles.write(w, formatCSV)

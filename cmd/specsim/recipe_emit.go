@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/specsim/specsim/audit/recipe"
 	"github.com/specsim/specsim/internal/regular"
@@ -18,8 +19,12 @@ given with predict's flags (--model, --precision, --gpu, --topology, --steps,
 --conc, --max-running, --cuda-graph-max-bs, --mem-fraction, --chunk, ...).
 The speculative settings are the ones whose golden AL AgentX's synthetic
 acceptance will inject (the recipe says which AL and where it came from in
-a comment). A model without a golden curve needs --al, and its speculative
-roles force that AL themselves (AgentX has none to inject). Fields that
+a comment); with --isl/--osl the benchmark is sa-bench, which injects
+nothing: the engine measures real acceptance and the golden AL is the
+expectation the prediction assumes. A model without a golden curve needs
+--al, and its speculative roles force that AL themselves (AgentX has none
+to inject). A deployment predict refuses with the same flags (weights or
+caches that do not fit) gets no recipe: emit exits 2 with predict's message. Fields that
 depend on the cluster (model path, container, Slurm account and partition)
 are set to FILL-IN for you to fill. --engine sglang, vllm or trtllm picks the
 argument spelling; a layout the engine does not deploy (SGLang: pipeline
@@ -52,9 +57,25 @@ func runRecipeEmit(args []string, stdout, stderr io.Writer) int {
 		if k, _, err = stepRange(qf.steps, 6); err != nil {
 			return fail(err)
 		}
+		if k == 0 {
+			qf.q.Spec = "none" // as predict: --steps 0 is no speculation
+			if res, err = qf.resolve(); err != nil {
+				return fail(err)
+			}
+		}
 	}
 	topo, err := simulate.ParseTopology(qf.q.Topology)
 	if err != nil {
+		return fail(err)
+	}
+	// What predict with the same flags does before it simulates: a
+	// deployment it refuses (weights or caches that do not fit, a running
+	// default too large for the state pools) gets no recipe either, with
+	// predict's message and hint.
+	if err := simulate.EngineRuns(strings.ToLower(qf.q.Engine), topo, k); err != nil {
+		return fail(fmt.Errorf("--engine %s does not deploy %v", qf.q.Engine, err))
+	}
+	if err := simulate.CheckPlan(res, topo, *conc, k); err != nil {
 		return fail(err)
 	}
 	text, err := emit.Recipe(res, topo, *conc, k, specsimVersion(), "")

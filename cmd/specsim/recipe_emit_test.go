@@ -83,6 +83,47 @@ func TestRecipeEmitCheckPredict(t *testing.T) {
 			t.Errorf("cuda graph max bs read %q, want 48", graph)
 		}
 	}
+	// Models without a golden curve: emit writes the --al into the
+	// speculative role (SGLang SGLANG_SIMULATE_ACC_LEN, vLLM
+	// synthetic_acceptance_length, TensorRT-LLM forced drafts = AL-1),
+	// and predict --recipe runs at that AL and lists where it read it.
+	for _, model := range []string{"DeepSeek-V3", "GLM-5", "MiniMax-M2.5"} {
+		for _, tc := range []struct{ engine, key string }{
+			{"sglang", "roles.agg SGLANG_SIMULATE_ACC_LEN"},
+			{"vllm", "roles.agg speculative-config.synthetic_acceptance_length"},
+			{"trtllm", "roles.agg TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS"},
+		} {
+			code, text, stderr := runCLI("recipe", "emit", "--model", model, "--al", "2.5", "--engine", tc.engine, "--gpu", "b200", "--precision", "fp8",
+				"--topology", "agg:tp8", "--steps", "3", "--isl", "1024", "--osl", "256", "--conc", "4")
+			if code != exitOK {
+				t.Fatalf("emit %s %s: exit %d, %s", model, tc.engine, code, stderr)
+			}
+			f := filepath.Join(t.TempDir(), "r.yaml")
+			os.WriteFile(f, []byte(text), 0o644)
+			code, out, stderr := runCLI("predict", "--recipe", f, "--json")
+			if code != exitOK {
+				t.Fatalf("predict --recipe on emitted %s %s: exit %d, %s", model, tc.engine, code, stderr)
+			}
+			var got struct {
+				Variants []struct {
+					Steps  int
+					Read   []struct{ Setting, Value, From string }
+					Result struct{ AL float64 }
+				}
+			}
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Fatal(err)
+			}
+			v := got.Variants[0]
+			read := false
+			for _, s := range v.Read {
+				read = read || s.Setting == "acceptance length" && s.Value == "2.5" && strings.HasPrefix(s.From, tc.key)
+			}
+			if v.Steps != 3 || v.Result.AL != 2.5 || !read {
+				t.Errorf("%s %s: predict --recipe ran k %d at AL %g, read %+v; want k 3 at the recipe's AL 2.5 read from %s", model, tc.engine, v.Steps, v.Result.AL, v.Read, tc.key)
+			}
+		}
+	}
 }
 
 // predict --recipe runs on the testdata recipes it can model and says what
@@ -325,6 +366,90 @@ func TestRecipeEmitCheckEveryPreset(t *testing.T) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// recipe emit refuses what predict refuses, with predict's message: the
+// same flags must not give a recipe that cannot start. The running hint's
+// 142 is checked by a second method: emit with --max-running 142 writes
+// that cap, 143 is refused.
+func TestRecipeEmitRefusesWhatPredictRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model", "Kimi-K2.5"}, "the weights alone do not fit"},
+		{[]string{"--gpu", "b200", "--topology", "agg:tp2", "--conc", "256", "--isl", "1024", "--osl", "1024", "--steps", "3"}, "pass --max-running 142"},
+		{[]string{"--model", "DeepSeek-V3", "--al", "2.5", "--topology", "agg:tp1", "--gpu", "h100", "--precision", "fp8"}, "the weights alone do not fit"},
+	} {
+		code, out, emitErr := runCLI(append([]string{"recipe", "emit"}, tc.args...)...)
+		if code != exitBadInput || out != "" {
+			t.Errorf("emit %v: exit %d, %d bytes written; want exit 2 and no recipe", tc.args, code, len(out))
+		}
+		pcode, _, predErr := runCLI(append([]string{"predict"}, tc.args...)...)
+		if pcode != exitBadInput {
+			t.Errorf("predict %v: exit %d, want 2", tc.args, pcode)
+		}
+		if got, want := strings.TrimPrefix(emitErr, "specsim recipe emit: "), strings.TrimPrefix(predErr, "specsim predict: "); got != want || !strings.Contains(got, tc.want) {
+			t.Errorf("emit %v says\n%s\npredict says\n%s\nwant the same message, with %q", tc.args, got, want, tc.want)
+		}
+	}
+	base := []string{"recipe", "emit", "--gpu", "b200", "--topology", "agg:tp2", "--conc", "256", "--isl", "1024", "--osl", "1024", "--steps", "3"}
+	if code, _, stderr := runCLI(append(base, "--max-running", "143")...); code != exitBadInput || !strings.Contains(stderr, "does not fit") {
+		t.Errorf("--max-running 143: exit %d, %s; want a refusal", code, stderr)
+	}
+	code, out, stderr := runCLI(append(base, "--max-running", "142")...)
+	if code != exitOK || !strings.Contains(out, "max-running-requests: 142\n") {
+		t.Errorf("--max-running 142: exit %d, %s\n%s", code, stderr, out)
+	}
+}
+
+// A fixed-length (sa-bench) recipe claims no injection: recipe check calls
+// it not-agentic, emit's header says real acceptance with the golden AL
+// as the expectation, and predict --recipe reads the golden AL as that;
+// an AgentX recipe still says AgentX injects it. The AL 4.80 at k = 6 is
+// the qwen3.5 thinking-on golden curve's (golden/data/qwen3.5_mtp.yaml).
+func TestRecipeEmitFixedLengthNotInjected(t *testing.T) {
+	for _, tc := range []struct {
+		args         []string
+		agentic      bool
+		header, from string
+	}{
+		{[]string{"--isl", "1024", "--osl", "1024", "--conc", "8"}, false, "nothing injects an AL and the\n# engine measures real acceptance; the prediction assumes the AL 4.80", "nothing injects it"},
+		{[]string{"--conc", "8"}, true, "AgentX synthetic acceptance injects the AL 4.80", "injected by AgentX synthetic acceptance"},
+	} {
+		code, text, stderr := runCLI(append([]string{"recipe", "emit"}, tc.args...)...)
+		if code != exitOK {
+			t.Fatalf("emit %v: exit %d, %s", tc.args, code, stderr)
+		}
+		if !strings.Contains(text, tc.header) || !tc.agentic && strings.Contains(text, "AgentX synthetic acceptance injects") {
+			t.Errorf("emit %v header:\n%s\nwant %q", tc.args, text[:strings.Index(text, "schema:")], tc.header)
+		}
+		f := filepath.Join(t.TempDir(), "r.yaml")
+		os.WriteFile(f, []byte(text), 0o644)
+		_, out, _ := runCLI("recipe", "check", f, "--json")
+		if got := strings.Contains(out, `"not-agentic"`); got == tc.agentic {
+			t.Errorf("emit %v: recipe check not-agentic %v, want %v", tc.args, got, !tc.agentic)
+		}
+		code, out, stderr = runCLI("predict", "--recipe", f, "--json")
+		if code != exitOK {
+			t.Fatalf("predict --recipe: exit %d, %s", code, stderr)
+		}
+		var got struct {
+			Variants []struct {
+				Read []struct{ Setting, Value, From string }
+			}
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		ok := false
+		for _, s := range got.Variants[0].Read {
+			ok = ok || s.Setting == "golden AL" && s.Value == "4.8" && strings.HasSuffix(s.From, tc.from)
+		}
+		if !ok {
+			t.Errorf("emit %v: predict --recipe read %+v; want golden AL 4.8 from ...%q", tc.args, got.Variants[0].Read, tc.from)
 		}
 	}
 }

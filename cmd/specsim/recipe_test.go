@@ -42,10 +42,11 @@ func TestRecipeCheckJSONKeys(t *testing.T) {
 		t.Errorf("env %v", env)
 	}
 	f := v["findings"].([]any)[0].(map[string]any)
-	if got := keysOf(f); !reflect.DeepEqual(got, []string{"code", "message", "severity"}) {
+	// location: the key path the finding is about (base.yaml's decode env).
+	if got := keysOf(f); !reflect.DeepEqual(got, []string{"code", "location", "message", "severity"}) {
 		t.Errorf("finding keys %v", got)
 	}
-	if f["code"] != "fp8-nextn-moe" || f["severity"] != "error" {
+	if f["code"] != "fp8-nextn-moe" || f["severity"] != "error" || f["location"] != "roles.decode.env.SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE" {
 		t.Errorf("finding %v", f)
 	}
 }

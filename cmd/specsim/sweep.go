@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -115,9 +116,9 @@ func addSweepFlags(fs interface {
 	f.concList = fs.String("conc", "", "comma-separated concurrencies (default 1,2,4,...,1024)")
 	f.topoList = fs.String("topologies", "", "comma-separated topologies to evaluate instead of enumerating (e.g. agg:tp4,agg:dep8)")
 	f.scope = fs.String("scope", "all", "enumerate agg | disagg | all deployments")
-	f.shard = fs.String("shard", "", "I/N: price only topologies I, I+N, ... (0 <= I < N); join the outputs with 'specsim merge'")
+	f.shard = fs.String("shard", "", "I/N: price only topologies I, I+N, ... (0 <= I < N); join the outputs with 'specsim merge', which takes --emit and --plot (a shard refuses them: its frontier is partial)")
 	f.plotPath = fs.String("plot", "", "draw the frontiers (MTP against none) into FILE.png or FILE.svg")
-	f.emitDir = fs.String("emit", "", "write an srt-slurm schema-2 recipe for each interactivity frontier point into DIR")
+	f.emitDir = fs.String("emit", "", "write an srt-slurm schema-2 recipe for each interactivity frontier point into DIR, which must be new or empty")
 	f.all = fs.Bool("all", false, "print every point, not just the frontiers")
 	f.top = fs.Int("top", 0, "also event-simulate and print the N points of highest tokens/s/GPU under the SLA")
 	f.workers = fs.Int("workers", 0, "parallel workers (0 = every CPU the Go runtime may use)")
@@ -178,6 +179,10 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 		if space.Shard, err = simulate.ParseShard(*sf.shard); err != nil {
 			return fail(err)
 		}
+		// A shard's frontier is of its topologies only.
+		if *sf.emitDir != "" || *sf.plotPath != "" {
+			return fail(fmt.Errorf("--shard prices part of the sweep, so its frontier is partial: drop --emit and --plot here and give them to 'specsim merge --emit DIR --plot FILE' over every shard's JSON"))
+		}
 		if format != formatJSON {
 			return fail(fmt.Errorf("--shard writes a part for 'specsim merge': add --json"))
 		}
@@ -237,11 +242,17 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	return writeSweep(stdout, stderr, "sweep", so, res, format, csvOut, *sf.all, *sf.plotPath, *sf.emitDir, progress)
 }
 
-// writableDir makes dir (and its parents) and checks that a file can be
-// created in it, so that --emit fails before the sweep rather than after.
+// writableDir makes dir (and its parents) and checks that it is empty and
+// that a file can be created in it, so that --emit fails before the sweep
+// rather than after, and never mixes its recipes with another set.
 func writableDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
+	}
+	if ents, err := os.ReadDir(dir); err != nil {
+		return fmt.Errorf("%s: %v", dir, err)
+	} else if len(ents) > 0 {
+		return fmt.Errorf("%s holds %d files; recipes go into an empty directory so that they are never mixed with another set: give a new or empty DIR", dir, len(ents))
 	}
 	f, err := os.CreateTemp(dir, ".specsim-emit-*")
 	if err != nil {
@@ -452,7 +463,8 @@ func writeSweepCSV(w io.Writer, r *simulate.SweepResult, all, agentic bool) erro
 	return t.writeCSV(w)
 }
 
-// intList parses "1,2,4" with each value in 1..max; "" gives nil.
+// intList parses "1,2,4" with each value in 1..max, sorted with repeats
+// dropped (--conc 2,2 is one concurrency, not two); "" gives nil.
 func intList(s string, maxV int) ([]int, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, nil
@@ -468,7 +480,8 @@ func intList(s string, maxV int) ([]int, error) {
 			return nil, fmt.Errorf("more than 256 values")
 		}
 	}
-	return out, nil
+	slices.Sort(out)
+	return slices.Compact(out), nil
 }
 
 // draftRangeLabel names the draft lengths a sweep covered.

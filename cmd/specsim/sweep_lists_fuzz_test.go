@@ -7,7 +7,7 @@ package main
 import "testing"
 
 // FuzzIntList: the --conc lists of sweep and bestk either fail or give at
-// most 256 values, each in 1..max.
+// most 256 values, each in 1..max, strictly increasing.
 func FuzzIntList(f *testing.F) {
 	for _, s := range []string{"1,2,4,8", "", " ", "1,,2", "65536", "65537", "-3", "1, 2 ,3"} {
 		f.Add(s, 65536)
@@ -23,9 +23,12 @@ func FuzzIntList(f *testing.F) {
 		if len(vals) > 256 {
 			t.Fatalf("intList(%q) gave %d values", s, len(vals))
 		}
-		for _, v := range vals {
+		for i, v := range vals {
 			if v < 1 || v > maxV {
 				t.Fatalf("intList(%q, %d) gave %d", s, maxV, v)
+			}
+			if i > 0 && v <= vals[i-1] {
+				t.Fatalf("intList(%q) gave %v: not strictly increasing", s, vals)
 			}
 		}
 	})

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -339,5 +340,80 @@ func TestSweepRefineByEcho(t *testing.T) {
 		if code != exitOK || !strings.Contains(out, c.want) || !strings.Contains(out, `"estimate_contenders": `) {
 			t.Errorf("%v: exit %d %s\n%s", c.flags, code, stderr, out)
 		}
+	}
+}
+
+// A shard's frontier is partial: sweep --shard refuses --emit and --plot,
+// before pricing and before creating anything, and names merge.
+func TestSweepShardRefusesEmitPlot(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "d")
+	for _, extra := range [][]string{{"--emit", dir}, {"--plot", filepath.Join(dir, "f.png")}} {
+		args := append([]string{"sweep", "--gpu", "b200", "--gpus", "4", "--isl", "1024", "--osl", "1024", "--json", "--shard", "0/2"}, extra...)
+		code, out, stderr := runCLI(args...)
+		if code != exitBadInput || out != "" || !strings.Contains(stderr, "specsim merge --emit DIR --plot FILE") {
+			t.Errorf("%v: exit %d, stdout %d bytes, %s; want exit 2 naming merge", extra, code, len(out), stderr)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("%v: %s exists (%v); nothing should be written", extra, dir, err)
+		}
+	}
+}
+
+// --emit DIR refuses a directory that already holds files (one recipe set
+// would mix with another), naming DIR and the count, before pricing; sweep
+// and merge alike.
+func TestEmitRefusesNonEmptyDir(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"01-old.yaml", "02-old.yaml"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("schema: 2\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{
+		{"sweep", "--gpu", "b200", "--gpus", "4", "--isl", "1024", "--osl", "1024", "--emit", dir},
+		{"merge", "--emit", dir, "nonexistent-shard.json"},
+	} {
+		code, out, stderr := runCLI(args...)
+		if code != exitBadInput || out != "" || !strings.Contains(stderr, dir+" holds 2 files") {
+			t.Errorf("%s --emit into a directory of 2 files: exit %d, %s; want exit 2 naming %s and 2 files", args[0], code, stderr, dir)
+		}
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 2 {
+		t.Errorf("%s holds %d entries after the refusals, want the 2 it had", dir, len(ents))
+	}
+}
+
+// --conc lists are sets: sorted, repeats dropped, so "2,2" sweeps what
+// "2" sweeps (the same configurations and points, inputs.concs [2]).
+func TestConcListDeduped(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []int
+	}{{"2,2", []int{2}}, {"8,2,4,2,8", []int{2, 4, 8}}, {" 16, 1 ", []int{1, 16}}, {"", nil}} {
+		got, err := intList(tc.in, 1<<16)
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("intList(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+	type sweepCount struct {
+		Inputs    struct{ Concs []int }
+		Points    []json.RawMessage
+		Evaluated int
+	}
+	var counts []sweepCount
+	for _, conc := range []string{"2", "2,2"} {
+		code, out, stderr := runCLI("sweep", "--gpu", "b200", "--gpus", "4", "--isl", "1024", "--osl", "1024", "--conc", conc, "--json")
+		if code != exitOK {
+			t.Fatalf("--conc %s: exit %d, %s", conc, code, stderr)
+		}
+		var c sweepCount
+		if err := json.Unmarshal([]byte(out), &c); err != nil {
+			t.Fatal(err)
+		}
+		counts = append(counts, c)
+	}
+	if a, b := counts[0], counts[1]; b.Evaluated != a.Evaluated || len(b.Points) != len(a.Points) || !slices.Equal(b.Inputs.Concs, []int{2}) {
+		t.Errorf("--conc 2,2: %d configurations, %d points, concs %v; --conc 2: %d, %d", b.Evaluated, len(b.Points), b.Inputs.Concs, a.Evaluated, len(a.Points))
 	}
 }

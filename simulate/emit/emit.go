@@ -57,11 +57,23 @@ func Recipe(r *simulate.Resolved, t simulate.Topology, conc, k int, version, not
 	// model's curve; for a model without one there is nothing to inject,
 	// so the speculative roles set the AL themselves (handSet: the
 	// variables AgentX would inject, at acc.AL).
+	// A fixed-length benchmark (sa-bench) is not AgentX: nothing injects
+	// an AL, the engine measures real acceptance, and the golden AL is
+	// only the expectation the prediction assumes (recipe check:
+	// not-agentic).
+	agentx := r.Workload.Name == "agentx"
 	handSet := 0.0
 	if k > 0 && r.GoldenKey == "" {
 		handSet = acc.AL
 		w("# Speculation: MTP, %d draft steps at the AL %.2f (%s). No golden curve exists for\n", k, acc.AL, acceptanceSource(r.Target, acc))
-		w("# %s, so AgentX's synthetic acceptance has no AL to inject: the speculative roles set it.\n", r.Model.Name)
+		if agentx {
+			w("# %s, so AgentX's synthetic acceptance has no AL to inject: the speculative roles set it.\n", r.Model.Name)
+		} else {
+			w("# %s; the speculative roles force it (sa-bench injects none).\n", r.Model.Name)
+		}
+	} else if k > 0 && !agentx {
+		w("# Speculation: MTP, %d draft steps. sa-bench is not AgentX: nothing injects an AL and the\n", k)
+		w("# engine measures real acceptance; the prediction assumes the AL %.2f\n# (%s), an expectation, not injected.\n", acc.AL, acceptanceSource(r.Target, acc))
 	} else if k > 0 && r.Target.Curve == nil {
 		w("# Speculation: MTP, %d draft steps, sized at the AL %.2f (%s); AgentX synthetic\n", k, acc.AL, acceptanceSource(r.Target, acc))
 		w("# acceptance injects the golden AL of %s at this draft length instead.\n", r.GoldenKey)

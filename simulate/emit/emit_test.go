@@ -114,7 +114,9 @@ func TestFrontier(t *testing.T) {
 // DeepSeek-R1) or a histogram says where its AL came from instead of
 // reading a golden curve that is not there. Without a golden curve AgentX
 // has no AL to inject, so the speculative role forces --al itself (SGLang
-// env); with one, the comment says AgentX injects the curve's AL, not --al.
+// env); with one, the comment says AgentX injects the curve's AL, not --al,
+// on an AgentX benchmark, and on sa-bench that nothing injects it (3.39:
+// the qwen3.5 thinking-on golden curve at k = 3).
 func TestRecipeAcceptanceSource(t *testing.T) {
 	curves, err := golden.Default()
 	if err != nil {
@@ -130,13 +132,21 @@ func TestRecipeAcceptanceSource(t *testing.T) {
 		{"deepseek-r1 --al", simulate.Query{Model: "deepseek-r1", Precision: "fp8", GPU: "h200", AL: 2.4}, "agg:tp8", 3,
 			[]string{"at the AL 2.40 (given with --al, not a golden curve)", "No golden curve exists for\n# DeepSeek-V3",
 				"    env:\n      SGLANG_SIMULATE_ACC_LEN: '2.40'\n      SGLANG_SIMULATE_ACC_METHOD: match-expected\n      SGLANG_SIMULATE_ACC_TOKEN_MODE: real-draft-token\n"}},
-		{"qwen3.5 --al", simulate.Query{Model: "Qwen3.5-397B-A17B", Precision: "fp4", GPU: "gb300", AL: 3}, "agg:tp4", 6,
+		{"qwen3.5 --al agentx", simulate.Query{Model: "Qwen3.5-397B-A17B", Precision: "fp4", GPU: "gb300", AL: 3, Workload: "agentx"}, "agg:tp4", 6,
 			[]string{"sized at the AL 3.00 (given with --al, not a golden curve)", "injects the golden AL of qwen3.5-397b-a17b-nvfp4 at this draft length instead"}},
-		{"qwen3.5 golden", simulate.Query{Model: "Qwen3.5-397B-A17B", Precision: "fp4", GPU: "gb300"}, "agg:tp4", 3,
-			[]string{"(golden AL, golden/data/qwen3.5_mtp.yaml (embedded))"}},
+		{"qwen3.5 golden agentx", simulate.Query{Model: "Qwen3.5-397B-A17B", Precision: "fp4", GPU: "gb300", Workload: "agentx"}, "agg:tp4", 3,
+			[]string{"AgentX synthetic acceptance injects the AL 3.39\n# (golden AL, golden/data/qwen3.5_mtp.yaml (embedded))"}},
+		// sa-bench is not AgentX: nothing injects, the AL is an expectation.
+		{"qwen3.5 --al sa-bench", simulate.Query{Model: "Qwen3.5-397B-A17B", Precision: "fp4", GPU: "gb300", AL: 3}, "agg:tp4", 6,
+			[]string{"nothing injects an AL and the\n# engine measures real acceptance; the prediction assumes the AL 3.00\n# (given with --al, not a golden curve), an expectation, not injected."}},
+		{"qwen3.5 golden sa-bench", simulate.Query{Model: "Qwen3.5-397B-A17B", Precision: "fp4", GPU: "gb300"}, "agg:tp4", 3,
+			[]string{"assumes the AL 3.39\n# (golden AL, golden/data/qwen3.5_mtp.yaml (embedded)), an expectation, not injected."}},
 	} {
 		q := tc.q
-		q.Engine, q.Spec, q.Workload, q.ISL, q.OSL, q.RangeRatio, q.SchedOverhead, q.SpecOverhead, q.Seed = "sglang", "mtp", "fixed", 1024, 1024, 0.8, -1, -1, 1
+		q.Engine, q.Spec, q.RangeRatio, q.SchedOverhead, q.SpecOverhead, q.Seed = "sglang", "mtp", 0.8, -1, -1, 1
+		if q.Workload == "" {
+			q.Workload, q.ISL, q.OSL = "fixed", 1024, 1024
+		}
 		r, err := q.Resolve(curves, kernels.DefaultCatalog())
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
