@@ -348,12 +348,21 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 	// for an M/G/1 queue per server, W = lam1 E[S^2] / (2 (1-rho)), with
 	// lane sessions ahead at most (a closed loop of conc sessions cannot
 	// queue more than the lane's other sessions). It also returns rho.
+	//
+	// The lane serves a closed loop of conc/lanes sessions, and a
+	// session's own request never waits behind itself: by the arrival
+	// theorem of closed networks (Lavenberg and Reiser, J. Appl. Prob.
+	// 17(4), 1980) a request finds the lane as the other sessions keep it,
+	// busy a fraction othersBusy of what rho says, and waits that fraction
+	// of the open queue's mean (busyFrac, for waitAt below too).
+	var busyFrac float64
 	prefillWait := func(lam, lanes, meanS float64) (float64, float64) {
 		lam1 := lam / lanes
 		rho := math.Min(lam1*meanS, 0.999)
 		s2 := soloS2 * (meanS / soloTp) * (meanS / soloTp)
 		w := lam1 * s2 / (2 * (1 - rho))
-		return math.Min(w, math.Max(conc/lanes-1, 0)*meanS), rho
+		busyFrac = othersBusy(conc / lanes)
+		return math.Min(w*busyFrac, math.Max(conc/lanes-1, 0)*meanS), rho
 	}
 	lambda = conc / math.Max(meanTp+steps*1e-3, 1e-6)
 	for range 40 {
@@ -408,15 +417,17 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 	queueWait := math.Max(0, cycle-(ttft+steps*tds/(1-rhoP)+thinkEff))
 	finish := func() *Result {
 		// Each sampled request waits a draw of the prefill queue's wait: zero
-		// with probability 1-rho, otherwise exponential with mean wq/rho (the
-		// M/G/1 wait's usual two-part approximation), the draws stratified
-		// over the samples in a seeded order.
+		// with probability 1-pb (pb: rho as the other sessions see it),
+		// otherwise exponential with mean wq/pb (the M/G/1 wait's usual
+		// two-part approximation), the draws stratified over the samples in
+		// a seeded order.
 		order := rng.Perm(len(reqs))
+		pb := rhoQ * busyFrac
 		waitAt := func(u float64) float64 {
-			if rhoQ <= 0 || wq <= 0 || u <= 1-rhoQ {
+			if pb <= 0 || wq <= 0 || u <= 1-pb {
 				return 0
 			}
-			return wq / rhoQ * math.Log(rhoQ/(1-u))
+			return wq / pb * math.Log(pb/(1-u))
 		}
 		ttfts := make([]float64, len(reqs))
 		tpots := make([]float64, 0, len(reqs))
@@ -497,6 +508,11 @@ func renewalKeep(k, d, theta float64) float64 {
 	}
 	return math.Max(0, k-(1-k)*d/theta)
 }
+
+// othersBusy is the fraction of a lane's load that a request arriving from
+// one of n sessions finds (the other n-1 sessions' share): 0 for a lone
+// session, (n-1)/n otherwise.
+func othersBusy(n float64) float64 { return math.Max(n-1, 0) / math.Max(n, 1) }
 
 // prefillEngine is the engine that runs the prefills: the aggregated
 // instance's, or the prefill pool's.

@@ -82,3 +82,13 @@ func TestSortNonNegative(t *testing.T) {
 		}
 	}
 }
+
+// TestOthersBusy: the share of a lane's load a request from one of n
+// sessions finds, by hand.
+func TestOthersBusy(t *testing.T) {
+	for _, c := range []struct{ n, want float64 }{{0.5, 0}, {1, 0}, {2, 0.5}, {8.0 / 3, 0.625}, {8, 0.875}, {1024, 1023.0 / 1024}} {
+		if got := othersBusy(c.n); math.Abs(got-c.want) > 1e-15 {
+			t.Errorf("othersBusy(%g) = %g, want %g", c.n, got, c.want)
+		}
+	}
+}
