@@ -303,8 +303,8 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 		return exitOK
 	}
 	r := so.SweepResult
-	fmt.Fprintf(stdout, "%s %s on %s, up to %d GPUs, %s, %s: %d configurations, %d feasible, %d do not fit in memory; %d candidates event-simulated in %d rounds\n",
-		in.Model, strings.ToUpper(in.Precision), strings.ToUpper(in.GPU), in.GPUs, workloadLabel(in), draftRangeLabel(in.Steps), r.Evaluated, len(r.Points), r.Infeasible, r.Refined, r.Rounds)
+	fmt.Fprintf(stdout, "%s %s on %s, up to %d GPUs, %s, %s: %d configurations, %d feasible, %d do not fit in memory; %d %s event-simulated in %d %s\n",
+		in.Model, strings.ToUpper(in.Precision), strings.ToUpper(in.GPU), in.GPUs, workloadLabel(in), draftRangeLabel(in.Steps), r.Evaluated, len(r.Points), r.Infeasible, r.Refined, plural(r.Refined, "candidate", "candidates"), r.Rounds, plural(r.Rounds, "round", "rounds"))
 	if r.RefineStopped {
 		fmt.Fprintf(stdout, "refinement stopped at its budget (--max-refine %d) before the frontiers settled: the frontiers below are of the %d event-simulated points only, and a candidate not yet simulated might still beat them (raise --max-refine, or narrow with --topologies, --scope or --shard)\n", in.MaxRefine, r.Refined)
 	}
@@ -493,4 +493,12 @@ func draftRangeLabel(steps [2]int) string {
 		return fmt.Sprintf("draft length k = %d only (--steps 0-8 for all)", steps[0])
 	}
 	return fmt.Sprintf("draft lengths k = %d-%d", steps[0], steps[1])
+}
+
+// plural is one when n is 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
