@@ -209,10 +209,18 @@ func DefaultConcs() []int {
 // (nil: a model with experts): aggregated TP, TP with EP, DEP and TP x PP
 // instances, and disaggregated pairs of prefill and decode groups built
 // from the same instance shapes (see layoutsOf for each engine's rules).
-// Pairs whose pools hold fewer than minPool GPUs each are left out.
+// Pairs whose pools hold fewer than minPool GPUs each are left out, and
+// so are instance shapes that cannot hold m (Parallel.fits: a TP that does
+// not divide its attention heads, an EP its experts; the engines refuse
+// them at start-up).
 func EnumerateTopologies(engine string, gpus int, m *Model, minPool int) []Topology {
 	l := layoutsOf(engine)
-	shapes := l.instanceShapes(gpus, m)
+	var shapes []Parallel
+	for _, s := range l.instanceShapes(gpus, m) {
+		if m == nil || s.fits(m) == nil {
+			shapes = append(shapes, s)
+		}
+	}
 	var out []Topology
 	for _, s := range shapes {
 		if s.GPUs() >= minPool {

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/specsim/specsim/audit/model"
 	"github.com/specsim/specsim/simulate/agentx"
 )
 
@@ -349,7 +350,7 @@ func TestEngineTopologySpace(t *testing.T) {
 		}
 	}
 	// Expert parallelism on a model without experts is plain TP.
-	dense := &Model{Name: "dense"}
+	dense := &Model{Name: "dense", Architecture: model.Architecture{Layers: 60, Heads: 32}}
 	if ts := EnumerateTopologies("sglang", 8, dense, 0); has(ts, "agg:tp4ep4") || !has(ts, "agg:tp4") {
 		t.Error("dense model: tp4ep4 enumerated or tp4 missing")
 	}
@@ -733,6 +734,26 @@ func TestFrontierMatchesReference(t *testing.T) {
 		}
 		if got := res.nextIfLost(SLA{}, 3, true, rankEstimate, need); !slices.Equal(got, want) && len(got)+len(want) > 0 {
 			t.Fatalf("trial %d: nextIfLost %v, finish without %v: %v", trial, got, need, want)
+		}
+	}
+}
+
+// TestEnumerateFitsModel: shapes the model cannot hold are not enumerated
+// (32 heads: tp64 does not divide them; DP attention runs attention TP 1).
+func TestEnumerateFitsModel(t *testing.T) {
+	m := &Model{Name: "m", Architecture: model.Architecture{Layers: 60, Heads: 32, Experts: 64, MoEInter: 1024}}
+	ts := EnumerateTopologies("sglang", 64, m, 0)
+	has := func(s string) bool {
+		for _, tp := range ts {
+			if tp.String() == s {
+				return true
+			}
+		}
+		return false
+	}
+	for s, want := range map[string]bool{"agg:tp64": false, "agg:tp64ep64": false, "agg:tp32": true, "agg:dep64": true, "disagg:1xtp32+1xtp32": true} {
+		if has(s) != want {
+			t.Errorf("%s enumerated %v, want %v", s, has(s), want)
 		}
 	}
 }
