@@ -338,13 +338,16 @@ func (c *checker) findCurve(thinking string, spec *Spec, gen *Role) *GoldenCurve
 		c.add(CodeModelUnknown, SeverityError, "the recipe names no model (served-model-name, model path); pass --model")
 		return nil
 	}
-	msg := fmt.Sprintf("no golden curve for model %s with thinking %s: pass --model with a golden model key or hub name", strings.Join(names, ", "), thinking)
-	if len(errs) > 0 {
-		msg += " (" + errs[0] + ")" // the most specific name's
-	}
+	msg := fmt.Sprintf("no golden curve for model %s with thinking %s", strings.Join(names, ", "), thinking)
 	if al, where, ok := handSetAL(gen); ok {
+		// The recipe's own AL is what runs; another model's key would
+		// check it against the wrong curve.
 		c.add(CodeModelUnknown, SeverityWarning, "%s; %s sets the AL %s itself, so the run is simulated at it, but no golden value confirms it", msg, where, FormatAL(al))
 		return nil
+	}
+	msg += ": pass --model with the golden model key or hub name of this model, if it has a curve"
+	if len(errs) > 0 {
+		msg += " (" + errs[0] + ")" // the most specific name's
 	}
 	c.add(CodeModelUnknown, SeverityError, "%s", msg)
 	return nil
