@@ -3,8 +3,6 @@ package main
 import (
 	"encoding/json"
 	"math"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -165,14 +163,7 @@ func TestAuditReviewFindingsCSV(t *testing.T) {
 // override_wrong_len sets roles.decode.env.SGLANG_SIMULATE_ACC_LEN.
 func TestFindingsCSVLocation(t *testing.T) {
 	ck := indexOnlyQwen(t)
-	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, body string) string { return writeTemp(t, name, body) }
 	bad := write("bad.out", "SGLANG_SIMULATE_ACC_LEN=4.8\nSGLANG_SIMULATE_ACC_METHOD=match-expected\nSGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token\n")
 	good := write("good.out", "+ export SGLANG_SIMULATE_ACC_LEN=3.39\n+ export SGLANG_SIMULATE_ACC_METHOD=match-expected\n"+
 		"[2026-01-01 00:00:20 TP0] Load weight end. type=Qwen3_5ForCausalLMMTP, avail mem=195.98 GB, mem usage=4.02 GB.\n")
