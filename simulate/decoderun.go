@@ -80,10 +80,16 @@ func (in *instance) canRun() bool {
 	if !decodeRuns || in.role == rolePrefill || len(in.waiting) > 0 || len(in.parts) > 0 {
 		return false
 	}
-	if in.sampler == nil {
+	return in.batchFreeDraws
+}
+
+// batchFreeDraws says whether sampler s draws independently of the batch
+// size: none (no speculation) or a shared draw per verify step.
+func batchFreeDraws(s acceptance.Sampler) bool {
+	if s == nil {
 		return true
 	}
-	sd, ok := in.sampler.(acceptance.SharedDraw)
+	sd, ok := s.(acceptance.SharedDraw)
 	return ok && sd.SharesDraw()
 }
 

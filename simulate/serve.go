@@ -213,7 +213,9 @@ type instance struct {
 	// accepted lengths a cut put back, per DP rank.
 	run     decodeRun
 	putBack []drawQueue
-	steps   stepGroup // the latest iterations priced alike, not yet in stepSum
+	// batchFreeDraws: the lane's sampler may run ahead (batchFreeDraws).
+	batchFreeDraws bool
+	steps          stepGroup // the latest iterations priced alike, not yet in stepSum
 	// Attention-DP ranks: each has its own scheduler (sampler draw per
 	// verify step), request slots, KV pool and prefix cache.
 	ranks    int
@@ -474,7 +476,7 @@ func (p *Plan) lanes() ([]*instance, []int, []int, error) {
 					return err
 				}
 				in := &instance{role: r, eng: e, capRun: max(ceilDiv(capRun, pp), 1), capTok: max(tokFit/pp, 1), sampler: s,
-					ranks: dp, rankRun: make([]int, dp), rankTok: make([]int, dp), samplers: []acceptance.Sampler{s}}
+					ranks: dp, rankRun: make([]int, dp), rankTok: make([]int, dp), samplers: []acceptance.Sampler{s}, batchFreeDraws: batchFreeDraws(s)}
 				for j := 1; j < dp && s != nil; j++ {
 					sj, err := p.newSampler(p.sc.Seed*7919 + uint64(len(inst)) + 1 + uint64(j)<<32)
 					if err != nil {
