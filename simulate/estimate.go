@@ -365,7 +365,13 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 		return math.Min(w*busyFrac, math.Max(conc/lanes-1, 0)*meanS), rho
 	}
 	lambda = conc / math.Max(meanTp+steps*1e-3, 1e-6)
+	// driven is the rate the sessions drive through a disaggregated
+	// deployment's prefill pool: the pool queues what the clients send,
+	// not what the decode pool could take (at a batch floored at one,
+	// lanes*b/decodeTime overstates the rate of a lightly loaded pool).
+	driven := math.Inf(1)
 	for range 40 {
+		prevLambda := lambda
 		bi := max(int(math.Round(b)), 1)
 		td = stepAt(b)
 		tds = stepAt(seen(b))
@@ -392,7 +398,7 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 			decodeTime := steps * tds
 			lambdaD := decLanes * b / math.Max(decodeTime, 1e-9)
 			lambdaP := preLanes / meanTp
-			lambda = math.Min(lambdaD, lambdaP*0.999)
+			lambda = math.Min(math.Min(lambdaD, lambdaP*0.999), driven)
 			wq, rhoQ = prefillWait(lambda, preLanes, meanTp)
 			ttft = meanTp + wq + transfer
 		}
@@ -402,11 +408,16 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 		want := conc / cycle // the rate the sessions would drive
 		if t.Disagg {
 			lambda = math.Min(lambda, want)
+			if math.IsInf(driven, 1) {
+				driven = want
+			} else {
+				driven = 0.5*driven + 0.5*want
+			}
 		} else {
 			lambda = math.Min(want, decLanes/(meanTp+steps*td/b))
 		}
 		nb := math.Max(1, math.Min(capRun, lambda/decLanes*steps*tds/(1-rhoP)))
-		if math.Abs(nb-b) < 0.01 {
+		if math.Abs(nb-b) < 0.01 && (!t.Disagg || math.Abs(lambda-prevLambda) <= 1e-6*lambda) {
 			b = nb
 			break
 		}

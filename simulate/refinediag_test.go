@@ -200,7 +200,7 @@ func TestRefineReplayDiag(t *testing.T) {
 			high bool
 		}{{"interactivity", ByInteractivity, true}, {"p90 E2EL", ByE2ELp90, false}, {"normalized interactivity", ByNormalizedInteractivity, true}} {
 			r := frontierRecall(so.Points, found.Points, c.x, c.high, 0.02)
-			t.Logf("  %s: %d true frontier points; %d of them more than 2%% above the search's frontier within 2%% of their x (worst: the search's frontier at %.3f of it)", c.name, r.n, r.below, r.worst)
+			t.Logf("  %s: %d true frontier points; %d of them more than 2%% above the search's frontier within 2%% of their x (worst: the search's frontier at %.3f of it) %v", c.name, r.n, r.below, r.worst, r.missed)
 		}
 	}
 }
@@ -210,6 +210,7 @@ func TestRefineReplayDiag(t *testing.T) {
 type recallOf struct {
 	n, below int     // true frontier points; those the search's frontier falls short of
 	worst    float64 // the lowest ratio of the search's throughput to the true point's
+	missed   []string
 }
 
 // frontierRecall compares, for each point of all's frontier (every point
@@ -239,6 +240,7 @@ func frontierRecall(all, found []Point, x func(*Point) float64, higherX bool, to
 		ratio := best / yt
 		if ratio < 1-tol {
 			r.below++
+			r.missed = append(r.missed, fmt.Sprintf("%s c%d (%.3f)", truth[i].Topology, truth[i].Conc, ratio))
 		}
 		r.worst = math.Min(r.worst, ratio)
 	}
