@@ -312,9 +312,16 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 		return pre.MixedExtra(b, k+1, parts, k > 0) / float64(m)
 	}
 	// Step time at a fractional batch, interpolated between the whole
-	// batches DecodeStep prices.
+	// batches DecodeStep prices. Under DP attention every rank runs each
+	// forward padded to the fullest rank's batch (SGLang's DP-attention
+	// padding, as the event simulation prices it): x requests spread over
+	// dp ranks by the least-loaded router run as dp*ceil(x/dp).
+	dp := float64(dec.Par.AttentionDP())
 	stepAt := func(x float64) float64 {
 		x = math.Max(x, 1)
+		if dp > 1 {
+			x = dp * math.Ceil(x/dp-1e-9)
+		}
 		lo := math.Floor(x)
 		t0 := dec.DecodeStep(int(lo), k, int(ctx)).Total()
 		if f := x - lo; f > 1e-9 {
@@ -325,7 +332,10 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 	// The batch a decoding request runs in is not the time-average batch
 	// b but b as its own steps see it: itself plus the others decoding
 	// (each of the lane's other n-1 sessions decodes with probability
-	// b/n; the inspection paradox of the event simulation's batches).
+	// occ/n; the inspection paradox of the event simulation's batches).
+	// occ is the lane's time-average number of decoding requests (Little's
+	// law), which unlike b is not floored at one: a lane idle half the
+	// time has occ 0.5, and its requests mostly decode alone.
 	perLaneSessions := conc / decLanes
 	seen := func(b float64) float64 {
 		n := math.Max(perLaneSessions, 1)
@@ -333,6 +343,7 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 	}
 	// Fixed point over the decode batch b (per decode lane).
 	b := math.Max(1, math.Min(capRun, conc/decLanes))
+	occ := b
 	var td, tds, lambda, rhoP, ttft, wq, rhoQ float64
 	thinkEff := think
 	if tr := p.sc.Workload.Trace; tr != nil {
@@ -374,7 +385,7 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 		prevLambda := lambda
 		bi := max(int(math.Round(b)), 1)
 		td = stepAt(b)
-		tds = stepAt(seen(b))
+		tds = stepAt(seen(occ))
 		if !t.Disagg {
 			m := int(math.Round(lambda / decLanes * td))
 			if pre.MixesContext() {
@@ -416,12 +427,14 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 		} else {
 			lambda = math.Min(want, decLanes/(meanTp+steps*td/b))
 		}
-		nb := math.Max(1, math.Min(capRun, lambda/decLanes*steps*tds/(1-rhoP)))
-		if math.Abs(nb-b) < 0.01 && (!t.Disagg || math.Abs(lambda-prevLambda) <= 1e-6*lambda) {
-			b = nb
+		nocc := math.Min(capRun, lambda/decLanes*steps*tds/(1-rhoP))
+		nb := math.Max(1, nocc)
+		if math.Abs(nb-b) < 0.01 && math.Abs(nocc-occ) < 0.01 && (!t.Disagg || math.Abs(lambda-prevLambda) <= 1e-6*lambda) {
+			b, occ = nb, nocc
 			break
 		}
 		b = 0.5*b + 0.5*nb
+		occ = 0.5*occ + 0.5*nocc
 	}
 	cycle := conc / lambda
 	// Requests beyond the running cap wait before their prefill.

@@ -143,3 +143,33 @@ func TestMeanFieldLightDisaggTTFT(t *testing.T) {
 		}
 	}
 }
+
+// TestMeanFieldLightDecodeTPOT: at light load the mean-field's TPOT of a
+// disaggregated GB300 AgentX decode pool is within 5% of the event
+// simulation's. A request decodes alone most of the time on a lane that is
+// idle most of the time (the batch it sees is itself plus the others'
+// occupancy, not a batch floored at one: before, x1.15), and a DP-attention
+// pool runs every forward padded to the fullest rank's batch, 8 on dep8
+// with one request (before, priced at one: x0.87).
+func TestMeanFieldLightDecodeTPOT(t *testing.T) {
+	r := refineWindow(resolved(t, Query{GPU: "gb300", Workload: "agentx", Model: "Qwen3.5-397B-A17B", Precision: "fp4", SchedOverhead: -1, SpecOverhead: -1, Seed: 1}))
+	for _, c := range []struct {
+		topo string
+		conc int
+	}{{"disagg:8xtp1pp8+8xtp1", 16}, {"disagg:8xtp1pp8+1xdep8", 16}} {
+		tp := topo(t, c.topo)
+		m, err := EstimatePoint(r, tp, c.conc, 6)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := Predict(r, tp, c.conc, 6)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ratio := m.TPOTms / e.TPOTms
+		t.Logf("%s c%d TPOT: mean-field %.3f ms, event %.3f ms (x%.3f)", c.topo, c.conc, m.TPOTms, e.TPOTms, ratio)
+		if math.Abs(math.Log(ratio)) > math.Log(1.05) {
+			t.Errorf("%s c%d: TPOT mean-field %.3f ms vs event %.3f ms: x%.3f, outside x1.05", c.topo, c.conc, m.TPOTms, e.TPOTms, ratio)
+		}
+	}
+}
