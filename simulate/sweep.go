@@ -872,7 +872,13 @@ func (res *SweepResult) frontiers(sla SLA, top int, agentic bool, mode finishMod
 	if mode == rankCorrected {
 		src = corrected(res.Points)
 	}
-	kept, _ := sla.Filter(src)
+	// While the search runs, a limit removes simulated points only: a
+	// point whose estimate breaks it stays a candidate, and is removed
+	// once its simulation breaks it too.
+	kept := sla.filterSimulated(src)
+	if mode == eventOnly {
+		kept, _ = sla.Filter(src)
+	}
 	// Filter keeps the order and drops points: where it dropped none,
 	// positions in kept are positions in Points.
 	posOf := func(i int) int { return i }

@@ -3,7 +3,9 @@ package simulate
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -179,5 +181,52 @@ func TestRefineByAll(t *testing.T) {
 		if p.Sim == "event" && byIndex[p.Index].TputPerGPU != p.TputPerGPU {
 			t.Errorf("%s conc %d k %d: %g tok/s/GPU by estimate's search, %g by all", p.Topology, p.Conc, p.Steps, p.TputPerGPU, byIndex[p.Index].TputPerGPU)
 		}
+	}
+}
+
+// TestSLAChecksEstimates: a limit removes a point on its estimate alone
+// only when the point would not reach a frontier even inside the limit. A
+// points whose estimate breaks --max-ttft-ms but whose simulation keeps to
+// it is simulated and lands on the frontier; B, whose estimate breaks the
+// limit and would lose anyway, is removed unsimulated and counted so.
+func TestSLAChecksEstimates(t *testing.T) {
+	pt := func(idx int, tput, inter, ttft float64) Point {
+		return Point{Index: idx, Result: Result{Topology: fmt.Sprintf("agg:tp%d", idx+1), Conc: 8, TputPerGPU: tput, Interactivity: inter, TTFTp90ms: ttft, E2EL: Percentiles{P50: 1, P90: 2}, NormalizedInteractivity: inter, Sim: "mean-field"}}
+	}
+	// Estimates: A (index 0) 7,000 ms; B (1) 9,000 ms and dominated by C;
+	// C (2) keeps to the limit.
+	points := []Point{pt(0, 300, 100, 7000), pt(1, 100, 50, 9000), pt(2, 200, 150, 1000)}
+	events := map[int]Result{0: points[0].Result, 1: points[1].Result, 2: points[2].Result}
+	a := events[0]
+	a.TTFTp90ms, a.Sim = 4900, "event"
+	events[0] = a
+	for i, r := range events {
+		r.Sim = "event"
+		events[i] = r
+	}
+	simulated := map[int]bool{}
+	sim := func(_ *Resolved, p *Point) (*Result, error) {
+		simulated[p.Index] = true
+		r := events[p.Index]
+		return &r, nil
+	}
+	res := &SweepResult{Points: points}
+	sla := SLA{MaxTTFTms: 5000}
+	if err := res.refine(nil, sla, 0, -1, RefineByEstimate, true, 1, func(string, int, int) {}, sim); err != nil {
+		t.Fatal(err)
+	}
+	if !simulated[0] || simulated[1] {
+		t.Errorf("simulated %v: want A (0) simulated, B (1) not", simulated)
+	}
+	var onFrontier []int
+	for _, p := range res.Frontier {
+		onFrontier = append(onFrontier, p.Index)
+	}
+	if !slices.Equal(onFrontier, []int{2, 0}) && !slices.Equal(onFrontier, []int{0, 2}) {
+		t.Errorf("frontier %v, want A (0) and C (2)", onFrontier)
+	}
+	want := []SLARemoval{{Limit: "max-ttft-ms", Value: 5000, Removed: 1, OnEstimate: 1}}
+	if !slices.Equal(res.Removed, want) {
+		t.Errorf("removed %+v, want %+v", res.Removed, want)
 	}
 }

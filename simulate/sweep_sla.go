@@ -19,6 +19,10 @@ type SLARemoval struct {
 	Limit   string  `json:"limit"`
 	Value   float64 `json:"value"`
 	Removed int     `json:"removed"`
+	// OnEstimate is how many of Removed were never event-simulated: their
+	// mean-field estimates break the limit. A settled sweep leaves none
+	// whose estimate would reach a frontier if it kept to the limit.
+	OnEstimate int `json:"removed_on_estimate"`
 }
 
 // Validate rejects negative or non-finite limits.
@@ -59,6 +63,19 @@ func (s SLA) broken(p *Point) (slaLimit, bool) {
 // Filter returns the points every limit keeps and, for each limit that is
 // set, how many points it removed.
 func (s SLA) Filter(points []Point) ([]Point, []SLARemoval) {
+	return s.filter(points, true)
+}
+
+// filterSimulated is Filter that removes only event-simulated points: a
+// point judged on its estimate alone stays, so that the search simulates
+// it if it would reach a frontier (an estimate can put a point outside a
+// limit it keeps to once simulated).
+func (s SLA) filterSimulated(points []Point) []Point {
+	kept, _ := s.filter(points, false)
+	return kept
+}
+
+func (s SLA) filter(points []Point, estimates bool) ([]Point, []SLARemoval) {
 	ls := s.limits()
 	var removed []SLARemoval
 	slot := make([]int, len(ls))
@@ -75,9 +92,13 @@ func (s SLA) Filter(points []Point) ([]Point, []SLARemoval) {
 	kept := make([]Point, 0, len(points))
 outer:
 	for i := range points {
+		onEstimate := points[i].Sim != "event"
 		for j, l := range ls {
-			if slot[j] >= 0 && l.breaks(&points[i]) {
+			if slot[j] >= 0 && (estimates || !onEstimate) && l.breaks(&points[i]) {
 				removed[slot[j]].Removed++
+				if onEstimate {
+					removed[slot[j]].OnEstimate++
+				}
 				continue outer
 			}
 		}

@@ -35,14 +35,17 @@ candidates are run through the event simulation, round after round, until
 every frontier point (and every --top point) is event-simulated: a candidate
 that loses once simulated is replaced by the next. No printed, plotted or
 written frontier point carries a mean-field figure. SLA limits (p90 TTFT, p90
-TPOT, p90 E2EL, interactivity) remove points before the frontiers. A worker
+TPOT, p90 E2EL, interactivity) remove points before the frontiers; a point
+whose estimate breaks a limit but would otherwise reach a frontier is
+simulated first and removed only if its simulation breaks the limit too (the
+header says how many were removed on their estimates alone). A worker
 left idle at a round's tail simulates the next round's likely candidates
 ahead of time: the rounds and every figure are those of waiting.
 The candidates not yet simulated are judged by their estimates
 (--refine-by estimate, the default). --refine-by corrected judges them by
 their estimates demoted with the event/estimate ratios already simulated for
-their deployment or class: about 60% of the simulations on the 72-GPU
-AgentX sweep (767 of 1,264), but it loses frontier points the estimate's
+their deployment or class: about 70% of the simulations on the 72-GPU
+AgentX sweep (703 of 994), but it loses frontier points the estimate's
 search finds, and says how many unsimulated estimates would still reach a
 frontier.
 --refine-by all event-simulates every point (no estimate judges any; no
@@ -328,7 +331,15 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 		fmt.Fprintf(stdout, "band: every throughput ±%.0f%%, every latency ±%.0f%% (%s)\n", 100*b.Relative.Throughput, 100*b.Relative.Latency, b.Source)
 	}
 	for _, rm := range r.Removed {
-		fmt.Fprintf(stdout, "SLA --%s %g removed %d points\n", rm.Limit, rm.Value, rm.Removed)
+		fmt.Fprintf(stdout, "SLA --%s %g removed %d points", rm.Limit, rm.Value, rm.Removed)
+		switch {
+		case rm.OnEstimate == 0:
+		case r.RefineStopped:
+			fmt.Fprintf(stdout, " (%d on their mean-field estimates alone: the refinement budget ran out before checking them)", rm.OnEstimate)
+		default:
+			fmt.Fprintf(stdout, " (%d on their mean-field estimates alone, none of which would reach a frontier inside the limit; every point whose estimate would was simulated first)", rm.OnEstimate)
+		}
+		fmt.Fprintln(stdout)
 	}
 	if r.NotRun > 0 {
 		fmt.Fprintf(stdout, "%d points not run: %s\n", r.NotRun, r.NotRunWhy)

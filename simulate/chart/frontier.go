@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -68,8 +69,22 @@ func WriteBand(path, title string, res *simulate.SweepResult, band float64) erro
 	p.Y.Label.Text = "total throughput (tokens/s per GPU)"
 	p.Add(plotter.NewGrid())
 	labels := &spacedLabels{}
-	var cloud *plotter.Scatter
-	if all := thin(xys(res.Points), backgroundCells); len(all) > 0 {
+	var cloud, outside *plotter.Scatter
+	inSLA, outSLA := splitBySLA(res.Points)
+	if all := thin(xys(outSLA), backgroundCells); len(all) > 0 {
+		// Points an SLA limit removed before the frontiers can sit above
+		// them; they are drawn apart and named so.
+		s, err := plotter.NewScatter(all)
+		if err != nil {
+			return err
+		}
+		s.GlyphStyle.Color = color.RGBA{R: 240, G: 190, B: 150, A: 255}
+		s.GlyphStyle.Shape = draw.CrossGlyph{}
+		s.GlyphStyle.Radius = vg.Points(1.5)
+		p.Add(s)
+		outside = s
+	}
+	if all := thin(xys(inSLA), backgroundCells); len(all) > 0 {
 		s, err := plotter.NewScatter(all)
 		if err != nil {
 			return err
@@ -77,9 +92,9 @@ func WriteBand(path, title string, res *simulate.SweepResult, band float64) erro
 		s.GlyphStyle.Color = color.Gray{Y: 200}
 		s.GlyphStyle.Radius = vg.Points(1.2)
 		p.Add(s)
-		// The cloud holds MTP points too, SLA-removed points, and
-		// mean-field estimates never simulated, so some sit above the
-		// no-speculation frontier; the legend says so.
+		// The cloud holds MTP points too and mean-field estimates never
+		// simulated, so some sit above the no-speculation frontier; the
+		// legend says so.
 		cloud = s
 	}
 	for _, f := range []struct {
@@ -135,6 +150,9 @@ func WriteBand(path, title string, res *simulate.SweepResult, band float64) erro
 	}
 	if cloud != nil {
 		p.Legend.Add("other points (any k; mean-field unless simulated)", cloud)
+	}
+	if outside != nil {
+		p.Legend.Add("outside the SLA limits (removed before the frontiers)", outside)
 	}
 	p.Title.TextStyle.Font.Size = vg.Points(10)
 	p.Legend.Top = true
@@ -376,4 +394,17 @@ func thin(xy plotter.XYs, n int) plotter.XYs {
 		}
 	}
 	return out
+}
+
+// splitBySLA parts points into those the sweep's SLA limits kept and those
+// they removed (annotated "outside SLA").
+func splitBySLA(points []simulate.Point) (in, out []simulate.Point) {
+	for _, p := range points {
+		if slices.ContainsFunc(p.Notes, func(n string) bool { return strings.HasPrefix(n, "outside SLA") }) {
+			out = append(out, p)
+		} else {
+			in = append(in, p)
+		}
+	}
+	return in, out
 }

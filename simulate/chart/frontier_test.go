@@ -169,3 +169,31 @@ func TestBackgroundThinned(t *testing.T) {
 		t.Errorf("thin keeps inputs shorter than n: got %d", len(got))
 	}
 }
+
+// TestSLARemovedDrawnApart: points an SLA limit removed are not in the
+// grey cloud but drawn apart under their own legend entry, which a plot
+// without removed points does not have.
+func TestSLARemovedDrawnApart(t *testing.T) {
+	in := simulate.Point{Result: simulate.Result{Interactivity: 50, TputPerGPU: 900}}
+	out := simulate.Point{Result: simulate.Result{Interactivity: 40, TputPerGPU: 5000}, Notes: []string{"queued: prefill runs 4 of 64", "outside SLA: --max-ttft-ms 5000"}}
+	gotIn, gotOut := splitBySLA([]simulate.Point{in, out, in})
+	if len(gotIn) != 2 || len(gotOut) != 1 || gotOut[0].TputPerGPU != 5000 {
+		t.Fatalf("split: %d in, %d out", len(gotIn), len(gotOut))
+	}
+	dir := t.TempDir()
+	with, without := filepath.Join(dir, "with.svg"), filepath.Join(dir, "without.svg")
+	res := frontiers()
+	res.Points = append(res.Points, out)
+	if err := Write(with, "sla", res); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(without, "sla", frontiers()); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := os.ReadFile(with)
+	b, _ := os.ReadFile(without)
+	const entry = "outside the SLA limits"
+	if !strings.Contains(string(a), entry) || strings.Contains(string(b), entry) {
+		t.Errorf("legend entry %q: in the plot with a removed point %v, in the one without %v", entry, strings.Contains(string(a), entry), strings.Contains(string(b), entry))
+	}
+}
