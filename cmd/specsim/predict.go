@@ -88,6 +88,7 @@ func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
 	fs.StringVar(&q.Method, "method", "", "acceptance sampler: sglang-match-expected, sglang-multinomial, vllm-synthetic, trtllm, chain, empirical (default: the engine's own forced acceptance: sglang-match-expected, trtllm for --engine trtllm, vllm-synthetic for --engine vllm)")
 	fs.StringVar(&q.Histogram, "histogram", "", "CSV `FILE` of measured accepted lengths (length,count) for --method empirical")
 	fs.IntVar(&q.MaxRunning, "max-running", 0, "max running requests per instance (0 = concurrency and KV pool decide)")
+	fs.Float64Var(&q.Server.PrefillMemFraction, "prefill-mem-fraction", 0, "memory share of disaggregated prefill workers (--mem-fraction applies to agg instances and decode workers; 0 = --mem-fraction)")
 	fs.IntVar(&q.Server.PrefillMaxRunning, "prefill-max-running", 0, "max running requests per disaggregated prefill worker (--max-running applies to agg instances and decode workers; 0 = concurrency)")
 	fs.BoolVar(&q.Server.AutoMemFraction, "mem-fraction-auto", false, "SGLang's automatic --mem-fraction-static (reserve for activations and CUDA graphs) instead of --mem-fraction")
 	fs.BoolVar(&q.Server.PrefillDraft, "prefill-draft", false, "disaggregated prefill workers load the draft too (the AgentX base recipe's prefill role does not)")
