@@ -350,7 +350,7 @@ type ServerConfig struct {
 	// workers (0 = the query's MemFraction), as PrefillMaxRunning is to
 	// MaxRunning.
 	PrefillMemFraction float64 `json:"prefill_mem_fraction,omitempty"`
-	PageSize          int `json:"page_size,omitempty"` // --page-size (0 = 64)
+	PageSize           int     `json:"page_size,omitempty"` // --page-size (0 = 64)
 	// MambaStrategy is --mamba-scheduler-strategy: "" or "auto" (SGLang's
 	// rule, mambaExtraBuffer), "no_buffer", "extra_buffer" or
 	// "extra_buffer_lazy". It sizes the state slots a running request

@@ -73,8 +73,8 @@ type Settings struct {
 	// prefill role's own running cap (instance-wide, as MaxRunning) and
 	// memory share; 0 = unset (MaxRunning and MemFraction are the
 	// generating role's).
-	PrefillMaxRunning  int
-	PrefillMemFraction float64
+	PrefillMaxRunning      int
+	PrefillMemFraction     float64
 	KVDType, MambaSSMDType string
 	MoEBackend             string
 	SpecMoEBackend         string
