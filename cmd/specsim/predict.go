@@ -305,7 +305,7 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	if format == formatCSV {
-		if err := printPredictionCSV(stdout, res, out); err != nil {
+		if err := printPredictionCSV(stdout, res, topo, out); err != nil {
 			fmt.Fprintln(stderr, "specsim predict:", err)
 			return exitBadInput
 		}
@@ -446,8 +446,10 @@ func printPrediction(w io.Writer, r *simulate.Resolved, topo simulate.Topology, 
 
 // printPredictionCSV writes predict's tables for a program: one number per
 // cell, snake_case names as the JSON spells them, shares as fractions, a
-// band as band_lo and band_hi (empty where a metric has none).
-func printPredictionCSV(w io.Writer, r *simulate.Resolved, p *simulate.Result) error {
+// band as band_lo and band_hi (empty where a metric has none), and last,
+// where the run has any, a one-column table of its notes: the JSON's
+// notes, then each role's limit note as "role: note", as text prints them.
+func printPredictionCSV(w io.Writer, r *simulate.Resolved, topo simulate.Topology, p *simulate.Result) error {
 	band, err := simulate.BandFor(r, p)
 	if err != nil {
 		return err
@@ -527,6 +529,18 @@ func printPredictionCSV(w io.Writer, r *simulate.Resolved, p *simulate.Result) e
 			at.add(row.name, num(row.v))
 		}
 		at.write(w, formatCSV)
+	}
+	nt := &table{header: []string{"note"}}
+	for _, n := range predictNotes(r, topo, p) {
+		nt.add(n)
+	}
+	for _, l := range p.Limits {
+		if l.Note != "" {
+			nt.add(l.Role + ": " + l.Note)
+		}
+	}
+	if len(nt.rows) > 0 {
+		nt.write(w, formatCSV)
 	}
 	return nil
 }
