@@ -374,8 +374,12 @@ func printPrediction(w io.Writer, r *simulate.Resolved, topo simulate.Topology, 
 	}
 	// --seed drives the simulation (acceptance draws, lengths); an agentx
 	// replay picks its traces with its own seed (--agentx seed=), named in wl.
+	model := r.Model.Name
+	if asked := r.ModelAsked(); asked != "" {
+		model += " (--model " + asked + ")"
+	}
 	fmt.Fprintf(w, "%s %s on %d x %s, %s, %d %s, %s\nspeculation: %s; %d requests simulated (%s, seed %d)\n\n",
-		r.Model.Name, strings.ToUpper(string(r.Precision)), p.GPUs, strings.ToUpper(r.GPU.GPU.Name), p.Topology, p.Conc, sessions, wl, spec, p.Requests, p.Sim, r.Q.Seed)
+		model, strings.ToUpper(string(r.Precision)), p.GPUs, strings.ToUpper(r.GPU.GPU.Name), p.Topology, p.Conc, sessions, wl, spec, p.Requests, p.Sim, r.Q.Seed)
 	if note := calibrationNote(r); note != "" {
 		fmt.Fprintf(w, "calibration applied: %s\n\n", note)
 	}
