@@ -1,5 +1,7 @@
 package simulate
 
+import "strings"
+
 // Inputs echoes what a prediction was made for, so that a JSON result
 // names its own deployment and workload and can be run again. The keys
 // are sweep's (SweepInputs): specsim_version, steps, workload +
@@ -8,10 +10,14 @@ package simulate
 type Inputs struct {
 	SpecsimVersion string `json:"specsim_version"` // the program's, set by the caller
 	Model          string `json:"model"`
-	GPU            string `json:"gpu"`
-	Precision      string `json:"precision"`
-	Engine         string `json:"engine"`
-	Topology       string `json:"topology"`
+	// ModelAsked is the model as asked for (--model, or the recipe's model
+	// name) where it differs from the Model it resolved to (an alias of a
+	// preset, a hub name, a checkpoint directory); "" where the same.
+	ModelAsked string `json:"model_asked,omitempty"`
+	GPU        string `json:"gpu"`
+	Precision  string `json:"precision"`
+	Engine     string `json:"engine"`
+	Topology   string `json:"topology"`
 	// Workload names the workload ("fixed", "agentx" trace replay or
 	// "agentx-synthetic") and WorkloadParams gives it as sweep's inputs do.
 	Workload       string         `json:"workload"`
@@ -44,6 +50,7 @@ func (r *Resolved) Inputs(t Topology, conc, k int) Inputs {
 		Topology: t.String(), Query: newQueryInputs(q), GPUsPerHost: r.GPU.Node(), NVLinkDomainGPUs: r.GPU.domain(),
 		Conc: conc, Spec: "none", Steps: k, Method: r.Target.Method, Thinking: orDefault(q.Thinking, "on"), Seed: q.Seed}
 	in.Workload, in.WorkloadParams = r.Workload.Name, newWorkloadInputs(&r.Workload)
+	in.ModelAsked = r.ModelAsked()
 	if k > 0 {
 		in.Spec = "mtp"
 		if p, err := r.Target.At(k); err == nil {
@@ -52,4 +59,13 @@ func (r *Resolved) Inputs(t Topology, conc, k int) Inputs {
 		}
 	}
 	return in
+}
+
+// ModelAsked is the query's model name where it differs from the name of
+// the model it resolved to ("" where they are the same but for case).
+func (r *Resolved) ModelAsked() string {
+	if strings.EqualFold(r.Q.Model, r.Model.Name) {
+		return ""
+	}
+	return r.Q.Model
 }

@@ -202,13 +202,16 @@ func (e *Engine) PlanMemory(w *Workload, c PoolConfig) Memory {
 	if fraction == 0 {
 		fraction = DefaultMemFraction // vLLM gpu_memory_utilization, TensorRT-LLM free_gpu_memory_fraction defaults
 	}
-	maxRunning := max(c.MaxRunning, 1)
+	maxRunning, from := c.MaxRunning, "--max-running"
+	if maxRunning <= 0 {
+		maxRunning, from = e.defaultMaxRunning(w, c.Steps, fraction)
+	}
 	mem := e.legacyMemory(w, maxRunning, c.Steps, fraction)
 	mem.FractionFrom = "--mem-fraction"
 	mem.PageSize = max(c.PageSize, 1)
 	mem.MambaRatio = 1
 	mem.ReqSlots = ceilDiv(maxRunning, e.Par.AttentionDP())
-	mem.ReqSlotsFrom = "--max-running"
+	mem.ReqSlotsFrom = from
 	mem.LongestFits = mem.TokensFit >= mem.MaxRequest
 	mem.Feasible = mem.KVCapacity > 0 && mem.TokensFit > 0
 	if c.HiCacheGiB > 0 && mem.KVPerToken > 0 {
@@ -217,6 +220,56 @@ func (e *Engine) PlanMemory(w *Workload, c PoolConfig) Memory {
 		mem.HostTokens = int(float64(mem.TokensFit) * c.HiCacheRatio)
 	}
 	return mem
+}
+
+// vLLM's max_num_seqs default: 1024 on GPUs of at least 70 GiB other than
+// the A100, 256 on others (EngineArgs.get_batch_defaults,
+// vllm/engine/arg_utils.py, for the OpenAI API server), per DP engine.
+// TensorRT-LLM's max_batch_size default: BuildConfig.max_batch_size 2048
+// (tensorrt_llm/builder.py), which trtllm-serve's --max_batch_size takes
+// (tensorrt_llm/commands/serve.py), per attention-DP rank.
+const (
+	vllmMaxNumSeqsLarge   = 1024
+	vllmMaxNumSeqsSmall   = 256
+	trtllmMaxBatchSizeDef = 2048
+)
+
+// defaultMaxRunning is the running cap of a vLLM or TensorRT-LLM instance
+// given none: the engine's default per rank times the attention-DP ranks.
+// The state of that many requests is reserved up front here
+// (legacyMemory); for a model with linear attention, where the pool left would not hold that many requests at
+// the workload's mean context, the cap is lowered to the most whose state
+// and mean-context KV fit together (bisected; at least one), as a pool
+// shared by state and KV admits them, and from says so.
+func (e *Engine) defaultMaxRunning(w *Workload, k int, fraction float64) (int, string) {
+	perRank, from := trtllmMaxBatchSizeDef, "max_batch_size default"
+	if e.EngineName == "vllm" {
+		perRank, from = vllmMaxNumSeqsSmall, "--max-num-seqs default"
+		if e.GPU.HBMBytes >= 70*gib && !strings.Contains(strings.ToLower(e.GPU.Name), "a100") {
+			perRank = vllmMaxNumSeqsLarge
+		}
+	}
+	dp := e.Par.AttentionDP()
+	n := perRank * dp
+	fits := func(n int) bool {
+		m := e.legacyMemory(w, n, k, fraction)
+		return m.Feasible && float64(m.TokensFit) >= float64(ceilDiv(n, dp))*w.MeanContext()
+	}
+	if e.stateBytes(k) == 0 || fits(n) {
+		return n, from
+	}
+	if !fits(1) {
+		return 1, fmt.Sprintf("%s %d, lowered to 1: one request's state and KV at the mean context do not fit", from, n)
+	}
+	lo, hi := 1, n // fits(lo), !fits(hi)
+	for hi-lo > 1 {
+		if mid := lo + (hi-lo)/2; fits(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, fmt.Sprintf("%s %d, lowered to the requests whose state and KV fit", from, n)
 }
 
 // legacyMemory: state for the running requests comes off the top, the KV

@@ -346,7 +346,11 @@ type ServerConfig struct {
 	// PrefillMambaCache is --max-mamba-cache-size of disaggregated prefill
 	// workers (0 = MambaCache), as PrefillMaxRunning is to MaxRunning.
 	PrefillMambaCache int `json:"prefill_mamba_cache,omitempty"`
-	PageSize          int `json:"page_size,omitempty"` // --page-size (0 = 64)
+	// PrefillMemFraction is the memory share of disaggregated prefill
+	// workers (0 = the query's MemFraction), as PrefillMaxRunning is to
+	// MaxRunning.
+	PrefillMemFraction float64 `json:"prefill_mem_fraction,omitempty"`
+	PageSize           int     `json:"page_size,omitempty"` // --page-size (0 = 64)
 	// MambaStrategy is --mamba-scheduler-strategy: "" or "auto" (SGLang's
 	// rule, mambaExtraBuffer), "no_buffer", "extra_buffer" or
 	// "extra_buffer_lazy". It sizes the state slots a running request
@@ -388,6 +392,9 @@ func (sc *Scenario) poolConfig(r role, conc, chunk int, frac float64, gpu string
 	if r == rolePrefill && s.PrefillMambaCache > 0 {
 		mambaCache = s.PrefillMambaCache
 	}
+	if r == rolePrefill && s.PrefillMemFraction > 0 {
+		frac = s.PrefillMemFraction
+	}
 	c := PoolConfig{Role: r, MemFraction: frac, Steps: steps, Chunk: chunk, RadixCache: radix,
 		MambaCache: mambaCache, PageSize: s.PageSize, HiCacheRatio: s.HiCacheRatio, HiCacheGiB: s.HiCacheGiB}
 	c.ExtraBuffer, c.ExtraBufferLazy = mambaExtraBuffer(s.MambaStrategy, sc.Model.HFArch)
@@ -421,6 +428,8 @@ func (s ServerConfig) validate() error {
 		return fmt.Errorf("--prefill-max-running %d: want 0..%d", s.PrefillMaxRunning, 1<<20)
 	case s.MambaCache < 0 || s.MambaCache > 1<<20:
 		return fmt.Errorf("--max-mamba-cache-size %d: want 0..%d", s.MambaCache, 1<<20)
+	case !(s.PrefillMemFraction >= 0 && s.PrefillMemFraction <= 1):
+		return fmt.Errorf("--prefill-mem-fraction %g: want (0, 1], or 0 for --mem-fraction", s.PrefillMemFraction)
 	case s.PrefillMambaCache < 0 || s.PrefillMambaCache > 1<<20:
 		return fmt.Errorf("--prefill-max-mamba-cache-size %d: want 0..%d", s.PrefillMambaCache, 1<<20)
 	case !slices.Contains([]string{"", "auto", "no_buffer", "extra_buffer", "extra_buffer_lazy"}, s.MambaStrategy):

@@ -1,8 +1,10 @@
 package simulate
 
 import (
+	"errors"
 	"fmt"
 	"github.com/specsim/specsim/simulate/agentx"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -156,7 +158,14 @@ func (q Query) Resolve(curves *golden.Set, catalog *kernels.Catalog) (*Resolved,
 			}
 			var tw *TraceWorkload
 			if q.AgentXTrace != "" {
-				tw, err = LoadTraceWorkload(q.AgentXTrace, a.Replay)
+				if tw, err = LoadTraceWorkload(q.AgentXTrace, a.Replay); err != nil {
+					reason := err.Error()
+					if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Path == q.AgentXTrace {
+						reason = pe.Err.Error()
+					}
+					reason = strings.TrimPrefix(reason, q.AgentXTrace+": ")
+					return nil, &Error{Field: "AgentXTrace", Value: q.AgentXTrace, Reason: reason, Err: err}
+				}
 			} else {
 				tw, err = NewTraceWorkload("", nil, a.Replay)
 			}

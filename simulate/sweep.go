@@ -384,6 +384,7 @@ func Sweep(r *Resolved, space SweepSpace, progress Progress) (*SweepResult, erro
 		unrun      int
 		skipped    string
 		err        error
+		inf        *InfeasibleError // the first infeasible point's
 	}
 	outs := make([]topoOut, len(mine))
 	node := r.GPU.Node()
@@ -418,6 +419,9 @@ func Sweep(r *Resolved, space SweepSpace, progress Progress) (*SweepResult, erro
 					var inf *InfeasibleError
 					if errors.As(err, &inf) {
 						o.infeasible++
+						if o.inf == nil {
+							o.inf = inf
+						}
 						continue
 					}
 					o.skipped = fmt.Sprintf("%s: %v", t, err)
@@ -440,9 +444,14 @@ func Sweep(r *Resolved, space SweepSpace, progress Progress) (*SweepResult, erro
 	res := &SweepResult{Skipped: []string{}}
 	seen := map[string]bool{}
 	unrun := 0
-	for _, o := range outs {
+	var nearest *InfeasibleError
+	nearestGPUs := 0
+	for j, o := range outs {
 		if o.err != nil {
 			return nil, o.err
+		}
+		if g := topos[mine[j]].GPUs(); o.inf != nil && g > nearestGPUs {
+			nearest, nearestGPUs = o.inf, g
 		}
 		unrun += o.unrun
 		res.Points = append(res.Points, o.points...)
@@ -455,6 +464,9 @@ func Sweep(r *Resolved, space SweepSpace, progress Progress) (*SweepResult, erro
 	}
 	if unrun > 0 {
 		res.NotRun, res.NotRunWhy = unrun, layouts.why
+	}
+	if len(res.Points) == 0 && res.Infeasible > 0 && res.Infeasible == res.Evaluated && space.Shard.whole() {
+		return nil, &NothingFitsError{Evaluated: res.Evaluated, Nearest: nearest, Hint: weightsHint(r, space, nearestGPUs)}
 	}
 	sort.Strings(res.Skipped)
 	sim := func(rw *Resolved, p *Point) (*Result, error) {
@@ -1044,4 +1056,56 @@ func (res *SweepResult) annotate(agentic bool, sla SLA) {
 			}
 		}
 	}
+}
+
+// NothingFitsError: no configuration of a sweep fits in memory. Nearest
+// is the refusal of the one with the most GPUs (the nearest miss), with
+// its arithmetic; Hint says what to change.
+type NothingFitsError struct {
+	Evaluated int
+	Nearest   *InfeasibleError
+	Hint      string
+}
+
+func (e *NothingFitsError) Error() string {
+	msg := fmt.Sprintf("none of the %d configurations fits in memory", e.Evaluated)
+	if e.Nearest != nil {
+		msg += "; the largest, " + e.Nearest.Error()
+	}
+	if e.Hint != "" {
+		msg += "\n" + e.Hint
+	}
+	return msg
+}
+
+// weightsHint names the smallest GPU count whose memory holds the
+// weights (target and draft, counted at TP1 and split evenly: a lower
+// bound, before any KV cache), as the power of two a topology takes, and
+// what to change: --gpus where the sweep stopped below it, otherwise the
+// rest of the arithmetic.
+func weightsHint(r *Resolved, space SweepSpace, largest int) string {
+	e, err := NewEngine(r.Model, r.GPU.withDomain(), Parallel{TP: 1, EP: 1, PP: 1}, r.Engine)
+	if err != nil {
+		return ""
+	}
+	total := e.weightBytes()
+	if space.StepsHi > 0 && r.Model.Draft.Kind != "" {
+		total += e.draftBytes()
+	}
+	frac := r.Q.MemFraction
+	if frac <= 0 {
+		frac = DefaultMemFraction
+	}
+	usable := e.GPU.HBMBytes * frac
+	need := int(math.Ceil(total / usable))
+	pow := 1
+	for pow < need {
+		pow *= 2
+	}
+	head := fmt.Sprintf("  the weights alone take %.1f GiB (%s %s, draft included), %d GPUs' worth of %s's %.1f GiB usable (HBM x mem-fraction %.2f) before any KV cache",
+		total/gib, r.Model.Name, strings.ToUpper(string(r.Precision)), need, strings.ToUpper(e.GPU.Name), usable/gib, frac)
+	if largest < pow {
+		return fmt.Sprintf("%s; the sweep went up to %d GPU(s) per instance: give --gpus %d or more, a GPU with more memory (--gpu) or a lower --precision", head, largest, pow)
+	}
+	return head + "; the weights fit at the largest size tried, so the arithmetic above says what else does not (KV cache, state): give --gpus above it, shorter contexts or a higher --mem-fraction"
 }

@@ -69,6 +69,12 @@ type Settings struct {
 	MaxRunning, GraphMaxBS int
 	MemFraction            float64
 	Chunk                  int
+	// PrefillMaxRunning and PrefillMemFraction are the disaggregated
+	// prefill role's own running cap (instance-wide, as MaxRunning) and
+	// memory share; 0 = unset (MaxRunning and MemFraction are the
+	// generating role's).
+	PrefillMaxRunning      int
+	PrefillMemFraction     float64
 	KVDType, MambaSSMDType string
 	MoEBackend             string
 	SpecMoEBackend         string
@@ -316,6 +322,15 @@ func (v *Variant) Settings(vr *VariantReport, o SettingsOptions) (*Settings, err
 		}
 		read("max running requests", value, gen.ArgsAt+"."+gen.MaxRunningKey)
 	}
+	if p := roles["prefill"]; s.Disagg && p.MaxRunning > 0 {
+		s.PrefillMaxRunning = p.MaxRunning
+		value := strconv.Itoa(p.MaxRunning)
+		if dp := s.Prefill.TP; s.Prefill.DPAttention && dp > 1 && (p.Engine == EngineVLLM || p.Engine == EngineTRTLLM) {
+			s.PrefillMaxRunning = p.MaxRunning * dp
+			value = fmt.Sprintf("%d (%d per DP rank x %d ranks)", s.PrefillMaxRunning, p.MaxRunning, dp)
+		}
+		read("prefill max running", value, p.ArgsAt+"."+p.MaxRunningKey)
+	}
 	if gen.CUDAGraphMaxBS > 0 {
 		s.GraphMaxBS = gen.CUDAGraphMaxBS
 		read("cuda graph max bs", strconv.Itoa(gen.CUDAGraphMaxBS), gen.ArgsAt+"."+gen.CUDAGraphKey)
@@ -420,6 +435,8 @@ func (s *Settings) sglangArgs(gen, prefill *Role, read func(setting, value, from
 	chunkRole := gen
 	if prefill != nil {
 		chunkRole = prefill
+		s.prefillMemFraction(prefill, arg(prefill, "mem-fraction-static"), arg(gen, "mem-fraction-static"), "mem-fraction-static", read)
+		s.decodeChunk(gen, prefill, "chunked-prefill-size", arg(gen, "chunked-prefill-size"), arg(prefill, "chunked-prefill-size"))
 	}
 	if v := arg(chunkRole, "chunked-prefill-size"); v != "" {
 		if n, err := strconv.Atoi(v); err == nil && n > 0 {
@@ -543,6 +560,17 @@ func (s *Settings) vllmTRTArgs(gen, prefill *Role, read func(setting, value, fro
 		s.MemFraction = f
 		read("mem fraction", mem, gen.ArgsAt+"."+memKey)
 	}
+	if prefill != nil {
+		pmem := argValue(prefill.Args, memKey)
+		if gen.Engine == EngineTRTLLM {
+			pmem = ""
+			if prefill.Args != nil {
+				pmem = prefill.Args.Get("kv_cache_config", "free_gpu_memory_fraction").String()
+			}
+		}
+		s.prefillMemFraction(prefill, pmem, mem, memKey, read)
+		s.decodeChunk(gen, prefill, chunkKey, argValue(gen.Args, chunkKey), argValue(prefill.Args, chunkKey))
+	}
 	if n, err := strconv.Atoi(argValue(chunkRole.Args, chunkKey)); err == nil && n > 0 {
 		s.Chunk = n
 		read("chunked prefill", strconv.Itoa(n), chunkRole.ArgsAt+"."+chunkKey)
@@ -553,6 +581,32 @@ func (s *Settings) vllmTRTArgs(gen, prefill *Role, read func(setting, value, fro
 	if gen.Engine == EngineTRTLLM {
 		s.trtCache(chunkRole, read)
 	}
+}
+
+// prefillMemFraction takes the disaggregated prefill role's memory share
+// (key) where it differs from the generating role's.
+func (s *Settings) prefillMemFraction(prefill *Role, v, genV, key string, read func(setting, value, from string)) {
+	if prefill == nil || v == "" || v == genV {
+		return
+	}
+	if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 && f <= 1 {
+		s.PrefillMemFraction = f
+		read("prefill mem fraction", v, prefill.ArgsAt+"."+key)
+	}
+}
+
+// decodeChunk lists the decode role's prefill chunk where it differs from
+// the prefill role's: a prediction's decode workers never prefill (the
+// prefill workers do, with their own chunk), so it is not applied.
+func (s *Settings) decodeChunk(gen, prefill *Role, key, v, pv string) {
+	if v == "" || v == pv {
+		return
+	}
+	if pv == "" {
+		pv = "(unset)"
+	}
+	s.Unsupported = append(s.Unsupported, fmt.Sprintf("%s.%s %s: decode workers do not prefill in a prediction, so only %s.%s %s applies",
+		gen.ArgsAt, key, v, prefill.ArgsAt, key, pv))
 }
 
 // trtCache reads the prefix cache and host tier of the TensorRT-LLM role

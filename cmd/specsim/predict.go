@@ -88,6 +88,7 @@ func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
 	fs.StringVar(&q.Method, "method", "", "acceptance sampler: sglang-match-expected, sglang-multinomial, vllm-synthetic, trtllm, chain, empirical (default: the engine's own forced acceptance: sglang-match-expected, trtllm for --engine trtllm, vllm-synthetic for --engine vllm)")
 	fs.StringVar(&q.Histogram, "histogram", "", "CSV `FILE` of measured accepted lengths (length,count) for --method empirical")
 	fs.IntVar(&q.MaxRunning, "max-running", 0, "max running requests per instance (0 = concurrency and KV pool decide)")
+	fs.Float64Var(&q.Server.PrefillMemFraction, "prefill-mem-fraction", 0, "memory share of disaggregated prefill workers (--mem-fraction applies to agg instances and decode workers; 0 = --mem-fraction)")
 	fs.IntVar(&q.Server.PrefillMaxRunning, "prefill-max-running", 0, "max running requests per disaggregated prefill worker (--max-running applies to agg instances and decode workers; 0 = concurrency)")
 	fs.BoolVar(&q.Server.AutoMemFraction, "mem-fraction-auto", false, "SGLang's automatic --mem-fraction-static (reserve for activations and CUDA graphs) instead of --mem-fraction")
 	fs.BoolVar(&q.Server.PrefillDraft, "prefill-draft", false, "disaggregated prefill workers load the draft too (the AgentX base recipe's prefill role does not)")
@@ -304,7 +305,7 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	if format == formatCSV {
-		if err := printPredictionCSV(stdout, res, out); err != nil {
+		if err := printPredictionCSV(stdout, res, topo, out); err != nil {
 			fmt.Fprintln(stderr, "specsim predict:", err)
 			return exitBadInput
 		}
@@ -373,8 +374,12 @@ func printPrediction(w io.Writer, r *simulate.Resolved, topo simulate.Topology, 
 	}
 	// --seed drives the simulation (acceptance draws, lengths); an agentx
 	// replay picks its traces with its own seed (--agentx seed=), named in wl.
+	model := r.Model.Name
+	if asked := r.ModelAsked(); asked != "" {
+		model += " (--model " + asked + ")"
+	}
 	fmt.Fprintf(w, "%s %s on %d x %s, %s, %d %s, %s\nspeculation: %s; %d requests simulated (%s, seed %d)\n\n",
-		r.Model.Name, strings.ToUpper(string(r.Precision)), p.GPUs, strings.ToUpper(r.GPU.GPU.Name), p.Topology, p.Conc, sessions, wl, spec, p.Requests, p.Sim, r.Q.Seed)
+		model, strings.ToUpper(string(r.Precision)), p.GPUs, strings.ToUpper(r.GPU.GPU.Name), p.Topology, p.Conc, sessions, wl, spec, p.Requests, p.Sim, r.Q.Seed)
 	if note := calibrationNote(r); note != "" {
 		fmt.Fprintf(w, "calibration applied: %s\n\n", note)
 	}
@@ -445,8 +450,10 @@ func printPrediction(w io.Writer, r *simulate.Resolved, topo simulate.Topology, 
 
 // printPredictionCSV writes predict's tables for a program: one number per
 // cell, snake_case names as the JSON spells them, shares as fractions, a
-// band as band_lo and band_hi (empty where a metric has none).
-func printPredictionCSV(w io.Writer, r *simulate.Resolved, p *simulate.Result) error {
+// band as band_lo and band_hi (empty where a metric has none), and last,
+// where the run has any, a one-column table of its notes: the JSON's
+// notes, then each role's limit note as "role: note", as text prints them.
+func printPredictionCSV(w io.Writer, r *simulate.Resolved, topo simulate.Topology, p *simulate.Result) error {
 	band, err := simulate.BandFor(r, p)
 	if err != nil {
 		return err
@@ -526,6 +533,18 @@ func printPredictionCSV(w io.Writer, r *simulate.Resolved, p *simulate.Result) e
 			at.add(row.name, num(row.v))
 		}
 		at.write(w, formatCSV)
+	}
+	nt := &table{header: []string{"note"}}
+	for _, n := range predictNotes(r, topo, p) {
+		nt.add(n)
+	}
+	for _, l := range p.Limits {
+		if l.Note != "" {
+			nt.add(l.Role + ": " + l.Note)
+		}
+	}
+	if len(nt.rows) > 0 {
+		nt.write(w, formatCSV)
 	}
 	return nil
 }

@@ -146,6 +146,7 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 		}
 	}
 	setInt(&q.q.MaxRunning, st.MaxRunning, "max-running", "max running requests")
+	setInt(&q.q.Server.PrefillMaxRunning, st.PrefillMaxRunning, "prefill-max-running", "prefill max running")
 	setInt(&q.q.CUDAGraphMaxBS, st.GraphMaxBS, "cuda-graph-max-bs", "cuda graph max bs")
 	setInt(&q.q.Chunk, st.Chunk, "chunk", "chunked prefill")
 	setInt(&q.q.Server.MambaCache, st.MambaCache, "max-mamba-cache-size", "max mamba cache size")
@@ -175,6 +176,14 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 		}
 	case st.MemFraction > 0:
 		q.q.MemFraction = st.MemFraction
+	}
+	switch {
+	case given["prefill-mem-fraction"]:
+		if st.PrefillMemFraction > 0 && st.PrefillMemFraction != q.q.Server.PrefillMemFraction {
+			over("prefill mem fraction", "prefill-mem-fraction", strconv.FormatFloat(q.q.Server.PrefillMemFraction, 'g', -1, 64))
+		}
+	case st.PrefillMemFraction > 0:
+		q.q.Server.PrefillMemFraction = st.PrefillMemFraction
 	}
 	q.q.AllReduceFusion = q.q.AllReduceFusion || st.AllReduceFusion
 	q.q.NoAllReduceFusion = q.q.NoAllReduceFusion || st.NoAllReduceFusion
@@ -239,6 +248,8 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 			topo = t
 		}
 	}
+	// The echoed query (inputs.query) is the deployment that ran.
+	q.q.Topology = topo.String()
 	res, err := q.resolve()
 	if err != nil {
 		return nil, err
