@@ -88,24 +88,38 @@ func (p *Plan) prefillMoments(e *Engine) prefillMoments {
 // i-th call gives the i-th stratum.
 func (p *Plan) requestSampler() func(*rand.Rand) Request {
 	if tr := p.sc.Workload.Trace; tr != nil {
-		if c := tr.clientAt(p.sc.Conc); c != nil && len(c.reqs) > 0 {
-			byOSL := make([]int32, len(c.reqs))
-			for i := range byOSL {
-				byOSL[i] = int32(i)
-			}
-			slices.SortFunc(byOSL, func(i, j int32) int {
-				a, b := c.reqs[i], c.reqs[j]
-				return cmp.Or(cmp.Compare(a.OSL, b.OSL), cmp.Compare(a.ISL-a.Cached, b.ISL-b.Cached), cmp.Compare(i, j))
-			})
+		if c := tr.clientAt(p.sc.Conc); c != nil && len(c.strata) > 0 {
 			i := 0
 			return func(*rand.Rand) Request {
-				r := c.reqs[byOSL[(2*i+1)*len(byOSL)/(2*meanFieldSamples)]]
+				r := c.strata[i]
 				i++
 				return r
 			}
 		}
 	}
 	return p.sc.Workload.Sample
+}
+
+// stratify is requestSampler's meanFieldSamples draws of reqs, in order:
+// the middle request of each of meanFieldSamples equal strata of reqs
+// sorted by output length, then new prompt tokens (nil for no requests).
+func stratify(reqs []Request) []Request {
+	if len(reqs) == 0 {
+		return nil
+	}
+	byOSL := make([]int32, len(reqs))
+	for i := range byOSL {
+		byOSL[i] = int32(i)
+	}
+	slices.SortFunc(byOSL, func(i, j int32) int {
+		a, b := reqs[i], reqs[j]
+		return cmp.Or(cmp.Compare(a.OSL, b.OSL), cmp.Compare(a.ISL-a.Cached, b.ISL-b.Cached), cmp.Compare(i, j))
+	})
+	out := make([]Request, meanFieldSamples)
+	for i := range out {
+		out[i] = reqs[byOSL[(2*i+1)*len(byOSL)/(2*meanFieldSamples)]]
+	}
+	return out
 }
 
 // prefillKey memoizes one request's whole prefill on one engine.

@@ -85,3 +85,8 @@ func BenchmarkSweepFinish(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkSweep72Pricing is the pricing stage of `specsim sweep --gpu
+// gb300 --gpus 72 --max-refine 1`: 1,642 topologies x 11 concurrencies
+// priced by the mean-field estimate, then one event simulation.
+func BenchmarkSweep72Pricing(b *testing.B) { benchSweep(b, 72, SweepSpace{MaxRefine: 1}) }
