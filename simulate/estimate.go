@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"sort"
 )
 
 // meanFieldSamples is how many requests a mean-field estimate draws to
@@ -466,10 +465,7 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 		}
 		// Throughput: lambda requests per second of mean size.
 		window := n / lambda
-		for _, xs := range [][]float64{ttfts, tpots, e2els, norm} {
-			sortNonNegative(xs) // result's sort then finds them in order
-		}
-		res := p.result(ttfts, tpots, e2els, norm, tokens, out, window, len(reqs))
+		res := p.estimateResult(ttfts, tpots, e2els, norm, tokens, out, window, len(reqs))
 		res.StepMS = dec.DecodeStep(max(int(math.Round(b)), 1), k, int(ctx)).Report()
 		res.DecodeBatch = b * float64(dec.Par.PP)
 		res.ALRealized = al
@@ -537,42 +533,86 @@ func (p *Plan) prefillEngine() *Engine {
 	return p.agg
 }
 
-// sortNonNegative sorts xs ascending as sort.Float64s does, by a radix sort
-// of the bit patterns (byte by byte, least significant first), which order
-// as the values do when none is negative or NaN; otherwise by
-// sort.Float64s. The estimate sorts four 1,024-request columns a point.
-func sortNonNegative(xs []float64) {
-	if len(xs) < 2 {
-		return
+// estimateResult is result of the estimate's columns (which it reorders),
+// its quantiles found by selection (selectQuantile) rather than sorts, the
+// estimate pricing thousands of points: the same values wherever no value
+// is NaN or negative (a negative zero ties with zero in sort.Float64s,
+// whichever lands at a quantile's position); otherwise result's sorts.
+func (p *Plan) estimateResult(ttft, tpot, e2el, norm []float64, tokens, outTokens, window float64, n int) *Result {
+	for _, xs := range [][]float64{ttft, tpot, e2el, norm} {
+		for _, x := range xs {
+			if !(x >= 0) || math.Signbit(x) {
+				return p.result(ttft, tpot, e2el, norm, tokens, outTokens, window, n)
+			}
+		}
 	}
-	keys := make([]uint64, len(xs))
-	for i, x := range xs {
-		if !(x >= 0) || math.Signbit(x) {
-			sort.Float64s(xs)
-			return
-		}
-		keys[i] = math.Float64bits(x)
+	q := latencies{
+		ttft90: selectQuantile(ttft, 0.9), ttft50: selectQuantile(ttft, 0.5),
+		tpot90: selectQuantile(tpot, 0.9), tpot50: selectQuantile(tpot, 0.5),
+		norm90: selectQuantile(norm, 0.9),
+		e2el90: selectQuantile(e2el, 0.9), e2el50: selectQuantile(e2el, 0.5),
 	}
-	tmp := make([]uint64, len(xs))
-	for shift := 0; shift < 64; shift += 8 {
-		var count [257]int
-		for _, k := range keys {
-			count[(k>>shift)&0xff+1]++
-		}
-		if count[(keys[0]>>shift)&0xff+1] == len(keys) {
-			continue // every key has this byte
-		}
-		for b := 1; b < 257; b++ {
-			count[b] += count[b-1]
-		}
-		for _, k := range keys {
-			d := (k >> shift) & 0xff
-			tmp[count[d]] = k
-			count[d]++
-		}
-		keys, tmp = tmp, keys
+	return p.resultOf(q, tokens, outTokens, window, n)
+}
+
+// selectQuantile is the q-quantile of xs as quantile.Sorted defines it
+// (order statistics floor(q(n-1)) and the next, interpolated), found by
+// moving the first into place (selectNth) and taking the least value
+// after it; xs is reordered and must hold no NaN.
+func selectQuantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return 0
 	}
-	for i, k := range keys {
-		xs[i] = math.Float64frombits(k)
+	pos := q * float64(len(xs)-1)
+	lo := int(math.Floor(pos))
+	selectNth(xs, lo)
+	hi := xs[lo]
+	if lo+1 < len(xs) {
+		hi = slices.Min(xs[lo+1:])
+	}
+	return xs[lo] + (pos-float64(lo))*(hi-xs[lo])
+}
+
+// selectNth reorders xs (no NaN) so that xs[k] is the value sorting would
+// put there, none before it larger and none after it smaller: Hoare's
+// selection with a median-of-three pivot (Press et al., Numerical Recipes,
+// 3rd ed., 8.5), whose scans stop at values equal to the pivot so that
+// runs of equal values split evenly.
+func selectNth(xs []float64, k int) {
+	l, r := 0, len(xs)-1
+	for r > l+1 {
+		mid := int(uint(l+r) >> 1)
+		xs[mid], xs[l+1] = xs[l+1], xs[mid]
+		if xs[l] > xs[r] {
+			xs[l], xs[r] = xs[r], xs[l]
+		}
+		if xs[l+1] > xs[r] {
+			xs[l+1], xs[r] = xs[r], xs[l+1]
+		}
+		if xs[l] > xs[l+1] {
+			xs[l], xs[l+1] = xs[l+1], xs[l]
+		}
+		i, j := l+1, r
+		pivot := xs[l+1]
+		for {
+			for i++; xs[i] < pivot; i++ {
+			}
+			for j--; xs[j] > pivot; j-- {
+			}
+			if j < i {
+				break
+			}
+			xs[i], xs[j] = xs[j], xs[i]
+		}
+		xs[l+1], xs[j] = xs[j], pivot
+		if j >= k {
+			r = j - 1
+		}
+		if j <= k {
+			l = i
+		}
+	}
+	if r == l+1 && xs[r] < xs[l] {
+		xs[l], xs[r] = xs[r], xs[l]
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"testing"
+
+	quant "github.com/specsim/specsim/internal/quantile"
 )
 
 // TestPrefillTimeIndependentOfOrder: two requests in one memo bin get the
@@ -50,34 +52,56 @@ func TestPrefillTimeIndependentOfOrder(t *testing.T) {
 	}
 }
 
-// TestSortNonNegative: the radix sort orders as sort.Float64s does (the
-// second method), falling back to it for negative or NaN values.
-func TestSortNonNegative(t *testing.T) {
+// TestSelectQuantile: selection finds the quantiles that sorting and
+// quantile.Sorted do, bit for bit, and selectNth leaves every k-th value
+// where sort.Float64s puts it, nothing larger before it, nothing smaller
+// after.
+func TestSelectQuantile(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	random := make([]float64, 1024)
 	for i := range random {
 		random[i] = rng.ExpFloat64() * math.Pow(10, float64(rng.IntN(12)-6))
 	}
+	fewValues := make([]float64, 1024)
+	for i := range fewValues {
+		fewValues[i] = float64(rng.IntN(3))
+	}
+	ascending := make([]float64, 1000)
+	for i := range ascending {
+		ascending[i] = float64(i) / 7
+	}
+	descending := slices.Clone(ascending)
+	slices.Reverse(descending)
 	for _, c := range []struct {
 		name string
 		xs   []float64
 	}{
 		{"empty", nil},
 		{"one", []float64{3}},
+		{"two", []float64{3, 1}},
+		{"three", []float64{2, 3, 1}},
 		{"equal", []float64{2, 2, 2, 2}},
 		{"zeros, subnormal, inf", []float64{math.Inf(1), 0, 5e-324, 1, 0, math.MaxFloat64, 1e-300}},
-		{"negative zero", []float64{1, math.Copysign(0, -1), 0.5}},
-		{"negative", []float64{3, -1, 2, -5}},
-		{"NaN", []float64{3, math.NaN(), 1}},
+		{"negative", []float64{3, -1, 2, -5, math.Inf(-1)}},
 		{"random 1024", random},
+		{"three values 1024", fewValues},
+		{"ascending", ascending},
+		{"descending", descending},
 	} {
-		got, want := slices.Clone(c.xs), slices.Clone(c.xs)
-		sortNonNegative(got)
-		sort.Float64s(want)
-		for i := range want {
-			if math.Float64bits(got[i]) != math.Float64bits(want[i]) && !(math.IsNaN(got[i]) && math.IsNaN(want[i])) {
-				t.Errorf("%s: got %v, sort.Float64s %v", c.name, got, want)
-				break
+		sorted := slices.Clone(c.xs)
+		sort.Float64s(sorted)
+		for _, q := range []float64{0, 0.1, 0.5, 0.9, 0.99, 1} {
+			xs := slices.Clone(c.xs)
+			got, want := selectQuantile(xs, q), quant.Sorted(sorted, q)
+			if math.Float64bits(got) != math.Float64bits(want) {
+				t.Errorf("%s: selectQuantile(%g) = %v, sorted %v", c.name, q, got, want)
+			}
+		}
+		for k := range c.xs {
+			xs := slices.Clone(c.xs)
+			selectNth(xs, k)
+			if xs[k] != sorted[k] || slices.Max(append(xs[:k:k], xs[k])) != xs[k] || slices.Min(xs[k:]) != xs[k] {
+				t.Fatalf("%s: selectNth(%d) = %v, sorted %v", c.name, k, xs, sorted)
 			}
 		}
 	}
