@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 )
 
 // meanFieldSamples is how many requests a mean-field estimate draws to
@@ -189,7 +190,7 @@ func (p *Plan) estimate() (*Result, error) {
 	var finish func() *Result
 	var regular float64
 	prev := -1.0
-	order := rand.New(rand.NewPCG(p.sc.Seed, 0xe71c7)).Perm(len(reqs))
+	order := seededPerm(p.sc.Seed, 0xe71c7, len(reqs))
 	theta := p.sc.Workload.ThinkTime()
 	if tr := p.sc.Workload.Trace; tr != nil {
 		if c := tr.clientAt(p.sc.Conc); c != nil {
@@ -235,7 +236,6 @@ func (p *Plan) estimate() (*Result, error) {
 // a session's cycle that does not vary from cycle to cycle: its time in
 // the server (prefill, queue, decode).
 func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep float64) (func() *Result, float64, error) {
-	rng := rand.New(rand.NewPCG(p.sc.Seed, 0x9e3779b9))
 	n := float64(len(reqs))
 	ctx := isl + osl/2
 	al := 1.0
@@ -434,7 +434,7 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 		// otherwise exponential with mean wq/pb (the M/G/1 wait's usual
 		// two-part approximation), the draws stratified over the samples in
 		// a seeded order.
-		order := rng.Perm(len(reqs))
+		order := seededPerm(p.sc.Seed, 0x9e3779b9, len(reqs))
 		pb := rhoQ * busyFrac
 		waitAt := func(u float64) float64 {
 			if pb <= 0 || wq <= 0 || u <= 1-pb {
@@ -473,6 +473,37 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 		return res
 	}
 	return finish, ttft + queueWait + steps*tds/(1-rhoP), nil
+}
+
+// permKey names a seeded permutation (seededPerm).
+type permKey struct {
+	seed, stream uint64
+	n            int
+}
+
+// perms holds the seeded permutations the estimate draws: the same few at
+// every point of a sweep. A long-lived process that varies the seed
+// starts it over at 64.
+var perms struct {
+	sync.Mutex
+	m map[permKey][]int
+}
+
+// seededPerm is rand.New(rand.NewPCG(seed, stream)).Perm(n), shared: the
+// caller must not modify it.
+func seededPerm(seed, stream uint64, n int) []int {
+	key := permKey{seed, stream, n}
+	perms.Lock()
+	defer perms.Unlock()
+	if v, ok := perms.m[key]; ok {
+		return v
+	}
+	if perms.m == nil || len(perms.m) >= 64 {
+		perms.m = map[permKey][]int{}
+	}
+	v := rand.New(rand.NewPCG(seed, stream)).Perm(n)
+	perms.m[key] = v
+	return v
 }
 
 // cacheKeep is the fraction of a session's shared prefix that is still in

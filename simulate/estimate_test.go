@@ -116,3 +116,20 @@ func TestOthersBusy(t *testing.T) {
 		}
 	}
 }
+
+// TestSeededPerm: the shared permutation is the one a fresh generator of
+// the seed and stream draws first, however many others were drawn between.
+func TestSeededPerm(t *testing.T) {
+	for _, c := range []struct {
+		seed, stream uint64
+		n            int
+	}{{1, 0xe71c7, 1024}, {1, 0x9e3779b9, 1024}, {7, 0xe71c7, 1}, {7, 0xe71c7, 0}, {2, 3, 100}} {
+		want := rand.New(rand.NewPCG(c.seed, c.stream)).Perm(c.n)
+		for i := range 70 {
+			seededPerm(uint64(1000+i), c.stream, c.n)
+			if got := seededPerm(c.seed, c.stream, c.n); !slices.Equal(got, want) {
+				t.Fatalf("seededPerm(%d, %#x, %d) = %v, want %v", c.seed, c.stream, c.n, got[:min(len(got), 8)], want[:min(len(want), 8)])
+			}
+		}
+	}
+}
