@@ -190,6 +190,8 @@ func (p *Plan) estimate() (*Result, error) {
 	var finish func() *Result
 	var regular float64
 	prev := -1.0
+	buf := estimateBufs.Get().(*estimateBuf)
+	defer estimateBufs.Put(buf)
 	order := seededPerm(p.sc.Seed, 0xe71c7, len(reqs))
 	theta := p.sc.Workload.ThinkTime()
 	if tr := p.sc.Workload.Trace; tr != nil {
@@ -207,7 +209,8 @@ func (p *Plan) estimate() (*Result, error) {
 		// touched at its previous turn), so a turn finds either its whole
 		// shared prefix or none of it: round((1-h) n) of the sampled
 		// turns, picked in a seeded order, re-prefill their whole prompt.
-		kept := append([]Request(nil), reqs...)
+		kept := append(buf.kept[:0], reqs...)
+		buf.kept = kept
 		if h < 1 {
 			lost := int(math.Round((1 - h) * float64(len(kept))))
 			if len(kept) == 1 {
@@ -219,7 +222,7 @@ func (p *Plan) estimate() (*Result, error) {
 			}
 		}
 		var err error
-		if finish, regular, err = p.estimateKept(kept, m, isl, osl, h); err != nil {
+		if finish, regular, err = p.estimateKept(kept, m, isl, osl, h, buf); err != nil {
 			return nil, err
 		}
 		if !p.cacheOn() {
@@ -235,7 +238,7 @@ func (p *Plan) estimate() (*Result, error) {
 // only for the keep the estimate settles on). It also returns the part of
 // a session's cycle that does not vary from cycle to cycle: its time in
 // the server (prefill, queue, decode).
-func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep float64) (func() *Result, float64, error) {
+func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep float64, buf *estimateBuf) (func() *Result, float64, error) {
 	n := float64(len(reqs))
 	ctx := isl + osl/2
 	al := 1.0
@@ -262,7 +265,7 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 		decLanes = float64(t.DecodeWorkers * t.Decode.PP)
 		mem = p.decMem
 	}
-	tp := make([]float64, len(reqs))
+	tp := buf.column(&buf.tp, len(reqs))
 	meanTp, soloS2 := 0.0, 0.0
 	for i, r := range reqs {
 		switch {
@@ -442,10 +445,10 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 			}
 			return wq / pb * math.Log(pb/(1-u))
 		}
-		ttfts := make([]float64, len(reqs))
-		tpots := make([]float64, 0, len(reqs))
-		e2els := make([]float64, len(reqs))
-		norm := make([]float64, len(reqs))
+		ttfts := buf.column(&buf.ttft, len(reqs))
+		tpots := buf.column(&buf.tpot, len(reqs))[:0]
+		e2els := buf.column(&buf.e2el, len(reqs))
+		norm := buf.column(&buf.norm, len(reqs))
 		var tokens, out float64
 		for i, r := range reqs {
 			w := wq
@@ -473,6 +476,25 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 		return res
 	}
 	return finish, ttft + queueWait + steps*tds/(1-rhoP), nil
+}
+
+// estimateBuf is the scratch space of one estimate: the sampled requests
+// as the cache keeps them, their prefill times and latency columns. An
+// estimate's Result holds none of it.
+type estimateBuf struct {
+	kept                       []Request
+	tp, ttft, tpot, e2el, norm []float64
+}
+
+var estimateBufs = sync.Pool{New: func() any { return new(estimateBuf) }}
+
+// column is *c resized to n values (their contents undefined).
+func (*estimateBuf) column(c *[]float64, n int) []float64 {
+	if cap(*c) < n {
+		*c = make([]float64, n)
+	}
+	*c = (*c)[:n]
+	return *c
 }
 
 // permKey names a seeded permutation (seededPerm).
