@@ -62,6 +62,7 @@ type Scenario struct {
 	Server      ServerConfig // the engine knobs of planner.go and the prefix cache
 
 	engines map[Parallel]*Engine // shared across a sweep's scenarios (memoized step times)
+	moments *sharedMoments       // shared across a sweep's workers (nil: not)
 }
 
 // Percentiles holds p50 and p90.

@@ -773,12 +773,14 @@ func parallel(workers, n int, f func(rw *Resolved, j int), r *Resolved) {
 }
 
 // workerCopies is n copies of r (at least one), each with its own engines
-// (an Engine's memo is not safe for concurrent use).
+// (an Engine's memo is not safe for concurrent use), sharing the prefill
+// moments they price.
 func workerCopies(r *Resolved, n int) []*Resolved {
 	rws := make([]*Resolved, max(n, 1))
+	moments := &sharedMoments{m: map[sharedMomentKey]*onceMoments{}}
 	for i := range rws {
 		rw := *r
-		rw.engines = nil
+		rw.engines, rw.moments = nil, moments
 		rws[i] = &rw
 	}
 	return rws

@@ -317,6 +317,29 @@ func TestSweepWorkersByteIdentical(t *testing.T) {
 	}
 }
 
+// TestSweepPricingWorkersByteIdentical: an AgentX sweep's estimates, whose
+// prefill moments the workers share, do not depend on how many goroutines
+// price them.
+func TestSweepPricingWorkersByteIdentical(t *testing.T) {
+	q := Query{GPU: "gb300", Workload: "agentx", Model: "Qwen3.5-397B-A17B", Precision: "fp4", SchedOverhead: -1, SpecOverhead: -1, Seed: 1}
+	var out [][]byte
+	for _, workers := range []int{1, 3} {
+		space := SweepSpace{GPUs: 8, Concs: []int{4, 64, 512}, StepsLo: 6, StepsHi: 6, Workers: workers, MaxRefine: 1}
+		res, err := Sweep(resolved(t, q), space, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(res.Points)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, b)
+	}
+	if !bytes.Equal(out[0], out[1]) {
+		t.Errorf("sweep points differ between 1 and 3 workers (%d vs %d bytes)", len(out[0]), len(out[1]))
+	}
+}
+
 // TestEngineTopologySpace: each engine's enumeration holds the layouts its
 // source admits (by hand from layoutsOf's citations) and no other.
 func TestEngineTopologySpace(t *testing.T) {
