@@ -3,8 +3,10 @@ package simulate
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
+	"sort"
 	"sync"
 )
 
@@ -511,7 +513,7 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 		}
 		// Throughput: lambda requests per second of mean size.
 		window := n / lambda
-		res := p.estimateResult(ttfts, tpots, e2els, norm, tokens, out, window, len(reqs))
+		res := p.estimateResult(ttfts, tpots, e2els, norm, tokens, out, window, len(reqs), buf)
 		res.StepMS = dec.DecodeStep(max(int(math.Round(b)), 1), k, int(ctx)).Report()
 		res.DecodeBatch = b * float64(dec.Par.PP)
 		res.ALRealized = al
@@ -527,6 +529,7 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 type estimateBuf struct {
 	kept                       []Request
 	tp, ttft, tpot, e2el, norm []float64
+	scratch                    []float64 // quantiles5090's
 }
 
 var estimateBufs = sync.Pool{New: func() any { return new(estimateBuf) }}
@@ -630,11 +633,11 @@ func (p *Plan) prefillEngine() *Engine {
 }
 
 // estimateResult is result of the estimate's columns (which it reorders),
-// its quantiles found by selection (selectQuantile) rather than sorts, the
+// its quantiles found by selection (quantiles5090) rather than sorts, the
 // estimate pricing thousands of points: the same values wherever no value
 // is NaN or negative (a negative zero ties with zero in sort.Float64s,
 // whichever lands at a quantile's position); otherwise result's sorts.
-func (p *Plan) estimateResult(ttft, tpot, e2el, norm []float64, tokens, outTokens, window float64, n int) *Result {
+func (p *Plan) estimateResult(ttft, tpot, e2el, norm []float64, tokens, outTokens, window float64, n int, buf *estimateBuf) *Result {
 	for _, xs := range [][]float64{ttft, tpot, e2el, norm} {
 		for _, x := range xs {
 			if !(x >= 0) || math.Signbit(x) {
@@ -642,31 +645,106 @@ func (p *Plan) estimateResult(ttft, tpot, e2el, norm []float64, tokens, outToken
 			}
 		}
 	}
-	q := latencies{
-		ttft90: selectQuantile(ttft, 0.9), ttft50: selectQuantile(ttft, 0.5),
-		tpot90: selectQuantile(tpot, 0.9), tpot50: selectQuantile(tpot, 0.5),
-		norm90: selectQuantile(norm, 0.9),
-		e2el90: selectQuantile(e2el, 0.9), e2el50: selectQuantile(e2el, 0.5),
-	}
+	scratch := buf.column(&buf.scratch, len(ttft))
+	var q latencies
+	q.ttft50, q.ttft90 = quantiles5090(ttft, scratch)
+	q.tpot50, q.tpot90 = quantiles5090(tpot, scratch)
+	q.e2el50, q.e2el90 = quantiles5090(e2el, scratch)
+	_, q.norm90 = quantiles5090(norm, scratch)
 	return p.resultOf(q, tokens, outTokens, window, n)
 }
 
-// selectQuantile is the q-quantile of xs as quantile.Sorted defines it
-// (order statistics floor(q(n-1)) and the next, interpolated), found by
-// moving the first into place (selectNth) and taking the least value
-// after it; xs is reordered and must hold no NaN.
-func selectQuantile(xs []float64, q float64) float64 {
+// quantiles5090 is the median and the 0.9-quantile of xs as
+// quantile.Sorted defines them (order statistics floor(q(n-1)) and the
+// next, interpolated); xs (no NaN, none negative) is reordered, scratch
+// (len(xs) values at least) overwritten.
+func quantiles5090(xs, scratch []float64) (p50, p90 float64) {
 	if len(xs) == 0 {
-		return 0
+		return 0, 0
 	}
-	pos := q * float64(len(xs)-1)
-	lo := int(math.Floor(pos))
-	selectNth(xs, lo)
-	hi := xs[lo]
-	if lo+1 < len(xs) {
-		hi = slices.Min(xs[lo+1:])
+	var ranks [4]int
+	var pos [2]float64
+	for i, q := range []float64{0.5, 0.9} {
+		pos[i] = q * float64(len(xs)-1)
+		lo := int(math.Floor(pos[i]))
+		ranks[2*i], ranks[2*i+1] = lo, min(lo+1, len(xs)-1)
 	}
-	return xs[lo] + (pos-float64(lo))*(hi-xs[lo])
+	v := orderStats(xs, ranks, scratch)
+	at := func(i int) float64 {
+		lo := float64(ranks[2*i])
+		return v[2*i] + (pos[i]-lo)*(v[2*i+1]-v[2*i])
+	}
+	return at(0), at(1)
+}
+
+// orderStats is the values sorting xs (no NaN, none negative) would put
+// at ranks. Their bit patterns order as the values do: a histogram of
+// xs over 256 equal spans of its patterns (the span a piece of an
+// exponent, so a few per octave of a long tail) finds which span holds
+// each rank, and selection (selectNth) among the values gathered from
+// those spans alone the ranks' values. xs is reordered and scratch
+// (len(xs) values at least) overwritten.
+func orderStats(xs []float64, ranks [4]int, scratch []float64) [4]float64 {
+	var out [4]float64
+	if len(xs) <= 32 {
+		slices.Sort(xs)
+		for i, r := range ranks {
+			out[i] = xs[r]
+		}
+		return out
+	}
+	lo, hi := uint64(math.MaxUint64), uint64(0)
+	for _, x := range xs {
+		b := math.Float64bits(x)
+		lo, hi = min(lo, b), max(hi, b)
+	}
+	shift := max(bits.Len64(hi-lo), 8) - 8
+	var count [256]int32
+	for _, x := range xs {
+		count[(math.Float64bits(x)-lo)>>shift]++
+	}
+	// The span of each rank, the first rank below it and, where
+	// its values are gathered, where in scratch.
+	var span [4]int
+	var start [256]int32
+	var slot [256]int32
+	below := int32(0)
+	for b := range count {
+		start[b] = below
+		below += count[b]
+		slot[b] = -1
+	}
+	for i, r := range ranks {
+		span[i] = sort.Search(256, func(b int) bool { return start[b]+count[b] > int32(r) })
+	}
+	if shift == 0 {
+		for i, b := range span {
+			out[i] = math.Float64frombits(lo + uint64(b))
+		}
+		return out
+	}
+	next := int32(0)
+	for _, b := range span {
+		if slot[b] < 0 {
+			slot[b] = next
+			next += count[b]
+		}
+	}
+	var fill [256]int32
+	for _, x := range xs {
+		b := (math.Float64bits(x) - lo) >> shift
+		if at := slot[b]; at >= 0 {
+			scratch[at+fill[b]] = x
+			fill[b]++
+		}
+	}
+	for i, b := range span {
+		seg := scratch[slot[b] : slot[b]+count[b]]
+		k := ranks[i] - int(start[b])
+		selectNth(seg, k)
+		out[i] = seg[k]
+	}
+	return out
 }
 
 // selectNth reorders xs (no NaN) so that xs[k] is the value sorting would

@@ -52,26 +52,27 @@ func TestPrefillTimeIndependentOfOrder(t *testing.T) {
 	}
 }
 
-// TestSelectQuantile: selection finds the quantiles that sorting and
-// quantile.Sorted do, bit for bit, and selectNth leaves every k-th value
-// where sort.Float64s puts it, nothing larger before it, nothing smaller
-// after.
-func TestSelectQuantile(t *testing.T) {
+// TestQuantiles5090: the histogram and selection find the quantiles that
+// sorting and quantile.Sorted do, bit for bit, and selectNth leaves every
+// k-th value where sort.Float64s puts it, nothing larger before it,
+// nothing smaller after.
+func TestQuantiles5090(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	random := make([]float64, 1024)
-	for i := range random {
-		random[i] = rng.ExpFloat64() * math.Pow(10, float64(rng.IntN(12)-6))
+	column := func(n int, draw func(i int) float64) []float64 {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = draw(i)
+		}
+		return xs
 	}
-	fewValues := make([]float64, 1024)
-	for i := range fewValues {
-		fewValues[i] = float64(rng.IntN(3))
+	heavy := func(int) float64 { return rng.ExpFloat64() * math.Pow(10, float64(rng.IntN(12)-6)) }
+	ulps := func(int) float64 { return math.Nextafter(0.0125, float64(rng.IntN(5))) * (1 + float64(rng.IntN(3))*1e-16) }
+	outlier := func(i int) float64 {
+		if i == 7 {
+			return 1e300
+		}
+		return 2 + rng.Float64()*1e-9
 	}
-	ascending := make([]float64, 1000)
-	for i := range ascending {
-		ascending[i] = float64(i) / 7
-	}
-	descending := slices.Clone(ascending)
-	slices.Reverse(descending)
 	for _, c := range []struct {
 		name string
 		xs   []float64
@@ -80,21 +81,26 @@ func TestSelectQuantile(t *testing.T) {
 		{"one", []float64{3}},
 		{"two", []float64{3, 1}},
 		{"three", []float64{2, 3, 1}},
-		{"equal", []float64{2, 2, 2, 2}},
+		{"equal", column(100, func(int) float64 { return 2 })},
 		{"zeros, subnormal, inf", []float64{math.Inf(1), 0, 5e-324, 1, 0, math.MaxFloat64, 1e-300}},
-		{"negative", []float64{3, -1, 2, -5, math.Inf(-1)}},
-		{"random 1024", random},
-		{"three values 1024", fewValues},
-		{"ascending", ascending},
-		{"descending", descending},
+		{"heavy tail 1024", column(1024, heavy)},
+		{"heavy tail 33", column(33, heavy)},
+		{"heavy tail 1000", column(1000, heavy)},
+		{"three values 1024", column(1024, func(int) float64 { return float64(rng.IntN(3)) })},
+		{"a few ulps apart 1024", column(1024, ulps)},
+		{"one far outlier 1024", column(1024, outlier)},
+		{"zeros and inf 1024", column(1024, func(i int) float64 { return [...]float64{0, math.Inf(1), 1}[i%3] })},
+		{"ascending 1000", column(1000, func(i int) float64 { return float64(i) / 7 })},
+		{"descending 1000", column(1000, func(i int) float64 { return float64(1000-i) / 7 })},
 	} {
 		sorted := slices.Clone(c.xs)
 		sort.Float64s(sorted)
-		for _, q := range []float64{0, 0.1, 0.5, 0.9, 0.99, 1} {
-			xs := slices.Clone(c.xs)
-			got, want := selectQuantile(xs, q), quant.Sorted(sorted, q)
-			if math.Float64bits(got) != math.Float64bits(want) {
-				t.Errorf("%s: selectQuantile(%g) = %v, sorted %v", c.name, q, got, want)
+		p50, p90 := quantiles5090(slices.Clone(c.xs), make([]float64, len(c.xs)))
+		for _, q := range []struct {
+			q, got float64
+		}{{0.5, p50}, {0.9, p90}} {
+			if want := quant.Sorted(sorted, q.q); math.Float64bits(q.got) != math.Float64bits(want) && !(math.IsNaN(q.got) && math.IsNaN(want)) {
+				t.Errorf("%s: quantile %g = %v, sorted %v", c.name, q.q, q.got, want)
 			}
 		}
 		for k := range c.xs {
