@@ -66,7 +66,9 @@ func TestQuantiles5090(t *testing.T) {
 		return xs
 	}
 	heavy := func(int) float64 { return rng.ExpFloat64() * math.Pow(10, float64(rng.IntN(12)-6)) }
-	ulps := func(int) float64 { return math.Nextafter(0.0125, float64(rng.IntN(5))) * (1 + float64(rng.IntN(3))*1e-16) }
+	ulps := func(int) float64 {
+		return math.Nextafter(0.0125, float64(rng.IntN(5))) * (1 + float64(rng.IntN(3))*1e-16)
+	}
 	outlier := func(i int) float64 {
 		if i == 7 {
 			return 1e300
