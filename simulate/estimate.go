@@ -56,45 +56,13 @@ func (p *Plan) prefillMoments(e *Engine) prefillMoments {
 		return m
 	}
 	var m prefillMoments
-	if s := p.sc.moments; s != nil && stepMemo {
-		m = s.get(e, key, func() prefillMoments { return p.priceMoments(e) })
+	if s := p.sc.shared; s != nil && stepMemo {
+		m = s.moment(e, key, func() prefillMoments { return p.priceMoments(e) })
 	} else {
 		m = p.priceMoments(e)
 	}
 	memoPut(e.pm.moments, key, m)
 	return m
-}
-
-// sharedMoments are the prefill moments the workers of one sweep priced,
-// by engine shape (their engines are built alike): each is priced once,
-// by the first worker to ask for it, while the others wait.
-type sharedMoments struct {
-	mu sync.Mutex
-	m  map[sharedMomentKey]*onceMoments
-}
-
-type sharedMomentKey struct {
-	par Parallel
-	key momentKey
-}
-
-type onceMoments struct {
-	once sync.Once
-	m    prefillMoments
-}
-
-// get is the moments of key on engine e, priced by price if no worker has.
-func (s *sharedMoments) get(e *Engine, key momentKey, price func() prefillMoments) prefillMoments {
-	k := sharedMomentKey{e.Par, key}
-	s.mu.Lock()
-	o := s.m[k]
-	if o == nil {
-		o = new(onceMoments)
-		s.m[k] = o
-	}
-	s.mu.Unlock()
-	o.once.Do(func() { o.m = price() })
-	return o.m
 }
 
 // priceMoments prices prefillMoments' requests on engine e.

@@ -62,7 +62,7 @@ type Scenario struct {
 	Server      ServerConfig // the engine knobs of planner.go and the prefix cache
 
 	engines map[Parallel]*Engine // shared across a sweep's scenarios (memoized step times)
-	moments *sharedMoments       // shared across a sweep's workers (nil: not)
+	shared  *sweepMemo           // shared across a sweep's workers (nil: not)
 }
 
 // Percentiles holds p50 and p90.
@@ -347,6 +347,7 @@ func NewPlan(sc Scenario, gpu GPUSpec) (*Plan, error) {
 			if e, err = NewEngine(sc.Model, gpu.withDomain(), par, sc.Engine); err != nil {
 				return nil, Memory{}, fmt.Errorf("%s: %w", what, err)
 			}
+			e.shared = sc.shared
 			if sc.engines != nil {
 				sc.engines[par] = e
 			}

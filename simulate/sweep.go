@@ -773,14 +773,13 @@ func parallel(workers, n int, f func(rw *Resolved, j int), r *Resolved) {
 }
 
 // workerCopies is n copies of r (at least one), each with its own engines
-// (an Engine's memo is not safe for concurrent use), sharing the prefill
-// moments they price.
+// (an Engine's memo is not safe for concurrent use), sharing a sweepMemo.
 func workerCopies(r *Resolved, n int) []*Resolved {
 	rws := make([]*Resolved, max(n, 1))
-	moments := &sharedMoments{m: map[sharedMomentKey]*onceMoments{}}
+	shared := newSweepMemo()
 	for i := range rws {
 		rw := *r
-		rw.engines, rw.moments = nil, moments
+		rw.engines, rw.shared = nil, shared
 		rws[i] = &rw
 	}
 	return rws
