@@ -58,12 +58,14 @@ type Engine struct {
 	// steps of an instance mostly repeat their key, and the instances
 	// that share the Engine take turns.
 	recent      stepCache
-	prefillMemo map[prefillKey]float64
-	pm          prefillMemos // enginememo.go
-	om          opMemos      // engineops.go
-	layerKinds  *layerKinds
-	shared      *sweepMemo // a sweep's, shared with other workers' engines (nil: none)
-	shapeErr    error      // the first shape no kernel runs (engineops.go)
+	prefillMemo map[prefillKey]float64 // prefillTime's, by keys prefillTable cannot pack
+	// prefillTable is prefillTime's memo by packed key (prefillKey.packed).
+	prefillTable memoTable[float64]
+	pm           prefillMemos // enginememo.go
+	om           opMemos      // engineops.go
+	layerKinds   *layerKinds
+	shared       *sweepMemo // a sweep's, shared with other workers' engines (nil: none)
+	shapeErr     error      // the first shape no kernel runs (engineops.go)
 }
 
 // stepKey packs DecodeStep's memo key: batch, draft length and ctx/256,

@@ -142,15 +142,35 @@ type prefillKey struct {
 	chunk          int
 }
 
+// packed is k in one word (24 bits of newTok, 18 of before, 20 of chunk,
+// spec), and false where a field does not fit.
+func (k prefillKey) packed() (uint64, bool) {
+	if k.newTok < 0 || k.newTok >= 1<<24 || k.before < 0 || k.before >= 1<<18 || k.chunk < 0 || k.chunk >= 1<<20 {
+		return 0, false
+	}
+	key := uint64(k.newTok)<<39 | uint64(k.before)<<21 | uint64(k.chunk)<<1
+	if k.spec {
+		key |= 1
+	}
+	return key, true
+}
+
 // prefillTime is one request's prefill alone on engine e, chunk by chunk.
 func (p *Plan) prefillTime(e *Engine, r Request) float64 {
 	spec := p.sc.Spec.Steps > 0 && (!p.sc.Topology.Disagg || p.sc.Server.PrefillDraft)
 	key := prefillKey{(r.ISL - r.Cached) >> 6, r.Cached >> 8, spec, p.chunk}
-	if e.prefillMemo == nil {
-		e.prefillMemo = map[prefillKey]float64{}
-	}
-	if t, ok := e.prefillMemo[key]; ok {
-		return t
+	packed, fits := key.packed()
+	if fits {
+		if t, ok := e.prefillTable.get(packed); ok {
+			return t
+		}
+	} else {
+		if e.prefillMemo == nil {
+			e.prefillMemo = map[prefillKey]float64{}
+		}
+		if t, ok := e.prefillMemo[key]; ok {
+			return t
+		}
 	}
 	// Price the bin's representative (cached prefix at the bin's lower edge,
 	// new tokens at its middle), not whichever request reached the bin first,
@@ -164,6 +184,10 @@ func (p *Plan) prefillTime(e *Engine, r Request) float64 {
 		n := min(isl-done, p.chunk)
 		t += e.Prefill([]PrefillPart{{New: n, Before: done, Last: done+n >= isl}}, spec).Total()
 		done += n
+	}
+	if fits {
+		e.prefillTable.put(packed, t)
+		return t
 	}
 	if len(e.prefillMemo) > 1<<16 {
 		clear(e.prefillMemo)

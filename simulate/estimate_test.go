@@ -141,3 +141,26 @@ func TestSeededPerm(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefillKeyPacked: each field in its own bits, worked by hand, and
+// keys with a field out of range left to the map.
+func TestPrefillKeyPacked(t *testing.T) {
+	for _, c := range []struct {
+		k    prefillKey
+		want uint64
+		ok   bool
+	}{
+		{prefillKey{0, 0, false, 0}, 0, true},
+		{prefillKey{1, 2, true, 16384}, 1<<39 | 2<<21 | 16384<<1 | 1, true},
+		{prefillKey{1<<24 - 1, 1<<18 - 1, true, 1<<20 - 1}, 0x7fffffffffffffff, true},
+		{prefillKey{1 << 24, 0, false, 16384}, 0, false},
+		{prefillKey{0, 1 << 18, false, 16384}, 0, false},
+		{prefillKey{0, 0, false, 1 << 20}, 0, false},
+		{prefillKey{-1, 0, false, 16384}, 0, false},
+	} {
+		got, ok := c.k.packed()
+		if got != c.want || ok != c.ok {
+			t.Errorf("%+v: packed %#x %v, want %#x %v", c.k, got, ok, c.want, c.ok)
+		}
+	}
+}
