@@ -487,6 +487,10 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 		e2els := buf.column(&buf.e2el, len(reqs))
 		norm := buf.column(&buf.norm, len(reqs))
 		var tokens, out float64
+		var bounds [4]bitBounds
+		for i := range bounds {
+			bounds[i].lo = math.MaxUint64
+		}
 		for i, r := range reqs {
 			w := wq
 			if len(reqs) > 1 {
@@ -498,14 +502,18 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 			e2els[i] = ti + di
 			if r.OSL > 1 {
 				tpots = append(tpots, di/float64(r.OSL-1))
+				bounds[1].add(tpots[len(tpots)-1])
 			}
 			norm[i] = e2els[i] / float64(r.OSL)
+			bounds[0].add(ti)
+			bounds[2].add(e2els[i])
+			bounds[3].add(norm[i])
 			tokens += float64(r.ISL + r.OSL)
 			out += float64(r.OSL)
 		}
 		// Throughput: lambda requests per second of mean size.
 		window := n / lambda
-		res := p.estimateResult(ttfts, tpots, e2els, norm, tokens, out, window, len(reqs), buf)
+		res := p.estimateResult([4][]float64{ttfts, tpots, e2els, norm}, bounds, tokens, out, window, len(reqs), buf)
 		res.StepMS = dec.DecodeStep(max(int(math.Round(b)), 1), k, int(ctx)).Report()
 		res.DecodeBatch = b * float64(dec.Par.PP)
 		res.ALRealized = al
@@ -629,28 +637,41 @@ func (p *Plan) prefillEngine() *Engine {
 // estimate pricing thousands of points: the same values wherever no value
 // is NaN or negative (a negative zero ties with zero in sort.Float64s,
 // whichever lands at a quantile's position); otherwise result's sorts.
-func (p *Plan) estimateResult(ttft, tpot, e2el, norm []float64, tokens, outTokens, window float64, n int, buf *estimateBuf) *Result {
-	for _, xs := range [][]float64{ttft, tpot, e2el, norm} {
-		for _, x := range xs {
-			if !(x >= 0) || math.Signbit(x) {
-				return p.result(ttft, tpot, e2el, norm, tokens, outTokens, window, n)
-			}
+// The columns are ttft, tpot, e2el and norm, their values' bit patterns
+// within bounds.
+func (p *Plan) estimateResult(cols [4][]float64, bounds [4]bitBounds, tokens, outTokens, window float64, n int, buf *estimateBuf) *Result {
+	for _, b := range bounds {
+		if !b.plain() {
+			return p.result(cols[0], cols[1], cols[2], cols[3], tokens, outTokens, window, n)
 		}
 	}
-	scratch := buf.column(&buf.scratch, len(ttft))
-	var q latencies
-	q.ttft50, q.ttft90 = quantiles5090(ttft, scratch)
-	q.tpot50, q.tpot90 = quantiles5090(tpot, scratch)
-	q.e2el50, q.e2el90 = quantiles5090(e2el, scratch)
-	_, q.norm90 = quantiles5090(norm, scratch)
+	scratch := buf.column(&buf.scratch, len(cols[0]))
+	var v [4][2]float64
+	for i, xs := range cols {
+		v[i][0], v[i][1] = quantiles5090(xs, bounds[i], scratch)
+	}
+	q := latencies{ttft50: v[0][0], ttft90: v[0][1], tpot50: v[1][0], tpot90: v[1][1], e2el50: v[2][0], e2el90: v[2][1], norm90: v[3][1]}
 	return p.resultOf(q, tokens, outTokens, window, n)
 }
 
+// bitBounds are the least and the greatest bit pattern of a column's
+// values.
+type bitBounds struct{ lo, hi uint64 }
+
+func (b *bitBounds) add(x float64) {
+	u := math.Float64bits(x)
+	b.lo, b.hi = min(b.lo, u), max(b.hi, u)
+}
+
+// plain says whether no value is NaN or negative (negative zero included):
+// their patterns lie above +Inf's.
+func (b bitBounds) plain() bool { return b.hi <= math.Float64bits(math.Inf(1)) }
+
 // quantiles5090 is the median and the 0.9-quantile of xs as
 // quantile.Sorted defines them (order statistics floor(q(n-1)) and the
-// next, interpolated); xs (no NaN, none negative) is reordered, scratch
-// (len(xs) values at least) overwritten.
-func quantiles5090(xs, scratch []float64) (p50, p90 float64) {
+// next, interpolated); xs (no NaN, none negative, bit patterns within
+// bounds) is reordered, scratch (len(xs) values at least) overwritten.
+func quantiles5090(xs []float64, bounds bitBounds, scratch []float64) (p50, p90 float64) {
 	if len(xs) == 0 {
 		return 0, 0
 	}
@@ -661,7 +682,7 @@ func quantiles5090(xs, scratch []float64) (p50, p90 float64) {
 		lo := int(math.Floor(pos[i]))
 		ranks[2*i], ranks[2*i+1] = lo, min(lo+1, len(xs)-1)
 	}
-	v := orderStats(xs, ranks, scratch)
+	v := orderStats(xs, bounds, ranks, scratch)
 	at := func(i int) float64 {
 		lo := float64(ranks[2*i])
 		return v[2*i] + (pos[i]-lo)*(v[2*i+1]-v[2*i])
@@ -669,14 +690,14 @@ func quantiles5090(xs, scratch []float64) (p50, p90 float64) {
 	return at(0), at(1)
 }
 
-// orderStats is the values sorting xs (no NaN, none negative) would put
-// at ranks. Their bit patterns order as the values do: a histogram of
+// orderStats is the values sorting xs (no NaN, none negative, bit
+// patterns within bounds) would put at ranks. Their bit patterns order as the values do: a histogram of
 // xs over 256 equal spans of its patterns (the span a piece of an
 // exponent, so a few per octave of a long tail) finds which span holds
 // each rank, and selection (selectNth) among the values gathered from
 // those spans alone the ranks' values. xs is reordered and scratch
 // (len(xs) values at least) overwritten.
-func orderStats(xs []float64, ranks [4]int, scratch []float64) [4]float64 {
+func orderStats(xs []float64, bounds bitBounds, ranks [4]int, scratch []float64) [4]float64 {
 	var out [4]float64
 	if len(xs) <= 32 {
 		slices.Sort(xs)
@@ -685,11 +706,7 @@ func orderStats(xs []float64, ranks [4]int, scratch []float64) [4]float64 {
 		}
 		return out
 	}
-	lo, hi := uint64(math.MaxUint64), uint64(0)
-	for _, x := range xs {
-		b := math.Float64bits(x)
-		lo, hi = min(lo, b), max(hi, b)
-	}
+	lo, hi := bounds.lo, bounds.hi
 	shift := max(bits.Len64(hi-lo), 8) - 8
 	var count [256]int32
 	for _, x := range xs {

@@ -97,7 +97,11 @@ func TestQuantiles5090(t *testing.T) {
 	} {
 		sorted := slices.Clone(c.xs)
 		sort.Float64s(sorted)
-		p50, p90 := quantiles5090(slices.Clone(c.xs), make([]float64, len(c.xs)))
+		bounds := bitBounds{lo: math.MaxUint64}
+		for _, x := range c.xs {
+			bounds.add(x)
+		}
+		p50, p90 := quantiles5090(slices.Clone(c.xs), bounds, make([]float64, len(c.xs)))
 		for _, q := range []struct {
 			q, got float64
 		}{{0.5, p50}, {0.9, p90}} {
@@ -161,6 +165,25 @@ func TestPrefillKeyPacked(t *testing.T) {
 		got, ok := c.k.packed()
 		if got != c.want || ok != c.ok {
 			t.Errorf("%+v: packed %#x %v, want %#x %v", c.k, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// TestBitBoundsPlain: a column is plain when every value is >= 0 and not a
+// negative zero (the test quantiles5090's callers made value by value).
+func TestBitBoundsPlain(t *testing.T) {
+	for _, xs := range [][]float64{
+		nil, {0}, {1, 2}, {math.Inf(1), 0, 5e-324}, {math.Copysign(0, -1)}, {1, -1}, {math.NaN()},
+		{2, math.Float64frombits(0xfff8000000000001)}, {math.Inf(-1)}, {math.MaxFloat64, -5e-324},
+	} {
+		b := bitBounds{lo: math.MaxUint64}
+		want := true
+		for _, x := range xs {
+			b.add(x)
+			want = want && x >= 0 && !math.Signbit(x)
+		}
+		if got := b.plain(); got != want {
+			t.Errorf("%v: plain %v, want %v", xs, got, want)
 		}
 	}
 }
