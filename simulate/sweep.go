@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Point is one evaluated deployment of a sweep.
@@ -786,23 +787,21 @@ func workerCopies(r *Resolved, n int) []*Resolved {
 }
 
 // runOn runs f(rw, j) for every j of order, in that order, on one
-// goroutine per copy in rws (no more than there are jobs).
+// goroutine per copy in rws (no more than there are jobs). A goroutine
+// takes its next job from a shared counter, not from a goroutine handing
+// them out, which on a busy machine keeps the workers waiting for it.
 func runOn(rws []*Resolved, order []int, f func(rw *Resolved, j int)) {
-	next := make(chan int)
+	var next atomic.Int64
 	var wg sync.WaitGroup
 	for _, rw := range rws[:max(1, min(len(rws), len(order)))] {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for j := range next {
-				f(rw, j)
+			for i := next.Add(1) - 1; i < int64(len(order)); i = next.Add(1) - 1 {
+				f(rw, order[i])
 			}
 		}()
 	}
-	for _, j := range order {
-		next <- j
-	}
-	close(next)
 	wg.Wait()
 }
 

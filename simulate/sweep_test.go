@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/specsim/specsim/audit/model"
@@ -777,6 +778,36 @@ func TestEnumerateFitsModel(t *testing.T) {
 	for s, want := range map[string]bool{"agg:tp64": false, "agg:tp64ep64": false, "agg:tp32": true, "agg:dep64": true, "disagg:1xtp32+1xtp32": true} {
 		if has(s) != want {
 			t.Errorf("%s enumerated %v, want %v", s, has(s), want)
+		}
+	}
+}
+
+// TestRunOn: every job of the order runs once, on one of the copies,
+// whatever the number of copies and jobs.
+func TestRunOn(t *testing.T) {
+	for _, c := range []struct{ copies, jobs int }{{1, 0}, {1, 5}, {2, 1}, {2, 100}, {3, 7}, {8, 3}} {
+		rws := make([]*Resolved, c.copies)
+		for i := range rws {
+			rws[i] = new(Resolved)
+		}
+		order := make([]int, c.jobs)
+		for i := range order {
+			order[i] = c.jobs - 1 - i
+		}
+		var mu sync.Mutex
+		ran := make([]int, c.jobs)
+		runOn(rws, order, func(rw *Resolved, j int) {
+			if !slices.Contains(rws, rw) {
+				t.Errorf("job %d ran on a copy not given", j)
+			}
+			mu.Lock()
+			ran[j]++
+			mu.Unlock()
+		})
+		for j, n := range ran {
+			if n != 1 {
+				t.Errorf("%d copies, %d jobs: job %d ran %d times", c.copies, c.jobs, j, n)
+			}
 		}
 	}
 }
