@@ -764,13 +764,27 @@ func (p *refinePool) close() {
 }
 
 // parallel runs f(rw, j) for j in [0, n) on up to workers goroutines, each
-// with its own copy of r (fresh engine memo).
+// with its own copy of r (fresh engine memo). The jobs go out as the
+// workers' shares of [0, n) interleaved (interleave), so that the jobs
+// running at once lie apart: a sweep's neighbouring topologies share
+// their prefill instance, whose moments one worker prices while the
+// others wait (sweepMemo.moment).
 func parallel(workers, n int, f func(rw *Resolved, j int), r *Resolved) {
-	order := make([]int, n)
-	for j := range order {
-		order[j] = j
+	rws := workerCopies(r, min(workers, n))
+	runOn(rws, interleave(n, len(rws)), f)
+}
+
+// interleave is 0..n-1 cut into k runs of ceil(n/k) (the last shorter),
+// taken one from each run in turn: for n 5 and k 2, 0 3 1 4 2.
+func interleave(n, k int) []int {
+	run := (n + k - 1) / max(k, 1)
+	order := make([]int, 0, n)
+	for i := range run {
+		for j := i; j < n; j += run {
+			order = append(order, j)
+		}
 	}
-	runOn(workerCopies(r, min(workers, n)), order, f)
+	return order
 }
 
 // workerCopies is n copies of r (at least one), each with its own engines

@@ -811,3 +811,23 @@ func TestRunOn(t *testing.T) {
 		}
 	}
 }
+
+// TestInterleave: the runs taken in turn, by hand, and every job once.
+func TestInterleave(t *testing.T) {
+	for _, c := range []struct {
+		n, k int
+		want []int
+	}{
+		{0, 2, []int{}},
+		{1, 2, []int{0}},
+		{5, 1, []int{0, 1, 2, 3, 4}},
+		{5, 2, []int{0, 3, 1, 4, 2}},
+		{6, 2, []int{0, 3, 1, 4, 2, 5}},
+		{7, 3, []int{0, 3, 6, 1, 4, 2, 5}},
+		{3, 8, []int{0, 1, 2}},
+	} {
+		if got := interleave(c.n, c.k); !slices.Equal(got, c.want) {
+			t.Errorf("interleave(%d, %d) = %v, want %v", c.n, c.k, got, c.want)
+		}
+	}
+}
