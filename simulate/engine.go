@@ -58,6 +58,7 @@ type Engine struct {
 	// steps of an instance mostly repeat their key, and the instances
 	// that share the Engine take turns.
 	recent      stepCache
+	memories    map[memoryKey]Memory   // plannedMemory's
 	prefillMemo map[prefillKey]float64 // prefillTime's, by keys prefillTable cannot pack
 	// prefillTable is prefillTime's memo by packed key (prefillKey.packed).
 	prefillTable memoTable[float64]

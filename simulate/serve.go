@@ -353,7 +353,7 @@ func NewPlan(sc Scenario, gpu GPUSpec) (*Plan, error) {
 			}
 		}
 		pc := sc.poolConfig(r, conc, p.chunk, p.memFrac, gpu.GPU.Name)
-		mem := e.PlanMemory(&sc.Workload, pc)
+		mem := e.plannedMemory(&sc.Workload, pc)
 		if !mem.Feasible {
 			mem.Explanation += sc.runningHint(e, r, pc, conc)
 			return nil, mem, &InfeasibleError{Where: fmt.Sprintf("%s (%s on %s, %s)", what, par, gpu.GPU.Name, sc.Model.Name), Mem: mem}
