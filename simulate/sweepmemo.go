@@ -12,11 +12,13 @@ type sweepMemo struct {
 	moments map[sharedMomentKey]*onceMoments
 
 	stepMu sync.RWMutex
-	steps  map[sharedStepKey]Breakdown
+	steps  map[sharedStepKey]Breakdown // DecodeStep's, by stepKey
+	fwdMu  sync.RWMutex
+	fwd    map[sharedStepKey]Breakdown // prefillForward's, by prefillShapeKey
 }
 
 func newSweepMemo() *sweepMemo {
-	return &sweepMemo{moments: map[sharedMomentKey]*onceMoments{}, steps: map[sharedStepKey]Breakdown{}}
+	return &sweepMemo{moments: map[sharedMomentKey]*onceMoments{}, steps: map[sharedStepKey]Breakdown{}, fwd: map[sharedStepKey]Breakdown{}}
 }
 
 type sharedMomentKey struct {
@@ -32,7 +34,7 @@ type onceMoments struct {
 
 type sharedStepKey struct {
 	par Parallel
-	key uint64 // stepKey
+	key uint64 // stepKey or prefillShapeKey
 }
 
 // moment is the prefill moments of key on engine e: priced by price once,
@@ -72,4 +74,19 @@ func (s *sweepMemo) putStep(par Parallel, key uint64, b Breakdown) {
 	s.stepMu.Lock()
 	s.steps[sharedStepKey{par, key}] = b
 	s.stepMu.Unlock()
+}
+
+// forward is prefillForward's value under prefillShapeKey key on an
+// engine of par, if a worker priced it.
+func (s *sweepMemo) forward(par Parallel, key uint64) (Breakdown, bool) {
+	s.fwdMu.RLock()
+	b, ok := s.fwd[sharedStepKey{par, key}]
+	s.fwdMu.RUnlock()
+	return b, ok
+}
+
+func (s *sweepMemo) putForward(par Parallel, key uint64, b Breakdown) {
+	s.fwdMu.Lock()
+	s.fwd[sharedStepKey{par, key}] = b
+	s.fwdMu.Unlock()
 }
