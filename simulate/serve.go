@@ -1091,6 +1091,7 @@ type latencies struct {
 	ttft50, ttft90, tpot50, tpot90, e2el50, e2el90, norm90 float64
 }
 
+// resultOf is result given the latencies' quantiles q.
 func (p *Plan) resultOf(q latencies, tokens, outTokens, window float64, n int) *Result {
 	res := &Result{Topology: p.sc.Topology.String(), Conc: p.sc.Conc, Steps: p.sc.Spec.Steps, GPUs: p.gpus, Requests: n, Limits: p.caps}
 	res.TTFTms = q.ttft50 * 1e3
