@@ -59,8 +59,9 @@ type clientSide struct {
 	// think is the think time per chain that reproduces the replay's
 	// request rate: par*conc over the profiled requests per second.
 	think float64
-	// reqs are the profiled requests, as the estimate samples them.
-	reqs []Request
+	// strata are the profiled requests the estimate samples, stratified
+	// by output length (stratify).
+	strata []Request
 }
 
 // clientAt replays the traces at concurrency conc against a server that
@@ -83,10 +84,11 @@ func (tw *TraceWorkload) clientAt(conc int) *clientSide {
 	}
 	var v *clientSide
 	if rate, recs, err := agentx.ClientRate(tw.Traces, cfg, 0); err == nil && rate > 0 {
-		v = &clientSide{think: tw.par * float64(conc) / rate, reqs: make([]Request, len(recs))}
+		reqs := make([]Request, len(recs))
 		for i, r := range recs {
-			v.reqs[i] = Request{ISL: r.Input, OSL: max(r.Output, 1), Cached: min(r.Shared, r.Input-1)}
+			reqs[i] = Request{ISL: r.Input, OSL: max(r.Output, 1), Cached: min(r.Shared, r.Input-1)}
 		}
+		v = &clientSide{think: tw.par * float64(conc) / rate, strata: stratify(reqs)}
 	}
 	tw.client.m[cfg] = v
 	return v

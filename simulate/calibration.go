@@ -252,6 +252,6 @@ func (c *CalibrationFile) Marshal() ([]byte, error) {
 func (r *Resolved) WithCalibration(p *CalParams) *Resolved {
 	c := *r
 	c.Engine.Calibration = p
-	c.engines = nil
+	c.engines, c.shared = nil, nil
 	return &c
 }

@@ -58,11 +58,15 @@ type Engine struct {
 	// steps of an instance mostly repeat their key, and the instances
 	// that share the Engine take turns.
 	recent      stepCache
-	prefillMemo map[prefillKey]float64
-	pm          prefillMemos // enginememo.go
-	om          opMemos      // engineops.go
-	layerKinds  *layerKinds
-	shapeErr    error // the first shape no kernel runs (engineops.go)
+	memories    map[memoryKey]Memory   // plannedMemory's
+	prefillMemo map[prefillKey]float64 // prefillTime's, by keys prefillTable cannot pack
+	// prefillTable is prefillTime's memo by packed key (prefillKey.packed).
+	prefillTable memoTable[float64]
+	pm           prefillMemos // enginememo.go
+	om           opMemos      // engineops.go
+	layerKinds   *layerKinds
+	shared       *sweepMemo // a sweep's, shared with other workers' engines (nil: none)
+	shapeErr     error      // the first shape no kernel runs (engineops.go)
 }
 
 // stepKey packs DecodeStep's memo key: batch, draft length and ctx/256,
@@ -744,6 +748,34 @@ func (e *Engine) DecodeStep(batch, k, ctx int) Breakdown {
 			return b
 		}
 	}
+	var b Breakdown
+	shared := false
+	if key != 0 && e.shared != nil {
+		b, shared = e.shared.step(e.Par, key)
+	}
+	if !shared {
+		clean := e.shapeErr == nil
+		b = e.priceStep(batch, k, ctx)
+		if key != 0 && e.shared != nil && clean && e.shapeErr == nil {
+			e.shared.putStep(e.Par, key, b)
+		}
+	}
+	if key != 0 {
+		if !e.steps.put(batch, k, ctx>>8, b) {
+			if len(e.memo) > 1<<16 {
+				clear(e.memo)
+			}
+			e.memo[key] = b
+		}
+		slot := stepSlot(key)
+		e.recent.keys[slot], e.recent.vals[slot] = key, b
+	}
+	return b
+}
+
+// priceStep is DecodeStep's iteration priced, its context rounded as the
+// memo's key rounds it.
+func (e *Engine) priceStep(batch, k, ctx int) Breakdown {
 	ctxQ := (ctx>>8)<<8 + 128
 	var b Breakdown
 	if k == 0 {
@@ -763,16 +795,6 @@ func (e *Engine) DecodeStep(batch, k, ctx int) Breakdown {
 		b.Draft = draft
 		b.GDN += e.stateCommit(batch)
 		b.addOverhead(0, 0, e.SchedOverhead+e.SpecOverhead)
-	}
-	if key != 0 {
-		if !e.steps.put(batch, k, ctx>>8, b) {
-			if len(e.memo) > 1<<16 {
-				clear(e.memo)
-			}
-			e.memo[key] = b
-		}
-		slot := stepSlot(key)
-		e.recent.keys[slot], e.recent.vals[slot] = key, b
 	}
 	return b
 }

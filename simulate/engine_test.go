@@ -437,3 +437,41 @@ func TestEngineShapeErrorFailsThePlan(t *testing.T) {
 		t.Errorf("shapeChecked = %v, %v; want no result and the ShapeError naming model and GPU", r, err)
 	}
 }
+
+// TestPlannedMemoryMemo: the memoized plan is PlanMemory's for each
+// workload and pool configuration, asked in any order, and a caller's
+// change to its copy does not reach the memo.
+func TestPlannedMemoryMemo(t *testing.T) {
+	m, err := LookupPreset("Qwen3.5-397B-A17B")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := gpu(t, "h200")
+	short, long := FixedWorkload(1024, 1024), FixedWorkload(8192, 1024)
+	for _, engine := range []string{"sglang", "vllm"} {
+		e, err := NewEngine(m, g, Parallel{TP: 8, EP: 8, PP: 1}, EngineConfig{Precision: FP8, EngineName: engine})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			w  *Workload
+			pc PoolConfig
+		}{
+			{&short, PoolConfig{Role: roleAgg, MaxRunning: 8}},
+			{&long, PoolConfig{Role: roleAgg, MaxRunning: 8}},
+			{&short, PoolConfig{Role: roleAgg, MaxRunning: 64, Steps: 3}},
+			{&short, PoolConfig{Role: roleAgg, MaxRunning: 8}},
+			{&long, PoolConfig{Role: rolePrefill, MaxRunning: 8, RadixCache: true}},
+		} {
+			want := e.PlanMemory(c.w, c.pc)
+			got := e.plannedMemory(c.w, c.pc)
+			if got != want {
+				t.Errorf("%s %+v: plannedMemory %+v, PlanMemory %+v", engine, c.pc, got, want)
+			}
+			got.Explanation += " changed"
+			if again := e.plannedMemory(c.w, c.pc); again != want {
+				t.Errorf("%s %+v: the memo kept a caller's change", engine, c.pc)
+			}
+		}
+	}
+}

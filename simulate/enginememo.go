@@ -160,8 +160,18 @@ func (e *Engine) prefillForward(s shape) Breakdown {
 	if b, ok := e.pm.forward.get(key); ok {
 		return b
 	}
+	if e.shared != nil {
+		if b, ok := e.shared.forward(e.Par, key); ok {
+			e.pm.forward.put(key, b)
+			return b
+		}
+	}
+	clean := e.shapeErr == nil
 	b := unmemoizedOps(e, func() Breakdown { return e.forward(s) })
 	e.pm.forward.put(key, b)
+	if e.shared != nil && clean && e.shapeErr == nil {
+		e.shared.putForward(e.Par, key, b)
+	}
 	return b
 }
 

@@ -3,9 +3,11 @@ package simulate
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"sync"
 )
 
 // meanFieldSamples is how many requests a mean-field estimate draws to
@@ -53,6 +55,18 @@ func (p *Plan) prefillMoments(e *Engine) prefillMoments {
 	if m, ok := memoGet(&e.pm.moments, key); ok && stepMemo {
 		return m
 	}
+	var m prefillMoments
+	if s := p.sc.shared; s != nil && stepMemo {
+		m = s.moment(e, key, func() prefillMoments { return p.priceMoments(e) })
+	} else {
+		m = p.priceMoments(e)
+	}
+	memoPut(e.pm.moments, key, m)
+	return m
+}
+
+// priceMoments prices prefillMoments' requests on engine e.
+func (p *Plan) priceMoments(e *Engine) prefillMoments {
 	rng := rand.New(rand.NewPCG(p.sc.Seed, 0x6d6f6d))
 	m := prefillMoments{reqs: make([]Request, meanFieldSamples), hitT: make([]float64, meanFieldSamples), missT: make([]float64, meanFieldSamples)}
 	sample := p.requestSampler()
@@ -68,7 +82,6 @@ func (p *Plan) prefillMoments(e *Engine) prefillMoments {
 		m.miss1 += s / meanFieldSamples
 		m.miss2 += s * s / meanFieldSamples
 	}
-	memoPut(e.pm.moments, key, m)
 	return m
 }
 
@@ -88,24 +101,38 @@ func (p *Plan) prefillMoments(e *Engine) prefillMoments {
 // i-th call gives the i-th stratum.
 func (p *Plan) requestSampler() func(*rand.Rand) Request {
 	if tr := p.sc.Workload.Trace; tr != nil {
-		if c := tr.clientAt(p.sc.Conc); c != nil && len(c.reqs) > 0 {
-			byOSL := make([]int32, len(c.reqs))
-			for i := range byOSL {
-				byOSL[i] = int32(i)
-			}
-			slices.SortFunc(byOSL, func(i, j int32) int {
-				a, b := c.reqs[i], c.reqs[j]
-				return cmp.Or(cmp.Compare(a.OSL, b.OSL), cmp.Compare(a.ISL-a.Cached, b.ISL-b.Cached), cmp.Compare(i, j))
-			})
+		if c := tr.clientAt(p.sc.Conc); c != nil && len(c.strata) > 0 {
 			i := 0
 			return func(*rand.Rand) Request {
-				r := c.reqs[byOSL[(2*i+1)*len(byOSL)/(2*meanFieldSamples)]]
+				r := c.strata[i]
 				i++
 				return r
 			}
 		}
 	}
 	return p.sc.Workload.Sample
+}
+
+// stratify is requestSampler's meanFieldSamples draws of reqs, in order:
+// the middle request of each of meanFieldSamples equal strata of reqs
+// sorted by output length, then new prompt tokens (nil for no requests).
+func stratify(reqs []Request) []Request {
+	if len(reqs) == 0 {
+		return nil
+	}
+	byOSL := make([]int32, len(reqs))
+	for i := range byOSL {
+		byOSL[i] = int32(i)
+	}
+	slices.SortFunc(byOSL, func(i, j int32) int {
+		a, b := reqs[i], reqs[j]
+		return cmp.Or(cmp.Compare(a.OSL, b.OSL), cmp.Compare(a.ISL-a.Cached, b.ISL-b.Cached), cmp.Compare(i, j))
+	})
+	out := make([]Request, meanFieldSamples)
+	for i := range out {
+		out[i] = reqs[byOSL[(2*i+1)*len(byOSL)/(2*meanFieldSamples)]]
+	}
+	return out
 }
 
 // prefillKey memoizes one request's whole prefill on one engine.
@@ -115,15 +142,35 @@ type prefillKey struct {
 	chunk          int
 }
 
+// packed is k in one word (24 bits of newTok, 18 of before, 20 of chunk,
+// spec), and false where a field does not fit.
+func (k prefillKey) packed() (uint64, bool) {
+	if k.newTok < 0 || k.newTok >= 1<<24 || k.before < 0 || k.before >= 1<<18 || k.chunk < 0 || k.chunk >= 1<<20 {
+		return 0, false
+	}
+	key := uint64(k.newTok)<<39 | uint64(k.before)<<21 | uint64(k.chunk)<<1
+	if k.spec {
+		key |= 1
+	}
+	return key, true
+}
+
 // prefillTime is one request's prefill alone on engine e, chunk by chunk.
 func (p *Plan) prefillTime(e *Engine, r Request) float64 {
 	spec := p.sc.Spec.Steps > 0 && (!p.sc.Topology.Disagg || p.sc.Server.PrefillDraft)
 	key := prefillKey{(r.ISL - r.Cached) >> 6, r.Cached >> 8, spec, p.chunk}
-	if e.prefillMemo == nil {
-		e.prefillMemo = map[prefillKey]float64{}
-	}
-	if t, ok := e.prefillMemo[key]; ok {
-		return t
+	packed, fits := key.packed()
+	if fits {
+		if t, ok := e.prefillTable.get(packed); ok {
+			return t
+		}
+	} else {
+		if e.prefillMemo == nil {
+			e.prefillMemo = map[prefillKey]float64{}
+		}
+		if t, ok := e.prefillMemo[key]; ok {
+			return t
+		}
 	}
 	// Price the bin's representative (cached prefix at the bin's lower edge,
 	// new tokens at its middle), not whichever request reached the bin first,
@@ -137,6 +184,10 @@ func (p *Plan) prefillTime(e *Engine, r Request) float64 {
 		n := min(isl-done, p.chunk)
 		t += e.Prefill([]PrefillPart{{New: n, Before: done, Last: done+n >= isl}}, spec).Total()
 		done += n
+	}
+	if fits {
+		e.prefillTable.put(packed, t)
+		return t
 	}
 	if len(e.prefillMemo) > 1<<16 {
 		clear(e.prefillMemo)
@@ -176,7 +227,9 @@ func (p *Plan) estimate() (*Result, error) {
 	var finish func() *Result
 	var regular float64
 	prev := -1.0
-	order := rand.New(rand.NewPCG(p.sc.Seed, 0xe71c7)).Perm(len(reqs))
+	buf := estimateBufs.Get().(*estimateBuf)
+	defer estimateBufs.Put(buf)
+	order := seededPerm(p.sc.Seed, 0xe71c7, len(reqs))
 	theta := p.sc.Workload.ThinkTime()
 	if tr := p.sc.Workload.Trace; tr != nil {
 		if c := tr.clientAt(p.sc.Conc); c != nil {
@@ -193,7 +246,8 @@ func (p *Plan) estimate() (*Result, error) {
 		// touched at its previous turn), so a turn finds either its whole
 		// shared prefix or none of it: round((1-h) n) of the sampled
 		// turns, picked in a seeded order, re-prefill their whole prompt.
-		kept := append([]Request(nil), reqs...)
+		kept := append(buf.kept[:0], reqs...)
+		buf.kept = kept
 		if h < 1 {
 			lost := int(math.Round((1 - h) * float64(len(kept))))
 			if len(kept) == 1 {
@@ -205,7 +259,7 @@ func (p *Plan) estimate() (*Result, error) {
 			}
 		}
 		var err error
-		if finish, regular, err = p.estimateKept(kept, m, isl, osl, h); err != nil {
+		if finish, regular, err = p.estimateKept(kept, m, isl, osl, h, buf); err != nil {
 			return nil, err
 		}
 		if !p.cacheOn() {
@@ -221,8 +275,7 @@ func (p *Plan) estimate() (*Result, error) {
 // only for the keep the estimate settles on). It also returns the part of
 // a session's cycle that does not vary from cycle to cycle: its time in
 // the server (prefill, queue, decode).
-func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep float64) (func() *Result, float64, error) {
-	rng := rand.New(rand.NewPCG(p.sc.Seed, 0x9e3779b9))
+func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep float64, buf *estimateBuf) (func() *Result, float64, error) {
 	n := float64(len(reqs))
 	ctx := isl + osl/2
 	al := 1.0
@@ -249,7 +302,7 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 		decLanes = float64(t.DecodeWorkers * t.Decode.PP)
 		mem = p.decMem
 	}
-	tp := make([]float64, len(reqs))
+	tp := buf.column(&buf.tp, len(reqs))
 	meanTp, soloS2 := 0.0, 0.0
 	for i, r := range reqs {
 		switch {
@@ -445,7 +498,7 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 		// otherwise exponential with mean wq/pb (the M/G/1 wait's usual
 		// two-part approximation), the draws stratified over the samples in
 		// a seeded order.
-		order := rng.Perm(len(reqs))
+		order := seededPerm(p.sc.Seed, 0x9e3779b9, len(reqs))
 		pb := rhoQ * busyFrac
 		waitAt := func(u float64) float64 {
 			if pb <= 0 || wq <= 0 || u <= 1-pb {
@@ -453,11 +506,15 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 			}
 			return wq / pb * math.Log(pb/(1-u))
 		}
-		ttfts := make([]float64, len(reqs))
-		tpots := make([]float64, 0, len(reqs))
-		e2els := make([]float64, len(reqs))
-		norm := make([]float64, len(reqs))
+		ttfts := buf.column(&buf.ttft, len(reqs))
+		tpots := buf.column(&buf.tpot, len(reqs))[:0]
+		e2els := buf.column(&buf.e2el, len(reqs))
+		norm := buf.column(&buf.norm, len(reqs))
 		var tokens, out float64
+		var bounds [4]bitBounds
+		for i := range bounds {
+			bounds[i].lo = math.MaxUint64
+		}
 		for i, r := range reqs {
 			w := wq
 			if len(reqs) > 1 {
@@ -469,17 +526,18 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 			e2els[i] = ti + di
 			if r.OSL > 1 {
 				tpots = append(tpots, di/float64(r.OSL-1))
+				bounds[1].add(tpots[len(tpots)-1])
 			}
 			norm[i] = e2els[i] / float64(r.OSL)
+			bounds[0].add(ti)
+			bounds[2].add(e2els[i])
+			bounds[3].add(norm[i])
 			tokens += float64(r.ISL + r.OSL)
 			out += float64(r.OSL)
 		}
 		// Throughput: lambda requests per second of mean size.
 		window := n / lambda
-		for _, xs := range [][]float64{ttfts, tpots, e2els, norm} {
-			sortNonNegative(xs) // result's sort then finds them in order
-		}
-		res := p.result(ttfts, tpots, e2els, norm, tokens, out, window, len(reqs))
+		res := p.estimateResult([4][]float64{ttfts, tpots, e2els, norm}, bounds, tokens, out, window, len(reqs), buf)
 		res.StepMS = dec.DecodeStep(max(int(math.Round(b)), 1), k, int(ctx)).Report()
 		res.DecodeBatch = b * float64(dec.Par.PP)
 		res.ALRealized = al
@@ -487,6 +545,57 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 		return res
 	}
 	return finish, ttft + queueWait + steps*tds/(1-rhoP), nil
+}
+
+// estimateBuf is the scratch space of one estimate: the sampled requests
+// as the cache keeps them, their prefill times and latency columns. An
+// estimate's Result holds none of it.
+type estimateBuf struct {
+	kept                       []Request
+	tp, ttft, tpot, e2el, norm []float64
+	scratch                    []float64 // quantiles5090's
+}
+
+var estimateBufs = sync.Pool{New: func() any { return new(estimateBuf) }}
+
+// column is *c resized to n values (their contents undefined).
+func (*estimateBuf) column(c *[]float64, n int) []float64 {
+	if cap(*c) < n {
+		*c = make([]float64, n)
+	}
+	*c = (*c)[:n]
+	return *c
+}
+
+// permKey names a seeded permutation (seededPerm).
+type permKey struct {
+	seed, stream uint64
+	n            int
+}
+
+// perms holds the seeded permutations the estimate draws: the same few at
+// every point of a sweep. A long-lived process that varies the seed
+// starts it over at 64.
+var perms struct {
+	sync.Mutex
+	m map[permKey][]int
+}
+
+// seededPerm is rand.New(rand.NewPCG(seed, stream)).Perm(n), shared: the
+// caller must not modify it.
+func seededPerm(seed, stream uint64, n int) []int {
+	key := permKey{seed, stream, n}
+	perms.Lock()
+	defer perms.Unlock()
+	if v, ok := perms.m[key]; ok {
+		return v
+	}
+	if perms.m == nil || len(perms.m) >= 64 {
+		perms.m = map[permKey][]int{}
+	}
+	v := rand.New(rand.NewPCG(seed, stream)).Perm(n)
+	perms.m[key] = v
+	return v
 }
 
 // cacheKeep is the fraction of a session's shared prefix that is still in
@@ -547,42 +656,170 @@ func (p *Plan) prefillEngine() *Engine {
 	return p.agg
 }
 
-// sortNonNegative sorts xs ascending as sort.Float64s does, by a radix sort
-// of the bit patterns (byte by byte, least significant first), which order
-// as the values do when none is negative or NaN; otherwise by
-// sort.Float64s. The estimate sorts four 1,024-request columns a point.
-func sortNonNegative(xs []float64) {
-	if len(xs) < 2 {
-		return
+// estimateResult is result of the estimate's columns (which it reorders),
+// its quantiles found by selection (quantiles5090) rather than sorts, the
+// estimate pricing thousands of points: the same values wherever no value
+// is NaN or negative (a negative zero ties with zero in sort.Float64s,
+// whichever lands at a quantile's position); otherwise result's sorts.
+// The columns are ttft, tpot, e2el and norm, their values' bit patterns
+// within bounds.
+func (p *Plan) estimateResult(cols [4][]float64, bounds [4]bitBounds, tokens, outTokens, window float64, n int, buf *estimateBuf) *Result {
+	for _, b := range bounds {
+		if !b.plain() {
+			return p.result(cols[0], cols[1], cols[2], cols[3], tokens, outTokens, window, n)
+		}
 	}
-	keys := make([]uint64, len(xs))
-	for i, x := range xs {
-		if !(x >= 0) || math.Signbit(x) {
-			sort.Float64s(xs)
-			return
-		}
-		keys[i] = math.Float64bits(x)
+	scratch := buf.column(&buf.scratch, len(cols[0]))
+	var v [4][2]float64
+	for i, xs := range cols {
+		v[i][0], v[i][1] = quantiles5090(xs, bounds[i], scratch)
 	}
-	tmp := make([]uint64, len(xs))
-	for shift := 0; shift < 64; shift += 8 {
-		var count [257]int
-		for _, k := range keys {
-			count[(k>>shift)&0xff+1]++
-		}
-		if count[(keys[0]>>shift)&0xff+1] == len(keys) {
-			continue // every key has this byte
-		}
-		for b := 1; b < 257; b++ {
-			count[b] += count[b-1]
-		}
-		for _, k := range keys {
-			d := (k >> shift) & 0xff
-			tmp[count[d]] = k
-			count[d]++
-		}
-		keys, tmp = tmp, keys
+	q := latencies{ttft50: v[0][0], ttft90: v[0][1], tpot50: v[1][0], tpot90: v[1][1], e2el50: v[2][0], e2el90: v[2][1], norm90: v[3][1]}
+	return p.resultOf(q, tokens, outTokens, window, n)
+}
+
+// bitBounds are the least and the greatest bit pattern of a column's
+// values.
+type bitBounds struct{ lo, hi uint64 }
+
+func (b *bitBounds) add(x float64) {
+	u := math.Float64bits(x)
+	b.lo, b.hi = min(b.lo, u), max(b.hi, u)
+}
+
+// plain says whether no value is NaN or negative (negative zero included):
+// their patterns lie above +Inf's.
+func (b bitBounds) plain() bool { return b.hi <= math.Float64bits(math.Inf(1)) }
+
+// quantiles5090 is the median and the 0.9-quantile of xs as
+// quantile.Sorted defines them (order statistics floor(q(n-1)) and the
+// next, interpolated); xs (no NaN, none negative, bit patterns within
+// bounds) is reordered, scratch (len(xs) values at least) overwritten.
+func quantiles5090(xs []float64, bounds bitBounds, scratch []float64) (p50, p90 float64) {
+	if len(xs) == 0 {
+		return 0, 0
 	}
-	for i, k := range keys {
-		xs[i] = math.Float64frombits(k)
+	var ranks [4]int
+	var pos [2]float64
+	for i, q := range []float64{0.5, 0.9} {
+		pos[i] = q * float64(len(xs)-1)
+		lo := int(math.Floor(pos[i]))
+		ranks[2*i], ranks[2*i+1] = lo, min(lo+1, len(xs)-1)
+	}
+	v := orderStats(xs, bounds, ranks, scratch)
+	at := func(i int) float64 {
+		lo := float64(ranks[2*i])
+		return v[2*i] + (pos[i]-lo)*(v[2*i+1]-v[2*i])
+	}
+	return at(0), at(1)
+}
+
+// orderStats is the values sorting xs (no NaN, none negative, bit
+// patterns within bounds) would put at ranks. Their bit patterns order as the values do: a histogram of
+// xs over 256 equal spans of its patterns (the span a piece of an
+// exponent, so a few per octave of a long tail) finds which span holds
+// each rank, and selection (selectNth) among the values gathered from
+// those spans alone the ranks' values. xs is reordered and scratch
+// (len(xs) values at least) overwritten.
+func orderStats(xs []float64, bounds bitBounds, ranks [4]int, scratch []float64) [4]float64 {
+	var out [4]float64
+	if len(xs) <= 32 {
+		slices.Sort(xs)
+		for i, r := range ranks {
+			out[i] = xs[r]
+		}
+		return out
+	}
+	lo, hi := bounds.lo, bounds.hi
+	shift := max(bits.Len64(hi-lo), 8) - 8
+	var count [256]int32
+	for _, x := range xs {
+		count[(math.Float64bits(x)-lo)>>shift]++
+	}
+	// The span of each rank, the first rank below it and, where
+	// its values are gathered, where in scratch.
+	var span [4]int
+	var start [256]int32
+	var slot [256]int32
+	below := int32(0)
+	for b := range count {
+		start[b] = below
+		below += count[b]
+		slot[b] = -1
+	}
+	for i, r := range ranks {
+		span[i] = sort.Search(256, func(b int) bool { return start[b]+count[b] > int32(r) })
+	}
+	if shift == 0 {
+		for i, b := range span {
+			out[i] = math.Float64frombits(lo + uint64(b))
+		}
+		return out
+	}
+	next := int32(0)
+	for _, b := range span {
+		if slot[b] < 0 {
+			slot[b] = next
+			next += count[b]
+		}
+	}
+	var fill [256]int32
+	for _, x := range xs {
+		b := (math.Float64bits(x) - lo) >> shift
+		if at := slot[b]; at >= 0 {
+			scratch[at+fill[b]] = x
+			fill[b]++
+		}
+	}
+	for i, b := range span {
+		seg := scratch[slot[b] : slot[b]+count[b]]
+		k := ranks[i] - int(start[b])
+		selectNth(seg, k)
+		out[i] = seg[k]
+	}
+	return out
+}
+
+// selectNth reorders xs (no NaN) so that xs[k] is the value sorting would
+// put there, none before it larger and none after it smaller: Hoare's
+// selection with a median-of-three pivot (Press et al., Numerical Recipes,
+// 3rd ed., 8.5), whose scans stop at values equal to the pivot so that
+// runs of equal values split evenly.
+func selectNth(xs []float64, k int) {
+	l, r := 0, len(xs)-1
+	for r > l+1 {
+		mid := int(uint(l+r) >> 1)
+		xs[mid], xs[l+1] = xs[l+1], xs[mid]
+		if xs[l] > xs[r] {
+			xs[l], xs[r] = xs[r], xs[l]
+		}
+		if xs[l+1] > xs[r] {
+			xs[l+1], xs[r] = xs[r], xs[l+1]
+		}
+		if xs[l] > xs[l+1] {
+			xs[l], xs[l+1] = xs[l+1], xs[l]
+		}
+		i, j := l+1, r
+		pivot := xs[l+1]
+		for {
+			for i++; xs[i] < pivot; i++ {
+			}
+			for j--; xs[j] > pivot; j-- {
+			}
+			if j < i {
+				break
+			}
+			xs[i], xs[j] = xs[j], xs[i]
+		}
+		xs[l+1], xs[j] = xs[j], pivot
+		if j >= k {
+			r = j - 1
+		}
+		if j <= k {
+			l = i
+		}
+	}
+	if r == l+1 && xs[r] < xs[l] {
+		xs[l], xs[r] = xs[r], xs[l]
 	}
 }

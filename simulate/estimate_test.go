@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"testing"
+
+	quant "github.com/specsim/specsim/internal/quantile"
 )
 
 // TestPrefillTimeIndependentOfOrder: two requests in one memo bin get the
@@ -50,13 +52,28 @@ func TestPrefillTimeIndependentOfOrder(t *testing.T) {
 	}
 }
 
-// TestSortNonNegative: the radix sort orders as sort.Float64s does (the
-// second method), falling back to it for negative or NaN values.
-func TestSortNonNegative(t *testing.T) {
+// TestQuantiles5090: the histogram and selection find the quantiles that
+// sorting and quantile.Sorted do, bit for bit, and selectNth leaves every
+// k-th value where sort.Float64s puts it, nothing larger before it,
+// nothing smaller after.
+func TestQuantiles5090(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	random := make([]float64, 1024)
-	for i := range random {
-		random[i] = rng.ExpFloat64() * math.Pow(10, float64(rng.IntN(12)-6))
+	column := func(n int, draw func(i int) float64) []float64 {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = draw(i)
+		}
+		return xs
+	}
+	heavy := func(int) float64 { return rng.ExpFloat64() * math.Pow(10, float64(rng.IntN(12)-6)) }
+	ulps := func(int) float64 {
+		return math.Nextafter(0.0125, float64(rng.IntN(5))) * (1 + float64(rng.IntN(3))*1e-16)
+	}
+	outlier := func(i int) float64 {
+		if i == 7 {
+			return 1e300
+		}
+		return 2 + rng.Float64()*1e-9
 	}
 	for _, c := range []struct {
 		name string
@@ -64,20 +81,39 @@ func TestSortNonNegative(t *testing.T) {
 	}{
 		{"empty", nil},
 		{"one", []float64{3}},
-		{"equal", []float64{2, 2, 2, 2}},
+		{"two", []float64{3, 1}},
+		{"three", []float64{2, 3, 1}},
+		{"equal", column(100, func(int) float64 { return 2 })},
 		{"zeros, subnormal, inf", []float64{math.Inf(1), 0, 5e-324, 1, 0, math.MaxFloat64, 1e-300}},
-		{"negative zero", []float64{1, math.Copysign(0, -1), 0.5}},
-		{"negative", []float64{3, -1, 2, -5}},
-		{"NaN", []float64{3, math.NaN(), 1}},
-		{"random 1024", random},
+		{"heavy tail 1024", column(1024, heavy)},
+		{"heavy tail 33", column(33, heavy)},
+		{"heavy tail 1000", column(1000, heavy)},
+		{"three values 1024", column(1024, func(int) float64 { return float64(rng.IntN(3)) })},
+		{"a few ulps apart 1024", column(1024, ulps)},
+		{"one far outlier 1024", column(1024, outlier)},
+		{"zeros and inf 1024", column(1024, func(i int) float64 { return [...]float64{0, math.Inf(1), 1}[i%3] })},
+		{"ascending 1000", column(1000, func(i int) float64 { return float64(i) / 7 })},
+		{"descending 1000", column(1000, func(i int) float64 { return float64(1000-i) / 7 })},
 	} {
-		got, want := slices.Clone(c.xs), slices.Clone(c.xs)
-		sortNonNegative(got)
-		sort.Float64s(want)
-		for i := range want {
-			if math.Float64bits(got[i]) != math.Float64bits(want[i]) && !(math.IsNaN(got[i]) && math.IsNaN(want[i])) {
-				t.Errorf("%s: got %v, sort.Float64s %v", c.name, got, want)
-				break
+		sorted := slices.Clone(c.xs)
+		sort.Float64s(sorted)
+		bounds := bitBounds{lo: math.MaxUint64}
+		for _, x := range c.xs {
+			bounds.add(x)
+		}
+		p50, p90 := quantiles5090(slices.Clone(c.xs), bounds, make([]float64, len(c.xs)))
+		for _, q := range []struct {
+			q, got float64
+		}{{0.5, p50}, {0.9, p90}} {
+			if want := quant.Sorted(sorted, q.q); math.Float64bits(q.got) != math.Float64bits(want) && !(math.IsNaN(q.got) && math.IsNaN(want)) {
+				t.Errorf("%s: quantile %g = %v, sorted %v", c.name, q.q, q.got, want)
+			}
+		}
+		for k := range c.xs {
+			xs := slices.Clone(c.xs)
+			selectNth(xs, k)
+			if xs[k] != sorted[k] || slices.Max(append(xs[:k:k], xs[k])) != xs[k] || slices.Min(xs[k:]) != xs[k] {
+				t.Fatalf("%s: selectNth(%d) = %v, sorted %v", c.name, k, xs, sorted)
 			}
 		}
 	}
@@ -89,6 +125,65 @@ func TestOthersBusy(t *testing.T) {
 	for _, c := range []struct{ n, want float64 }{{0.5, 0}, {1, 0}, {2, 0.5}, {8.0 / 3, 0.625}, {8, 0.875}, {1024, 1023.0 / 1024}} {
 		if got := othersBusy(c.n); math.Abs(got-c.want) > 1e-15 {
 			t.Errorf("othersBusy(%g) = %g, want %g", c.n, got, c.want)
+		}
+	}
+}
+
+// TestSeededPerm: the shared permutation is the one a fresh generator of
+// the seed and stream draws first, however many others were drawn between.
+func TestSeededPerm(t *testing.T) {
+	for _, c := range []struct {
+		seed, stream uint64
+		n            int
+	}{{1, 0xe71c7, 1024}, {1, 0x9e3779b9, 1024}, {7, 0xe71c7, 1}, {7, 0xe71c7, 0}, {2, 3, 100}} {
+		want := rand.New(rand.NewPCG(c.seed, c.stream)).Perm(c.n)
+		for i := range 70 {
+			seededPerm(uint64(1000+i), c.stream, c.n)
+			if got := seededPerm(c.seed, c.stream, c.n); !slices.Equal(got, want) {
+				t.Fatalf("seededPerm(%d, %#x, %d) = %v, want %v", c.seed, c.stream, c.n, got[:min(len(got), 8)], want[:min(len(want), 8)])
+			}
+		}
+	}
+}
+
+// TestPrefillKeyPacked: each field in its own bits, worked by hand, and
+// keys with a field out of range left to the map.
+func TestPrefillKeyPacked(t *testing.T) {
+	for _, c := range []struct {
+		k    prefillKey
+		want uint64
+		ok   bool
+	}{
+		{prefillKey{0, 0, false, 0}, 0, true},
+		{prefillKey{1, 2, true, 16384}, 1<<39 | 2<<21 | 16384<<1 | 1, true},
+		{prefillKey{1<<24 - 1, 1<<18 - 1, true, 1<<20 - 1}, 0x7fffffffffffffff, true},
+		{prefillKey{1 << 24, 0, false, 16384}, 0, false},
+		{prefillKey{0, 1 << 18, false, 16384}, 0, false},
+		{prefillKey{0, 0, false, 1 << 20}, 0, false},
+		{prefillKey{-1, 0, false, 16384}, 0, false},
+	} {
+		got, ok := c.k.packed()
+		if got != c.want || ok != c.ok {
+			t.Errorf("%+v: packed %#x %v, want %#x %v", c.k, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// TestBitBoundsPlain: a column is plain when every value is >= 0 and not a
+// negative zero (the test quantiles5090's callers made value by value).
+func TestBitBoundsPlain(t *testing.T) {
+	for _, xs := range [][]float64{
+		nil, {0}, {1, 2}, {math.Inf(1), 0, 5e-324}, {math.Copysign(0, -1)}, {1, -1}, {math.NaN()},
+		{2, math.Float64frombits(0xfff8000000000001)}, {math.Inf(-1)}, {math.MaxFloat64, -5e-324},
+	} {
+		b := bitBounds{lo: math.MaxUint64}
+		want := true
+		for _, x := range xs {
+			b.add(x)
+			want = want && x >= 0 && !math.Signbit(x)
+		}
+		if got := b.plain(); got != want {
+			t.Errorf("%v: plain %v, want %v", xs, got, want)
 		}
 	}
 }

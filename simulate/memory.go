@@ -198,6 +198,29 @@ func (e *Engine) PlanMemory(w *Workload, c PoolConfig) Memory {
 	if e.EngineName == "sglang" {
 		return e.planSGLang(w, c)
 	}
+	return e.planOther(w, c)
+}
+
+// memoryKey is what PlanMemory reads besides its engine.
+type memoryKey struct {
+	w Workload
+	c PoolConfig
+}
+
+// plannedMemory is PlanMemory, memoized: a trace replay's pools do not
+// depend on the concurrency, so a sweep plans each topology's once.
+func (e *Engine) plannedMemory(w *Workload, c PoolConfig) Memory {
+	key := memoryKey{*w, c}
+	if m, ok := memoGet(&e.memories, key); ok && stepMemo {
+		return m
+	}
+	m := e.PlanMemory(w, c)
+	memoPut(e.memories, key, m)
+	return m
+}
+
+// planOther is PlanMemory for vLLM and TensorRT-LLM.
+func (e *Engine) planOther(w *Workload, c PoolConfig) Memory {
 	fraction := c.MemFraction
 	if fraction == 0 {
 		fraction = DefaultMemFraction // vLLM gpu_memory_utilization, TensorRT-LLM free_gpu_memory_fraction defaults

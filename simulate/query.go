@@ -106,6 +106,7 @@ type Resolved struct {
 	Calibration *CalEntry
 
 	engines map[Parallel]*Engine
+	shared  *sweepMemo // a sweep's workers' (workerCopies)
 }
 
 // ResolveModel finds a preset or reads a checkpoint directory.
@@ -391,7 +392,7 @@ func (r *Resolved) Scenario(t Topology, conc, k int) (Scenario, error) {
 	}
 	sc := Scenario{Model: r.Model, Topology: t, Engine: r.Engine, Workload: r.Workload, Conc: conc, Spec: spec,
 		MaxRunning: r.Q.MaxRunning, Chunk: r.Q.Chunk, MemFraction: r.Q.MemFraction, Requests: r.Q.Requests, Seed: r.Q.Seed,
-		Server: r.Q.Server, engines: r.engines}
+		Server: r.Q.Server, engines: r.engines, shared: r.shared}
 	return sc, nil
 }
 

@@ -62,6 +62,7 @@ type Scenario struct {
 	Server      ServerConfig // the engine knobs of planner.go and the prefix cache
 
 	engines map[Parallel]*Engine // shared across a sweep's scenarios (memoized step times)
+	shared  *sweepMemo           // shared across a sweep's workers (nil: not)
 }
 
 // Percentiles holds p50 and p90.
@@ -346,12 +347,13 @@ func NewPlan(sc Scenario, gpu GPUSpec) (*Plan, error) {
 			if e, err = NewEngine(sc.Model, gpu.withDomain(), par, sc.Engine); err != nil {
 				return nil, Memory{}, fmt.Errorf("%s: %w", what, err)
 			}
+			e.shared = sc.shared
 			if sc.engines != nil {
 				sc.engines[par] = e
 			}
 		}
 		pc := sc.poolConfig(r, conc, p.chunk, p.memFrac, gpu.GPU.Name)
-		mem := e.PlanMemory(&sc.Workload, pc)
+		mem := e.plannedMemory(&sc.Workload, pc)
 		if !mem.Feasible {
 			mem.Explanation += sc.runningHint(e, r, pc, conc)
 			return nil, mem, &InfeasibleError{Where: fmt.Sprintf("%s (%s on %s, %s)", what, par, gpu.GPU.Name, sc.Model.Name), Mem: mem}
@@ -1074,18 +1076,35 @@ func (p *Plan) summarize(rs []*simRequest, window float64) *Result {
 }
 
 func (p *Plan) result(ttft, tpot, e2el, norm []float64, tokens, outTokens, window float64, n int) *Result {
+	q := latencies{
+		ttft50: quantile(ttft, 0.5), ttft90: quantile(ttft, 0.9),
+		tpot50: quantile(tpot, 0.5), tpot90: quantile(tpot, 0.9),
+		norm90: quantile(norm, 0.9),
+		e2el50: quantile(e2el, 0.5), e2el90: quantile(e2el, 0.9),
+	}
+	return p.resultOf(q, tokens, outTokens, window, n)
+}
+
+// latencies are the quantiles of the requests' latencies that a Result
+// reports, in seconds.
+type latencies struct {
+	ttft50, ttft90, tpot50, tpot90, e2el50, e2el90, norm90 float64
+}
+
+// resultOf is result given the latencies' quantiles q.
+func (p *Plan) resultOf(q latencies, tokens, outTokens, window float64, n int) *Result {
 	res := &Result{Topology: p.sc.Topology.String(), Conc: p.sc.Conc, Steps: p.sc.Spec.Steps, GPUs: p.gpus, Requests: n, Limits: p.caps}
-	res.TTFTms = quantile(ttft, 0.5) * 1e3
-	res.TTFTp90ms = quantile(ttft, 0.9) * 1e3
-	res.TPOTms = quantile(tpot, 0.5) * 1e3
-	res.TPOTp90ms = quantile(tpot, 0.9) * 1e3
+	res.TTFTms = q.ttft50 * 1e3
+	res.TTFTp90ms = q.ttft90 * 1e3
+	res.TPOTms = q.tpot50 * 1e3
+	res.TPOTp90ms = q.tpot90 * 1e3
 	if res.TPOTms > 0 {
 		res.Interactivity = 1e3 / res.TPOTms
 	}
-	if q := quantile(norm, 0.9); q > 0 {
-		res.NormalizedInteractivity = 1 / q
+	if q.norm90 > 0 {
+		res.NormalizedInteractivity = 1 / q.norm90
 	}
-	res.E2EL = Percentiles{P50: quantile(e2el, 0.5), P90: quantile(e2el, 0.9)}
+	res.E2EL = Percentiles{P50: q.e2el50, P90: q.e2el90}
 	if window > 0 {
 		res.TputPerGPU = tokens / window / float64(p.gpus)
 		res.OutputPerGPU = outTokens / window / float64(p.gpus)

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Point is one evaluated deployment of a sweep.
@@ -775,45 +776,58 @@ func (p *refinePool) close() {
 }
 
 // parallel runs f(rw, j) for j in [0, n) on up to workers goroutines, each
-// with its own copy of r (fresh engine memo).
+// with its own copy of r (fresh engine memo). The jobs go out as the
+// workers' shares of [0, n) interleaved (interleave), so that the jobs
+// running at once lie apart: a sweep's neighbouring topologies share
+// their prefill instance, whose moments one worker prices while the
+// others wait (sweepMemo.moment).
 func parallel(workers, n int, f func(rw *Resolved, j int), r *Resolved) {
-	order := make([]int, n)
-	for j := range order {
-		order[j] = j
+	rws := workerCopies(r, min(workers, n))
+	runOn(rws, interleave(n, len(rws)), f)
+}
+
+// interleave is 0..n-1 cut into k runs of ceil(n/k) (the last shorter),
+// taken one from each run in turn: for n 5 and k 2, 0 3 1 4 2.
+func interleave(n, k int) []int {
+	run := (n + k - 1) / max(k, 1)
+	order := make([]int, 0, n)
+	for i := range run {
+		for j := i; j < n; j += run {
+			order = append(order, j)
+		}
 	}
-	runOn(workerCopies(r, min(workers, n)), order, f)
+	return order
 }
 
 // workerCopies is n copies of r (at least one), each with its own engines
-// (an Engine's memo is not safe for concurrent use).
+// (an Engine's memo is not safe for concurrent use), sharing a sweepMemo.
 func workerCopies(r *Resolved, n int) []*Resolved {
 	rws := make([]*Resolved, max(n, 1))
+	shared := newSweepMemo()
 	for i := range rws {
 		rw := *r
-		rw.engines = nil
+		rw.engines, rw.shared = nil, shared
 		rws[i] = &rw
 	}
 	return rws
 }
 
 // runOn runs f(rw, j) for every j of order, in that order, on one
-// goroutine per copy in rws (no more than there are jobs).
+// goroutine per copy in rws (no more than there are jobs). A goroutine
+// takes its next job from a shared counter, not from a goroutine handing
+// them out, which on a busy machine keeps the workers waiting for it.
 func runOn(rws []*Resolved, order []int, f func(rw *Resolved, j int)) {
-	next := make(chan int)
+	var next atomic.Int64
 	var wg sync.WaitGroup
 	for _, rw := range rws[:max(1, min(len(rws), len(order)))] {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for j := range next {
-				f(rw, j)
+			for i := next.Add(1) - 1; i < int64(len(order)); i = next.Add(1) - 1 {
+				f(rw, order[i])
 			}
 		}()
 	}
-	for _, j := range order {
-		next <- j
-	}
-	close(next)
 	wg.Wait()
 }
 

@@ -3,13 +3,14 @@ package simulate
 import (
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // benchSweep runs the AgentX sweep `specsim sweep --gpu gb300 --gpus N`
 // runs by default (Qwen3.5 FP4, default concurrencies, k 6) on two
 // workers, with the refinement budget and ranking of space (the CLI's:
-// budget 400, by estimate), and reports how much it refined and whether
-// it settled.
+// budget 400, by estimate), and reports how much it refined, whether it
+// settled and the wall time of its pricing stage.
 func benchSweep(b *testing.B, gpus int, space SweepSpace) {
 	q := Query{GPU: "gb300", Workload: "agentx", Model: "Qwen3.5-397B-A17B", Precision: "fp4", SchedOverhead: -1, SpecOverhead: -1, Seed: 1}
 	r, err := q.Resolve(testCurves, testCatalog)
@@ -17,8 +18,14 @@ func benchSweep(b *testing.B, gpus int, space SweepSpace) {
 		b.Fatal(err)
 	}
 	space.GPUs, space.StepsLo, space.StepsHi, space.Workers = gpus, 6, 6, 2
+	var pricing time.Duration
 	for b.Loop() {
-		res, err := Sweep(r, space, nil)
+		start := time.Now()
+		res, err := Sweep(r, space, func(stage string, done, total int) {
+			if stage == "pricing" && done == total {
+				pricing += time.Since(start)
+			}
+		})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -31,6 +38,7 @@ func benchSweep(b *testing.B, gpus int, space SweepSpace) {
 		b.ReportMetric(float64(len(res.Points)), "points/op")
 		b.ReportMetric(settled, "settled")
 	}
+	b.ReportMetric(pricing.Seconds()/float64(b.N), "pricing-s/op")
 }
 
 // BenchmarkSweepDefaultAgentX is `specsim sweep` (8 x GB300).
@@ -85,3 +93,8 @@ func BenchmarkSweepFinish(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkSweep72Pricing is the pricing stage of `specsim sweep --gpu
+// gb300 --gpus 72 --max-refine 1`: 1,642 topologies x 11 concurrencies
+// priced by the mean-field estimate, then one event simulation.
+func BenchmarkSweep72Pricing(b *testing.B) { benchSweep(b, 72, SweepSpace{MaxRefine: 1}) }

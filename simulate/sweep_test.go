@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/specsim/specsim/audit/model"
@@ -314,6 +315,29 @@ func TestSweepWorkersByteIdentical(t *testing.T) {
 	}
 	if serial.Refined == 0 {
 		t.Error("nothing refined: the test compares no event simulation")
+	}
+}
+
+// TestSweepPricingWorkersByteIdentical: an AgentX sweep's estimates, whose
+// prefill moments the workers share, do not depend on how many goroutines
+// price them.
+func TestSweepPricingWorkersByteIdentical(t *testing.T) {
+	q := Query{GPU: "gb300", Workload: "agentx", Model: "Qwen3.5-397B-A17B", Precision: "fp4", SchedOverhead: -1, SpecOverhead: -1, Seed: 1}
+	var out [][]byte
+	for _, workers := range []int{1, 3} {
+		space := SweepSpace{GPUs: 8, Concs: []int{4, 64, 512}, StepsLo: 6, StepsHi: 6, Workers: workers, MaxRefine: 1}
+		res, err := Sweep(resolved(t, q), space, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(res.Points)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, b)
+	}
+	if !bytes.Equal(out[0], out[1]) {
+		t.Errorf("sweep points differ between 1 and 3 workers (%d vs %d bytes)", len(out[0]), len(out[1]))
 	}
 }
 
@@ -754,6 +778,56 @@ func TestEnumerateFitsModel(t *testing.T) {
 	for s, want := range map[string]bool{"agg:tp64": false, "agg:tp64ep64": false, "agg:tp32": true, "agg:dep64": true, "disagg:1xtp32+1xtp32": true} {
 		if has(s) != want {
 			t.Errorf("%s enumerated %v, want %v", s, has(s), want)
+		}
+	}
+}
+
+// TestRunOn: every job of the order runs once, on one of the copies,
+// whatever the number of copies and jobs.
+func TestRunOn(t *testing.T) {
+	for _, c := range []struct{ copies, jobs int }{{1, 0}, {1, 5}, {2, 1}, {2, 100}, {3, 7}, {8, 3}} {
+		rws := make([]*Resolved, c.copies)
+		for i := range rws {
+			rws[i] = new(Resolved)
+		}
+		order := make([]int, c.jobs)
+		for i := range order {
+			order[i] = c.jobs - 1 - i
+		}
+		var mu sync.Mutex
+		ran := make([]int, c.jobs)
+		runOn(rws, order, func(rw *Resolved, j int) {
+			if !slices.Contains(rws, rw) {
+				t.Errorf("job %d ran on a copy not given", j)
+			}
+			mu.Lock()
+			ran[j]++
+			mu.Unlock()
+		})
+		for j, n := range ran {
+			if n != 1 {
+				t.Errorf("%d copies, %d jobs: job %d ran %d times", c.copies, c.jobs, j, n)
+			}
+		}
+	}
+}
+
+// TestInterleave: the runs taken in turn, by hand, and every job once.
+func TestInterleave(t *testing.T) {
+	for _, c := range []struct {
+		n, k int
+		want []int
+	}{
+		{0, 2, []int{}},
+		{1, 2, []int{0}},
+		{5, 1, []int{0, 1, 2, 3, 4}},
+		{5, 2, []int{0, 3, 1, 4, 2}},
+		{6, 2, []int{0, 3, 1, 4, 2, 5}},
+		{7, 3, []int{0, 3, 6, 1, 4, 2, 5}},
+		{3, 8, []int{0, 1, 2}},
+	} {
+		if got := interleave(c.n, c.k); !slices.Equal(got, c.want) {
+			t.Errorf("interleave(%d, %d) = %v, want %v", c.n, c.k, got, c.want)
 		}
 	}
 }
