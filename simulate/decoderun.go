@@ -41,9 +41,9 @@ var decodeRuns = true
 // whole numbers, so the order lanes add to them does not matter.
 type decodeTally struct {
 	steps    int
-	batchSum float64
-	accepted float64
-	verifies float64
+	batchSum int
+	accepted int
+	verifies int
 	imbSteps int
 }
 
@@ -170,7 +170,7 @@ func stepGroupKey(bsz, priced, ctx int) uint64 {
 // iterations reach it, one at a time or confirmed from a run.
 func (in *instance) price(t *decodeTally, b Breakdown, bsz, priced, ctx int) {
 	t.steps++
-	t.batchSum += float64(bsz)
+	t.batchSum += bsz
 	if in.ranks > 1 {
 		t.imbSteps++
 	}
@@ -273,9 +273,9 @@ func (in *instance) confirm(t *decodeTally, n int) {
 	na := len(r.active)
 	for j := range n {
 		for a, rk := range r.active {
-			t.accepted += float64(r.draws[j*na+a] * r.count[rk])
+			t.accepted += r.draws[j*na+a] * r.count[rk]
 		}
-		t.verifies += float64(r.bsz)
+		t.verifies += r.bsz
 		in.price(t, r.prices[r.next[j]], r.bsz, r.priced, r.ctxs[j])
 	}
 }

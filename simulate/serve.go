@@ -935,7 +935,7 @@ func (p *Plan) simulate() (*Result, error) {
 			keep := in.running[:0]
 			for j, r := range members {
 				acc := d[j]
-				tally.accepted += float64(acc)
+				tally.accepted += acc
 				tally.verifies++
 				r.gen += acc
 				r.ctx += acc
@@ -1038,10 +1038,10 @@ func (p *Plan) simulate() (*Result, error) {
 	}
 	if tally.steps > 0 {
 		res.StepMS = scale(stepSum, 1/float64(tally.steps)).Report()
-		res.DecodeBatch = tally.batchSum / float64(tally.steps)
+		res.DecodeBatch = float64(tally.batchSum) / float64(tally.steps)
 	}
 	if tally.verifies > 0 {
-		res.ALRealized = tally.accepted / tally.verifies
+		res.ALRealized = float64(tally.accepted) / float64(tally.verifies)
 	}
 	if tally.imbSteps > 0 {
 		res.RankImbalance = imbSum / float64(tally.imbSteps)
