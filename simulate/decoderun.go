@@ -118,6 +118,38 @@ func (in *instance) draw(rk int, out []int) {
 	in.samplers[rk].Step(out)
 }
 
+// join adds r to the lane's running batch, behind the requests of its
+// rank and any lower one.
+func (in *instance) join(r *simRequest) {
+	if n := len(in.running); n > 0 && in.running[n-1].rank > r.rank {
+		in.unsorted = true
+	}
+	in.running = append(in.running, r)
+	in.ctxSum += r.ctx
+	in.live[r.rank]++
+}
+
+// sortRunning orders the running batch by rank, each rank's requests in
+// the order they joined (a stable counting sort over live).
+func (in *instance) sortRunning() {
+	if len(in.sortOff) < in.ranks {
+		in.sortOff = make([]int, in.ranks)
+	}
+	off := in.sortOff[:in.ranks]
+	o := 0
+	for rk, c := range in.live {
+		off[rk] = o
+		o += c
+	}
+	buf := append(in.sortBuf[:0], in.running...) // each slot is overwritten below
+	for _, r := range in.running {
+		buf[off[r.rank]] = r
+		off[r.rank]++
+	}
+	in.running, in.sortBuf = buf, in.running[:0]
+	in.unsorted = false
+}
+
 // unDraw puts draws back in front of rank rk's queue, first to be drawn
 // first.
 func (in *instance) unDraw(rk int, ls []int) {

@@ -195,13 +195,22 @@ type instance struct {
 	role    role
 	eng     *Engine
 	waiting []*simRequest
-	running []*simRequest
-	busy    bool
-	capRun  int
-	capTok  int // KV tokens the lane can hold
-	sampler acceptance.Sampler
-	draws   []int
-	ctxSum  int
+	// running is the decode batch in the order the ranks' schedulers
+	// draw for it: by DP rank, each rank's requests in the order they
+	// joined (join). ctxSum is their context lengths summed and live
+	// their count per rank; unsorted says a request joined behind one of
+	// a higher rank (sortRunning puts it in its place).
+	running  []*simRequest
+	ctxSum   int
+	live     []int
+	unsorted bool
+	sortBuf  []*simRequest
+	sortOff  []int
+	busy     bool
+	capRun   int
+	capTok   int // KV tokens the lane can hold
+	sampler  acceptance.Sampler
+	draws    []int
 	// The lane's decode iterations summed in its own iteration order: the
 	// step breakdown and the DP rank imbalance (fullest rank's batch
 	// times the ranks over the batch). Simulate adds the lanes' sums in
@@ -226,7 +235,8 @@ type instance struct {
 	target0  int // router target of rank 0 (entry instances)
 	// The batch in flight, kept for its completion event and reused
 	// (a lane runs one batch at a time): the prefill chunks and their
-	// requests, the decode members in draw order, and the completions.
+	// requests, the decode members in draw order (running as the
+	// iteration started), and the completions.
 	parts       []PrefillPart
 	ctxMembers  []*simRequest
 	members     []*simRequest
@@ -476,7 +486,7 @@ func (p *Plan) lanes() ([]*instance, []int, []int, error) {
 					return err
 				}
 				in := &instance{role: r, eng: e, capRun: max(ceilDiv(capRun, pp), 1), capTok: max(tokFit/pp, 1), sampler: s,
-					ranks: dp, rankRun: make([]int, dp), rankTok: make([]int, dp), samplers: []acceptance.Sampler{s}, batchFreeDraws: batchFreeDraws(s)}
+					ranks: dp, rankRun: make([]int, dp), rankTok: make([]int, dp), live: make([]int, dp), samplers: []acceptance.Sampler{s}, batchFreeDraws: batchFreeDraws(s)}
 				for j := 1; j < dp && s != nil; j++ {
 					sj, err := p.newSampler(p.sc.Seed*7919 + uint64(len(inst)) + 1 + uint64(j)<<32)
 					if err != nil {
@@ -558,17 +568,16 @@ func (p *Plan) simulate() (*Result, error) {
 	rng := rand.New(rand.NewPCG(p.sc.Seed, 0x5eed))
 	warmup, measuredN := p.requestCount()
 	var (
-		h          eventHeap
-		seq        int64
-		now        float64
-		issued     int
-		finished   []*simRequest
-		windowT0   = -1.0
-		tally      decodeTally
-		completed  int
-		replayErr  error
-		rankCounts []int
-		events     int
+		h         eventHeap
+		seq       int64
+		now       float64
+		issued    int
+		finished  []*simRequest
+		windowT0  = -1.0
+		tally     decodeTally
+		completed int
+		replayErr error
+		events    int
 	)
 	var free []*event // events already fired, for reuse
 	push := func(t float64, inst int, req *simRequest, fin func(float64)) *event {
@@ -766,7 +775,7 @@ func (p *Plan) simulate() (*Result, error) {
 				finish(r, t)
 				continue
 			}
-			in.running = append(in.running, r)
+			in.join(r)
 		}
 	}
 	kick = func(i int) {
@@ -831,7 +840,7 @@ func (p *Plan) simulate() (*Result, error) {
 					in.rankTok[rk] += need
 					in.rankRun[rk]++
 					r.admitted = true
-					in.running = append(in.running, r)
+					in.join(r)
 				} else {
 					keep = append(keep, r)
 				}
@@ -843,42 +852,22 @@ func (p *Plan) simulate() (*Result, error) {
 			return
 		}
 		bsz := len(in.running)
-		ctxSum := 0
-		for _, r := range in.running {
-			ctxSum += r.ctx
-		}
+		ctxSum := in.ctxSum
 		// Under DP attention every rank runs each forward in step, padded
 		// to the fullest rank's batch (SGLang's DP-attention max_len
 		// padding for the gathered MoE and the CUDA graph).
 		priced := bsz
-		members := in.members[:0]
 		if in.ranks > 1 {
-			rankCounts = rankCounts[:0]
-			rankCounts = append(rankCounts, make([]int, in.ranks)...)
-			for _, r := range in.running {
-				rankCounts[r.rank]++
+			if in.unsorted {
+				in.sortRunning()
 			}
 			top := 0
-			for _, c := range rankCounts {
+			for _, c := range in.live {
 				top = max(top, c)
 			}
 			priced = top * in.ranks
-			// Order the batch by rank (counting sort) so each rank's
-			// scheduler draws for its own requests.
-			members = append(members, in.running...) // each slot is overwritten below
-			off := 0
-			for j, c := range rankCounts {
-				rankCounts[j] = off
-				off += c
-			}
-			for _, r := range in.running {
-				members[rankCounts[r.rank]] = r
-				rankCounts[r.rank]++
-			}
-		} else {
-			members = append(members, in.running...)
 		}
-		in.members = members
+		in.members = in.running
 		k := p.sc.Spec.Steps
 		b := in.eng.DecodeStep(priced, k, ctxSum/bsz)
 		in.price(&tally, b, bsz, priced, ctxSum/bsz)
@@ -910,44 +899,43 @@ func (p *Plan) simulate() (*Result, error) {
 			if in.run.on {
 				in.endRun(&tally, len(in.run.ends))
 			}
+			// members is running itself: keep overwrites the slots
+			// already read.
 			members := in.members
+			in.members = nil
 			if cap(in.draws) < len(members) {
 				in.draws = make([]int, len(members))
 			}
-			d := in.draws[:len(members)]
-			switch {
-			case in.sampler == nil:
-				for j := range d {
-					d[j] = 1
-				}
-			case in.ranks == 1:
-				in.draw(0, d)
-			default:
-				for lo := 0; lo < len(members); {
-					hi := lo + 1
-					for hi < len(members) && members[hi].rank == members[lo].rank {
-						hi++
-					}
-					in.draw(members[lo].rank, d[lo:hi])
-					lo = hi
-				}
-			}
 			keep := in.running[:0]
-			for j, r := range members {
-				acc := d[j]
-				tally.accepted += acc
-				tally.verifies++
-				r.gen += acc
-				r.ctx += acc
-				if r.gen >= r.OSL {
-					release(in, r, t)
-					finish(r, t)
-					continue
+			ctxSum := 0
+			for lo := 0; lo < len(members); {
+				// Each rank draws for its own requests, in rank order.
+				rk := members[lo].rank
+				hi := lo + 1
+				for hi < len(members) && members[hi].rank == rk {
+					hi++
 				}
-				keep = append(keep, r)
+				d := in.draws[:hi-lo]
+				in.draw(rk, d)
+				tally.verifies += hi - lo
+				for j, r := range members[lo:hi] {
+					acc := d[j]
+					tally.accepted += acc
+					r.gen += acc
+					r.ctx += acc
+					if r.gen >= r.OSL {
+						in.live[rk]--
+						release(in, r, t)
+						finish(r, t)
+						continue
+					}
+					ctxSum += r.ctx
+					keep = append(keep, r)
+				}
+				lo = hi
 			}
 			clear(in.running[len(keep):])
-			in.running = keep
+			in.running, in.ctxSum = keep, ctxSum
 			if len(in.parts) > 0 {
 				advanceContexts(in, t)
 			}
