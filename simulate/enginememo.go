@@ -20,6 +20,9 @@ type prefillMemos struct {
 	// forward(s) and draftForward(s) of a prefill batch, by prefillShapeKey.
 	forward memoTable[Breakdown]
 	draft   memoTable[float64]
+	// one is Prefill of a batch of one part (most prefill batches), by
+	// prefillPartKey: one lookup where the parts below take five.
+	one memoTable[Breakdown]
 	// attention and linear are one request's causal attention over its
 	// context in every full layer (keyed by new tokens and tokens before)
 	// and its Gated DeltaNet cost in every linear layer (by new tokens:
@@ -238,4 +241,35 @@ func (e *Engine) gdnPrefillMemo(tokens int) (gpu, eager float64, ok bool) {
 	gpu, eager, ok = e.gdnPrefill(tokens)
 	e.pm.gdn.put(uint64(tokens), gdnPrefillCost{gpu, eager, ok})
 	return gpu, eager, ok
+}
+
+// prefillPartKey packs one prefill part and whether the draft runs into a
+// memo key; ok is false for parts it cannot hold.
+func prefillPartKey(p PrefillPart, spec bool) (key uint64, ok bool) {
+	if p.New < 0 || p.New >= 1<<30 || p.Before < 0 || p.Before >= 1<<32 {
+		return 0, false
+	}
+	key = uint64(p.New)<<34 | uint64(p.Before)<<2
+	if p.Last {
+		key |= 2
+	}
+	if spec {
+		key |= 1
+	}
+	return key, true
+}
+
+// prefillOne is Prefill of the one part p, memoized.
+func (e *Engine) prefillOne(p PrefillPart, spec bool) Breakdown {
+	parts := [1]PrefillPart{p}
+	key, ok := prefillPartKey(p, spec)
+	if !stepMemo || !ok {
+		return e.prefill(parts[:], spec)
+	}
+	if b, ok := e.pm.one.get(key); ok {
+		return b
+	}
+	b := e.prefill(parts[:], spec)
+	e.pm.one.put(key, b)
+	return b
 }
