@@ -93,8 +93,9 @@ func batchFreeDraws(s acceptance.Sampler) bool {
 	return ok && sd.SharesDraw()
 }
 
-// draw is rank rk's accepted length for one verify step: a draw put back
-// by a cut first, else the sampler's next (1 without speculation).
+// draw is rank rk's accepted lengths for one verify step of len(out)
+// requests: with a shared draw, the next of the rank's queue (drawn ahead
+// in blocks of drawBlock); 1 without speculation.
 func (in *instance) draw(rk int, out []int) {
 	if len(out) == 0 {
 		return
@@ -105,49 +106,45 @@ func (in *instance) draw(rk int, out []int) {
 		}
 		return
 	}
-	if in.putBack != nil {
-		if q := &in.putBack[rk]; q.head < len(q.buf) {
-			l := q.buf[q.head]
-			q.head++
-			for i := range out {
-				out[i] = l
-			}
-			return
-		}
+	if in.ahead == nil {
+		in.samplers[rk].Step(out)
+		return
 	}
-	in.samplers[rk].Step(out)
+	q := &in.ahead[rk]
+	if q.head == len(q.buf) {
+		if cap(q.buf) < drawBlock {
+			q.buf = make([]int, drawBlock)
+		}
+		q.buf, q.head = q.buf[:drawBlock], 0
+		in.shared[rk].Steps(q.buf)
+	}
+	l := q.buf[q.head]
+	q.head++
+	for i := range out {
+		out[i] = l
+	}
 }
+
+// drawBlock is how many shared draws a rank's queue takes from its
+// sampler at once.
+const drawBlock = 64
 
 // join adds r to the lane's running batch, behind the requests of its
 // rank and any lower one.
 func (in *instance) join(r *simRequest) {
-	if n := len(in.running); n > 0 && in.running[n-1].rank > r.rank {
-		in.unsorted = true
-	}
+	rk := r.rank
 	in.running = append(in.running, r)
+	if n := len(in.running); n > 1 && in.running[n-2].rank > rk {
+		pos := 0
+		for _, c := range in.live[:rk+1] {
+			pos += c
+		}
+		copy(in.running[pos+1:], in.running[pos:n-1])
+		in.running[pos] = r
+	}
 	in.ctxSum += r.ctx
-	in.live[r.rank]++
-}
-
-// sortRunning orders the running batch by rank, each rank's requests in
-// the order they joined (a stable counting sort over live).
-func (in *instance) sortRunning() {
-	if len(in.sortOff) < in.ranks {
-		in.sortOff = make([]int, in.ranks)
-	}
-	off := in.sortOff[:in.ranks]
-	o := 0
-	for rk, c := range in.live {
-		off[rk] = o
-		o += c
-	}
-	buf := append(in.sortBuf[:0], in.running...) // each slot is overwritten below
-	for _, r := range in.running {
-		buf[off[r.rank]] = r
-		off[r.rank]++
-	}
-	in.running, in.sortBuf = buf, in.running[:0]
-	in.unsorted = false
+	in.live[rk]++
+	in.top = max(in.top, in.live[rk])
 }
 
 // unDraw puts draws back in front of rank rk's queue, first to be drawn
@@ -156,7 +153,7 @@ func (in *instance) unDraw(rk int, ls []int) {
 	if in.sampler == nil || len(ls) == 0 {
 		return
 	}
-	q := &in.putBack[rk]
+	q := &in.ahead[rk]
 	if q.head < len(ls) {
 		// Room in front for these and as many again.
 		rest := q.buf[q.head:]
@@ -169,8 +166,9 @@ func (in *instance) unDraw(rk int, ls []int) {
 	copy(q.buf[q.head:], ls)
 }
 
-// drawQueue holds the accepted lengths a cut put back, buf[head:] in the
-// order they are to be drawn.
+// drawQueue holds a rank's shared draws taken from its sampler and not
+// yet used (drawn ahead, or put back by a cut), buf[head:] in the order
+// they are to be drawn.
 type drawQueue struct {
 	buf  []int
 	head int
@@ -239,9 +237,6 @@ func (in *instance) runAhead(e float64, ctxSum, priced, k int) float64 {
 	r := &in.run
 	if len(r.count) < in.ranks {
 		r.count, r.left, r.off = make([]int, in.ranks), make([]int, in.ranks), make([]int, in.ranks)
-	}
-	if in.putBack == nil && in.sampler != nil {
-		in.putBack = make([]drawQueue, in.ranks)
 	}
 	r.on, r.bsz, r.priced = true, len(in.members), priced
 	r.active, r.ends, r.draws, r.next, r.ctxs, r.prices = r.active[:0], r.ends[:0], r.draws[:0], r.next[:0], r.ctxs[:0], r.prices[:0]

@@ -197,15 +197,13 @@ type instance struct {
 	waiting []*simRequest
 	// running is the decode batch in the order the ranks' schedulers
 	// draw for it: by DP rank, each rank's requests in the order they
-	// joined (join). ctxSum is their context lengths summed and live
-	// their count per rank; unsorted says a request joined behind one of
-	// a higher rank (sortRunning puts it in its place).
+	// joined (join). ctxSum is their context lengths summed, live their
+	// count per rank and top the largest count (stale: to recount).
 	running  []*simRequest
 	ctxSum   int
 	live     []int
-	unsorted bool
-	sortBuf  []*simRequest
-	sortOff  []int
+	top      int
+	topStale bool
 	busy     bool
 	capRun   int
 	capTok   int // KV tokens the lane can hold
@@ -218,10 +216,12 @@ type instance struct {
 	// does not reach the last bits of the report.
 	stepSum Breakdown
 	imbSum  float64
-	// The decode iterations computed ahead (decoderun.go) and the
-	// accepted lengths a cut put back, per DP rank.
-	run     decodeRun
-	putBack []drawQueue
+	// The decode iterations computed ahead (decoderun.go) and, with a
+	// shared draw per verify step, each DP rank's sampler as such and
+	// its queue of draws (draw).
+	run    decodeRun
+	shared []acceptance.SharedDraw
+	ahead  []drawQueue
 	// batchFreeDraws: the lane's sampler may run ahead (batchFreeDraws).
 	batchFreeDraws bool
 	steps          stepGroup // the latest iterations priced alike, not yet in stepSum
@@ -493,6 +493,12 @@ func (p *Plan) lanes() ([]*instance, []int, []int, error) {
 						return err
 					}
 					in.samplers = append(in.samplers, sj)
+				}
+				if s != nil && in.batchFreeDraws {
+					in.ahead = make([]drawQueue, dp)
+					for _, sj := range in.samplers {
+						in.shared = append(in.shared, sj.(acceptance.SharedDraw))
+					}
 				}
 				if r != roleDecode && p.cacheOn() {
 					for range dp {
@@ -858,14 +864,14 @@ func (p *Plan) simulate() (*Result, error) {
 		// padding for the gathered MoE and the CUDA graph).
 		priced := bsz
 		if in.ranks > 1 {
-			if in.unsorted {
-				in.sortRunning()
+			if in.topStale {
+				in.top = 0
+				for _, c := range in.live {
+					in.top = max(in.top, c)
+				}
+				in.topStale = false
 			}
-			top := 0
-			for _, c := range in.live {
-				top = max(top, c)
-			}
-			priced = top * in.ranks
+			priced = in.top * in.ranks
 		}
 		in.members = in.running
 		k := p.sc.Spec.Steps
@@ -924,6 +930,9 @@ func (p *Plan) simulate() (*Result, error) {
 					r.gen += acc
 					r.ctx += acc
 					if r.gen >= r.OSL {
+						if in.live[rk] == in.top {
+							in.topStale = true
+						}
 						in.live[rk]--
 						release(in, r, t)
 						finish(r, t)
