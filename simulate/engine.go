@@ -885,13 +885,6 @@ type PrefillPart struct {
 // the same tokens (it must fill its own KV cache), lm_head for requests whose
 // prompt completes.
 func (e *Engine) Prefill(parts []PrefillPart, spec bool) Breakdown {
-	if len(parts) == 1 {
-		return e.prefillOne(parts[0], spec)
-	}
-	return e.prefill(parts, spec)
-}
-
-func (e *Engine) prefill(parts []PrefillPart, spec bool) Breakdown {
 	total, logits := 0, 0
 	for _, p := range parts {
 		total += p.New

@@ -20,9 +20,10 @@ type prefillMemos struct {
 	// forward(s) and draftForward(s) of a prefill batch, by prefillShapeKey.
 	forward memoTable[Breakdown]
 	draft   memoTable[float64]
-	// one is Prefill of a batch of one part (most prefill batches), by
-	// prefillPartKey: one lookup where the parts below take five.
-	one memoTable[Breakdown]
+	// one is the time of a prefill batch of one part (most prefill
+	// batches), by prefillPartKey: one lookup where the parts below take
+	// five.
+	one memoTable[float64]
 	// attention and linear are one request's causal attention over its
 	// context in every full layer (keyed by new tokens and tokens before)
 	// and its Gated DeltaNet cost in every linear layer (by new tokens:
@@ -259,17 +260,20 @@ func prefillPartKey(p PrefillPart, spec bool) (key uint64, ok bool) {
 	return key, true
 }
 
-// prefillOne is Prefill of the one part p, memoized.
-func (e *Engine) prefillOne(p PrefillPart, spec bool) Breakdown {
-	parts := [1]PrefillPart{p}
-	key, ok := prefillPartKey(p, spec)
-	if !stepMemo || !ok {
-		return e.prefill(parts[:], spec)
+// prefillTime is Prefill(parts, spec).Total(), memoized for a batch of
+// one part.
+func (e *Engine) prefillTime(parts []PrefillPart, spec bool) float64 {
+	if len(parts) != 1 || !stepMemo {
+		return e.Prefill(parts, spec).Total()
 	}
-	if b, ok := e.pm.one.get(key); ok {
-		return b
+	key, ok := prefillPartKey(parts[0], spec)
+	if !ok {
+		return e.Prefill(parts, spec).Total()
 	}
-	b := e.prefill(parts[:], spec)
-	e.pm.one.put(key, b)
-	return b
+	if t, ok := e.pm.one.get(key); ok {
+		return t
+	}
+	t := e.Prefill(parts, spec).Total()
+	e.pm.one.put(key, t)
+	return t
 }

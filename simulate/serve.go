@@ -824,9 +824,9 @@ func (p *Plan) simulate() (*Result, error) {
 		srv.noteLoad(hostLoad)
 		mixed := in.role == roleAgg && in.eng.MixesContext() && len(in.running) > 0
 		if len(parts) > 0 && !mixed {
-			b := in.eng.Prefill(parts, p.sc.Spec.Steps > 0 && (in.role != rolePrefill || p.sc.Server.PrefillDraft))
+			dt := in.eng.prefillTime(parts, p.sc.Spec.Steps > 0 && (in.role != rolePrefill || p.sc.Server.PrefillDraft))
 			in.busy = true
-			push(now+srv.prefillWithLoad(b.Total(), hostLoad), i, nil, in.prefillDone)
+			push(now+srv.prefillWithLoad(dt, hostLoad), i, nil, in.prefillDone)
 			return
 		}
 		if in.role == roleDecode {
