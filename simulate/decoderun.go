@@ -110,19 +110,32 @@ func (in *instance) draw(rk int, out []int) {
 		in.samplers[rk].Step(out)
 		return
 	}
-	q := &in.ahead[rk]
-	if q.head == len(q.buf) {
-		if cap(q.buf) < drawBlock {
-			q.buf = make([]int, drawBlock)
-		}
-		q.buf, q.head = q.buf[:drawBlock], 0
-		in.shared[rk].Steps(q.buf)
-	}
-	l := q.buf[q.head]
-	q.head++
+	l := in.nextDraw(rk)
 	for i := range out {
 		out[i] = l
 	}
+}
+
+// nextDraw is rank rk's next shared draw (in.ahead set). The hot loops
+// spell it out, q.pop() after a refill of an empty queue, as a call
+// that refills is too large to inline.
+func (in *instance) nextDraw(rk int) int {
+	q := &in.ahead[rk]
+	if q.head == len(q.buf) {
+		in.drawAhead(rk)
+	}
+	return q.pop()
+}
+
+// drawAhead refills rank rk's empty queue from its sampler.
+func (in *instance) drawAhead(rk int) {
+	q := &in.ahead[rk]
+	if cap(q.buf) < drawBlock {
+		q.buf = make([]int, drawBlock)
+	}
+	q.buf = q.buf[:drawBlock]
+	q.head = 0
+	in.shared[rk].Steps(q.buf)
 }
 
 // drawBlock is how many shared draws a rank's queue takes from its
@@ -172,6 +185,11 @@ func (in *instance) unDraw(rk int, ls []int) {
 type drawQueue struct {
 	buf  []int
 	head int
+}
+
+func (q *drawQueue) pop() int {
+	q.head++
+	return q.buf[q.head-1]
 }
 
 // stepGroup is a lane's latest iterations of one pricing: n of them,
@@ -253,16 +271,22 @@ func (in *instance) runAhead(e float64, ctxSum, priced, k int) float64 {
 			r.active = append(r.active, rk)
 		}
 	}
-	var one [1]int
 	var step float64
 	lastQ := -1
 	for len(r.ends) < maxRunAhead {
 		base := len(r.draws)
 		finishes := false
 		for _, rk := range r.active {
-			in.draw(rk, one[:])
-			r.draws = append(r.draws, one[0])
-			if r.off[rk]+one[0] >= r.left[rk] {
+			l := 1
+			if in.ahead != nil {
+				q := &in.ahead[rk]
+				if q.head == len(q.buf) {
+					in.drawAhead(rk)
+				}
+				l = q.pop()
+			}
+			r.draws = append(r.draws, l)
+			if r.off[rk]+l >= r.left[rk] {
 				finishes = true
 			}
 		}

@@ -922,7 +922,18 @@ func (p *Plan) simulate() (*Result, error) {
 					hi++
 				}
 				d := in.draws[:hi-lo]
-				in.draw(rk, d)
+				if in.ahead != nil {
+					q := &in.ahead[rk]
+					if q.head == len(q.buf) {
+						in.drawAhead(rk)
+					}
+					l := q.pop()
+					for j := range d {
+						d[j] = l
+					}
+				} else {
+					in.draw(rk, d)
+				}
 				tally.verifies += hi - lo
 				for j, r := range members[lo:hi] {
 					acc := d[j]
