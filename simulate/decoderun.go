@@ -216,7 +216,7 @@ func stepGroupKey(bsz, priced, ctx int) uint64 {
 // sums its pricing by groups of consecutive iterations priced alike
 // (n b rather than b + b + ... + b): the same sums however the
 // iterations reach it, one at a time or confirmed from a run.
-func (in *instance) price(t *decodeTally, b Breakdown, bsz, priced, ctx int) {
+func (in *instance) price(t *decodeTally, b *Breakdown, bsz, priced, ctx int) {
 	t.steps++
 	t.batchSum += bsz
 	if in.ranks > 1 {
@@ -229,7 +229,7 @@ func (in *instance) price(t *decodeTally, b Breakdown, bsz, priced, ctx int) {
 		return
 	}
 	in.flushSteps()
-	g.key, g.b, g.n, g.imb = key, b, 1, 0
+	g.key, g.b, g.n, g.imb = key, *b, 1, 0
 	if in.ranks > 1 {
 		g.imb = float64(priced) / float64(bsz)
 	}
@@ -327,7 +327,7 @@ func (in *instance) confirm(t *decodeTally, n int) {
 			t.accepted += r.draws[j*na+a] * r.count[rk]
 		}
 		t.verifies += r.bsz
-		in.price(t, r.prices[r.next[j]], r.bsz, r.priced, r.ctxs[j])
+		in.price(t, &r.prices[r.next[j]], r.bsz, r.priced, r.ctxs[j])
 	}
 }
 

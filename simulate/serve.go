@@ -876,7 +876,7 @@ func (p *Plan) simulate() (*Result, error) {
 		in.members = in.running
 		k := p.sc.Spec.Steps
 		b := in.eng.DecodeStep(priced, k, ctxSum/bsz)
-		in.price(&tally, b, bsz, priced, ctxSum/bsz)
+		in.price(&tally, &b, bsz, priced, ctxSum/bsz)
 		dt := b.Total()
 		if len(parts) > 0 {
 			dt = srv.prefillWithLoad(dt+in.eng.MixedExtra(bsz, k+1, parts, k > 0), hostLoad)
