@@ -93,41 +93,10 @@ func batchFreeDraws(s acceptance.Sampler) bool {
 	return ok && sd.SharesDraw()
 }
 
-// draw is rank rk's accepted lengths for one verify step of len(out)
-// requests: with a shared draw, the next of the rank's queue (drawn ahead
-// in blocks of drawBlock); 1 without speculation.
-func (in *instance) draw(rk int, out []int) {
-	if len(out) == 0 {
-		return
-	}
-	if in.sampler == nil {
-		for i := range out {
-			out[i] = 1
-		}
-		return
-	}
-	if in.ahead == nil {
-		in.samplers[rk].Step(out)
-		return
-	}
-	l := in.nextDraw(rk)
-	for i := range out {
-		out[i] = l
-	}
-}
-
-// nextDraw is rank rk's next shared draw (in.ahead set). The hot loops
-// spell it out, q.pop() after a refill of an empty queue, as a call
-// that refills is too large to inline.
-func (in *instance) nextDraw(rk int) int {
-	q := &in.ahead[rk]
-	if q.head == len(q.buf) {
-		in.drawAhead(rk)
-	}
-	return q.pop()
-}
-
-// drawAhead refills rank rk's empty queue from its sampler.
+// drawAhead refills rank rk's empty queue from its sampler. A
+// shared-draw rank's next accepted length is the front of its queue
+// (in.ahead[rk].pop(), after drawAhead when empty); the decode loops spell
+// that out, as a call that may refill is too large to inline.
 func (in *instance) drawAhead(rk int) {
 	q := &in.ahead[rk]
 	if cap(q.buf) < drawBlock {

@@ -905,39 +905,43 @@ func (p *Plan) simulate() (*Result, error) {
 			if in.run.on {
 				in.endRun(&tally, len(in.run.ends))
 			}
-			// members is running itself: keep overwrites the slots
-			// already read.
+			// members is running itself, rank by rank (live[rk] of
+			// each): the requests that go on move up over the finished.
 			members := in.members
 			in.members = nil
-			if cap(in.draws) < len(members) {
-				in.draws = make([]int, len(members))
-			}
-			keep := in.running[:0]
-			ctxSum := 0
-			for lo := 0; lo < len(members); {
-				// Each rank draws for its own requests, in rank order.
-				rk := members[lo].rank
-				hi := lo + 1
-				for hi < len(members) && members[hi].rank == rk {
-					hi++
+			w, ctxSum := 0, 0
+			for rk, lo := 0, 0; lo < len(members); rk++ {
+				n := in.live[rk]
+				if n == 0 {
+					continue
 				}
-				d := in.draws[:hi-lo]
+				// Each rank draws for its own requests: one length for
+				// all with a shared draw, else one each (d).
+				l := 1
+				var d []int
 				if in.ahead != nil {
 					q := &in.ahead[rk]
 					if q.head == len(q.buf) {
 						in.drawAhead(rk)
 					}
-					l := q.pop()
-					for j := range d {
-						d[j] = l
+					l = q.pop()
+				} else if in.sampler != nil {
+					if cap(in.draws) < n {
+						in.draws = make([]int, len(members))
 					}
-				} else {
-					in.draw(rk, d)
+					d = in.draws[:n]
+					in.samplers[rk].Step(d)
 				}
-				tally.verifies += hi - lo
-				for j, r := range members[lo:hi] {
-					acc := d[j]
-					tally.accepted += acc
+				if d == nil {
+					tally.accepted += l * n
+				}
+				tally.verifies += n
+				for j, r := range members[lo : lo+n] {
+					acc := l
+					if d != nil {
+						acc = d[j]
+						tally.accepted += acc
+					}
 					r.gen += acc
 					r.ctx += acc
 					if r.gen >= r.OSL {
@@ -950,12 +954,15 @@ func (p *Plan) simulate() (*Result, error) {
 						continue
 					}
 					ctxSum += r.ctx
-					keep = append(keep, r)
+					if w != lo+j {
+						members[w] = r
+					}
+					w++
 				}
-				lo = hi
+				lo += n
 			}
-			clear(in.running[len(keep):])
-			in.running, in.ctxSum = keep, ctxSum
+			clear(members[w:])
+			in.running, in.ctxSum = members[:w], ctxSum
 			if len(in.parts) > 0 {
 				advanceContexts(in, t)
 			}
