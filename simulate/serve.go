@@ -910,11 +910,9 @@ func (p *Plan) simulate() (*Result, error) {
 			members := in.members
 			in.members = nil
 			w, ctxSum := 0, 0
-			for rk, lo := 0, 0; lo < len(members); rk++ {
+			for lo := 0; lo < len(members); {
+				rk := members[lo].rank
 				n := in.live[rk]
-				if n == 0 {
-					continue
-				}
 				// Each rank draws for its own requests: one length for
 				// all with a shared draw, else one each (d).
 				l := 1
