@@ -259,8 +259,15 @@ type event struct {
 // eventHeap is a binary min-heap of events by (t, seq). seq is unique, so
 // the order is total and the pops come out in the same sequence whatever
 // the heap's internal layout; push and pop are container/heap's up and
-// down on the concrete type (no interface calls in the event loop).
-type eventHeap []*event
+// down on the concrete type (no interface calls in the event loop). Each
+// entry holds its event's keys, so comparing reads no event.
+type eventHeap []heapEntry
+
+type heapEntry struct {
+	t   float64 // ev.t
+	seq int64   // ev.seq
+	ev  *event
+}
 
 func (h eventHeap) less(i, j int) bool {
 	if h[i].t != h[j].t {
@@ -270,7 +277,7 @@ func (h eventHeap) less(i, j int) bool {
 }
 
 func (h *eventHeap) push(ev *event) {
-	*h = append(*h, ev)
+	*h = append(*h, heapEntry{ev.t, ev.seq, ev})
 	s := *h
 	for j := len(s) - 1; j > 0; {
 		i := (j - 1) / 2
@@ -300,8 +307,8 @@ func (h *eventHeap) pop() *event {
 		s[i], s[j] = s[j], s[i]
 		i = j
 	}
-	ev := s[n]
-	s[n] = nil
+	ev := s[n].ev
+	s[n] = heapEntry{}
 	*h = s[:n]
 	return ev
 }
