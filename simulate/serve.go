@@ -821,7 +821,9 @@ func (p *Plan) simulate() (*Result, error) {
 				budget -= n
 			}
 		}
-		clear(ctxMembers[len(ctxMembers):cap(ctxMembers)])
+		if last := len(in.ctxMembers); last > len(ctxMembers) {
+			clear(ctxMembers[len(ctxMembers):last]) // the previous batch's, in the same array
+		}
 		in.parts, in.ctxMembers = parts, ctxMembers
 		hostLoad := 0
 		for _, r := range ctxMembers {
@@ -840,11 +842,14 @@ func (p *Plan) simulate() (*Result, error) {
 			// Admit transferred requests into free slots and KV of the least
 			// loaded rank.
 			keep := in.waiting[:0]
+			rk := -1 // the least loaded rank, until an admission changes the loads
 			for _, r := range in.waiting {
-				rk := 0
-				for j := 1; j < in.ranks; j++ {
-					if in.rankRun[j] < in.rankRun[rk] {
-						rk = j
+				if rk < 0 {
+					rk = 0
+					for j := 1; j < in.ranks; j++ {
+						if in.rankRun[j] < in.rankRun[rk] {
+							rk = j
+						}
 					}
 				}
 				r.rank = rk
@@ -854,6 +859,7 @@ func (p *Plan) simulate() (*Result, error) {
 					in.rankRun[rk]++
 					r.admitted = true
 					in.join(r)
+					rk = -1
 				} else {
 					keep = append(keep, r)
 				}
