@@ -24,11 +24,11 @@ type prefillMemos struct {
 	// batches), by prefillPartKey: one lookup where the parts below take
 	// five.
 	one memoTable[float64]
-	// attention and linear are one request's causal attention over its
-	// context in every full layer (keyed by new tokens and tokens before)
-	// and its Gated DeltaNet cost in every linear layer (by new tokens:
-	// the prefill kernel does not depend on the context before).
-	attention memoTable[float64] // by n<<32 | before
+	// part is one request's prefill chunk in the full and the linear
+	// layers (partCost), by n<<32 | before; linear is the latter alone,
+	// by new tokens (the prefill kernel does not depend on the context
+	// before).
+	part memoTable[[2]float64]
 	// proj is attentionProj(n) of a part's n tokens (pre, post1, post2;
 	// one with a shape error is not kept): what attention reads of n
 	// alone, shared by every context before.
@@ -183,22 +183,43 @@ func (e *Engine) prefillDraft(s shape) float64 {
 	return t
 }
 
+// partCost is one request's prefill chunk of n new tokens after before
+// tokens as Prefill prices it: in its full layers (partAttention, 0 when
+// full is 0) and its linear ones (partLinear, 0 when lin is 0). full and
+// lin are the Engine's own layer counts, so (n, before) keys the memo.
+func (e *Engine) partCost(n, before, full, lin int) (att, gdn float64) {
+	if !stepMemo || n < 0 || before < 0 || n >= 1<<31 || before >= 1<<32 {
+		if full > 0 {
+			att = e.partAttention(n, before, full)
+		}
+		if lin > 0 {
+			gdn = e.partLinear(n, before, lin)
+		}
+		return att, gdn
+	}
+	key := uint64(n)<<32 | uint64(before)
+	if v, ok := e.pm.part.get(key); ok {
+		return v[0], v[1]
+	}
+	if full > 0 {
+		att = e.partAttention(n, before, full)
+	}
+	if lin > 0 {
+		gdn = e.partLinear(n, before, lin)
+	}
+	e.pm.part.put(key, [2]float64{att, gdn})
+	return att, gdn
+}
+
 // partAttention is the full-attention layers' cost of one request's
 // prefill chunk of n new tokens after before tokens: full layers times
 // attention over it, as Prefill and MixedExtra price it.
 func (e *Engine) partAttention(n, before, full int) float64 {
-	f := func() float64 {
+	if !stepMemo || n < 0 {
 		ps := shape{seqs: 1, q: n, ctx: before, prefill: true}
 		return float64(full) * e.attention(n, 1, ps, e.Target.Attention)
 	}
-	if !stepMemo || n < 0 || before < 0 || n >= 1<<31 || before >= 1<<32 {
-		return f()
-	}
-	key := uint64(n)<<32 | uint64(before)
-	if t, ok := e.pm.attention.get(key); ok {
-		return t
-	}
-	t := unmemoizedOps(e, func() float64 {
+	return unmemoizedOps(e, func() float64 {
 		var p attnProj
 		if v, ok := e.pm.proj.get(uint64(n)); ok {
 			p = attnProj{pre: v[0], post1: v[1], post2: v[2]}
@@ -208,8 +229,6 @@ func (e *Engine) partAttention(n, before, full int) float64 {
 		ps := shape{seqs: 1, q: n, ctx: before, prefill: true}
 		return float64(full) * e.attentionWith(p, 1, ps)
 	})
-	e.pm.attention.put(key, t)
-	return t
 }
 
 // partLinear is the linear-attention layers' cost of one request's prefill
