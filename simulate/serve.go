@@ -244,9 +244,8 @@ type instance struct {
 	decodeDone  func(float64)
 }
 
+// event is what happens at one of the event heap's times (heapEntry).
 type event struct {
-	t    float64
-	seq  int64
 	inst int           // instance that finishes work, or that req arrives at
 	req  *simRequest   // an arrival; nil for a completion
 	fin  func(float64) // work completion
@@ -259,14 +258,15 @@ type event struct {
 // eventHeap is a binary min-heap of events by (t, seq). seq is unique, so
 // the order is total and the pops come out in the same sequence whatever
 // the heap's internal layout; push and pop are container/heap's up and
-// down on the concrete type (no interface calls in the event loop). Each
-// entry holds its event's keys, so comparing reads no event.
+// down on the concrete type (no interface calls in the event loop). An
+// entry holds its keys and its event's index in the simulation's arena:
+// no pointer, so sifting reads no event and needs no write barrier.
 type eventHeap []heapEntry
 
 type heapEntry struct {
-	t   float64 // ev.t
-	seq int64   // ev.seq
-	ev  *event
+	t   float64
+	seq int64
+	ev  int32
 }
 
 func (h eventHeap) less(i, j int) bool {
@@ -276,8 +276,8 @@ func (h eventHeap) less(i, j int) bool {
 	return h[i].seq < h[j].seq
 }
 
-func (h *eventHeap) push(ev *event) {
-	*h = append(*h, heapEntry{ev.t, ev.seq, ev})
+func (h *eventHeap) push(e heapEntry) {
+	*h = append(*h, e)
 	s := *h
 	for j := len(s) - 1; j > 0; {
 		i := (j - 1) / 2
@@ -289,7 +289,7 @@ func (h *eventHeap) push(ev *event) {
 	}
 }
 
-func (h *eventHeap) pop() *event {
+func (h *eventHeap) pop() heapEntry {
 	s := *h
 	n := len(s) - 1
 	s[0], s[n] = s[n], s[0]
@@ -307,10 +307,9 @@ func (h *eventHeap) pop() *event {
 		s[i], s[j] = s[j], s[i]
 		i = j
 	}
-	ev := s[n].ev
-	s[n] = heapEntry{}
+	e := s[n]
 	*h = s[:n]
-	return ev
+	return e
 }
 
 // Plan is a scenario resolved into engines, memory and limits, ready to run
@@ -592,22 +591,24 @@ func (p *Plan) simulate() (*Result, error) {
 		replayErr error
 		events    int
 	)
-	var free []*event // events already fired, for reuse
-	push := func(t float64, inst int, req *simRequest, fin func(float64)) *event {
-		var ev *event
+	var evs []event  // the events pending, by heapEntry.ev
+	var free []int32 // slots of evs fired, for reuse
+	push := func(t float64, inst int, req *simRequest, fin func(float64)) int32 {
+		var i int32
 		if n := len(free); n > 0 {
-			ev, free = free[n-1], free[:n-1]
+			i, free = free[n-1], free[:n-1]
 		} else {
-			ev = new(event)
+			i = int32(len(evs))
+			evs = append(evs, event{})
 		}
 		seq++
-		*ev = event{t: t, seq: seq, inst: inst, req: req, fin: fin}
-		h.push(ev)
-		return ev
+		evs[i] = event{inst: inst, req: req, fin: fin}
+		h.push(heapEntry{t, seq, i})
+		return i
 	}
 	// pushRun schedules the end of lane i's decode run at t.
 	pushRun := func(t float64, i int) {
-		ev := push(t, i, nil, inst[i].decodeDone)
+		ev := &evs[push(t, i, nil, inst[i].decodeDone)]
 		ev.run, ev.gen = true, inst[i].run.gen
 	}
 	var kick func(i int)
@@ -1003,13 +1004,14 @@ func (p *Plan) simulate() (*Result, error) {
 		} else if len(h) == 0 || len(finished) >= measuredN {
 			break
 		}
-		ev := h.pop()
+		top := h.pop()
+		ev := &evs[top.ev]
 		if ev.run && ev.gen != inst[ev.inst].run.gen {
 			*ev = event{}
-			free = append(free, ev)
+			free = append(free, top.ev)
 			continue
 		}
-		now = ev.t
+		now = top.t
 		events++
 		if events > maxSimEvents || now > maxSimSeconds {
 			if rp != nil {
@@ -1026,7 +1028,7 @@ func (p *Plan) simulate() (*Result, error) {
 		}
 		target, req, fin := ev.inst, ev.req, ev.fin
 		*ev = event{}
-		free = append(free, ev)
+		free = append(free, top.ev)
 		if req != nil {
 			in := inst[target]
 			in.waiting = append(in.waiting, req)
