@@ -1047,7 +1047,7 @@ func (p *Plan) simulate() (*Result, error) {
 	}
 	var res *Result
 	if rp != nil {
-		if len(rp.Records()) == 0 {
+		if rp.Profiled() == 0 {
 			return nil, fmt.Errorf("agentx replay profiled no request")
 		}
 		res = p.agentxResult(rp, cachedTok, inputTok)

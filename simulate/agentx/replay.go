@@ -610,6 +610,9 @@ func (r *Replay) Window() (float64, float64, bool) { return r.t0, r.end, !r.warm
 // Records are the completed profiled requests.
 func (r *Replay) Records() []Record { return r.rec.all() }
 
+// Profiled is the number of completed profiled requests, len(Records()).
+func (r *Replay) Profiled() int { return r.rec.n }
+
 // Stats reports what the client did so far.
 func (r *Replay) Stats() Stats {
 	s := r.stats
