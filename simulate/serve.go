@@ -167,27 +167,28 @@ const (
 
 // request in flight.
 type simRequest struct {
+	// What a decode iteration reads and writes of each request comes
+	// first, in one 64-byte line of the 128-byte struct (slab).
 	Request
-	session    int
-	arrival    float64
-	done       int     // prompt tokens prefilled (cached ones count as done)
-	gen        int     // output tokens emitted
-	firstToken float64 // time of the first output token
-	ctx        int     // current context length
-	finishAt   float64 // time of the last output token
-	measured   bool
-	// Server side (server.go): the request's DP rank on its instance, its
-	// session's shared prefix (-1: the workload fixed Cached), tokens to
-	// load from the host tier, the client's id, and whether it holds a
+	gen  int   // output tokens emitted
+	ctx  int   // current context length
+	rank int32 // the request's DP rank on its instance (server.go)
+	// measured; admitted: holds its rank's slot and KV; cached: holds a
 	// prefix-cache chain.
-	rank     int
+	measured, admitted, cached bool
+	done                       int // prompt tokens prefilled (cached ones count as done)
+	session                    int
+	arrival                    float64
+	firstToken                 float64 // time of the first output token
+	finishAt                   float64 // time of the last output token
+	// Server side (server.go): the session's shared prefix (-1: the
+	// workload fixed Cached), tokens to load from the host tier, the
+	// client's id.
 	shared   int
 	from     int // session whose cached prefix shared refers to on a first turn, or -1
 	hostLoad int
 	id       int
 	target   int // router target, -1 when not routed
-	admitted bool
-	cached   bool
 }
 
 // instance is one simulated engine (or one pipeline microbatch lane of it).
@@ -615,7 +616,7 @@ func (p *Plan) simulate() (*Result, error) {
 	// route sends a new request to an entry instance and rank.
 	route := func(r *simRequest) int {
 		tg := srv.rt.route(r.session, r.ISL+r.OSL, now)
-		r.target, r.rank = tg, srv.targetRank[tg]
+		r.target, r.rank = tg, int32(srv.targetRank[tg])
 		return srv.targetInst[tg]
 	}
 	// Requests are allocated in blocks (a simulation holds every one of
@@ -853,7 +854,7 @@ func (p *Plan) simulate() (*Result, error) {
 						}
 					}
 				}
-				r.rank = rk
+				r.rank = int32(rk)
 				need := r.ISL + r.OSL
 				if in.rankRun[rk] < rankCap && (in.rankTok[rk]+need <= in.capTok/in.ranks || in.rankRun[rk] == 0) {
 					in.rankTok[rk] += need
@@ -925,7 +926,7 @@ func (p *Plan) simulate() (*Result, error) {
 			in.members = nil
 			w, ctxSum := 0, 0
 			for lo := 0; lo < len(members); {
-				rk := members[lo].rank
+				rk := int(members[lo].rank)
 				n := in.live[rk]
 				// Each rank draws for its own requests: one length for
 				// all with a shared draw, else one each (d).
