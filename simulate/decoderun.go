@@ -137,10 +137,14 @@ func (in *instance) unDraw(rk int, ls []int) {
 	}
 	q := &in.ahead[rk]
 	if q.head < len(ls) {
-		// Room in front for these and as many again.
+		// The queued draws move to the end of the buffer (a new one when
+		// it lacks room in front for these and as many again).
 		rest := q.buf[q.head:]
-		gap := 2 * len(ls)
-		buf := make([]int, gap+len(rest), gap+len(rest)+16)
+		buf := q.buf[:cap(q.buf)]
+		if len(buf)-len(rest) < 2*len(ls) {
+			buf = make([]int, max(2*len(ls)+len(rest), 2*drawBlock))
+		}
+		gap := len(buf) - len(rest)
 		copy(buf[gap:], rest)
 		q.buf, q.head = buf, gap
 	}
