@@ -261,11 +261,17 @@ func (in *instance) runAhead(e float64, ctxSum, priced, k int) float64 {
 			r.draws = append(r.draws, l)
 			if r.off[rk]+l >= r.left[rk] {
 				finishes = true
+				break
 			}
 		}
 		if finishes {
-			for a, rk := range r.active {
-				in.unDraw(rk, r.draws[base+a:base+a+1])
+			// A member finishes in this iteration: its draws go back
+			// (each the last its rank's queue popped), and the ranks
+			// after the one that finishes draw nothing.
+			if in.ahead != nil {
+				for _, rk := range r.active[:len(r.draws)-base] {
+					in.ahead[rk].head--
+				}
 			}
 			r.draws = r.draws[:base]
 			break
