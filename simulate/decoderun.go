@@ -208,6 +208,26 @@ func (in *instance) price(t *decodeTally, b *Breakdown, bsz, priced, ctx int) {
 	}
 }
 
+// priceRun is price called m times in a row with the same arguments.
+func (in *instance) priceRun(t *decodeTally, b *Breakdown, bsz, priced, ctx, m int) {
+	in.price(t, b, bsz, priced, ctx)
+	if m == 1 {
+		return
+	}
+	if g := &in.steps; g.key == 0 {
+		for range m - 1 {
+			in.price(t, b, bsz, priced, ctx)
+		}
+		return
+	}
+	t.steps += m - 1
+	t.batchSum += (m - 1) * bsz
+	if in.ranks > 1 {
+		t.imbSteps += m - 1
+	}
+	in.steps.n += m - 1
+}
+
 // flushSteps adds the lane's latest group of iterations to its sums.
 func (in *instance) flushSteps() {
 	g := &in.steps
@@ -305,8 +325,17 @@ func (in *instance) confirm(t *decodeTally, n int) {
 		for a, rk := range r.active {
 			t.accepted += r.draws[j*na+a] * r.count[rk]
 		}
-		t.verifies += r.bsz
-		in.price(t, &r.prices[r.next[j]], r.bsz, r.priced, r.ctxs[j])
+	}
+	t.verifies += n * r.bsz
+	// Iterations that share a pricing share its key (its ctx/256), so
+	// each run of them is tallied at once.
+	for j := 0; j < n; {
+		k := j + 1
+		for k < n && r.next[k] == r.next[j] {
+			k++
+		}
+		in.priceRun(t, &r.prices[r.next[j]], r.bsz, r.priced, r.ctxs[j], k-j)
+		j = k
 	}
 }
 
