@@ -64,7 +64,8 @@ type decodeRun struct {
 	off     []int // per rank, tokens accepted by the iterations computed ahead
 	// Iteration j (0-based) computed ahead ends at ends[j], drew
 	// draws[j*len(active):(j+1)*len(active)] and is followed by an
-	// iteration priced prices[next[j]] for mean context ctxs[j].
+	// iteration priced prices[next[j]] for a mean context in the 256-token
+	// bin of ctxs[j] (its first: the bin is all the pricing reads).
 	ends   []float64
 	draws  []int
 	next   []int32
@@ -241,16 +242,17 @@ func (in *instance) flushSteps() {
 }
 
 // runAhead starts a run on lane in, whose iteration over in.members ends
-// at e, with ctxSum the members' context lengths summed: it computes the
+// at e, priced cur (DecodeStep at priced, k and the mean context of
+// ctxSum, the members' context lengths summed): it computes the
 // iterations that follow while none of them finishes a member, and
 // returns the time of the last iteration's end, for the lane's event.
-func (in *instance) runAhead(e float64, ctxSum, priced, k int) float64 {
+func (in *instance) runAhead(e float64, ctxSum, priced, k int, cur *Breakdown) float64 {
 	r := &in.run
 	if len(r.count) < in.ranks {
 		r.count, r.left, r.off = make([]int, in.ranks), make([]int, in.ranks), make([]int, in.ranks)
 	}
 	r.on, r.bsz, r.priced = true, len(in.members), priced
-	r.active, r.ends, r.draws, r.next, r.ctxs, r.prices = r.active[:0], r.ends[:0], r.draws[:0], r.next[:0], r.ctxs[:0], r.prices[:0]
+	r.active, r.ends, r.draws, r.next, r.ctxs = r.active[:0], r.ends[:0], r.draws[:0], r.next[:0], r.ctxs[:0]
 	for _, m := range in.members {
 		rk := m.rank
 		if r.count[rk] == 0 {
@@ -264,8 +266,13 @@ func (in *instance) runAhead(e float64, ctxSum, priced, k int) float64 {
 			r.active = append(r.active, rk)
 		}
 	}
-	var step float64
-	lastQ := -1
+	// DecodeStep prices by ctx/256 alone: an iteration in cur's bin is
+	// priced cur, and the mean context's bin is recomputed only when
+	// ctxSum reaches the next one's (it only grows).
+	r.prices = append(r.prices[:0], *cur)
+	step := cur.Total()
+	lastQ := ctxSum / r.bsz >> 8
+	nextBin := (lastQ + 1) << 8 * r.bsz
 	for len(r.ends) < maxRunAhead {
 		base := len(r.draws)
 		finishes := false
@@ -301,16 +308,17 @@ func (in *instance) runAhead(e float64, ctxSum, priced, k int) float64 {
 			r.off[rk] += l
 			ctxSum += l * r.count[rk]
 		}
-		ctx := ctxSum / r.bsz
-		if q := ctx >> 8; q != lastQ {
-			lastQ = q
+		if ctxSum >= nextBin {
+			ctx := ctxSum / r.bsz
+			lastQ = ctx >> 8
+			nextBin = (lastQ + 1) << 8 * r.bsz
 			b := in.eng.DecodeStep(priced, k, ctx)
 			r.prices = append(r.prices, b)
 			step = b.Total()
 		}
 		r.ends = append(r.ends, e)
 		r.next = append(r.next, int32(len(r.prices)-1))
-		r.ctxs = append(r.ctxs, ctx)
+		r.ctxs = append(r.ctxs, lastQ<<8)
 		e += step
 	}
 	return e

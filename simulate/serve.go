@@ -900,7 +900,7 @@ func (p *Plan) simulate() (*Result, error) {
 		if in.run.backoff > 0 {
 			in.run.backoff--
 		} else if in.canRun() {
-			end := in.runAhead(now+dt, ctxSum, priced, k)
+			end := in.runAhead(now+dt, ctxSum, priced, k, &b)
 			events += len(in.run.ends)
 			pushRun(end, i)
 			return
