@@ -116,14 +116,18 @@ const drawBlock = 64
 // rank and any lower one.
 func (in *instance) join(r *simRequest) {
 	rk := r.rank
+	h := memberState{left: int32(r.OSL - r.gen), rank: rk, ctx: r.ctx}
 	in.running = append(in.running, r)
-	if n := len(in.running); n > 1 && in.running[n-2].rank > rk {
+	in.hot = append(in.hot, h)
+	if n := len(in.running); n > 1 && in.hot[n-2].rank > rk {
 		pos := 0
 		for _, c := range in.live[:rk+1] {
 			pos += c
 		}
 		copy(in.running[pos+1:], in.running[pos:n-1])
 		in.running[pos] = r
+		copy(in.hot[pos+1:], in.hot[pos:n-1])
+		in.hot[pos] = h
 	}
 	in.ctxSum += r.ctx
 	in.live[rk]++
@@ -151,6 +155,15 @@ func (in *instance) unDraw(rk int, ls []int) {
 	}
 	q.head -= len(ls)
 	copy(q.buf[q.head:], ls)
+}
+
+// memberState is what a decode iteration reads and writes of a running
+// request, kept in the lane's hot, parallel to running: its simRequest's
+// gen and ctx are brought up to date when it leaves the batch.
+type memberState struct {
+	left int32 // output tokens still to emit (OSL - gen)
+	rank int32
+	ctx  int // context length
 }
 
 // drawQueue holds a rank's shared draws taken from its sampler and not
@@ -253,13 +266,13 @@ func (in *instance) runAhead(e float64, ctxSum, priced, k int, cur *Breakdown) f
 	}
 	r.on, r.bsz, r.priced = true, len(in.members), priced
 	r.active, r.ends, r.draws, r.next, r.ctxs = r.active[:0], r.ends[:0], r.draws[:0], r.next[:0], r.ctxs[:0]
-	for _, m := range in.members {
-		rk := m.rank
+	for _, h := range in.hot {
+		rk := h.rank
 		if r.count[rk] == 0 {
-			r.left[rk] = m.OSL - m.gen
+			r.left[rk] = int(h.left)
 		}
 		r.count[rk]++
-		r.left[rk] = min(r.left[rk], m.OSL-m.gen)
+		r.left[rk] = min(r.left[rk], int(h.left))
 	}
 	for rk, c := range r.count[:in.ranks] {
 		if c > 0 {
@@ -368,9 +381,11 @@ func (in *instance) endRun(t *decodeTally, n int) {
 			in.unDraw(rk, r.undone)
 		}
 	}
-	for _, m := range in.members {
-		m.gen += r.off[m.rank]
-		m.ctx += r.off[m.rank]
+	for i := range in.hot {
+		h := &in.hot[i]
+		o := r.off[h.rank]
+		h.left -= int32(o)
+		h.ctx += o
 	}
 	for _, rk := range r.active {
 		r.count[rk], r.off[rk] = 0, 0

@@ -167,8 +167,10 @@ const (
 
 // request in flight.
 type simRequest struct {
-	// What a decode iteration reads and writes of each request comes
-	// first, in one 64-byte line of the 128-byte struct (slab).
+	// The lengths, gen, ctx and rank (what joining and leaving a decode
+	// batch read and write) share one 64-byte line of the 128-byte
+	// struct (slab). While the request runs, its lane's hot holds gen
+	// and ctx (memberState).
 	Request
 	gen  int   // output tokens emitted
 	ctx  int   // current context length
@@ -201,6 +203,7 @@ type instance struct {
 	// joined (join). ctxSum is their context lengths summed, live their
 	// count per rank and top the largest count (stale: to recount).
 	running  []*simRequest
+	hot      []memberState
 	ctxSum   int
 	live     []int
 	top      int
@@ -921,12 +924,13 @@ func (p *Plan) simulate() (*Result, error) {
 				in.endRun(&tally, len(in.run.ends))
 			}
 			// members is running itself, rank by rank (live[rk] of
-			// each): the requests that go on move up over the finished.
-			members := in.members
+			// each), with hot beside it: the requests that go on move
+			// up over the finished.
+			members, hot := in.members, in.hot
 			in.members = nil
 			w, ctxSum := 0, 0
 			for lo := 0; lo < len(members); {
-				rk := int(members[lo].rank)
+				rk := int(hot[lo].rank)
 				n := in.live[rk]
 				// Each rank draws for its own requests: one length for
 				// all with a shared draw, else one each (d).
@@ -949,15 +953,18 @@ func (p *Plan) simulate() (*Result, error) {
 					tally.accepted += l * n
 				}
 				tally.verifies += n
-				for j, r := range members[lo : lo+n] {
+				for j := lo; j < lo+n; j++ {
 					acc := l
 					if d != nil {
-						acc = d[j]
+						acc = d[j-lo]
 						tally.accepted += acc
 					}
-					r.gen += acc
-					r.ctx += acc
-					if r.gen >= r.OSL {
+					h := &hot[j]
+					h.left -= int32(acc)
+					h.ctx += acc
+					if h.left <= 0 {
+						r := members[j]
+						r.gen, r.ctx = r.OSL-int(h.left), h.ctx
 						if in.live[rk] == in.top {
 							in.topStale = true
 						}
@@ -966,16 +973,16 @@ func (p *Plan) simulate() (*Result, error) {
 						finish(r, t)
 						continue
 					}
-					ctxSum += r.ctx
-					if w != lo+j {
-						members[w] = r
+					ctxSum += h.ctx
+					if w != j {
+						members[w], hot[w] = members[j], *h
 					}
 					w++
 				}
 				lo += n
 			}
 			clear(members[w:])
-			in.running, in.ctxSum = members[:w], ctxSum
+			in.running, in.hot, in.ctxSum = members[:w], hot[:w], ctxSum
 			if len(in.parts) > 0 {
 				advanceContexts(in, t)
 			}
