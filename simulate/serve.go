@@ -204,6 +204,7 @@ type instance struct {
 	// count per rank and top the largest count (stale: to recount).
 	running  []*simRequest
 	hot      []memberState
+	acc      []int // decodeDone's scratch: each rank's accepted length
 	ctxSum   int
 	live     []int
 	top      int
@@ -929,48 +930,47 @@ func (p *Plan) simulate() (*Result, error) {
 			members, hot := in.members, in.hot
 			in.members = nil
 			w, ctxSum := 0, 0
-			for lo := 0; lo < len(members); {
-				rk := int(hot[lo].rank)
-				n := in.live[rk]
-				// Each rank draws for its own requests: one length for
-				// all with a shared draw, else one each (d).
-				l := 1
-				var d []int
-				if in.ahead != nil {
-					q := &in.ahead[rk]
-					if q.head == len(q.buf) {
-						in.drawAhead(rk)
-					}
-					l = q.pop()
-				} else if in.sampler != nil {
-					if cap(in.draws) < n {
-						in.draws = make([]int, len(members))
-					}
-					d = in.draws[:n]
-					in.samplers[rk].Step(d)
+			// leave takes members[j] out of the batch at its turn.
+			leave := func(j int) {
+				h, r := &hot[j], members[j]
+				r.gen, r.ctx = r.OSL-int(h.left), h.ctx
+				if in.live[h.rank] == in.top {
+					in.topStale = true
 				}
-				if d == nil {
-					tally.accepted += l * n
+				in.live[h.rank]--
+				release(in, r, t)
+				finish(r, t)
+			}
+			if in.ahead != nil || in.sampler == nil {
+				// One length per rank and step (a shared draw): each
+				// rank draws, then the batch advances in order.
+				if len(in.acc) < in.ranks {
+					in.acc = make([]int, in.ranks)
 				}
-				tally.verifies += n
-				for j := lo; j < lo+n; j++ {
-					acc := l
-					if d != nil {
-						acc = d[j-lo]
-						tally.accepted += acc
+				acc := in.acc
+				for rk, c := range in.live {
+					if c == 0 {
+						continue
 					}
-					h := &hot[j]
-					h.left -= int32(acc)
-					h.ctx += acc
-					if h.left <= 0 {
-						r := members[j]
-						r.gen, r.ctx = r.OSL-int(h.left), h.ctx
-						if in.live[rk] == in.top {
-							in.topStale = true
+					l := 1
+					if in.ahead != nil {
+						q := &in.ahead[rk]
+						if q.head == len(q.buf) {
+							in.drawAhead(rk)
 						}
-						in.live[rk]--
-						release(in, r, t)
-						finish(r, t)
+						l = q.pop()
+					}
+					acc[rk] = l
+					tally.accepted += l * c
+				}
+				tally.verifies += len(members)
+				for j := range members {
+					h := &hot[j]
+					a := acc[h.rank]
+					h.left -= int32(a)
+					h.ctx += a
+					if h.left <= 0 {
+						leave(j)
 						continue
 					}
 					ctxSum += h.ctx
@@ -979,7 +979,36 @@ func (p *Plan) simulate() (*Result, error) {
 					}
 					w++
 				}
-				lo += n
+			} else {
+				// One length per request: each rank's sampler draws for
+				// its requests in order.
+				for lo := 0; lo < len(members); {
+					rk := int(hot[lo].rank)
+					n := in.live[rk]
+					if cap(in.draws) < n {
+						in.draws = make([]int, len(members))
+					}
+					d := in.draws[:n]
+					in.samplers[rk].Step(d)
+					tally.verifies += n
+					for j := lo; j < lo+n; j++ {
+						h := &hot[j]
+						acc := d[j-lo]
+						tally.accepted += acc
+						h.left -= int32(acc)
+						h.ctx += acc
+						if h.left <= 0 {
+							leave(j)
+							continue
+						}
+						ctxSum += h.ctx
+						if w != j {
+							members[w], hot[w] = members[j], *h
+						}
+						w++
+					}
+					lo += n
+				}
 			}
 			clear(members[w:])
 			in.running, in.hot, in.ctxSum = members[:w], hot[:w], ctxSum
