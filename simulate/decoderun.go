@@ -112,8 +112,8 @@ func (in *instance) drawAhead(rk int) {
 // sampler at once.
 const drawBlock = 64
 
-// join adds r to the lane's running batch, behind the requests of its
-// rank and any lower one.
+// join adds r to the lane's running batch (and its state to hot), behind
+// the requests of its rank and any lower one.
 func (in *instance) join(r *simRequest) {
 	rk := r.rank
 	h := memberState{left: int32(r.OSL - r.gen), rank: rk, ctx: r.ctx}
