@@ -41,9 +41,9 @@ var decodeRuns = true
 // whole numbers, so the order lanes add to them does not matter.
 type decodeTally struct {
 	steps    int
-	batchSum float64
-	accepted float64
-	verifies float64
+	batchSum int
+	accepted int
+	verifies int
 	imbSteps int
 }
 
@@ -64,7 +64,8 @@ type decodeRun struct {
 	off     []int // per rank, tokens accepted by the iterations computed ahead
 	// Iteration j (0-based) computed ahead ends at ends[j], drew
 	// draws[j*len(active):(j+1)*len(active)] and is followed by an
-	// iteration priced prices[next[j]] for mean context ctxs[j].
+	// iteration priced prices[next[j]] for a mean context in the 256-token
+	// bin of ctxs[j] (its first: the bin is all the pricing reads).
 	ends   []float64
 	draws  []int
 	next   []int32
@@ -93,29 +94,44 @@ func batchFreeDraws(s acceptance.Sampler) bool {
 	return ok && sd.SharesDraw()
 }
 
-// draw is rank rk's accepted length for one verify step: a draw put back
-// by a cut first, else the sampler's next (1 without speculation).
-func (in *instance) draw(rk int, out []int) {
-	if len(out) == 0 {
-		return
+// drawAhead refills rank rk's empty queue from its sampler. A
+// shared-draw rank's next accepted length is the front of its queue
+// (in.ahead[rk].pop(), after drawAhead when empty); the decode loops spell
+// that out, as a call that may refill is too large to inline.
+func (in *instance) drawAhead(rk int) {
+	q := &in.ahead[rk]
+	if cap(q.buf) < drawBlock {
+		q.buf = make([]int, drawBlock)
 	}
-	if in.sampler == nil {
-		for i := range out {
-			out[i] = 1
+	q.buf = q.buf[:drawBlock]
+	q.head = 0
+	in.shared[rk].Steps(q.buf)
+}
+
+// drawBlock is how many shared draws a rank's queue takes from its
+// sampler at once.
+const drawBlock = 64
+
+// join adds r to the lane's running batch (and its state to hot), behind
+// the requests of its rank and any lower one.
+func (in *instance) join(r *simRequest) {
+	rk := r.rank
+	h := memberState{left: int32(r.OSL - r.gen), rank: rk, ctx: r.ctx}
+	in.running = append(in.running, r)
+	in.hot = append(in.hot, h)
+	if n := len(in.running); n > 1 && in.hot[n-2].rank > rk {
+		pos := 0
+		for _, c := range in.live[:rk+1] {
+			pos += c
 		}
-		return
+		copy(in.running[pos+1:], in.running[pos:n-1])
+		in.running[pos] = r
+		copy(in.hot[pos+1:], in.hot[pos:n-1])
+		in.hot[pos] = h
 	}
-	if in.putBack != nil {
-		if q := &in.putBack[rk]; q.head < len(q.buf) {
-			l := q.buf[q.head]
-			q.head++
-			for i := range out {
-				out[i] = l
-			}
-			return
-		}
-	}
-	in.samplers[rk].Step(out)
+	in.ctxSum += r.ctx
+	in.live[rk]++
+	in.top = max(in.top, in.live[rk])
 }
 
 // unDraw puts draws back in front of rank rk's queue, first to be drawn
@@ -124,12 +140,16 @@ func (in *instance) unDraw(rk int, ls []int) {
 	if in.sampler == nil || len(ls) == 0 {
 		return
 	}
-	q := &in.putBack[rk]
+	q := &in.ahead[rk]
 	if q.head < len(ls) {
-		// Room in front for these and as many again.
+		// The queued draws move to the end of the buffer (a new one when
+		// it lacks room in front for these and as many again).
 		rest := q.buf[q.head:]
-		gap := 2 * len(ls)
-		buf := make([]int, gap+len(rest), gap+len(rest)+16)
+		buf := q.buf[:cap(q.buf)]
+		if len(buf)-len(rest) < 2*len(ls) {
+			buf = make([]int, max(2*len(ls)+len(rest), 2*drawBlock))
+		}
+		gap := len(buf) - len(rest)
 		copy(buf[gap:], rest)
 		q.buf, q.head = buf, gap
 	}
@@ -137,11 +157,26 @@ func (in *instance) unDraw(rk int, ls []int) {
 	copy(q.buf[q.head:], ls)
 }
 
-// drawQueue holds the accepted lengths a cut put back, buf[head:] in the
-// order they are to be drawn.
+// memberState is what a decode iteration reads and writes of a running
+// request, kept in the lane's hot, parallel to running: its simRequest's
+// gen and ctx are brought up to date when it leaves the batch.
+type memberState struct {
+	left int32 // output tokens still to emit (OSL - gen)
+	rank int32
+	ctx  int // context length
+}
+
+// drawQueue holds a rank's shared draws taken from its sampler and not
+// yet used (drawn ahead, or put back by a cut), buf[head:] in the order
+// they are to be drawn.
 type drawQueue struct {
 	buf  []int
 	head int
+}
+
+func (q *drawQueue) pop() int {
+	q.head++
+	return q.buf[q.head-1]
 }
 
 // stepGroup is a lane's latest iterations of one pricing: n of them,
@@ -168,9 +203,9 @@ func stepGroupKey(bsz, priced, ctx int) uint64 {
 // sums its pricing by groups of consecutive iterations priced alike
 // (n b rather than b + b + ... + b): the same sums however the
 // iterations reach it, one at a time or confirmed from a run.
-func (in *instance) price(t *decodeTally, b Breakdown, bsz, priced, ctx int) {
+func (in *instance) price(t *decodeTally, b *Breakdown, bsz, priced, ctx int) {
 	t.steps++
-	t.batchSum += float64(bsz)
+	t.batchSum += bsz
 	if in.ranks > 1 {
 		t.imbSteps++
 	}
@@ -181,10 +216,30 @@ func (in *instance) price(t *decodeTally, b Breakdown, bsz, priced, ctx int) {
 		return
 	}
 	in.flushSteps()
-	g.key, g.b, g.n, g.imb = key, b, 1, 0
+	g.key, g.b, g.n, g.imb = key, *b, 1, 0
 	if in.ranks > 1 {
 		g.imb = float64(priced) / float64(bsz)
 	}
+}
+
+// priceRun is price called m times in a row with the same arguments.
+func (in *instance) priceRun(t *decodeTally, b *Breakdown, bsz, priced, ctx, m int) {
+	in.price(t, b, bsz, priced, ctx)
+	if m == 1 {
+		return
+	}
+	if g := &in.steps; g.key == 0 {
+		for range m - 1 {
+			in.price(t, b, bsz, priced, ctx)
+		}
+		return
+	}
+	t.steps += m - 1
+	t.batchSum += (m - 1) * bsz
+	if in.ranks > 1 {
+		t.imbSteps += m - 1
+	}
+	in.steps.n += m - 1
 }
 
 // flushSteps adds the lane's latest group of iterations to its sums.
@@ -200,48 +255,63 @@ func (in *instance) flushSteps() {
 }
 
 // runAhead starts a run on lane in, whose iteration over in.members ends
-// at e, with ctxSum the members' context lengths summed: it computes the
+// at e, priced cur (DecodeStep at priced, k and the mean context of
+// ctxSum, the members' context lengths summed): it computes the
 // iterations that follow while none of them finishes a member, and
 // returns the time of the last iteration's end, for the lane's event.
-func (in *instance) runAhead(e float64, ctxSum, priced, k int) float64 {
+func (in *instance) runAhead(e float64, ctxSum, priced, k int, cur *Breakdown) float64 {
 	r := &in.run
 	if len(r.count) < in.ranks {
 		r.count, r.left, r.off = make([]int, in.ranks), make([]int, in.ranks), make([]int, in.ranks)
 	}
-	if in.putBack == nil && in.sampler != nil {
-		in.putBack = make([]drawQueue, in.ranks)
-	}
 	r.on, r.bsz, r.priced = true, len(in.members), priced
-	r.active, r.ends, r.draws, r.next, r.ctxs, r.prices = r.active[:0], r.ends[:0], r.draws[:0], r.next[:0], r.ctxs[:0], r.prices[:0]
-	for _, m := range in.members {
-		rk := m.rank
+	r.active, r.ends, r.draws, r.next, r.ctxs = r.active[:0], r.ends[:0], r.draws[:0], r.next[:0], r.ctxs[:0]
+	for _, h := range in.hot {
+		rk := h.rank
 		if r.count[rk] == 0 {
-			r.left[rk] = m.OSL - m.gen
+			r.left[rk] = int(h.left)
 		}
 		r.count[rk]++
-		r.left[rk] = min(r.left[rk], m.OSL-m.gen)
+		r.left[rk] = min(r.left[rk], int(h.left))
 	}
 	for rk, c := range r.count[:in.ranks] {
 		if c > 0 {
 			r.active = append(r.active, rk)
 		}
 	}
-	var one [1]int
-	var step float64
-	lastQ := -1
+	// DecodeStep prices by ctx/256 alone: an iteration in cur's bin is
+	// priced cur, and the mean context's bin is recomputed only when
+	// ctxSum reaches the next one's (it only grows).
+	r.prices = append(r.prices[:0], *cur)
+	step := cur.Total()
+	lastQ := ctxSum / r.bsz >> 8
+	nextBin := (lastQ + 1) << 8 * r.bsz
 	for len(r.ends) < maxRunAhead {
 		base := len(r.draws)
 		finishes := false
 		for _, rk := range r.active {
-			in.draw(rk, one[:])
-			r.draws = append(r.draws, one[0])
-			if r.off[rk]+one[0] >= r.left[rk] {
+			l := 1
+			if in.ahead != nil {
+				q := &in.ahead[rk]
+				if q.head == len(q.buf) {
+					in.drawAhead(rk)
+				}
+				l = q.pop()
+			}
+			r.draws = append(r.draws, l)
+			if r.off[rk]+l >= r.left[rk] {
 				finishes = true
+				break
 			}
 		}
 		if finishes {
-			for a, rk := range r.active {
-				in.unDraw(rk, r.draws[base+a:base+a+1])
+			// A member finishes in this iteration: its draws go back
+			// (each the last its rank's queue popped), and the ranks
+			// after the one that finishes draw nothing.
+			if in.ahead != nil {
+				for _, rk := range r.active[:len(r.draws)-base] {
+					in.ahead[rk].head--
+				}
 			}
 			r.draws = r.draws[:base]
 			break
@@ -251,16 +321,17 @@ func (in *instance) runAhead(e float64, ctxSum, priced, k int) float64 {
 			r.off[rk] += l
 			ctxSum += l * r.count[rk]
 		}
-		ctx := ctxSum / r.bsz
-		if q := ctx >> 8; q != lastQ {
-			lastQ = q
+		if ctxSum >= nextBin {
+			ctx := ctxSum / r.bsz
+			lastQ = ctx >> 8
+			nextBin = (lastQ + 1) << 8 * r.bsz
 			b := in.eng.DecodeStep(priced, k, ctx)
 			r.prices = append(r.prices, b)
 			step = b.Total()
 		}
 		r.ends = append(r.ends, e)
 		r.next = append(r.next, int32(len(r.prices)-1))
-		r.ctxs = append(r.ctxs, ctx)
+		r.ctxs = append(r.ctxs, lastQ<<8)
 		e += step
 	}
 	return e
@@ -273,10 +344,19 @@ func (in *instance) confirm(t *decodeTally, n int) {
 	na := len(r.active)
 	for j := range n {
 		for a, rk := range r.active {
-			t.accepted += float64(r.draws[j*na+a] * r.count[rk])
+			t.accepted += r.draws[j*na+a] * r.count[rk]
 		}
-		t.verifies += float64(r.bsz)
-		in.price(t, r.prices[r.next[j]], r.bsz, r.priced, r.ctxs[j])
+	}
+	t.verifies += n * r.bsz
+	// Iterations that share a pricing share its key (its ctx/256), so
+	// each run of them is tallied at once.
+	for j := 0; j < n; {
+		k := j + 1
+		for k < n && r.next[k] == r.next[j] {
+			k++
+		}
+		in.priceRun(t, &r.prices[r.next[j]], r.bsz, r.priced, r.ctxs[j], k-j)
+		j = k
 	}
 }
 
@@ -301,9 +381,11 @@ func (in *instance) endRun(t *decodeTally, n int) {
 			in.unDraw(rk, r.undone)
 		}
 	}
-	for _, m := range in.members {
-		m.gen += r.off[m.rank]
-		m.ctx += r.off[m.rank]
+	for i := range in.hot {
+		h := &in.hot[i]
+		o := r.off[h.rank]
+		h.left -= int32(o)
+		h.ctx += o
 	}
 	for _, rk := range r.active {
 		r.count[rk], r.off[rk] = 0, 0

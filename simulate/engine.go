@@ -937,12 +937,7 @@ func (e *Engine) Prefill(parts []PrefillPart, spec bool) Breakdown {
 			continue
 		}
 		var one Breakdown
-		if full > 0 {
-			one.Attention = e.partAttention(p.New, p.Before, full)
-		}
-		if lin > 0 {
-			one.GDN = e.partLinear(p.New, p.Before, lin)
-		}
+		one.Attention, one.GDN = e.partCost(p.New, p.Before, full, lin)
 		b.Attention += one.Attention / float64(dp)
 		b.GDN += one.GDN / float64(dp)
 		longest.Attention = math.Max(longest.Attention, one.Attention)

@@ -20,11 +20,15 @@ type prefillMemos struct {
 	// forward(s) and draftForward(s) of a prefill batch, by prefillShapeKey.
 	forward memoTable[Breakdown]
 	draft   memoTable[float64]
-	// attention and linear are one request's causal attention over its
-	// context in every full layer (keyed by new tokens and tokens before)
-	// and its Gated DeltaNet cost in every linear layer (by new tokens:
-	// the prefill kernel does not depend on the context before).
-	attention memoTable[float64] // by n<<32 | before
+	// one is the time of a prefill batch of one part (most prefill
+	// batches), by prefillPartKey: one lookup where the parts below take
+	// five.
+	one memoTable[float64]
+	// part is one request's prefill chunk in the full and the linear
+	// layers (partCost), by n<<32 | before; linear is the latter alone,
+	// by new tokens (the prefill kernel does not depend on the context
+	// before).
+	part memoTable[[2]float64]
 	// proj is attentionProj(n) of a part's n tokens (pre, post1, post2;
 	// one with a shape error is not kept): what attention reads of n
 	// alone, shared by every context before.
@@ -189,22 +193,43 @@ func (e *Engine) prefillDraft(s shape) float64 {
 	return t
 }
 
+// partCost is one request's prefill chunk of n new tokens after before
+// tokens as Prefill prices it: in its full layers (partAttention, 0 when
+// full is 0) and its linear ones (partLinear, 0 when lin is 0). full and
+// lin are the Engine's own layer counts, so (n, before) keys the memo.
+func (e *Engine) partCost(n, before, full, lin int) (att, gdn float64) {
+	if !stepMemo || n < 0 || before < 0 || n >= 1<<31 || before >= 1<<32 {
+		if full > 0 {
+			att = e.partAttention(n, before, full)
+		}
+		if lin > 0 {
+			gdn = e.partLinear(n, before, lin)
+		}
+		return att, gdn
+	}
+	key := uint64(n)<<32 | uint64(before)
+	if v, ok := e.pm.part.get(key); ok {
+		return v[0], v[1]
+	}
+	if full > 0 {
+		att = e.partAttention(n, before, full)
+	}
+	if lin > 0 {
+		gdn = e.partLinear(n, before, lin)
+	}
+	e.pm.part.put(key, [2]float64{att, gdn})
+	return att, gdn
+}
+
 // partAttention is the full-attention layers' cost of one request's
 // prefill chunk of n new tokens after before tokens: full layers times
 // attention over it, as Prefill and MixedExtra price it.
 func (e *Engine) partAttention(n, before, full int) float64 {
-	f := func() float64 {
+	if !stepMemo || n < 0 {
 		ps := shape{seqs: 1, q: n, ctx: before, prefill: true}
 		return float64(full) * e.attention(n, 1, ps, e.Target.Attention)
 	}
-	if !stepMemo || n < 0 || before < 0 || n >= 1<<31 || before >= 1<<32 {
-		return f()
-	}
-	key := uint64(n)<<32 | uint64(before)
-	if t, ok := e.pm.attention.get(key); ok {
-		return t
-	}
-	t := unmemoizedOps(e, func() float64 {
+	return unmemoizedOps(e, func() float64 {
 		var p attnProj
 		if v, ok := e.pm.proj.get(uint64(n)); ok {
 			p = attnProj{pre: v[0], post1: v[1], post2: v[2]}
@@ -214,8 +239,6 @@ func (e *Engine) partAttention(n, before, full int) float64 {
 		ps := shape{seqs: 1, q: n, ctx: before, prefill: true}
 		return float64(full) * e.attentionWith(p, 1, ps)
 	})
-	e.pm.attention.put(key, t)
-	return t
 }
 
 // partLinear is the linear-attention layers' cost of one request's prefill
@@ -248,4 +271,38 @@ func (e *Engine) gdnPrefillMemo(tokens int) (gpu, eager float64, ok bool) {
 	gpu, eager, ok = e.gdnPrefill(tokens)
 	e.pm.gdn.put(uint64(tokens), gdnPrefillCost{gpu, eager, ok})
 	return gpu, eager, ok
+}
+
+// prefillPartKey packs one prefill part and whether the draft runs into a
+// memo key; ok is false for parts it cannot hold.
+func prefillPartKey(p PrefillPart, spec bool) (key uint64, ok bool) {
+	if p.New < 0 || p.New >= 1<<30 || p.Before < 0 || p.Before >= 1<<32 {
+		return 0, false
+	}
+	key = uint64(p.New)<<34 | uint64(p.Before)<<2
+	if p.Last {
+		key |= 2
+	}
+	if spec {
+		key |= 1
+	}
+	return key, true
+}
+
+// prefillTime is Prefill(parts, spec).Total(), memoized for a batch of
+// one part.
+func (e *Engine) prefillTime(parts []PrefillPart, spec bool) float64 {
+	if len(parts) != 1 || !stepMemo {
+		return e.Prefill(parts, spec).Total()
+	}
+	key, ok := prefillPartKey(parts[0], spec)
+	if !ok {
+		return e.Prefill(parts, spec).Total()
+	}
+	if t, ok := e.pm.one.get(key); ok {
+		return t
+	}
+	t := e.Prefill(parts, spec).Total()
+	e.pm.one.put(key, t)
+	return t
 }

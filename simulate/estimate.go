@@ -182,7 +182,7 @@ func (p *Plan) prefillTime(e *Engine, r Request) float64 {
 	done := cached
 	for done < isl {
 		n := min(isl-done, p.chunk)
-		t += e.Prefill([]PrefillPart{{New: n, Before: done, Last: done+n >= isl}}, spec).Total()
+		t += e.prefillTime([]PrefillPart{{New: n, Before: done, Last: done+n >= isl}}, spec)
 		done += n
 	}
 	if fits {
@@ -351,7 +351,7 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 		for i := range parts {
 			parts[i] = PrefillPart{New: meanNew, Before: meanCached, Last: true}
 		}
-		return pre.Prefill(parts, k > 0).Total() / float64(m)
+		return pre.prefillTime(parts, k > 0) / float64(m)
 	}
 	// With in-flight batching the contexts ride in generation iterations:
 	// a request's prefill costs what it adds to the iteration that carries

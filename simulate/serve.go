@@ -168,27 +168,30 @@ const (
 
 // request in flight.
 type simRequest struct {
+	// The lengths, gen, ctx and rank (what joining and leaving a decode
+	// batch read and write) share one 64-byte line of the 128-byte
+	// struct (slab). While the request runs, its lane's hot holds gen
+	// and ctx (memberState).
 	Request
-	session    int
-	arrival    float64
-	done       int     // prompt tokens prefilled (cached ones count as done)
-	gen        int     // output tokens emitted
-	firstToken float64 // time of the first output token
-	ctx        int     // current context length
-	finishAt   float64 // time of the last output token
-	measured   bool
-	// Server side (server.go): the request's DP rank on its instance, its
-	// session's shared prefix (-1: the workload fixed Cached), tokens to
-	// load from the host tier, the client's id, and whether it holds a
+	gen  int   // output tokens emitted
+	ctx  int   // current context length
+	rank int32 // the request's DP rank on its instance (server.go)
+	// measured; admitted: holds its rank's slot and KV; cached: holds a
 	// prefix-cache chain.
-	rank     int
+	measured, admitted, cached bool
+	done                       int // prompt tokens prefilled (cached ones count as done)
+	session                    int
+	arrival                    float64
+	firstToken                 float64 // time of the first output token
+	finishAt                   float64 // time of the last output token
+	// Server side (server.go): the session's shared prefix (-1: the
+	// workload fixed Cached), tokens to load from the host tier, the
+	// client's id.
 	shared   int
 	from     int // session whose cached prefix shared refers to on a first turn, or -1
 	hostLoad int
 	id       int
 	target   int // router target, -1 when not routed
-	admitted bool
-	cached   bool
 }
 
 // instance is one simulated engine (or one pipeline microbatch lane of it).
@@ -196,13 +199,22 @@ type instance struct {
 	role    role
 	eng     *Engine
 	waiting []*simRequest
-	running []*simRequest
-	busy    bool
-	capRun  int
-	capTok  int // KV tokens the lane can hold
-	sampler acceptance.Sampler
-	draws   []int
-	ctxSum  int
+	// running is the decode batch in the order the ranks' schedulers
+	// draw for it: by DP rank, each rank's requests in the order they
+	// joined (join). ctxSum is their context lengths summed, live their
+	// count per rank and top the largest count (stale: to recount).
+	running  []*simRequest
+	hot      []memberState
+	acc      []int // decodeDone's scratch: each rank's accepted length
+	ctxSum   int
+	live     []int
+	top      int
+	topStale bool
+	busy     bool
+	capRun   int
+	capTok   int // KV tokens the lane can hold
+	sampler  acceptance.Sampler
+	draws    []int
 	// The lane's decode iterations summed in its own iteration order: the
 	// step breakdown and the DP rank imbalance (fullest rank's batch
 	// times the ranks over the batch). Simulate adds the lanes' sums in
@@ -210,10 +222,12 @@ type instance struct {
 	// does not reach the last bits of the report.
 	stepSum Breakdown
 	imbSum  float64
-	// The decode iterations computed ahead (decoderun.go) and the
-	// accepted lengths a cut put back, per DP rank.
-	run     decodeRun
-	putBack []drawQueue
+	// The decode iterations computed ahead (decoderun.go) and, with a
+	// shared draw per verify step, each DP rank's sampler as such and
+	// its queue of draws (draw).
+	run    decodeRun
+	shared []acceptance.SharedDraw
+	ahead  []drawQueue
 	// batchFreeDraws: the lane's sampler may run ahead (batchFreeDraws).
 	batchFreeDraws bool
 	steps          stepGroup // the latest iterations priced alike, not yet in stepSum
@@ -227,7 +241,8 @@ type instance struct {
 	target0  int // router target of rank 0 (entry instances)
 	// The batch in flight, kept for its completion event and reused
 	// (a lane runs one batch at a time): the prefill chunks and their
-	// requests, the decode members in draw order, and the completions.
+	// requests, the decode members in draw order (running as the
+	// iteration started), and the completions.
 	parts       []PrefillPart
 	ctxMembers  []*simRequest
 	members     []*simRequest
@@ -235,9 +250,8 @@ type instance struct {
 	decodeDone  func(float64)
 }
 
+// event is what happens at one of the event heap's times (heapEntry).
 type event struct {
-	t    float64
-	seq  int64
 	inst int           // instance that finishes work, or that req arrives at
 	req  *simRequest   // an arrival; nil for a completion
 	fin  func(float64) // work completion
@@ -250,8 +264,16 @@ type event struct {
 // eventHeap is a binary min-heap of events by (t, seq). seq is unique, so
 // the order is total and the pops come out in the same sequence whatever
 // the heap's internal layout; push and pop are container/heap's up and
-// down on the concrete type (no interface calls in the event loop).
-type eventHeap []*event
+// down on the concrete type (no interface calls in the event loop). An
+// entry holds its keys and its event's index in the simulation's arena:
+// no pointer, so sifting reads no event and needs no write barrier.
+type eventHeap []heapEntry
+
+type heapEntry struct {
+	t   float64
+	seq int64
+	ev  int32
+}
 
 func (h eventHeap) less(i, j int) bool {
 	if h[i].t != h[j].t {
@@ -260,8 +282,8 @@ func (h eventHeap) less(i, j int) bool {
 	return h[i].seq < h[j].seq
 }
 
-func (h *eventHeap) push(ev *event) {
-	*h = append(*h, ev)
+func (h *eventHeap) push(e heapEntry) {
+	*h = append(*h, e)
 	s := *h
 	for j := len(s) - 1; j > 0; {
 		i := (j - 1) / 2
@@ -273,7 +295,7 @@ func (h *eventHeap) push(ev *event) {
 	}
 }
 
-func (h *eventHeap) pop() *event {
+func (h *eventHeap) pop() heapEntry {
 	s := *h
 	n := len(s) - 1
 	s[0], s[n] = s[n], s[0]
@@ -291,10 +313,9 @@ func (h *eventHeap) pop() *event {
 		s[i], s[j] = s[j], s[i]
 		i = j
 	}
-	ev := s[n]
-	s[n] = nil
+	e := s[n]
 	*h = s[:n]
-	return ev
+	return e
 }
 
 // Plan is a scenario resolved into engines, memory and limits, ready to run
@@ -478,13 +499,19 @@ func (p *Plan) lanes() ([]*instance, []int, []int, error) {
 					return err
 				}
 				in := &instance{role: r, eng: e, capRun: max(ceilDiv(capRun, pp), 1), capTok: max(tokFit/pp, 1), sampler: s,
-					ranks: dp, rankRun: make([]int, dp), rankTok: make([]int, dp), samplers: []acceptance.Sampler{s}, batchFreeDraws: batchFreeDraws(s)}
+					ranks: dp, rankRun: make([]int, dp), rankTok: make([]int, dp), live: make([]int, dp), samplers: []acceptance.Sampler{s}, batchFreeDraws: batchFreeDraws(s)}
 				for j := 1; j < dp && s != nil; j++ {
 					sj, err := p.newSampler(p.sc.Seed*7919 + uint64(len(inst)) + 1 + uint64(j)<<32)
 					if err != nil {
 						return err
 					}
 					in.samplers = append(in.samplers, sj)
+				}
+				if s != nil && in.batchFreeDraws {
+					in.ahead = make([]drawQueue, dp)
+					for _, sj := range in.samplers {
+						in.shared = append(in.shared, sj.(acceptance.SharedDraw))
+					}
 				}
 				if r != roleDecode && p.cacheOn() {
 					for range dp {
@@ -560,41 +587,42 @@ func (p *Plan) simulate() (*Result, error) {
 	rng := rand.New(rand.NewPCG(p.sc.Seed, 0x5eed))
 	warmup, measuredN := p.requestCount()
 	var (
-		h          eventHeap
-		seq        int64
-		now        float64
-		issued     int
-		finished   []*simRequest
-		windowT0   = -1.0
-		tally      decodeTally
-		completed  int
-		replayErr  error
-		rankCounts []int
-		events     int
+		h         eventHeap
+		seq       int64
+		now       float64
+		issued    int
+		finished  []*simRequest
+		windowT0  = -1.0
+		tally     decodeTally
+		completed int
+		replayErr error
+		events    int
 	)
-	var free []*event // events already fired, for reuse
-	push := func(t float64, inst int, req *simRequest, fin func(float64)) *event {
-		var ev *event
+	var evs []event  // the events pending, by heapEntry.ev
+	var free []int32 // slots of evs fired, for reuse
+	push := func(t float64, inst int, req *simRequest, fin func(float64)) int32 {
+		var i int32
 		if n := len(free); n > 0 {
-			ev, free = free[n-1], free[:n-1]
+			i, free = free[n-1], free[:n-1]
 		} else {
-			ev = new(event)
+			i = int32(len(evs))
+			evs = append(evs, event{})
 		}
 		seq++
-		*ev = event{t: t, seq: seq, inst: inst, req: req, fin: fin}
-		h.push(ev)
-		return ev
+		evs[i] = event{inst: inst, req: req, fin: fin}
+		h.push(heapEntry{t, seq, i})
+		return i
 	}
 	// pushRun schedules the end of lane i's decode run at t.
 	pushRun := func(t float64, i int) {
-		ev := push(t, i, nil, inst[i].decodeDone)
+		ev := &evs[push(t, i, nil, inst[i].decodeDone)]
 		ev.run, ev.gen = true, inst[i].run.gen
 	}
 	var kick func(i int)
 	// route sends a new request to an entry instance and rank.
 	route := func(r *simRequest) int {
 		tg := srv.rt.route(r.session, r.ISL+r.OSL, now)
-		r.target, r.rank = tg, srv.targetRank[tg]
+		r.target, r.rank = tg, int32(srv.targetRank[tg])
 		return srv.targetInst[tg]
 	}
 	// Requests are allocated in blocks (a simulation holds every one of
@@ -768,7 +796,7 @@ func (p *Plan) simulate() (*Result, error) {
 				finish(r, t)
 				continue
 			}
-			in.running = append(in.running, r)
+			in.join(r)
 		}
 	}
 	kick = func(i int) {
@@ -801,7 +829,9 @@ func (p *Plan) simulate() (*Result, error) {
 				budget -= n
 			}
 		}
-		clear(ctxMembers[len(ctxMembers):cap(ctxMembers)])
+		if last := len(in.ctxMembers); last > len(ctxMembers) {
+			clear(ctxMembers[len(ctxMembers):last]) // the previous batch's, in the same array
+		}
 		in.parts, in.ctxMembers = parts, ctxMembers
 		hostLoad := 0
 		for _, r := range ctxMembers {
@@ -811,29 +841,33 @@ func (p *Plan) simulate() (*Result, error) {
 		srv.noteLoad(hostLoad)
 		mixed := in.role == roleAgg && in.eng.MixesContext() && len(in.running) > 0
 		if len(parts) > 0 && !mixed {
-			b := in.eng.Prefill(parts, p.sc.Spec.Steps > 0 && (in.role != rolePrefill || p.sc.Server.PrefillDraft))
+			dt := in.eng.prefillTime(parts, p.sc.Spec.Steps > 0 && (in.role != rolePrefill || p.sc.Server.PrefillDraft))
 			in.busy = true
-			push(now+srv.prefillWithLoad(b.Total(), hostLoad), i, nil, in.prefillDone)
+			push(now+srv.prefillWithLoad(dt, hostLoad), i, nil, in.prefillDone)
 			return
 		}
 		if in.role == roleDecode {
 			// Admit transferred requests into free slots and KV of the least
 			// loaded rank.
 			keep := in.waiting[:0]
+			rk := -1 // the least loaded rank, until an admission changes the loads
 			for _, r := range in.waiting {
-				rk := 0
-				for j := 1; j < in.ranks; j++ {
-					if in.rankRun[j] < in.rankRun[rk] {
-						rk = j
+				if rk < 0 {
+					rk = 0
+					for j := 1; j < in.ranks; j++ {
+						if in.rankRun[j] < in.rankRun[rk] {
+							rk = j
+						}
 					}
 				}
-				r.rank = rk
+				r.rank = int32(rk)
 				need := r.ISL + r.OSL
 				if in.rankRun[rk] < rankCap && (in.rankTok[rk]+need <= in.capTok/in.ranks || in.rankRun[rk] == 0) {
 					in.rankTok[rk] += need
 					in.rankRun[rk]++
 					r.admitted = true
-					in.running = append(in.running, r)
+					in.join(r)
+					rk = -1
 				} else {
 					keep = append(keep, r)
 				}
@@ -845,45 +879,25 @@ func (p *Plan) simulate() (*Result, error) {
 			return
 		}
 		bsz := len(in.running)
-		ctxSum := 0
-		for _, r := range in.running {
-			ctxSum += r.ctx
-		}
+		ctxSum := in.ctxSum
 		// Under DP attention every rank runs each forward in step, padded
 		// to the fullest rank's batch (SGLang's DP-attention max_len
 		// padding for the gathered MoE and the CUDA graph).
 		priced := bsz
-		members := in.members[:0]
 		if in.ranks > 1 {
-			rankCounts = rankCounts[:0]
-			rankCounts = append(rankCounts, make([]int, in.ranks)...)
-			for _, r := range in.running {
-				rankCounts[r.rank]++
+			if in.topStale {
+				in.top = 0
+				for _, c := range in.live {
+					in.top = max(in.top, c)
+				}
+				in.topStale = false
 			}
-			top := 0
-			for _, c := range rankCounts {
-				top = max(top, c)
-			}
-			priced = top * in.ranks
-			// Order the batch by rank (counting sort) so each rank's
-			// scheduler draws for its own requests.
-			members = append(members, in.running...) // each slot is overwritten below
-			off := 0
-			for j, c := range rankCounts {
-				rankCounts[j] = off
-				off += c
-			}
-			for _, r := range in.running {
-				members[rankCounts[r.rank]] = r
-				rankCounts[r.rank]++
-			}
-		} else {
-			members = append(members, in.running...)
+			priced = in.top * in.ranks
 		}
-		in.members = members
+		in.members = in.running
 		k := p.sc.Spec.Steps
 		b := in.eng.DecodeStep(priced, k, ctxSum/bsz)
-		in.price(&tally, b, bsz, priced, ctxSum/bsz)
+		in.price(&tally, &b, bsz, priced, ctxSum/bsz)
 		dt := b.Total()
 		if len(parts) > 0 {
 			dt = srv.prefillWithLoad(dt+in.eng.MixedExtra(bsz, k+1, parts, k > 0), hostLoad)
@@ -892,7 +906,7 @@ func (p *Plan) simulate() (*Result, error) {
 		if in.run.backoff > 0 {
 			in.run.backoff--
 		} else if in.canRun() {
-			end := in.runAhead(now+dt, ctxSum, priced, k)
+			end := in.runAhead(now+dt, ctxSum, priced, k, &b)
 			events += len(in.run.ends)
 			pushRun(end, i)
 			return
@@ -912,44 +926,94 @@ func (p *Plan) simulate() (*Result, error) {
 			if in.run.on {
 				in.endRun(&tally, len(in.run.ends))
 			}
-			members := in.members
-			if cap(in.draws) < len(members) {
-				in.draws = make([]int, len(members))
-			}
-			d := in.draws[:len(members)]
-			switch {
-			case in.sampler == nil:
-				for j := range d {
-					d[j] = 1
+			// members is running itself, rank by rank (live[rk] of
+			// each), with hot beside it: the requests that go on move
+			// up over the finished.
+			members, hot := in.members, in.hot
+			in.members = nil
+			w, ctxSum := 0, 0
+			// leave takes members[j] out of the batch at its turn.
+			leave := func(j int) {
+				h, r := &hot[j], members[j]
+				r.gen, r.ctx = r.OSL-int(h.left), h.ctx
+				if in.live[h.rank] == in.top {
+					in.topStale = true
 				}
-			case in.ranks == 1:
-				in.draw(0, d)
-			default:
-				for lo := 0; lo < len(members); {
-					hi := lo + 1
-					for hi < len(members) && members[hi].rank == members[lo].rank {
-						hi++
+				in.live[h.rank]--
+				release(in, r, t)
+				finish(r, t)
+			}
+			if in.ahead != nil || in.sampler == nil {
+				// One length per rank and step (a shared draw): each
+				// rank draws, then the batch advances in order.
+				if len(in.acc) < in.ranks {
+					in.acc = make([]int, in.ranks)
+				}
+				acc := in.acc
+				for rk, c := range in.live {
+					if c == 0 {
+						continue
 					}
-					in.draw(members[lo].rank, d[lo:hi])
-					lo = hi
+					l := 1
+					if in.ahead != nil {
+						q := &in.ahead[rk]
+						if q.head == len(q.buf) {
+							in.drawAhead(rk)
+						}
+						l = q.pop()
+					}
+					acc[rk] = l
+					tally.accepted += l * c
+				}
+				tally.verifies += len(members)
+				for j := range members {
+					h := &hot[j]
+					a := acc[h.rank]
+					h.left -= int32(a)
+					h.ctx += a
+					if h.left <= 0 {
+						leave(j)
+						continue
+					}
+					ctxSum += h.ctx
+					if w != j {
+						members[w], hot[w] = members[j], *h
+					}
+					w++
+				}
+			} else {
+				// One length per request: each rank's sampler draws for
+				// its requests in order.
+				for lo := 0; lo < len(members); {
+					rk := int(hot[lo].rank)
+					n := in.live[rk]
+					if cap(in.draws) < n {
+						in.draws = make([]int, len(members))
+					}
+					d := in.draws[:n]
+					in.samplers[rk].Step(d)
+					tally.verifies += n
+					for j := lo; j < lo+n; j++ {
+						h := &hot[j]
+						acc := d[j-lo]
+						tally.accepted += acc
+						h.left -= int32(acc)
+						h.ctx += acc
+						if h.left <= 0 {
+							leave(j)
+							continue
+						}
+						ctxSum += h.ctx
+						if w != j {
+							members[w], hot[w] = members[j], *h
+						}
+						w++
+					}
+					lo += n
 				}
 			}
-			keep := in.running[:0]
-			for j, r := range members {
-				acc := d[j]
-				tally.accepted += float64(acc)
-				tally.verifies++
-				r.gen += acc
-				r.ctx += acc
-				if r.gen >= r.OSL {
-					release(in, r, t)
-					finish(r, t)
-					continue
-				}
-				keep = append(keep, r)
-			}
-			clear(in.running[len(keep):])
-			in.running = keep
+			clear(members[w:])
+			in.running, in.hot, in.ctxSum = members[:w], hot[:w], ctxSum
 			if len(in.parts) > 0 {
 				advanceContexts(in, t)
 			}
@@ -979,13 +1043,14 @@ func (p *Plan) simulate() (*Result, error) {
 		} else if len(h) == 0 || len(finished) >= measuredN {
 			break
 		}
-		ev := h.pop()
+		top := h.pop()
+		ev := &evs[top.ev]
 		if ev.run && ev.gen != inst[ev.inst].run.gen {
 			*ev = event{}
-			free = append(free, ev)
+			free = append(free, top.ev)
 			continue
 		}
-		now = ev.t
+		now = top.t
 		events++
 		if events > maxSimEvents || now > maxSimSeconds {
 			if rp != nil {
@@ -1002,7 +1067,7 @@ func (p *Plan) simulate() (*Result, error) {
 		}
 		target, req, fin := ev.inst, ev.req, ev.fin
 		*ev = event{}
-		free = append(free, ev)
+		free = append(free, top.ev)
 		if req != nil {
 			in := inst[target]
 			in.waiting = append(in.waiting, req)
@@ -1021,7 +1086,7 @@ func (p *Plan) simulate() (*Result, error) {
 	}
 	var res *Result
 	if rp != nil {
-		if len(rp.Records()) == 0 {
+		if rp.Profiled() == 0 {
 			return nil, fmt.Errorf("agentx replay profiled no request")
 		}
 		res = p.agentxResult(rp, cachedTok, inputTok)
@@ -1040,10 +1105,10 @@ func (p *Plan) simulate() (*Result, error) {
 	}
 	if tally.steps > 0 {
 		res.StepMS = scale(stepSum, 1/float64(tally.steps)).Report()
-		res.DecodeBatch = tally.batchSum / float64(tally.steps)
+		res.DecodeBatch = float64(tally.batchSum) / float64(tally.steps)
 	}
 	if tally.verifies > 0 {
-		res.ALRealized = tally.accepted / tally.verifies
+		res.ALRealized = float64(tally.accepted) / float64(tally.verifies)
 	}
 	if tally.imbSteps > 0 {
 		res.RankImbalance = imbSum / float64(tally.imbSteps)

@@ -62,6 +62,9 @@ type Analytic interface {
 // the same length (SGLang's one draw per verify step).
 type SharedDraw interface {
 	SharesDraw() bool
+	// Steps draws ahead: out[i] is the length the i-th next Step gives its
+	// batch, and the Steps after them continue where these left off.
+	Steps(out []int)
 }
 
 // Methods lists the method names New accepts.
@@ -184,6 +187,19 @@ func (s *matchExpected) Step(out []int) {
 	}
 }
 
+func (s *matchExpected) Steps(out []int) {
+	if s.upper == s.lower {
+		for i := range out {
+			out[i] = s.lower
+		}
+		return
+	}
+	for i := range out {
+		_, borrow := bits.Sub64(s.rng.Uint64(), s.upperBelow, 0)
+		out[i] = s.lower + int(borrow)
+	}
+}
+
 func (s *matchExpected) ExpectedMean() float64 { return s.mean }
 func (s *matchExpected) SharesDraw() bool      { return true }
 func (s *matchExpected) Marginal() []float64 {
@@ -253,6 +269,12 @@ func (s *multinomial) Step(out []int) {
 	l := s.table.draw(s.rng.Uint64())
 	for i := range out {
 		out[i] = l
+	}
+}
+
+func (s *multinomial) Steps(out []int) {
+	for i := range out {
+		out[i] = s.table.draw(s.rng.Uint64())
 	}
 }
 

@@ -441,6 +441,42 @@ func TestReproducible(t *testing.T) {
 	}
 }
 
+// Steps draws what as many Steps would, in order, and the Steps after it
+// go on from there.
+func TestStepsAhead(t *testing.T) {
+	for _, tt := range []struct {
+		method string
+		al     float64
+		k      int
+	}{
+		{SGLangMatchExpected, 4.8, 6},
+		{SGLangMatchExpected, 4, 6}, // an integer target draws nothing
+		{SGLangMultinomial, 3.24, 3},
+		{SGLangMultinomial, 4.8, 6},
+	} {
+		c := Config{Method: tt.method, K: tt.k, TargetAL: tt.al, Seed: 7}
+		stepped := mustNew(t, c)
+		var want []int
+		out := make([]int, 3)
+		for range 300 {
+			stepped.Step(out)
+			want = append(want, out[0])
+		}
+		ahead := mustNew(t, c).(SharedDraw)
+		got := make([]int, 300)
+		ahead.Steps(got[:1])
+		ahead.Steps(got[1:100])
+		for i := 100; i < 200; i++ {
+			ahead.(Sampler).Step(out)
+			got[i] = out[0]
+		}
+		ahead.Steps(got[200:])
+		if !slices.Equal(got, want) {
+			t.Errorf("%s AL %v: Steps and Step drew differently", tt.method, tt.al)
+		}
+	}
+}
+
 func TestStepDoesNotAllocate(t *testing.T) {
 	d, _ := qwenCurve(t).Distribution(6)
 	for _, m := range Methods() {

@@ -57,40 +57,54 @@ type Metrics struct {
 // Measure computes the metrics of records; window is the profiled window
 // [t0, t1) that QuarterTPS splits.
 func Measure(rs []Record, t0, t1 float64) Metrics {
+	return measure([][]Record{rs}, len(rs), t0, t1)
+}
+
+// Measure is Measure(r.Records(), t0, t1) over the records where they
+// are kept, without gathering them into one slice.
+func (r *Replay) Measure(t0, t1 float64) Metrics {
+	return measure(r.rec.chunks, r.rec.n, t0, t1)
+}
+
+// measure is Measure over the n records of chunks, in order.
+func measure(chunks [][]Record, n int, t0, t1 float64) Metrics {
 	var m Metrics
-	m.Requests = len(rs)
-	if len(rs) == 0 {
+	m.Requests = n
+	if n == 0 {
 		return m
 	}
-	e2el := make([]float64, 0, len(rs))
-	ttft := make([]float64, 0, len(rs))
-	tpot := make([]float64, 0, len(rs))
-	norm := make([]float64, 0, len(rs))
-	isl := make([]float64, 0, len(rs))
-	osl := make([]float64, 0, len(rs))
+	e2el := make([]float64, 0, n)
+	ttft := make([]float64, 0, n)
+	tpot := make([]float64, 0, n)
+	norm := make([]float64, 0, n)
+	isl := make([]float64, 0, n)
+	osl := make([]float64, 0, n)
 	first, last := math.Inf(1), math.Inf(-1)
 	var q [4]float64
-	for _, r := range rs {
-		e := r.End - r.Arrival
-		e2el = append(e2el, e)
-		ttft = append(ttft, r.First-r.Arrival)
-		if r.Output > 1 {
-			tpot = append(tpot, (r.End-r.First)/float64(r.Output-1))
-		}
-		if e > 0 {
-			norm = append(norm, e/float64(r.Output))
-		}
-		isl = append(isl, float64(r.Input))
-		osl = append(osl, float64(r.Output))
-		m.InputTokens += int64(r.Input)
-		m.OutputTokens += int64(r.Output)
-		m.SharedTokens += int64(r.Shared)
-		first = min(first, r.Arrival)
-		last = max(last, r.End)
-		if t1 > t0 {
-			k := int(4 * (r.End - t0) / (t1 - t0))
-			if k >= 0 && k < 4 {
-				q[k] += float64(r.Input + r.Output)
+	for _, c := range chunks {
+		for i := range c {
+			r := &c[i]
+			e := r.End - r.Arrival
+			e2el = append(e2el, e)
+			ttft = append(ttft, r.First-r.Arrival)
+			if r.Output > 1 {
+				tpot = append(tpot, (r.End-r.First)/float64(r.Output-1))
+			}
+			if e > 0 {
+				norm = append(norm, e/float64(r.Output))
+			}
+			isl = append(isl, float64(r.Input))
+			osl = append(osl, float64(r.Output))
+			m.InputTokens += int64(r.Input)
+			m.OutputTokens += int64(r.Output)
+			m.SharedTokens += int64(r.Shared)
+			first = min(first, r.Arrival)
+			last = max(last, r.End)
+			if t1 > t0 {
+				k := int(4 * (r.End - t0) / (t1 - t0))
+				if k >= 0 && k < 4 {
+					q[k] += float64(r.Input + r.Output)
+				}
 			}
 		}
 	}

@@ -50,3 +50,21 @@ func TestQuantilesBySelection(t *testing.T) {
 		}
 	}
 }
+
+// Measuring the records where a replay keeps them, chunk by chunk, gives
+// what Measure gives over the same records in one slice.
+func TestMeasureChunks(t *testing.T) {
+	for _, n := range []int{0, 1, recordChunk - 1, recordChunk, 2*recordChunk + 17} {
+		var rs records
+		for i := range n {
+			arrival := float64(i%997) * 0.37
+			first := arrival + float64(i%13)*0.011
+			rs.add(Record{Request: Request{ID: i, Arrival: arrival, Input: 100 + i%5000, Output: 1 + i%700, Shared: i % 64},
+				First: first, End: first + float64(i%701)*0.019})
+		}
+		got := measure(rs.chunks, rs.n, 10, 300)
+		if want := Measure(rs.all(), 10, 300); got != want {
+			t.Errorf("%d records: chunked %+v, want %+v", n, got, want)
+		}
+	}
+}

@@ -445,7 +445,7 @@ func (r *Replay) emit(tr *tree, p int32, at float64, ph Phase, out, shared int) 
 	}
 	tr.pending = append(tr.pending, l)
 	tr.npend++
-	r.pend.push(l)
+	r.pend.push(pendEntry{l.Arrival, l.ID})
 }
 
 // finish marks p done at t and releases its dependants.
@@ -508,7 +508,7 @@ func (r *Replay) capTree(tr *tree, t float64) {
 	if ex := first - (t + r.cfg.TraceIdleCap); ex > 0 {
 		for _, l := range pending {
 			l.Arrival -= ex
-			i := slices.IndexFunc(r.pend, func(e pendEntry) bool { return e.l == l })
+			i := slices.IndexFunc(r.pend, func(e pendEntry) bool { return e.id == l.ID })
 			r.pend[i].at = l.Arrival
 			r.pend.fix(i)
 		}
@@ -527,7 +527,7 @@ func (r *Replay) capSystem(t float64) {
 	}
 	if ex := r.pend[0].at - (t + r.cfg.SystemIdleCap); ex > 0 {
 		for i := range r.pend { // a uniform shift keeps the heap order
-			l := r.pend[i].l
+			l := r.live[r.pend[i].id]
 			l.Arrival -= ex
 			r.pend[i].at = l.Arrival
 		}
@@ -551,7 +551,7 @@ func (r *Replay) PeekTime() (float64, bool) {
 
 // Pop sends the next request; call it only when PeekTime says one is due.
 func (r *Replay) Pop() Request {
-	l := r.pend.pop()
+	l := r.live[r.pend.pop()]
 	tr := l.tree
 	tr.npend--
 	tr.reqs[l.pos].state = stInFlight
@@ -610,6 +610,9 @@ func (r *Replay) Window() (float64, float64, bool) { return r.t0, r.end, !r.warm
 // Records are the completed profiled requests.
 func (r *Replay) Records() []Record { return r.rec.all() }
 
+// Profiled is the number of completed profiled requests, len(Records()).
+func (r *Replay) Profiled() int { return r.rec.n }
+
 // Stats reports what the client did so far.
 func (r *Replay) Stats() Stats {
 	s := r.stats
@@ -622,13 +625,13 @@ func (r *Replay) Stats() Stats {
 // container/heap's Push, Pop and Fix do (capSystem's uniform shift can
 // round two arrivals equal, after which the order they pop in depends on
 // where the heap holds them), with the element in hand kept out of the
-// slice while it sifts.
+// slice while it sifts. An entry names its request by ID (Replay.live),
+// so the heap holds no pointer for the GC to track.
 type pendHeap []pendEntry
 
 type pendEntry struct {
 	at float64 // l.Arrival
 	id int     // l.ID
-	l  *liveReq
 }
 
 func (h pendHeap) Len() int { return len(h) }
@@ -640,15 +643,16 @@ func pendLess(a, b *pendEntry) bool {
 	return a.id < b.id
 }
 
-func (h *pendHeap) push(l *liveReq) {
+func (h *pendHeap) push(e pendEntry) {
 	*h = append(*h, pendEntry{})
-	h.up(len(*h)-1, pendEntry{l.Arrival, l.ID, l})
+	h.up(len(*h)-1, e)
 }
 
-func (h *pendHeap) pop() *liveReq {
+// pop removes the first entry and returns its ID.
+func (h *pendHeap) pop() int {
 	s := *h
 	n := len(s) - 1
-	top := s[0].l
+	top := s[0].id
 	if n > 0 {
 		// container/heap swaps the root with the last element and sifts
 		// that one down over s[:n].
