@@ -901,9 +901,11 @@ func (res *SweepResult) frontiers(sla SLA, top int, agentic bool, mode finishMod
 	// While the search runs, a limit removes simulated points only: a
 	// point whose estimate breaks it stays a candidate, and is removed
 	// once its simulation breaks it too.
-	kept := sla.filterSimulated(src)
+	var kept []Point
 	if mode == eventOnly {
 		kept, _ = sla.Filter(src)
+	} else {
+		kept = sla.filterSimulated(src)
 	}
 	// Filter keeps the order and drops points: where it dropped none,
 	// positions in kept are positions in Points.
