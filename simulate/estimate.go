@@ -367,13 +367,20 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 	// Step time at a fractional batch, interpolated between the whole
 	// batches DecodeStep prices. Under DP attention every rank runs each
 	// forward padded to the fullest rank's batch (SGLang's DP-attention
-	// padding, as the event simulation prices it): x requests spread over
-	// dp ranks by the least-loaded router run as dp*ceil(x/dp).
+	// padding, as the event simulation prices it): x requests decoding
+	// over dp ranks run as dp times the fullest rank's. A disaggregated
+	// decode worker admits each transferred request on its least loaded
+	// rank, an even split, ceil(x/dp); an aggregated instance's ranks are
+	// the router's targets, each session bound to one, so which ranks are
+	// busy is chance (fullestRank).
 	dp := float64(dec.Par.AttentionDP())
 	stepAt := func(x float64) float64 {
 		x = math.Max(x, 1)
-		if dp > 1 {
+		switch {
+		case dp > 1 && t.Disagg:
 			x = dp * math.Ceil(x/dp-1e-9)
+		case dp > 1:
+			x = dp * fullestRank(x, dp)
 		}
 		lo := math.Floor(x)
 		t0 := dec.DecodeStep(int(lo), k, int(ctx)).Total()
@@ -506,6 +513,34 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 			}
 			return wq / pb * math.Log(pb/(1-u))
 		}
+		// An aggregated lane that does not mix prefill chunks into decode
+		// iterations stops decoding for every prefill forward (SGLang runs
+		// a waiting prefill batch before the next decode step): a request
+		// whose decode needs d0 of the lane's decode time is held by the
+		// prefills that arrive meanwhile and the busy periods they start,
+		// as a preemptive-resume low-priority job of an M/G/1 queue is:
+		// Poisson(lamLane d0) busy periods, each a prefill time over
+		// 1-rhoP. Its mean is d0/(1-rhoP), as before; its spread is the
+		// median TPOT's distance from the mean.
+		var stalls *rand.Rand
+		if !t.Disagg && !pre.MixesContext() && rhoP > 0 && len(reqs) > 1 {
+			stalls = rand.New(rand.NewPCG(p.sc.Seed, 0x57a115))
+		}
+		lamLane := lambda / decLanes
+		stallOf := func(d0 float64) float64 {
+			n := poissonDraw(stalls, lamLane*d0)
+			var s float64
+			if n > 64 {
+				// The sum of n prefill times, by its mean and variance.
+				sd := math.Sqrt(float64(n) * math.Max(soloS2-soloTp*soloTp, 0))
+				s = math.Max(0, float64(n)*soloTp+sd*stalls.NormFloat64())
+			} else {
+				for range n {
+					s += tp[stalls.IntN(len(tp))]
+				}
+			}
+			return s * meanTp / soloTp / (1 - rhoP)
+		}
 		ttfts := buf.column(&buf.ttft, len(reqs))
 		tpots := buf.column(&buf.tpot, len(reqs))[:0]
 		e2els := buf.column(&buf.e2el, len(reqs))
@@ -521,7 +556,11 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 				w = waitAt((float64(order[i]) + 0.5) / float64(len(reqs)))
 			}
 			ti := tp[i]*meanTp/soloTp + (ttft - meanTp - wq) + w + queueWait
-			di := math.Max(float64(r.OSL-1), 0) / al * tds / (1 - rhoP)
+			d0 := math.Max(float64(r.OSL-1), 0) / al * tds
+			di := d0 / (1 - rhoP)
+			if stalls != nil {
+				di = d0 + stallOf(d0)
+			}
 			ttfts[i] = ti
 			e2els[i] = ti + di
 			if r.OSL > 1 {
@@ -822,4 +861,41 @@ func selectNth(xs []float64, k int) {
 	if r == l+1 && xs[r] < xs[l] {
 		xs[l], xs[r] = xs[r], xs[l]
 	}
+}
+
+// poissonDraw draws a Poisson count of mean mu from rng: by Knuth's
+// product of uniforms up to mu 30, by the rounded normal N(mu, mu) above.
+func poissonDraw(rng *rand.Rand, mu float64) int {
+	switch {
+	case !(mu > 0):
+		return 0
+	case mu > 30:
+		return max(0, int(math.Round(mu+math.Sqrt(mu)*rng.NormFloat64())))
+	}
+	limit, prod, n := math.Exp(-mu), rng.Float64(), 0
+	for prod > limit {
+		prod *= rng.Float64()
+		n++
+	}
+	return n
+}
+
+// normalMaxMean is the expected largest of n independent standard normal
+// draws, for n = 2, 4, ..., 64 (Tippett 1925; Harter 1961).
+var normalMaxMean = map[int]float64{2: 0.5642, 4: 1.0294, 8: 1.4236, 16: 1.7660, 32: 2.0697, 64: 2.3409}
+
+// fullestRank is the expected count of the fullest of dp ranks when x
+// requests decode on them. The router spreads sessions evenly, but which
+// of them are decoding at an instant is a random subset, so a rank's count
+// is binomial, mean x/dp and variance x/dp (1-1/dp), and the fullest is
+// about its mean plus its deviation times the expected largest of dp
+// normal draws; never below ceil(x/dp), the even split.
+func fullestRank(x, dp float64) float64 {
+	mu := x / dp
+	even := math.Ceil(mu - 1e-9)
+	e, ok := normalMaxMean[int(dp)]
+	if !ok {
+		e = math.Sqrt(2 * math.Log(dp))
+	}
+	return math.Max(even, mu+math.Sqrt(mu*(1-1/dp))*e)
 }

@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -115,7 +116,7 @@ func TestMeanFieldQueueTail(t *testing.T) {
 }
 
 // TestMeanFieldLightLoad: at light load the mean-field's figures of a
-// disaggregated GB300 AgentX deployment are within tol of the event
+// GB300 AgentX deployment are within tol of the event
 // simulation's (the second method). The prefill pool queues the requests
 // the sessions send (before, it was fed what the decode pool could take at
 // a batch floored at one: p90 TTFT x6.1 and x3.3 at the first two rows;
@@ -140,6 +141,13 @@ func TestMeanFieldLightLoad(t *testing.T) {
 		{"disagg:2xtp16ep16+5xtp8", 64, "p90 TTFT ms", p90TTFT, 1.5},
 		{"disagg:8xtp1pp8+8xtp1", 16, "TPOT ms", tpot, 1.05},
 		{"disagg:8xtp1pp8+1xdep8", 16, "TPOT ms", tpot, 1.05},
+		// Aggregated: prefill forwards stop the decode of every request
+		// (median TPOT below the mean; before, every request got the mean:
+		// interactivity x0.91), and a DP-attention instance's busy ranks
+		// are the router's chance (before, padded to an even split: TPOT
+		// x1.36).
+		{"agg:tp8", 64, "interactivity", func(r *Result) float64 { return r.Interactivity }, 1.05},
+		{"agg:dep8", 64, "TPOT ms", tpot, 1.05},
 	} {
 		tp := topo(t, c.topo)
 		m, err := EstimatePoint(r, tp, c.conc, 6)
@@ -155,5 +163,71 @@ func TestMeanFieldLightLoad(t *testing.T) {
 		if math.Abs(math.Log(ratio)) > math.Log(c.tol) {
 			t.Errorf("%s c%d: %s mean-field %.3f vs event %.3f: x%.3f, outside x%g", c.topo, c.conc, c.figure, c.get(m), c.get(e), ratio, c.tol)
 		}
+	}
+}
+
+// TestFullestRank: the fullest of dp ranks by hand at the even split and
+// at mean one per rank, and against the mean fullest of random placements
+// (balls in bins, a second method), which the normal approximation
+// undershoots by up to 15% at these sizes.
+func TestFullestRank(t *testing.T) {
+	for _, c := range []struct{ x, dp, want float64 }{
+		{0.5, 8, 1}, // fewer than one per rank: one
+		{8, 8, 1 + math.Sqrt(1*(1-1.0/8))*1.4236}, // 2.3317
+		{64, 1 << 10, 1}, // nonstandard dp: sqrt(2 ln dp) stand-in, still at least one
+	} {
+		if got := fullestRank(c.x, c.dp); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("fullestRank(%g, %g) = %g, want %g", c.x, c.dp, got, c.want)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, c := range []struct{ m, dp int }{{6, 8}, {8, 8}, {64, 8}, {32, 16}} {
+		const trials = 20000
+		var sum float64
+		counts := make([]int, c.dp)
+		for range trials {
+			clear(counts)
+			top := 0
+			for range c.m {
+				j := rng.IntN(c.dp)
+				counts[j]++
+				top = max(top, counts[j])
+			}
+			sum += float64(top)
+		}
+		mc := sum / trials
+		got := fullestRank(float64(c.m), float64(c.dp))
+		if r := got / mc; r < 0.85 || r > 1.0 {
+			t.Errorf("%d requests on %d ranks: fullestRank %.3f, random placements %.3f (x%.3f, want 0.85-1.00)", c.m, c.dp, got, mc, r)
+		}
+	}
+}
+
+// TestPoissonDraw: the draws' mean and variance are mu, and P(0) is
+// exp(-mu), on both branches (product of uniforms, normal).
+func TestPoissonDraw(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, mu := range []float64{0.2, 3, 80} {
+		const n = 200000
+		var s, s2, zeros float64
+		for range n {
+			k := float64(poissonDraw(rng, mu))
+			s += k
+			s2 += k * k
+			if k == 0 {
+				zeros++
+			}
+		}
+		mean := s / n
+		v := s2/n - mean*mean
+		if math.Abs(mean-mu) > 0.02*mu+0.01 || math.Abs(v-mu) > 0.05*mu+0.01 {
+			t.Errorf("mu %g: mean %.4f, variance %.4f", mu, mean, v)
+		}
+		if p0 := math.Exp(-mu); mu < 30 && math.Abs(zeros/n-p0) > 0.01 {
+			t.Errorf("mu %g: P(0) %.4f, want %.4f", mu, zeros/n, p0)
+		}
+	}
+	if poissonDraw(rng, 0) != 0 || poissonDraw(rng, math.NaN()) != 0 {
+		t.Error("mu 0 or NaN should draw 0")
 	}
 }
