@@ -65,7 +65,8 @@ func BenchmarkAgentXSim(b *testing.B) {
 // it (the 900 s window, refineWindow) of the deployments that dominate
 // issue 15's settled 72-GPU GB300 sweep: disaggregated pools at
 // concurrency 128, 512 and 1024 (at stop 25, 3e8c918: 451 of its 994
-// simulations, and most of their CPU: the 295 at 1024).
+// simulations, and most of their CPU: the 295 at 1024; 977 at the stop's
+// end).
 func BenchmarkRefineSim(b *testing.B) {
 	for _, c := range []struct {
 		topo string

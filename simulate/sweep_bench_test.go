@@ -50,9 +50,9 @@ func BenchmarkSweep72AgentX(b *testing.B) { benchSweep(b, 72, SweepSpace{}) }
 
 // BenchmarkSweep72AgentXSettled is issue 15's speed goal: the 72-GPU GB300
 // AgentX sweep with every frontier point event-simulated (settled 1) in
-// under 10 s on two cores, by estimate (`--max-refine -1`, 994
+// under 10 s on two cores, by estimate (`--max-refine -1`, 977
 // simulations at stop 25) and corrected (`--max-refine -1 --refine-by
-// corrected`, 703).
+// corrected`, 674).
 // Minutes per op; skipped under -short. Run it alone:
 //
 //	go test -run XXX -bench Sweep72AgentXSettled -benchtime 1x ./simulate

@@ -45,7 +45,7 @@ The candidates not yet simulated are judged by their estimates
 (--refine-by estimate, the default). --refine-by corrected judges them by
 their estimates demoted with the event/estimate ratios already simulated for
 their deployment or class: about 70% of the simulations on the 72-GPU
-AgentX sweep (703 of 994), but it loses frontier points the estimate's
+AgentX sweep (674 of 977), but it loses frontier points the estimate's
 search finds, and says how many unsimulated estimates would still reach a
 frontier.
 --refine-by all event-simulates every point (no estimate judges any; no
