@@ -751,13 +751,13 @@ func (e *Engine) DecodeStep(batch, k, ctx int) Breakdown {
 	var b Breakdown
 	shared := false
 	if key != 0 && e.shared != nil {
-		b, shared = e.shared.step(e.Par, key)
+		b, shared = e.shared.steps.get(e.Par, key)
 	}
 	if !shared {
 		clean := e.shapeErr == nil
 		b = e.priceStep(batch, k, ctx)
 		if key != 0 && e.shared != nil && clean && e.shapeErr == nil {
-			e.shared.putStep(e.Par, key, b)
+			e.shared.steps.put(e.Par, key, b)
 		}
 	}
 	if key != 0 {

@@ -165,7 +165,7 @@ func (e *Engine) prefillForward(s shape) Breakdown {
 		return b
 	}
 	if e.shared != nil {
-		if b, ok := e.shared.forward(e.Par, key); ok {
+		if b, ok := e.shared.fwd.get(e.Par, key); ok {
 			e.pm.forward.put(key, b)
 			return b
 		}
@@ -174,7 +174,7 @@ func (e *Engine) prefillForward(s shape) Breakdown {
 	b := unmemoizedOps(e, func() Breakdown { return e.forward(s) })
 	e.pm.forward.put(key, b)
 	if e.shared != nil && clean && e.shapeErr == nil {
-		e.shared.putForward(e.Par, key, b)
+		e.shared.fwd.put(e.Par, key, b)
 	}
 	return b
 }

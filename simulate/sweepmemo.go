@@ -11,14 +11,33 @@ type sweepMemo struct {
 	mu      sync.Mutex
 	moments map[sharedMomentKey]*onceMoments
 
-	stepMu sync.RWMutex
-	steps  map[sharedStepKey]Breakdown // DecodeStep's, by stepKey
-	fwdMu  sync.RWMutex
-	fwd    map[sharedStepKey]Breakdown // prefillForward's, by prefillShapeKey
+	steps sharedPrices // DecodeStep's, by stepKey
+	fwd   sharedPrices // prefillForward's, by prefillShapeKey
+}
+
+// sharedPrices is one kind of the workers' shared prices, by engine
+// Parallel and key.
+type sharedPrices struct {
+	mu sync.RWMutex
+	m  map[sharedStepKey]Breakdown
+}
+
+// get is the price under key on an engine of par, if a worker priced it.
+func (p *sharedPrices) get(par Parallel, key uint64) (Breakdown, bool) {
+	p.mu.RLock()
+	b, ok := p.m[sharedStepKey{par, key}]
+	p.mu.RUnlock()
+	return b, ok
+}
+
+func (p *sharedPrices) put(par Parallel, key uint64, b Breakdown) {
+	p.mu.Lock()
+	p.m[sharedStepKey{par, key}] = b
+	p.mu.Unlock()
 }
 
 func newSweepMemo() *sweepMemo {
-	return &sweepMemo{moments: map[sharedMomentKey]*onceMoments{}, steps: map[sharedStepKey]Breakdown{}, fwd: map[sharedStepKey]Breakdown{}}
+	return &sweepMemo{moments: map[sharedMomentKey]*onceMoments{}, steps: sharedPrices{m: map[sharedStepKey]Breakdown{}}, fwd: sharedPrices{m: map[sharedStepKey]Breakdown{}}}
 }
 
 type sharedMomentKey struct {
@@ -59,34 +78,4 @@ func (s *sweepMemo) moment(e *Engine, key momentKey, price func() prefillMoments
 		return o.m
 	}
 	return price()
-}
-
-// step is DecodeStep's value under stepKey key on an engine of par, if a
-// worker priced it.
-func (s *sweepMemo) step(par Parallel, key uint64) (Breakdown, bool) {
-	s.stepMu.RLock()
-	b, ok := s.steps[sharedStepKey{par, key}]
-	s.stepMu.RUnlock()
-	return b, ok
-}
-
-func (s *sweepMemo) putStep(par Parallel, key uint64, b Breakdown) {
-	s.stepMu.Lock()
-	s.steps[sharedStepKey{par, key}] = b
-	s.stepMu.Unlock()
-}
-
-// forward is prefillForward's value under prefillShapeKey key on an
-// engine of par, if a worker priced it.
-func (s *sweepMemo) forward(par Parallel, key uint64) (Breakdown, bool) {
-	s.fwdMu.RLock()
-	b, ok := s.fwd[sharedStepKey{par, key}]
-	s.fwdMu.RUnlock()
-	return b, ok
-}
-
-func (s *sweepMemo) putForward(par Parallel, key uint64, b Breakdown) {
-	s.fwdMu.Lock()
-	s.fwd[sharedStepKey{par, key}] = b
-	s.fwdMu.Unlock()
 }
