@@ -3,7 +3,6 @@ package simulate
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 )
 
@@ -17,19 +16,13 @@ const (
 	// estimate reaches a frontier.
 	RefineByEstimate RefineBy = "estimate"
 	// RefineByCorrected judges an unsimulated point by its estimate
-	// demoted, figure by figure, by what the simulations already run say
-	// about the estimate's error (corrected): far fewer simulations, but
-	// points the estimate would have sent to the simulation are judged
-	// losers unchecked, and some of them are frontier points (README,
-	// sweep, has the measured loss); SweepResult.EstimateContenders counts
-	// them. The ratio event/estimate of each figure is taken from the
-	// point's own deployment (topology and draft length), interpolated in
-	// log(concurrency) between its nearest simulated concurrencies below
-	// and above, or kept from the nearest below above the last; without
-	// one below, from its class (aggregated or disaggregated) at the same
-	// concurrency, the classQuantile-th most favourable ratio once
-	// classMin points of the class are simulated. A ratio that would make
-	// a figure better than the estimate is not applied.
+	// corrected, figure by figure, by what the simulations already run
+	// say about the estimate's error for deployments that share the pool
+	// the figure depends on (corrected): about half the simulation time
+	// of RefineByEstimate, with points the estimate alone would have
+	// sent to the simulation judged losers unchecked (and some of them
+	// frontier points: README, sweep, has the measured loss);
+	// SweepResult.EstimateContenders counts them.
 	RefineByCorrected RefineBy = "corrected"
 	// RefineByAll judges no point by its estimate: it event-simulates
 	// every point of the sweep, in one round, and its frontiers are the
@@ -68,77 +61,77 @@ var rankedFigures = []struct {
 	{func(r *Result) *float64 { return &r.TPOTp90ms }, false},
 }
 
-// Class corrections: a deployment without a simulated concurrency at or
-// below the point's takes, figure by figure, the classQuantile-th most
-// favourable event/estimate ratio among the simulated points of its class
-// (aggregated or disaggregated) at the same concurrency, once there are
-// classMin of them.
-const (
-	classQuantile = 0.9
-	classMin      = 5
-)
+// figurePools says, for each of rankedFigures, which pool of a
+// disaggregated deployment the estimate's error of that figure follows:
+// 'd' the decode pool (interactivity and TPOT: the decode batch and its
+// step), 'p' the prefill pool (throughput, latencies and TTFT: the
+// prefill queue in front of the decode pool). Over every point of the
+// 72-GPU GB300 AgentX sweep at concurrency 256-1024, the spread (median
+// absolute deviation) of log(event/estimate) among deployments sharing
+// that pool was 0.002-0.009 for interactivity (0.013-0.034 over all) and
+// 0.02-0.03 for p90 E2EL (0.12-0.19 over all): agentx-log.md, "Pooled
+// corrections".
+var figurePools = [...]byte{'p', 'd', 'p', 'p', 'p', 'p', 'd'}
+
+// poolOf names the pool (p prefill, d decode) of a deployment that its
+// figures' estimate errors follow (figurePools): a disaggregated
+// deployment's prefill or decode part; an aggregated one is a pool of its
+// own, both roles in one instance.
+func poolOf(topology string, which byte) string {
+	if rest, ok := strings.CutPrefix(topology, "disagg:"); ok {
+		if pre, dec, ok := strings.Cut(rest, "+"); ok {
+			if which == 'd' {
+				return "d:" + dec
+			}
+			return "p:" + pre
+		}
+	}
+	return topology
+}
 
 // corrected returns a copy of points in which every point not yet
 // event-simulated carries its estimate corrected by RefineByCorrected's
-// rule. It reads only the points' estimates and simulations, so the rounds
-// stay a function of them (Merge relies on it).
+// rule: each figure is scaled by the most favourable event/estimate ratio
+// among the simulated points at the same concurrency and draft length
+// whose deployment shares the pool that figure's error follows
+// (figurePools), promoting or demoting it; without such a point the
+// figure keeps its estimate. The most favourable ratio keeps a point a
+// candidate where the sharers disagree (a near-tie demoted by a sharer's
+// worse ratio would be lost unchecked). It reads only the points'
+// estimates and simulations, so the rounds stay a function of them (Merge
+// relies on it).
 func corrected(points []Point) []Point {
-	type series struct {
-		topo  string
-		steps int
+	type pool struct {
+		name        string
+		conc, steps int
 	}
-	type class struct {
-		disagg bool
-		conc   int
-	}
-	// logRatio[f] of one simulated point: log(event/estimate) of figure
-	// f, NaN where either is not a positive finite number.
-	type anchor struct {
-		logConc  float64
-		logRatio []float64
-	}
-	anchors := map[series][]anchor{}
-	byClass := map[class][][]float64{} // figure -> log ratios
+	// best[pool][f] is the most favourable log(event/estimate) of figure
+	// f among the pool's simulated points (NaN: none).
+	best := map[pool][]float64{}
 	for i := range points {
 		p := &points[i]
 		if p.Sim != "event" || p.Estimate == nil {
 			continue
 		}
-		a := anchor{logConc: math.Log(float64(p.Conc)), logRatio: make([]float64, len(rankedFigures))}
-		c := class{strings.HasPrefix(p.Topology, "disagg"), p.Conc}
-		if byClass[c] == nil {
-			byClass[c] = make([][]float64, len(rankedFigures))
-		}
 		for f, fig := range rankedFigures {
 			ev, est := *fig.get(&p.Result), *fig.get(p.Estimate)
-			a.logRatio[f] = math.NaN()
-			if ev > 0 && est > 0 && !math.IsInf(ev, 0) && !math.IsInf(est, 0) {
-				a.logRatio[f] = math.Log(ev / est)
-				byClass[c][f] = append(byClass[c][f], a.logRatio[f])
-			}
-		}
-		s := series{p.Topology, p.Steps}
-		anchors[s] = append(anchors[s], a)
-	}
-	for _, as := range anchors {
-		sort.SliceStable(as, func(a, b int) bool { return as[a].logConc < as[b].logConc })
-	}
-	classRatio := map[class][]float64{}
-	for c, figs := range byClass {
-		q := make([]float64, len(figs))
-		for f, v := range figs {
-			q[f] = math.NaN()
-			if len(v) < classMin {
+			if !(ev > 0 && est > 0) || math.IsInf(ev, 0) || math.IsInf(est, 0) {
 				continue
 			}
-			sort.Float64s(v)
-			at := classQuantile
-			if !rankedFigures[f].higher {
-				at = 1 - classQuantile
+			lr := math.Log(ev / est)
+			k := pool{poolOf(p.Topology, figurePools[f]), p.Conc, p.Steps}
+			b := best[k]
+			if b == nil {
+				b = make([]float64, len(rankedFigures))
+				for j := range b {
+					b[j] = math.NaN()
+				}
+				best[k] = b
 			}
-			q[f] = v[min(len(v)-1, int(at*float64(len(v))))]
+			if math.IsNaN(b[f]) || (fig.higher && lr > b[f]) || (!fig.higher && lr < b[f]) {
+				b[f] = lr
+			}
 		}
-		classRatio[c] = q
 	}
 	out := append([]Point(nil), points...)
 	for i := range out {
@@ -146,43 +139,13 @@ func corrected(points []Point) []Point {
 		if p.Sim == "event" {
 			continue
 		}
-		as := anchors[series{p.Topology, p.Steps}]
-		cr := classRatio[class{strings.HasPrefix(p.Topology, "disagg"), p.Conc}]
-		x := math.Log(float64(p.Conc))
 		for f, fig := range rankedFigures {
-			// The nearest anchors below and above with a ratio for f.
-			lo, hi := -1, -1
-			for j, a := range as {
-				if math.IsNaN(a.logRatio[f]) {
-					continue
-				}
-				if a.logConc <= x {
-					lo = j
-				} else if hi < 0 {
-					hi = j
-				}
+			b := best[pool{poolOf(p.Topology, figurePools[f]), p.Conc, p.Steps}]
+			if b == nil || math.IsNaN(b[f]) {
+				continue
 			}
-			lr := math.NaN()
-			switch {
-			case lo >= 0 && hi >= 0:
-				w := (x - as[lo].logConc) / (as[hi].logConc - as[lo].logConc)
-				lr = (1-w)*as[lo].logRatio[f] + w*as[hi].logRatio[f]
-			case lo >= 0:
-				// Above the last simulated concurrency the ratio kept
-				// there: the estimate's optimism grows with load.
-				lr = as[lo].logRatio[f]
-			case cr != nil:
-				lr = cr[f]
-			}
-			// A correction only ever demotes: the figure is taken no
-			// better than the estimate says.
-			if fig.higher {
-				lr = min(lr, 0)
-			} else {
-				lr = max(lr, 0)
-			}
-			if v := fig.get(&p.Result); !math.IsNaN(lr) && *v > 0 && !math.IsInf(*v, 0) {
-				*v *= math.Exp(lr)
+			if v := fig.get(&p.Result); *v > 0 && !math.IsInf(*v, 0) {
+				*v *= math.Exp(b[f])
 			}
 		}
 	}

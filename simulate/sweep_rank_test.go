@@ -25,49 +25,72 @@ func rankPoint(topo string, conc int, est, ev [3]float64, simulated bool) Point 
 
 func TestCorrectedByHand(t *testing.T) {
 	est := [3]float64{100, 50, 1}
+	otherK := rankPoint("disagg:5xtp1+2xtp8", 64, est, [3]float64{}, false)
+	otherK.Steps = 3
 	pts := []Point{
-		// agg:tp4 simulated at 2 and 8: throughput 0.8x and 0.5x the
-		// estimate, p90 E2EL 2x and 4x, interactivity 1.5x (better than
-		// the estimate: not applied).
-		rankPoint("agg:tp4", 2, est, [3]float64{80, 75, 2}, true),
-		rankPoint("agg:tp4", 4, est, [3]float64{}, false),
-		rankPoint("agg:tp4", 8, est, [3]float64{50, 75, 4}, true),
-		rankPoint("agg:tp4", 16, est, [3]float64{}, false),
-		rankPoint("agg:tp4", 1, est, [3]float64{}, false),
-		// disagg class at conc 64: five simulated points, throughput
-		// 0.5 .. 0.9x; the 90th percentile most favourable is 0.9x.
-		rankPoint("disagg:1xtp4+1xtp4", 64, est, [3]float64{50, 50, 1}, true),
-		rankPoint("disagg:1xtp2+1xtp4", 64, est, [3]float64{60, 50, 1}, true),
-		rankPoint("disagg:2xtp2+1xtp4", 64, est, [3]float64{70, 50, 1}, true),
-		rankPoint("disagg:1xtp2+2xtp2", 64, est, [3]float64{80, 50, 1}, true),
-		rankPoint("disagg:1xtp1+1xtp4", 64, est, [3]float64{90, 50, 1}, true),
-		rankPoint("disagg:1xtp1+1xtp2", 64, est, [3]float64{}, false),
-		// four simulated agg points at 64 are too few for a class ratio.
-		rankPoint("agg:tp2", 64, est, [3]float64{}, false),
+		// Two simulated deployments at conc 64 share the prefill pool
+		// 1xtp2: throughput 0.8x and 0.9x the estimate, p90 E2EL 2x and
+		// 3x; their decode pools 2xtp8 and 1xtp4 have interactivity
+		// 1.1x and 0.9x.
+		rankPoint("disagg:1xtp2+2xtp8", 64, est, [3]float64{80, 55, 2}, true),
+		rankPoint("disagg:1xtp2+1xtp4", 64, est, [3]float64{90, 45, 3}, true),
+		// Decode pool 2xtp8 simulated, prefill pool 3xtp1 not:
+		// interactivity promoted 1.1x, the rest as estimated.
+		rankPoint("disagg:3xtp1+2xtp8", 64, est, [3]float64{}, false),
+		// Prefill pool 1xtp2: the most favourable ratios, throughput
+		// 0.9x and E2EL 2x; decode pool 4xtp4 unseen.
+		rankPoint("disagg:1xtp2+4xtp4", 64, est, [3]float64{}, false),
+		// Decode pool 1xtp4: interactivity 0.9x (a demotion).
+		rankPoint("disagg:2xtp2+1xtp4", 64, est, [3]float64{}, false),
+		// Another concurrency, another draft length, an aggregated
+		// deployment (a pool of its own): as estimated.
+		rankPoint("disagg:1xtp2+2xtp8", 128, est, [3]float64{}, false),
+		otherK,
+		rankPoint("agg:tp8", 64, est, [3]float64{70, 70, 7}, true),
+		rankPoint("agg:tp4", 64, est, [3]float64{}, false),
 	}
 	got := corrected(pts)
 	for _, tc := range []struct {
 		i                int
 		tput, inter, e2e float64
 	}{
-		// log-midway between 2 and 8: sqrt(0.8*0.5) and sqrt(2*4).
-		{1, 100 * math.Sqrt(0.4), 50, math.Sqrt(8)},
-		// above the last simulated concurrency: 8's ratios.
-		{3, 50, 50, 4},
-		// below the first, no class ratio (agg at 1 has none): as estimated.
-		{4, 100, 50, 1},
-		{10, 90, 50, 1},
-		{11, 100, 50, 1},
+		{2, 100, 55, 1},
+		{3, 90, 50, 2},
+		{4, 100, 45, 1},
+		{5, 100, 50, 1},
+		{6, 100, 50, 1},
+		{8, 100, 50, 1},
 		// simulated points are untouched.
-		{0, 80, 75, 2},
+		{0, 80, 55, 2},
+		{7, 70, 70, 7},
 	} {
 		r := got[tc.i].Result
 		if math.Abs(r.TputPerGPU-tc.tput) > 1e-9 || math.Abs(r.Interactivity-tc.inter) > 1e-9 || math.Abs(r.E2EL.P90-tc.e2e) > 1e-9 {
-			t.Errorf("%s conc %d: tput %g interactivity %g e2el %g, want %g %g %g", r.Topology, r.Conc, r.TputPerGPU, r.Interactivity, r.E2EL.P90, tc.tput, tc.inter, tc.e2e)
+			t.Errorf("%s conc %d k %d: tput %g interactivity %g e2el %g, want %g %g %g", r.Topology, r.Conc, got[tc.i].Steps, r.TputPerGPU, r.Interactivity, r.E2EL.P90, tc.tput, tc.inter, tc.e2e)
 		}
 	}
-	if pts[1].TputPerGPU != 100 {
+	if pts[3].TputPerGPU != 100 {
 		t.Error("corrected changed its input")
+	}
+}
+
+// TestPoolOf: the pool a figure's error follows is the prefill or decode
+// part of a disaggregated deployment; an aggregated one is its own.
+func TestPoolOf(t *testing.T) {
+	for _, tc := range []struct {
+		topo  string
+		which byte
+		want  string
+	}{
+		{"disagg:3xtp1pp2+8xtp8", 'p', "p:3xtp1pp2"},
+		{"disagg:3xtp1pp2+8xtp8", 'd', "d:8xtp8"},
+		{"disagg:1xdep4+1xdep32", 'd', "d:1xdep32"},
+		{"agg:tp4ep4", 'p', "agg:tp4ep4"},
+		{"agg:tp4ep4", 'd', "agg:tp4ep4"},
+	} {
+		if got := poolOf(tc.topo, tc.which); got != tc.want {
+			t.Errorf("poolOf(%q, %c) = %q, want %q", tc.topo, tc.which, got, tc.want)
+		}
 	}
 }
 

@@ -43,11 +43,14 @@ left idle at a round's tail simulates the next round's likely candidates
 ahead of time: the rounds and every figure are those of waiting.
 The candidates not yet simulated are judged by their estimates
 (--refine-by estimate, the default). --refine-by corrected judges them by
-their estimates demoted with the event/estimate ratios already simulated for
-their deployment or class: about 70% of the simulations on the 72-GPU
-AgentX sweep (674 of 977), but it loses frontier points the estimate's
-search finds, and says how many unsimulated estimates would still reach a
-frontier.
+their estimates corrected, figure by figure, with the most favourable
+event/estimate ratio already simulated at the same concurrency for a
+deployment sharing the pool that figure follows (the decode pool for
+interactivity and TPOT, the prefill pool for throughput, TTFT and E2EL):
+558 simulations instead of 977 on the 72-GPU AgentX sweep, about half the
+CPU, finding about as many true frontier points over seven exhaustively
+simulated sweeps (README); it says how many unsimulated estimates would
+still reach a frontier.
 --refine-by all event-simulates every point (no estimate judges any; no
 --max-refine bound unless given): the true frontiers of the space, at one
 simulation a point (the default 8-GPU sweep: 1,577, about a minute of CPU;
@@ -125,7 +128,7 @@ func addSweepFlags(fs interface {
 	f.all = fs.Bool("all", false, "print every point, not just the frontiers")
 	f.top = fs.Int("top", 0, "also event-simulate and print the N points of highest tokens/s/GPU under the SLA")
 	f.workers = fs.Int("workers", 0, "parallel workers (0 = every CPU the Go runtime may use)")
-	f.refineBy = fs.String("refine-by", string(simulate.RefineByEstimate), "judge candidates not yet simulated by their mean-field estimate (estimate), or by it demoted with their deployment's simulations at neighbouring concurrencies and their class's at the same one (corrected: far fewer simulations, and frontier points lost; the output counts the estimates left unchecked), or simulate every point (all: the true frontiers; one simulation a point)")
+	f.refineBy = fs.String("refine-by", string(simulate.RefineByEstimate), "judge candidates not yet simulated by their mean-field estimate (estimate), or by it corrected with the simulations of deployments that share its decode pool (interactivity, TPOT) or prefill pool (throughput, TTFT, E2EL) at the same concurrency (corrected: about half the simulation time; the output counts the estimates left unchecked), or simulate every point (all: the true frontiers; one simulation a point)")
 	f.refine = fs.Int("max-refine", simulate.DefaultMaxRefine, "event-simulate at most N frontier candidates (-1 = until the frontiers settle); when it stops first, the frontiers are of the simulated points only and the output says so")
 	fs.Float64Var(&f.sla.MaxTTFTms, "max-ttft-ms", 0, "SLA: drop points whose p90 TTFT exceeds this many ms (0 = no limit)")
 	fs.Float64Var(&f.sla.MaxTPOTms, "max-tpot-ms", 0, "SLA: drop points whose p90 TPOT exceeds this many ms (0 = no limit)")
@@ -319,7 +322,7 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 		fmt.Fprintf(stdout, "frontiers settled against the estimates: the %d points never simulated were judged by %s, and some may lie on the true frontiers (README, \"How far the search's frontiers fall from the true ones\"); --refine-by all simulates every point\n", len(r.Points)-r.Refined, judged)
 	}
 	if r.EstimateContenders > 0 {
-		fmt.Fprintf(stdout, "%d points not simulated have a mean-field estimate that would reach a frontier: candidates were judged by their estimates corrected with their own deployment's simulations (--refine-by corrected), and these might still beat the frontiers below; --refine-by estimate simulates them\n", r.EstimateContenders)
+		fmt.Fprintf(stdout, "%d points not simulated have a mean-field estimate that would reach a frontier: candidates were judged by their estimates corrected with the simulations of deployments sharing a pool (--refine-by corrected), and these might still beat the frontiers below; --refine-by estimate simulates them\n", r.EstimateContenders)
 	}
 	if tr := in.WorkloadParams.Trace; tr != nil {
 		fmt.Fprintf(stdout, "AgentX replay: event-simulated points replay a %g s window (predict replays --agentx duration, 3600 s by default; reproduce a point with predict --agentx duration=%g)\n", tr.Replay.DurationS, tr.Replay.DurationS)
