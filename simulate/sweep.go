@@ -950,6 +950,11 @@ func (res *SweepResult) frontiers(sla SLA, top int, agentic bool, mode finishMod
 			}
 		}
 	}
+	if mode == rankCorrected {
+		for _, i := range decodeScouts(res.Points, kept, in) {
+			want[posOf(i)] = true
+		}
+	}
 	need := make([]int, 0, len(want))
 	for i := range want {
 		need = append(need, i)

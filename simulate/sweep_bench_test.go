@@ -52,7 +52,7 @@ func BenchmarkSweep72AgentX(b *testing.B) { benchSweep(b, 72, SweepSpace{}) }
 // AgentX sweep with every frontier point event-simulated (settled 1) in
 // under 10 s on two cores, by estimate (`--max-refine -1`, 977
 // simulations at stop 25) and corrected (`--max-refine -1 --refine-by
-// corrected`, 558 since stop 26's pooled corrections; 674 before).
+// corrected`, 629 since stop 26's pooled corrections and decode-pool scouts; 674 before).
 // Minutes per op; skipped under -short. Run it alone:
 //
 //	go test -run XXX -bench Sweep72AgentXSettled -benchtime 1x ./simulate

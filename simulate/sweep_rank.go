@@ -3,6 +3,7 @@ package simulate
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 )
 
@@ -18,11 +19,13 @@ const (
 	// RefineByCorrected judges an unsimulated point by its estimate
 	// corrected, figure by figure, by what the simulations already run
 	// say about the estimate's error for deployments that share the pool
-	// the figure depends on (corrected): about half the simulation time
-	// of RefineByEstimate, with points the estimate alone would have
-	// sent to the simulation judged losers unchecked (and some of them
-	// frontier points: README, sweep, has the measured loss);
-	// SweepResult.EstimateContenders counts them.
+	// the figure depends on (corrected), and simulates one deployment of
+	// each decode pool near the interactivity frontier first
+	// (decodeScouts): about half the simulation time of RefineByEstimate,
+	// with points the estimate alone would have sent to the simulation
+	// judged losers unchecked (and some of them frontier points: README,
+	// sweep, has the measured loss); SweepResult.EstimateContenders counts
+	// them.
 	RefineByCorrected RefineBy = "corrected"
 	// RefineByAll judges no point by its estimate: it event-simulates
 	// every point of the sweep, in one round, and its frontiers are the
@@ -149,5 +152,63 @@ func corrected(points []Point) []Point {
 			}
 		}
 	}
+	return out
+}
+
+// scoutMargin is how much better than its estimate a deployment's
+// interactivity may turn out: decodeScouts simulates a decode pool whose
+// best deployment would reach the interactivity frontier that much
+// better. On the 72-GPU GB300 AgentX sweep the event simulation's
+// interactivity is within 3% of the estimate for 90-100% of the points up
+// to concurrency 64 and 49-74% at 128-1024, and more than 3% better for
+// 0-9% and 11-22% of them (agentx-log.md, "Pooled corrections").
+const scoutMargin = 0.03
+
+// decodeScouts returns, for each decode pool (at a concurrency and draft
+// length) that no simulated deployment shares yet, the deployment of
+// highest throughput among the pool's that would reach the interactivity
+// frontier with interactivity scoutMargin better than its figure in kept:
+// positions in kept, ascending. A pool's interactivity error is shared by
+// its deployments (figurePools); without a simulation of one, an estimate
+// a little pessimistic for the whole pool would hide every one of them
+// from the corrected search, which corrected promotes once one is
+// simulated. points are the sweep's (which are simulated); in are the
+// positions in kept that the frontiers consider.
+func decodeScouts(points, kept []Point, in []int) []int {
+	type pool struct {
+		name        string
+		conc, steps int
+	}
+	seen := map[pool]bool{}
+	for i := range points {
+		if p := &points[i]; p.Sim == "event" {
+			seen[pool{poolOf(p.Topology, 'd'), p.Conc, p.Steps}] = true
+		}
+	}
+	unseen := func(p *Point) bool {
+		return p.Sim != "event" && strings.HasPrefix(p.Topology, "disagg:") && !seen[pool{poolOf(p.Topology, 'd'), p.Conc, p.Steps}]
+	}
+	opt := append([]Point(nil), kept...)
+	for _, i := range in {
+		if unseen(&opt[i]) {
+			opt[i].Interactivity *= 1 + scoutMargin
+		}
+	}
+	best := map[pool]int{}
+	for _, i := range frontierOf(opt, in, ByInteractivity, true) {
+		p := &opt[i]
+		if !unseen(p) {
+			continue
+		}
+		k := pool{poolOf(p.Topology, 'd'), p.Conc, p.Steps}
+		if j, ok := best[k]; !ok || p.TputPerGPU > opt[j].TputPerGPU || (p.TputPerGPU == opt[j].TputPerGPU && i < j) {
+			best[k] = i
+		}
+	}
+	out := make([]int, 0, len(best))
+	for _, i := range best {
+		out = append(out, i)
+	}
+	sort.Ints(out)
 	return out
 }

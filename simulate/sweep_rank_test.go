@@ -253,3 +253,42 @@ func TestSLAChecksEstimates(t *testing.T) {
 		t.Errorf("removed %+v, want %+v", res.Removed, want)
 	}
 }
+
+// TestDecodeScouts: at one concurrency the simulated disagg:1xtp2+2xtp8
+// (interactivity 50, 100 tokens/s/GPU) is the interactivity frontier;
+// made 3% better, the unsimulated points of decode pools no simulation
+// shares reach it or not (hand-computed: 49 x 1.03 = 50.47, 48 x 1.03 =
+// 49.44, 47 x 1.03 = 48.41, 49.2 x 1.03 = 50.68, 49.1 x 1.03 = 50.57).
+func TestDecodeScouts(t *testing.T) {
+	pt := func(topo string, inter, tput float64, sim string) Point {
+		return Point{Result: Result{Topology: topo, Conc: 64, Steps: 6, Interactivity: inter, TputPerGPU: tput, Sim: sim}}
+	}
+	pts := []Point{
+		pt("disagg:1xtp2+2xtp8", 50, 100, "event"),
+		pt("disagg:1xtp2+1xtp4", 49, 99.95, "mean-field"), // 1: pool 1xtp4 reaches it
+		pt("disagg:2xtp2+1xtp4", 48, 98.5, "mean-field"),  // same pool, does not
+		pt("disagg:1xtp2+4xtp4", 47, 99, "mean-field"),    // pool 4xtp4 does not
+		pt("disagg:2xtp2+2xtp8", 49, 99, "mean-field"),    // pool 2xtp8 is simulated
+		pt("agg:tp8", 49.5, 99.5, "mean-field"),           // aggregated: no decode pool
+		pt("disagg:3xtp1+8xtp8", 49.2, 99.8, "mean-field"),
+		pt("disagg:4xtp1+8xtp8", 49.1, 99.9, "mean-field"), // 7: pool 8xtp8's best
+	}
+	in := []int{0, 1, 2, 3, 4, 5, 6, 7}
+	if got, want := decodeScouts(pts, pts, in), []int{1, 7}; !slices.Equal(got, want) {
+		t.Errorf("scouts %v, want %v", got, want)
+	}
+	// Another concurrency's simulation does not make the pool seen.
+	other := append(slices.Clone(pts), pt("disagg:9xtp1+8xtp8", 10, 10, "event"))
+	other[8].Conc = 128
+	if got, want := decodeScouts(other, other, in), []int{1, 7}; !slices.Equal(got, want) {
+		t.Errorf("with a simulation at another concurrency: scouts %v, want %v", got, want)
+	}
+	// Once a deployment of pool 8xtp8 is simulated there, it has none.
+	pts[6].Sim = "event"
+	if got, want := decodeScouts(pts, pts, in), []int{1}; !slices.Equal(got, want) {
+		t.Errorf("pool 8xtp8 simulated: scouts %v, want %v", got, want)
+	}
+	if pts[1].Interactivity != 49 {
+		t.Error("decodeScouts changed its input")
+	}
+}

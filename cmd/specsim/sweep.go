@@ -46,11 +46,13 @@ The candidates not yet simulated are judged by their estimates
 their estimates corrected, figure by figure, with the most favourable
 event/estimate ratio already simulated at the same concurrency for a
 deployment sharing the pool that figure follows (the decode pool for
-interactivity and TPOT, the prefill pool for throughput, TTFT and E2EL):
-558 simulations instead of 977 on the 72-GPU AgentX sweep, about half the
-CPU, finding about as many true frontier points over seven exhaustively
-simulated sweeps (README); it says how many unsimulated estimates would
-still reach a frontier.
+interactivity and TPOT, the prefill pool for throughput, TTFT and E2EL),
+after simulating one deployment of each decode pool whose best would reach
+the interactivity frontier 3% better than estimated: 629 simulations
+instead of 977 on the 72-GPU AgentX sweep, about half the CPU, missing
+about as few true frontier points over eight exhaustively simulated sweeps
+(README); it says how many unsimulated estimates would still reach a
+frontier.
 --refine-by all event-simulates every point (no estimate judges any; no
 --max-refine bound unless given): the true frontiers of the space, at one
 simulation a point (the default 8-GPU sweep: 1,577, about a minute of CPU;
@@ -128,7 +130,7 @@ func addSweepFlags(fs interface {
 	f.all = fs.Bool("all", false, "print every point, not just the frontiers")
 	f.top = fs.Int("top", 0, "also event-simulate and print the N points of highest tokens/s/GPU under the SLA")
 	f.workers = fs.Int("workers", 0, "parallel workers (0 = every CPU the Go runtime may use)")
-	f.refineBy = fs.String("refine-by", string(simulate.RefineByEstimate), "judge candidates not yet simulated by their mean-field estimate (estimate), or by it corrected with the simulations of deployments that share its decode pool (interactivity, TPOT) or prefill pool (throughput, TTFT, E2EL) at the same concurrency (corrected: about half the simulation time; the output counts the estimates left unchecked), or simulate every point (all: the true frontiers; one simulation a point)")
+	f.refineBy = fs.String("refine-by", string(simulate.RefineByEstimate), "judge candidates not yet simulated by their mean-field estimate (estimate), or by it corrected with the simulations of deployments that share its decode pool (interactivity, TPOT) or prefill pool (throughput, TTFT, E2EL) at the same concurrency after one simulation per decode pool near the interactivity frontier (corrected: about half the simulation time; the output counts the estimates left unchecked), or simulate every point (all: the true frontiers; one simulation a point)")
 	f.refine = fs.Int("max-refine", simulate.DefaultMaxRefine, "event-simulate at most N frontier candidates (-1 = until the frontiers settle); when it stops first, the frontiers are of the simulated points only and the output says so")
 	fs.Float64Var(&f.sla.MaxTTFTms, "max-ttft-ms", 0, "SLA: drop points whose p90 TTFT exceeds this many ms (0 = no limit)")
 	fs.Float64Var(&f.sla.MaxTPOTms, "max-tpot-ms", 0, "SLA: drop points whose p90 TPOT exceeds this many ms (0 = no limit)")
