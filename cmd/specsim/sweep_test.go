@@ -417,3 +417,23 @@ func TestConcListDeduped(t *testing.T) {
 		t.Errorf("--conc 2,2: %d configurations, %d points, concs %v; --conc 2: %d, %d", b.Evaluated, len(b.Points), b.Inputs.Concs, a.Evaluated, len(a.Points))
 	}
 }
+
+// TestSweepBudgetLinePointsToCorrected: a sweep stopped at its budget
+// names the corrected search, unless it already is one.
+func TestSweepBudgetLinePointsToCorrected(t *testing.T) {
+	for _, tc := range []struct {
+		by   string
+		want bool
+	}{{"estimate", true}, {"corrected", false}} {
+		code, out, _ := runCLI("sweep", "--gpu", "b200", "--gpus", "4", "--isl", "1024", "--osl", "1024", "--steps", "0-2", "--conc", "2,16", "--max-refine", "2", "--refine-by", tc.by)
+		if code != 0 {
+			t.Fatalf("--refine-by %s: exit %d", tc.by, code)
+		}
+		if !strings.Contains(out, "refinement stopped at its budget (--max-refine 2)") {
+			t.Fatalf("--refine-by %s: no budget line in\n%s", tc.by, out)
+		}
+		if got := strings.Contains(out, "or --refine-by corrected:"); got != tc.want {
+			t.Errorf("--refine-by %s: hint shown %v, want %v", tc.by, got, tc.want)
+		}
+	}
+}
