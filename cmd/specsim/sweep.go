@@ -44,15 +44,18 @@ ahead of time: the rounds and every figure are those of waiting.
 The candidates not yet simulated are judged by their estimates
 (--refine-by estimate, the default). --refine-by corrected judges them by
 their estimates corrected, figure by figure, with the most favourable
-event/estimate ratio already simulated at the same concurrency for a
-deployment sharing the pool that figure follows (the decode pool for
-interactivity and TPOT, the prefill pool for throughput, TTFT and E2EL),
-after simulating one deployment of each decode pool whose best would reach
-the interactivity frontier 3% better than estimated: 629 simulations
-instead of 977 on the 72-GPU AgentX sweep, about half the CPU, missing
-about as few true frontier points over eight exhaustively simulated sweeps
-(README); it says how many unsimulated estimates would still reach a
-frontier.
+event/estimate ratio already simulated at the same concurrency and draft
+length for a disaggregated deployment sharing the pool that figure follows
+(the decode pool for interactivity and TPOT; the prefill pool for
+throughput, TTFT, E2EL and normalized interactivity); aggregated
+deployments keep their estimates. It first simulates one deployment of
+each decode pool whose best would reach the interactivity frontier 3%
+better than estimated. On the 72-GPU AgentX sweep it needs 629
+simulations instead of 977, about half the CPU; over eight exhaustively
+simulated AgentX sweeps it missed 16 true frontier points where the
+estimate's search missed 17, but more on the 8- and 24-GPU GB300 sweeps
+(README); on fixed-length sweeps it was not checked and may save nothing.
+It says how many unsimulated estimates would still reach a frontier.
 --refine-by all event-simulates every point (no estimate judges any; no
 --max-refine bound unless given): the true frontiers of the space, at one
 simulation a point (the default 8-GPU sweep: 1,577, about a minute of CPU;
@@ -130,7 +133,7 @@ func addSweepFlags(fs interface {
 	f.all = fs.Bool("all", false, "print every point, not just the frontiers")
 	f.top = fs.Int("top", 0, "also event-simulate and print the N points of highest tokens/s/GPU under the SLA")
 	f.workers = fs.Int("workers", 0, "parallel workers (0 = every CPU the Go runtime may use)")
-	f.refineBy = fs.String("refine-by", string(simulate.RefineByEstimate), "judge candidates not yet simulated by their mean-field estimate (estimate), or by it corrected with the simulations of deployments that share its decode pool (interactivity, TPOT) or prefill pool (throughput, TTFT, E2EL) at the same concurrency after one simulation per decode pool near the interactivity frontier (corrected: about half the simulation time; the output counts the estimates left unchecked), or simulate every point (all: the true frontiers; one simulation a point)")
+	f.refineBy = fs.String("refine-by", string(simulate.RefineByEstimate), "judge candidates not yet simulated by their mean-field estimate (estimate), or by it corrected with the simulations of disaggregated deployments that share its decode pool (interactivity, TPOT) or prefill pool (throughput, TTFT, E2EL, normalized interactivity) at the same concurrency and k, after one simulation per decode pool near the interactivity frontier (corrected: about half the simulation time on AgentX sweeps, some frontier points lost; aggregated points keep their estimates; the output counts the estimates left unchecked), or simulate every point (all: the true frontiers; one simulation a point)")
 	f.refine = fs.Int("max-refine", simulate.DefaultMaxRefine, "event-simulate at most N frontier candidates (-1 = until the frontiers settle); when it stops first, the frontiers are of the simulated points only and the output says so")
 	fs.Float64Var(&f.sla.MaxTTFTms, "max-ttft-ms", 0, "SLA: drop points whose p90 TTFT exceeds this many ms (0 = no limit)")
 	fs.Float64Var(&f.sla.MaxTPOTms, "max-tpot-ms", 0, "SLA: drop points whose p90 TPOT exceeds this many ms (0 = no limit)")
@@ -341,6 +344,8 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 		case rm.OnEstimate == 0:
 		case r.RefineStopped:
 			fmt.Fprintf(stdout, " (%d on their mean-field estimates alone: the refinement budget ran out before checking them)", rm.OnEstimate)
+		case in.RefineBy == simulate.RefineByCorrected:
+			fmt.Fprintf(stdout, " (%d on their mean-field estimates alone, none of which would reach a frontier inside the limit by its estimate as --refine-by corrected corrects it; every point whose corrected estimate would was simulated first; those whose uncorrected estimate would are among the unsimulated points counted above)", rm.OnEstimate)
 		default:
 			fmt.Fprintf(stdout, " (%d on their mean-field estimates alone, none of which would reach a frontier inside the limit; every point whose estimate would was simulated first)", rm.OnEstimate)
 		}

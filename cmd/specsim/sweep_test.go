@@ -437,3 +437,17 @@ func TestSweepBudgetLinePointsToCorrected(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepSLALineByRefineMode: the SLA line's claim about points removed
+// on their estimates names the figures the search judged them by.
+func TestSweepSLALineByRefineMode(t *testing.T) {
+	for _, tc := range []struct{ by, want string }{
+		{"estimate", "none of which would reach a frontier inside the limit; every point whose estimate would was simulated first"},
+		{"corrected", "by its estimate as --refine-by corrected corrects it; every point whose corrected estimate would was simulated first"},
+	} {
+		code, out, _ := runCLI("sweep", "--gpu", "b200", "--gpus", "4", "--isl", "1024", "--osl", "1024", "--steps", "0-2", "--conc", "1,16", "--max-ttft-ms", "70", "--max-refine", "-1", "--refine-by", tc.by)
+		if code != 0 || !strings.Contains(out, tc.want) {
+			t.Errorf("--refine-by %s: exit %d, want a line with %q in\n%s", tc.by, code, tc.want, out)
+		}
+	}
+}
