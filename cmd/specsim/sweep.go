@@ -51,9 +51,9 @@ throughput, TTFT, E2EL and normalized interactivity); aggregated
 deployments keep their estimates. It first simulates one deployment of
 each decode pool whose best would reach the interactivity frontier 3%
 better than estimated. On the 72-GPU AgentX sweep it needs 629
-simulations instead of 977, about half the CPU; over eight exhaustively
-simulated AgentX sweeps it missed 16 true frontier points where the
-estimate's search missed 17, but more on the 8- and 24-GPU GB300 sweeps
+simulations instead of 977, about half the CPU; over nine exhaustively
+simulated AgentX sweeps it missed 17 true frontier points, as the
+estimate's search did, but more on the 8- and 24-GPU GB300 sweeps
 (README); on fixed-length sweeps it was not checked and may save nothing.
 It says how many unsimulated estimates would still reach a frontier.
 --refine-by all event-simulates every point (no estimate judges any; no
