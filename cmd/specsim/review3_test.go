@@ -1,0 +1,56 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestEngineFlagsCheckedUpFront: a misspelled --engine or MoE backend is
+// refused before anything is priced, by every command that takes them,
+// with the flag, the value and the accepted values; a sweep no longer
+// skips every topology and exits 0.
+func TestEngineFlagsCheckedUpFront(t *testing.T) {
+	const engines = "want sglang, trtllm, vllm"
+	const sglangBackends = "want auto, flashinfer_trtllm, flashinfer_trtllm_routed, flashinfer_cutlass, flashinfer_cutedsl, flashinfer_mxfp4, cutlass, deep_gemm, triton, triton_kernel"
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"predict", "--engine", "foo"}, []string{"specsim predict: --engine foo: unknown engine:", engines}},
+		{[]string{"sweep", "--engine", "sgl", "--gpus", "2"}, []string{"specsim sweep: --engine sgl: unknown engine:", engines}},
+		{[]string{"bestk", "--engine", "foo"}, []string{"specsim bestk: --engine foo:", engines}},
+		{[]string{"recipe", "emit", "--engine", "foo"}, []string{"specsim recipe emit: --engine foo:", engines}},
+		{[]string{"sweep", "--moe-runner-backend", "foo", "--gpus", "2"}, []string{"specsim sweep: --moe-runner-backend foo:", sglangBackends}},
+		{[]string{"sweep", "--speculative-moe-runner-backend", "foo", "--gpus", "2"}, []string{"specsim sweep: --speculative-moe-runner-backend foo:", sglangBackends}},
+		{[]string{"predict", "--engine", "trtllm", "--moe-runner-backend", "triton"}, []string{"--moe-runner-backend triton: engine trtllm", "want auto, cutlass, trtllm, deepgemm"}},
+		{[]string{"bestk", "--moe-runner-backend", "foo"}, []string{"specsim bestk: --moe-runner-backend foo:", sglangBackends}},
+	} {
+		code, out, stderr := runCLI(c.args...)
+		if code != exitBadInput || out != "" {
+			t.Errorf("%v: exit %d, stdout %q", c.args, code, out)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%v: stderr %q lacks %q", c.args, stderr, w)
+			}
+		}
+	}
+}
+
+// TestKernelsBackendsNamesItsFlags: kernels backends names the flag that
+// holds the bad value (--engine, --backend), not SGLang's flag.
+func TestKernelsBackendsNamesItsFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--engine", "foo"}, "specsim kernels backends: --engine foo: unknown engine: want sglang, trtllm, vllm\n"},
+		{[]string{"--engine", "sglang", "--backend", "foo"}, "specsim kernels backends: --backend foo: engine sglang has no MoE backend \"foo\""},
+		{[]string{"--engine", "vllm", "--speculative-moe-runner-backend", "foo"}, "specsim kernels backends: --speculative-moe-runner-backend foo: engine vllm has no MoE backend \"foo\""},
+	} {
+		code, _, stderr := runCLI(append([]string{"kernels", "backends"}, c.args...)...)
+		if code != exitBadInput || !strings.HasPrefix(stderr, c.want) || strings.Contains(stderr, "--moe-runner-backend") {
+			t.Errorf("%v: exit %d, stderr %q, want prefix %q", c.args, code, stderr, c.want)
+		}
+	}
+}
