@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -52,5 +54,51 @@ func TestKernelsBackendsNamesItsFlags(t *testing.T) {
 		if code != exitBadInput || !strings.HasPrefix(stderr, c.want) || strings.Contains(stderr, "--moe-runner-backend") {
 			t.Errorf("%v: exit %d, stderr %q, want prefix %q", c.args, code, stderr, c.want)
 		}
+	}
+}
+
+// TestSweepTopologiesDeduplicated: a topology listed twice is priced once;
+// the list keeps its first-seen order, as --conc does.
+func TestSweepTopologiesDeduplicated(t *testing.T) {
+	evaluated := map[string]int{}
+	for _, c := range []struct {
+		list string
+		want []string
+	}{
+		{"agg:tp2", []string{"agg:tp2"}},
+		{"agg:dep2", []string{"agg:dep2"}},
+		{"agg:tp2,agg:tp2", []string{"agg:tp2"}},
+		{"agg:dep2,agg:tp2,agg:dep2,agg:tp2", []string{"agg:dep2", "agg:tp2"}},
+	} {
+		code, out, stderr := runCLI("sweep", "--topologies", c.list, "--gpus", "2", "--conc", "4,16", "--json")
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", c.list, code, stderr)
+		}
+		var r struct {
+			Inputs struct {
+				Topologies []string `json:"topologies"`
+			} `json:"inputs"`
+			Evaluated int `json:"evaluated"`
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(r.Inputs.Topologies, c.want) {
+			t.Errorf("%s: topologies %v, want %v", c.list, r.Inputs.Topologies, c.want)
+		}
+		if c.list == c.want[0] {
+			evaluated[c.list] = r.Evaluated
+			continue
+		}
+		want := 0
+		for _, tp := range c.want {
+			want += evaluated[tp]
+		}
+		if r.Evaluated != want {
+			t.Errorf("%s: %d configurations evaluated, want %d (each topology once)", c.list, r.Evaluated, want)
+		}
+	}
+	if evaluated["agg:tp2"] == 0 {
+		t.Fatal("agg:tp2 alone evaluated nothing")
 	}
 }

@@ -209,12 +209,16 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 		return fail(fmt.Errorf("--conc: %v", err))
 	}
 	if *sf.topoList != "" {
+		seen := map[string]bool{}
 		for _, s := range strings.Split(*sf.topoList, ",") {
 			t, err := simulate.ParseTopology(s)
 			if err != nil {
 				return fail(err)
 			}
-			space.Topologies = append(space.Topologies, t)
+			if !seen[t.String()] {
+				seen[t.String()] = true
+				space.Topologies = append(space.Topologies, t)
+			}
 		}
 	}
 	gpusSet := false
