@@ -64,6 +64,9 @@ func runBestK(args []string, stdout, stderr io.Writer) int {
 			return fail(fmt.Errorf("--steps %s: the golden curve %s (thinking %s) has draft lengths 1..%d; pass --al to go beyond", qf.steps, res.Target.Curve.Model, res.Target.Curve.Thinking, res.Target.Curve.MaxK()))
 		}
 	}
+	if err := fixedALFits(res.Target, qf.steps, lo, hi); err != nil {
+		return fail(err)
+	}
 	concs, err := intList(*concList, 1<<16)
 	if err == nil && len(concs) == 0 {
 		err = fmt.Errorf("no concurrencies given")

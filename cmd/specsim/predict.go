@@ -222,6 +222,35 @@ func stepRange(s string, def int) (lo, hi int, err error) {
 	return lo, hi, nil
 }
 
+// fixedALFits checks that a fixed acceptance (--al, --histogram), which a
+// --steps range applies at every draft length, fits each k of lo..hi:
+// the acceptance error alone would name neither the range nor the k.
+func fixedALFits(t acceptance.Target, steps string, lo, hi int) error {
+	if lo == hi {
+		return nil
+	}
+	label := "--steps " + strings.TrimSpace(steps)
+	if strings.TrimSpace(steps) == "" {
+		label = fmt.Sprintf("the default --steps %d-%d", lo, hi)
+	}
+	for k := max(lo, 1); k <= hi; k++ {
+		_, err := t.At(k)
+		var ae *acceptance.Error
+		if !errors.As(err, &ae) || ae.Field != acceptance.FieldAL && ae.Field != acceptance.FieldHistogram {
+			continue
+		}
+		hint := ""
+		for k2 := k + 1; k2 <= hi; k2++ {
+			if _, err := t.At(k2); err == nil {
+				hint = fmt.Sprintf("; it fits k = %d and up: --steps %d-%d", k2, k2, hi)
+				break
+			}
+		}
+		return fmt.Errorf("--%s %s applies to every draft length k of %s and does not fit k = %d: %s%s", ae.Field, ae.Value, label, k, ae.Reason, hint)
+	}
+	return nil
+}
+
 func atoiSmall(s string) (int, error) {
 	var n int
 	if _, err := fmt.Sscanf(strings.TrimSpace(s), "%d", &n); err != nil || n < 0 || n > acceptance.MaxDraftLength || fmt.Sprint(n) != strings.TrimSpace(s) {

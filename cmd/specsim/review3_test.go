@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -100,5 +102,35 @@ func TestSweepTopologiesDeduplicated(t *testing.T) {
 	}
 	if evaluated["agg:tp2"] == 0 {
 		t.Fatal("agg:tp2 alone evaluated nothing")
+	}
+}
+
+// TestFixedALNamesTheStepsRange: --al (or --histogram) applies to every k
+// of a --steps range; a value that does not fit one says which k and the
+// range, and the k from which it fits (AL 3 needs k + 1 >= 3).
+func TestFixedALNamesTheStepsRange(t *testing.T) {
+	hist := filepath.Join(t.TempDir(), "hist.csv")
+	if err := os.WriteFile(hist, []byte("length,count\n1,10\n2,10\n3,10\n4,10\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sweep", "--steps", "0-8", "--al", "3", "--gpus", "2"},
+			"specsim sweep: --al 3 applies to every draft length k of --steps 0-8 and does not fit k = 1: outside [1, 2]: at 1 draft steps at most k+1 tokens are accepted; it fits k = 2 and up: --steps 2-8\n"},
+		{[]string{"sweep", "--steps", "1-4", "--al", "4.5", "--gpus", "2"},
+			"specsim sweep: --al 4.5 applies to every draft length k of --steps 1-4 and does not fit k = 1: outside [1, 2]: at 1 draft steps at most k+1 tokens are accepted; it fits k = 4 and up: --steps 4-4\n"},
+		{[]string{"bestk", "--al", "3"},
+			"specsim bestk: --al 3 applies to every draft length k of the default --steps 0-8 and does not fit k = 1: outside [1, 2]: at 1 draft steps at most k+1 tokens are accepted; it fits k = 2 and up: --steps 2-8\n"},
+		{[]string{"bestk", "--steps", "2-3", "--al", "5"},
+			"specsim bestk: --al 5 applies to every draft length k of --steps 2-3 and does not fit k = 2: outside [1, 3]: at 2 draft steps at most k+1 tokens are accepted\n"},
+		{[]string{"sweep", "--steps", "0-6", "--method", "empirical", "--histogram", hist, "--gpus", "2"},
+			"specsim sweep: --histogram " + hist + " applies to every draft length k of --steps 0-6 and does not fit k = 1: lengths up to 4 do not fit 1 draft steps (at most k+1 = 2); it fits k = 3 and up: --steps 3-6\n"},
+	} {
+		code, _, stderr := runCLI(c.args...)
+		if code != exitBadInput || stderr != c.want {
+			t.Errorf("%v: exit %d\n got %q\nwant %q", c.args, code, stderr, c.want)
+		}
 	}
 }
