@@ -131,7 +131,7 @@ func runBestK(args []string, stdout, stderr io.Writer) int {
 	if note := calibrationNote(res); note != "" {
 		fmt.Fprintf(stdout, "\ncalibration applied: %s\n", note)
 	}
-	fmt.Fprintf(stdout, "\nband: throughputs ±%.0f%%, latencies ±%.0f%% (%s)\n", 100*band.Throughput, 100*band.Latency, bandSource)
+	fmt.Fprintf(stdout, "\nband: throughputs %s, latencies %s (%s)\n", simulate.BandText(band.Throughput, 0), simulate.BandText(band.Latency, 0), bandSource)
 	return exitOK
 }
 

@@ -444,7 +444,7 @@ func printPrediction(w io.Writer, r *simulate.Resolved, topo simulate.Topology, 
 	t.add("mean decode batch", f1(p.DecodeBatch), "", "requests")
 	t.write(w, format)
 	markdownBreak(w, format)
-	fmt.Fprintf(w, "band: ±%.0f%% throughput, ±%.0f%% latency; %s\n\n", 100*band.Relative.Throughput, 100*band.Relative.Latency, band.Source)
+	fmt.Fprintf(w, "band: throughput %s, latency %s; %s\n\n", simulate.BandText(band.Relative.Throughput, 0), simulate.BandText(band.Relative.Latency, 0), band.Source)
 	s := p.StepMS
 	st := &table{header: []string{"decode iteration", ">ms", ">share"}}
 	share := func(v float64) string {

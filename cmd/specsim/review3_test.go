@@ -2,11 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/specsim/specsim/simulate"
 )
 
 // TestEngineFlagsCheckedUpFront: a misspelled --engine or MoE backend is
@@ -131,6 +135,63 @@ func TestFixedALNamesTheStepsRange(t *testing.T) {
 		code, _, stderr := runCLI(c.args...)
 		if code != exitBadInput || stderr != c.want {
 			t.Errorf("%v: exit %d\n got %q\nwant %q", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+// TestBandWordingIsAFactor: the band is applied as a factor, v/(1+w) to
+// v(1+w) (JSON lo/hi), so the band lines print the factor and the
+// asymmetric percentages it spans, never a symmetric ±w.
+func TestBandWordingIsAFactor(t *testing.T) {
+	wl := []string{"--isl", "1024", "--osl", "128", "--conc", "4"}
+	code, out, stderr := runCLI(append([]string{"predict", "--json"}, wl...)...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var p struct {
+		Tput float64 `json:"tput_per_gpu"`
+		Band struct {
+			Relative struct{ Throughput, Latency float64 } `json:"relative"`
+			Tput     struct{ Lo, Hi float64 }              `json:"tput_per_gpu"`
+		} `json:"band"`
+	}
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatal(err)
+	}
+	wt, wlat := p.Band.Relative.Throughput, p.Band.Relative.Latency
+	if wt <= 0 || math.Abs(p.Band.Tput.Lo*(1+wt)-p.Tput) > 1e-6*p.Tput || math.Abs(p.Band.Tput.Hi/(1+wt)-p.Tput) > 1e-6*p.Tput {
+		t.Fatalf("band %+v of %v with width %v is not the factor 1+w either way", p.Band.Tput, p.Tput, wt)
+	}
+	factor := func(w float64) string {
+		return fmt.Sprintf("×/÷ %.2f (-%d%%/+%d%%)", 1+w, int(math.Round(100*(1-1/(1+w)))), int(math.Round(100*w)))
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"predict"}, "band: throughput " + factor(wt) + ", latency " + factor(wlat) + "; "},
+		{[]string{"sweep", "--topologies", "agg:tp2", "--steps", "3"}, "band: every throughput " + factor(wt) + ", every latency " + factor(wlat) + " ("},
+		{[]string{"bestk", "--steps", "2-3"}, "band: throughputs " + factor(wt) + ", latencies " + factor(wlat) + " ("},
+	} {
+		code, out, stderr := runCLI(append(c.args, wl...)...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", c.args, code, stderr)
+		}
+		if !strings.Contains(out, c.want) || strings.Contains(out, "±") || !strings.Contains(out, "p80 of the error factor max(predicted/measured, measured/predicted)") {
+			t.Errorf("%v: output lacks %q (or still says ±):\n%s", c.args, c.want, out)
+		}
+	}
+	for _, c := range []struct {
+		w    float64
+		prec int
+		want string
+	}{
+		{0.82, 0, "×/÷ 1.82 (-45%/+82%)"},
+		{3.28, 0, "×/÷ 4.28 (-77%/+328%)"},
+		{0.1, 1, "×/÷ 1.100 (-9.1%/+10.0%)"},
+	} {
+		if got := simulate.BandText(c.w, c.prec); got != c.want {
+			t.Errorf("BandText(%v, %d) = %q, want %q", c.w, c.prec, got, c.want)
 		}
 	}
 }

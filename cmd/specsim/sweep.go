@@ -340,7 +340,7 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 		fmt.Fprintf(stdout, "calibration applied: %s\n", so.Calibration)
 	}
 	if b := so.Band; b != nil {
-		fmt.Fprintf(stdout, "band: every throughput ±%.0f%%, every latency ±%.0f%% (%s)\n", 100*b.Relative.Throughput, 100*b.Relative.Latency, b.Source)
+		fmt.Fprintf(stdout, "band: every throughput %s, every latency %s (%s)\n", simulate.BandText(b.Relative.Throughput, 0), simulate.BandText(b.Relative.Latency, 0), b.Source)
 	}
 	for _, rm := range r.Removed {
 		fmt.Fprintf(stdout, "SLA --%s %g removed %d points", rm.Limit, rm.Value, rm.Removed)
