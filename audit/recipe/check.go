@@ -161,7 +161,8 @@ func FormatAL(x float64) string {
 	return strconv.FormatFloat(x, 'g', 6, 64)
 }
 
-// Check resolves expected injections and runs every check on a recipe.
+// Check resolves expected injections and runs every check on a recipe;
+// each list of findings is most serious first (finding.Sort, stable).
 func Check(r *Recipe, opt Options) *Report {
 	rep := &Report{File: r.File, Findings: []Finding{}}
 	for _, d := range r.Duplicates {
@@ -173,8 +174,10 @@ func Check(r *Recipe, opt Options) *Report {
 		if len(v.Roles) == 0 {
 			vr.Findings = append([]Finding{noRoles(r, v)}, vr.Findings...)
 		}
+		finding.Sort(vr.Findings)
 		rep.Variants = append(rep.Variants, vr)
 	}
+	finding.Sort(rep.Findings)
 	return rep
 }
 

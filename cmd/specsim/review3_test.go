@@ -195,3 +195,28 @@ func TestBandWordingIsAFactor(t *testing.T) {
 		}
 	}
 }
+
+// TestRecipeCheckErrorsFirstInEveryFormat: the override_tp4_tp4_c8 variant
+// has a cuda-graph-below-running-cap warning, which the checks find first,
+// and an fp8-nextn-moe error; every format lists the error first.
+func TestRecipeCheckErrorsFirstInEveryFormat(t *testing.T) {
+	const variant = "testdata/recipes/schema2_qwen3.5_sglang_gb300-fp4_agentx_disagg-variants.yaml:override_tp4_tp4_c8"
+	for _, c := range []struct {
+		format         string
+		error, warning string
+	}{
+		{"text", "\nerror     fp8-nextn-moe", "\nwarning   cuda-graph-below-running-cap"},
+		{"json", `"code": "fp8-nextn-moe"`, `"code": "cuda-graph-below-running-cap"`},
+		{"markdown", "| error | fp8-nextn-moe |", "| warning | cuda-graph-below-running-cap |"},
+		{"csv", "\noverride_tp4_tp4_c8,error,fp8-nextn-moe,", "\noverride_tp4_tp4_c8,warning,cuda-graph-below-running-cap,"},
+	} {
+		code, out, stderr := runCLI("recipe", "check", "--format", c.format, "../../"+variant)
+		if code != exitOK && code != exitFindings {
+			t.Fatalf("%s: exit %d: %s", c.format, code, stderr)
+		}
+		e, w := strings.Index(out, c.error), strings.Index(out, c.warning)
+		if e < 0 || w < 0 || e > w {
+			t.Errorf("%s: error at %d, warning at %d, want both, the error first:\n%s", c.format, e, w, out)
+		}
+	}
+}
