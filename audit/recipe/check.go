@@ -120,6 +120,9 @@ type VariantReport struct {
 
 	variant *Variant
 	curve   *GoldenCurve
+	// asWritten: a schema-1 recipe, which runs as written (nothing
+	// injects the expected AL).
+	asWritten bool
 }
 
 // Report is the result of checking one file.
@@ -228,7 +231,7 @@ func thinkingMode(opt Options) string {
 
 func checkVariant(v *Variant, opt Options, schema int) VariantReport {
 	c := &checker{v: v, opt: opt, noInjection: schema == 1}
-	vr := VariantReport{Name: v.Name, variant: v}
+	vr := VariantReport{Name: v.Name, variant: v, asWritten: c.noInjection}
 	thinking := thinkingMode(opt)
 
 	anySpec := false

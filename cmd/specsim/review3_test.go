@@ -220,3 +220,88 @@ func TestRecipeCheckErrorsFirstInEveryFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestPredictSchema1RecipeRunsAsWritten: a schema-1 recipe gets nothing
+// injected, so predict --recipe simulates the AL it forces itself:
+// SGLANG_SIMULATE_ACC_LEN (bonus token included, clamped to k+1 = 4,
+// off at <= 0, its method multinomial where set), TensorRT-LLM's
+// forced accepted drafts + 1; with none, the golden AL (3.39 at k = 3),
+// saying so; --steps 2 gives the golden AL at 2 (2.73, golden lookup).
+func TestPredictSchema1RecipeRunsAsWritten(t *testing.T) {
+	read := func(name string) string {
+		b, err := os.ReadFile("../../testdata/recipes/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	sgl := read("schema1_sglang_qwen3.5_gb300-fp4_agentic_agg-tp2-c1-mtp-hicache.yaml")
+	trt := read("schema1_trtllm_qwen3.5_gb300-fp4_agentx_disagg-3p2d-dep4-dep4-c704-mtp.yaml")
+	const sglLen = "    SGLANG_SIMULATE_ACC_LEN: '3.39'\n"
+	const sglMethod = "    SGLANG_SIMULATE_ACC_METHOD: match-expected\n"
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name, recipe string
+		args         []string
+		al           float64
+		method       string // inputs.query.method
+		from         string // the "acceptance length" row's from
+	}{
+		{"sglang 2.50", strings.Replace(sgl, sglLen, "    SGLANG_SIMULATE_ACC_LEN: '2.50'\n", 1), nil, 2.5, "",
+			"roles.agg SGLANG_SIMULATE_ACC_LEN 2.5 (bonus token included), match-expected (a schema-1 recipe runs as written)"},
+		{"sglang as shipped", sgl, nil, 3.39, "", "roles.agg SGLANG_SIMULATE_ACC_LEN 3.39 (bonus token included)"},
+		{"sglang above k+1", strings.Replace(sgl, sglLen, "    SGLANG_SIMULATE_ACC_LEN: '9'\n", 1), nil, 4, "", "SGLANG_SIMULATE_ACC_LEN 9 (bonus token included), match-expected; clamped to k+1 = 4"},
+		{"sglang multinomial", strings.Replace(strings.Replace(sgl, sglLen, "    SGLANG_SIMULATE_ACC_LEN: '2.50'\n", 1), sglMethod, "    SGLANG_SIMULATE_ACC_METHOD: multinomial\n", 1), nil, 2.5, "sglang-multinomial", "2.5 (bonus token included), multinomial"},
+		{"sglang method default", strings.Replace(strings.Replace(sgl, sglLen, "    SGLANG_SIMULATE_ACC_LEN: '2.50'\n", 1), sglMethod, "", 1), nil, 2.5, "", "2.5 (bonus token included), match-expected"},
+		{"sglang off", strings.Replace(sgl, sglLen, "    SGLANG_SIMULATE_ACC_LEN: '0'\n", 1), nil, 3.39, "",
+			`the golden AL, the expectation of real acceptance: roles.agg SGLANG_SIMULATE_ACC_LEN is "0", which turns SGLang's simulated acceptance off`},
+		{"sglang none", strings.Replace(sgl, sglLen, "", 1), nil, 3.39, "", "the golden AL, the expectation of real acceptance: the recipe forces no acceptance"},
+		{"sglang 2.50 at --steps 2", strings.Replace(sgl, sglLen, "    SGLANG_SIMULATE_ACC_LEN: '2.50'\n", 1), []string{"--steps", "2"}, 2.73, "", ""},
+		{"trtllm 1.5 drafts", strings.ReplaceAll(trt, "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS: '3.80'", "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS: '1.5'"), nil, 2.5, "",
+			"roles.decode TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS 1.5 accepted drafts + the bonus token"},
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")+".yaml")
+		if err := os.WriteFile(path, []byte(c.recipe), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, stderr := runCLI(append([]string{"predict", "--recipe", path, "--isl", "1024", "--osl", "128", "--requests", "20", "--json"}, c.args...)...)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", c.name, code, stderr)
+		}
+		var r struct {
+			Variants []struct {
+				Read   []struct{ Setting, Value, From string } `json:"read"`
+				Result struct {
+					AL float64 `json:"al"`
+				} `json:"result"`
+				Inputs struct {
+					Query struct {
+						Method string `json:"method"`
+					} `json:"query"`
+				} `json:"inputs"`
+			} `json:"variants"`
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil || len(r.Variants) != 1 {
+			t.Fatalf("%s: %v %s", c.name, err, out)
+		}
+		v := r.Variants[0]
+		if math.Abs(v.Result.AL-c.al) > 1e-9 || v.Inputs.Query.Method != c.method {
+			t.Errorf("%s: AL %v method %q, want %v %q", c.name, v.Result.AL, v.Inputs.Query.Method, c.al, c.method)
+		}
+		var from []string
+		for _, s := range v.Read {
+			if strings.Contains(s.From, "injected by AgentX") {
+				t.Errorf("%s: %s row says %q", c.name, s.Setting, s.From)
+			}
+			if s.Setting == "acceptance length" {
+				from = append(from, s.From)
+			}
+		}
+		switch {
+		case c.from == "" && len(from) > 0:
+			t.Errorf("%s: acceptance length rows %q, want none (the recipe's AL is for its own k)", c.name, from)
+		case c.from != "" && (len(from) != 1 || !strings.Contains(from[0], c.from)):
+			t.Errorf("%s: acceptance length rows %q, want one with %q", c.name, from, c.from)
+		}
+	}
+}
