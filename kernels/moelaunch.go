@@ -61,13 +61,27 @@ func DefaultBackend(engine string) (string, error) {
 	return d, nil
 }
 
-func unknownEngine(engine string) error {
+// Engines are the engines whose MoE backends the package prices, sorted.
+func Engines() []string {
 	engines := make([]string, 0, len(backends.fallback))
 	for e := range backends.fallback {
 		engines = append(engines, e)
 	}
 	sort.Strings(engines)
-	return fmt.Errorf("unknown engine %q: want %s", engine, strings.Join(engines, ", "))
+	return engines
+}
+
+func unknownEngine(engine string) error {
+	return fmt.Errorf("unknown engine %q: want %s", engine, strings.Join(Engines(), ", "))
+}
+
+// CheckEngine reports an [Error] with Field "Engine" unless engine (in any
+// case; "tensorrt-llm" and "trt-llm" are trtllm) is one of [Engines].
+func CheckEngine(engine string) error {
+	if _, ok := backends.fallback[normEngine(engine)]; !ok {
+		return &Error{Field: "Engine", Value: engine, Reason: "unknown engine: want " + strings.Join(Engines(), ", ")}
+	}
+	return nil
 }
 
 // CheckBackendName reports an error unless name is "auto" or a MoE backend
@@ -97,6 +111,9 @@ func CheckBackendName(engine, name string) error {
 // flag, or the engine's default after its model-specific resolution.
 func targetRequest(l MoELaunch) (name, origin string, err error) {
 	engine := normEngine(l.Engine)
+	if _, ok := backends.fallback[engine]; !ok {
+		return "", "", unknownEngine(engine)
+	}
 	name = strings.ToLower(strings.TrimSpace(l.Backend))
 	if name != "" {
 		if err := CheckBackendName(engine, name); err != nil {
@@ -151,6 +168,9 @@ func ResolveTargetMoE(l MoELaunch, dt DType) (MoEChoice, error) {
 // flashinfer_trtllm_routed, flashinfer_cutlass or triton_kernel).
 func ResolveDraftMoE(l MoELaunch, dt DType) (MoEChoice, error) {
 	var name, origin string
+	if _, ok := backends.fallback[normEngine(l.Engine)]; !ok {
+		return MoEChoice{}, unknownEngine(normEngine(l.Engine))
+	}
 	if s := strings.ToLower(strings.TrimSpace(l.SpecBackend)); s != "" {
 		if err := CheckBackendName(l.Engine, s); err != nil {
 			return MoEChoice{}, fmt.Errorf("--speculative-moe-runner-backend: %w", err)

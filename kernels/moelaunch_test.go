@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -110,5 +111,29 @@ func TestMoELaunchUnknownValues(t *testing.T) {
 	}
 	if err := CheckBackendName("sglang", "nope"); err == nil || !strings.Contains(err.Error(), "flashinfer_cutedsl") {
 		t.Errorf("unknown backend error should list the choices: %v", err)
+	}
+}
+
+// TestUnknownEngineNotBlamedOnBackend: an unknown engine is the engine's
+// error, whichever backend flags the launch sets.
+func TestUnknownEngineNotBlamedOnBackend(t *testing.T) {
+	for _, l := range []MoELaunch{
+		{Engine: "foo"},
+		{Engine: "foo", Backend: "triton"},
+		{Engine: "foo", SpecBackend: "triton"},
+	} {
+		for name, resolve := range map[string]func(MoELaunch, DType) (MoEChoice, error){"target": ResolveTargetMoE, "draft": ResolveDraftMoE} {
+			_, err := resolve(l, BF16)
+			if err == nil || err.Error() != `unknown engine "foo": want sglang, trtllm, vllm` {
+				t.Errorf("%s %+v: %v", name, l, err)
+			}
+		}
+	}
+	if err := CheckEngine("TensorRT-LLM"); err != nil {
+		t.Error(err)
+	}
+	var ke *Error
+	if err := CheckEngine("sgl"); !errors.As(err, &ke) || ke.Field != "Engine" || ke.Value != "sgl" {
+		t.Errorf("CheckEngine(sgl): %v", err)
 	}
 }

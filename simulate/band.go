@@ -24,6 +24,16 @@ type Range struct {
 
 func within(v, w float64) Range { return Range{v / (1 + w), v * (1 + w)} }
 
+// BandText says how width w is applied (within): a factor 1+w either way,
+// -w/(1+w) below the value and +w above it, with prec decimals of percent:
+// "×/÷ 1.82 (-45%/+82%)" for w 0.82 and prec 0.
+func BandText(w float64, prec int) string {
+	return fmt.Sprintf("×/÷ %.*f (-%.*f%%/+%.*f%%)", prec+2, 1+w, prec, 100*w/(1+w), prec, 100*w)
+}
+
+// bandErrorText is what a width is the quantile of (BandFromResiduals).
+const bandErrorText = "error factor max(predicted/measured, measured/predicted)"
+
 // Band is the uncertainty of one prediction: where its widths come from and
 // the range of every throughput and latency figure.
 type Band struct {
@@ -148,7 +158,7 @@ func BandFromResiduals(errs []float64) float64 {
 // they come from and how many measured points they rest on.
 func BandWidthsFor(r *Resolved) (BandWidths, string, int, error) {
 	if c := r.Calibration; c != nil {
-		return c.Band, fmt.Sprintf("calibration %s/%s: p%.0f of leave-one-out |error| over %d measured points", c.GPU, c.Engine, 100*bandQuantile, c.Points), c.Points, nil
+		return c.Band, fmt.Sprintf("calibration %s/%s: p%.0f of the leave-one-out %s over %d measured points", c.GPU, c.Engine, 100*bandQuantile, bandErrorText, c.Points), c.Points, nil
 	}
 	groups, err := validationBands()
 	if err != nil {
@@ -181,8 +191,8 @@ func BandWidthsFor(r *Resolved) (BandWidths, string, int, error) {
 	if pick == nil {
 		return BandWidths{}, "", 0, fmt.Errorf("simulate/validation_bands.yaml: no pooled group")
 	}
-	return pick.Widths, fmt.Sprintf("validation residuals (%s), %s GPUs, %s workload: p%.0f of |error| over %d rows%s%s",
-		orDefault(pick.Source, "testdata/published.yaml"), pick.Family, pick.Workload, 100*bandQuantile, pick.Rows, pick.bias(), note), pick.Rows, nil
+	return pick.Widths, fmt.Sprintf("validation residuals (%s), %s GPUs, %s workload: p%.0f of the %s over %d rows%s%s",
+		orDefault(pick.Source, "testdata/published.yaml"), pick.Family, pick.Workload, 100*bandQuantile, bandErrorText, pick.Rows, pick.bias(), note), pick.Rows, nil
 }
 
 // BandFor is the uncertainty band of prediction p of deployment r (see

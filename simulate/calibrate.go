@@ -69,7 +69,7 @@ func calWarnings(e CalEntry, atLimit []string) []string {
 		band, before float64
 	}{{"throughput", e.Band.Throughput, thr}, {"latency", e.Band.Latency, lat}} {
 		if b.before > 0 && b.band > b.before {
-			w = append(w, fmt.Sprintf("the leave-one-out %s band ±%.1f%% is wider than the uncalibrated median |error| %.1f%%: with %d points the calibration does not predict unseen points better than none", b.kind, 100*b.band, 100*b.before, e.Points))
+			w = append(w, fmt.Sprintf("the leave-one-out %s band %s is wider than the uncalibrated median |error| %.1f%%: with %d points the calibration does not predict unseen points better than none", b.kind, BandText(b.band, 1), 100*b.before, e.Points))
 		}
 	}
 	return w

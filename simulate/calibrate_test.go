@@ -158,8 +158,8 @@ func TestCalWarnings(t *testing.T) {
 		want     []string
 	}{
 		{"within", 0.69, 0.25, nil, nil},
-		{"throughput band 3.04 > 0.70", 3.04, 0.21, nil, []string{"throughput band ±304.0% is wider than the uncalibrated median |error| 70.0%"}},
-		{"latency band 0.26 > 0.25", 0.5, 0.26, nil, []string{"latency band ±26.0% is wider than the uncalibrated median |error| 25.0%"}},
+		{"throughput band 3.04 > 0.70", 3.04, 0.21, nil, []string{"throughput band ×/÷ 4.040 (-75.2%/+304.0%) is wider than the uncalibrated median |error| 70.0%"}},
+		{"latency band 0.26 > 0.25", 0.5, 0.26, nil, []string{"latency band ×/÷ 1.260 (-20.6%/+26.0%) is wider than the uncalibrated median |error| 25.0%"}},
 		{"at limit", 0.5, 0.2, []string{"host_overhead_ms"}, []string{"host_overhead_ms = -0.15 sits at its limit"}},
 	} {
 		e.Band.Throughput, e.Band.Latency = tt.thr, tt.lat

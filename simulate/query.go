@@ -109,6 +109,28 @@ type Resolved struct {
 	shared  *sweepMemo // a sweep's workers' (workerCopies)
 }
 
+// checkEngine refuses an engine or MoE backend name the engine does not
+// have before anything is priced: a sweep would otherwise skip every
+// topology for it.
+func (q Query) checkEngine() error {
+	engine := q.Engine
+	if engine == "" {
+		engine = "sglang"
+	}
+	if err := kernels.CheckEngine(engine); err != nil {
+		return err
+	}
+	for _, b := range []struct{ field, name string }{{"MoEBackend", q.MoEBackend}, {"SpecMoEBackend", q.SpecMoEBackend}} {
+		if strings.TrimSpace(b.name) == "" {
+			continue
+		}
+		if err := kernels.CheckBackendName(engine, b.name); err != nil {
+			return &Error{Field: b.field, Value: b.name, Reason: err.Error(), Err: err}
+		}
+	}
+	return nil
+}
+
 // ResolveModel finds a preset or reads a checkpoint directory.
 func ResolveModel(name string) (*Model, error) {
 	if st, err := os.Stat(name); err == nil && st.IsDir() {
@@ -122,6 +144,9 @@ func ResolveModel(name string) (*Model, error) {
 // acceptance without one (--al, --histogram, --spec none).
 func (q Query) Resolve(curves *golden.Set, catalog *kernels.Catalog) (*Resolved, error) {
 	r := &Resolved{Q: q}
+	if err := q.checkEngine(); err != nil {
+		return nil, err
+	}
 	var err error
 	if r.Model, err = ResolveModel(q.Model); err != nil {
 		return nil, presetHint(q, curves, err)

@@ -120,6 +120,9 @@ type VariantReport struct {
 
 	variant *Variant
 	curve   *GoldenCurve
+	// asWritten: a schema-1 recipe, which runs as written (nothing
+	// injects the expected AL).
+	asWritten bool
 }
 
 // Report is the result of checking one file.
@@ -161,7 +164,8 @@ func FormatAL(x float64) string {
 	return strconv.FormatFloat(x, 'g', 6, 64)
 }
 
-// Check resolves expected injections and runs every check on a recipe.
+// Check resolves expected injections and runs every check on a recipe;
+// each list of findings is most serious first (finding.Sort, stable).
 func Check(r *Recipe, opt Options) *Report {
 	rep := &Report{File: r.File, Findings: []Finding{}}
 	for _, d := range r.Duplicates {
@@ -173,8 +177,10 @@ func Check(r *Recipe, opt Options) *Report {
 		if len(v.Roles) == 0 {
 			vr.Findings = append([]Finding{noRoles(r, v)}, vr.Findings...)
 		}
+		finding.Sort(vr.Findings)
 		rep.Variants = append(rep.Variants, vr)
 	}
+	finding.Sort(rep.Findings)
 	return rep
 }
 
@@ -225,7 +231,7 @@ func thinkingMode(opt Options) string {
 
 func checkVariant(v *Variant, opt Options, schema int) VariantReport {
 	c := &checker{v: v, opt: opt, noInjection: schema == 1}
-	vr := VariantReport{Name: v.Name, variant: v}
+	vr := VariantReport{Name: v.Name, variant: v, asWritten: c.noInjection}
 	thinking := thinkingMode(opt)
 
 	anySpec := false

@@ -2,6 +2,7 @@ package recipe
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -116,8 +117,15 @@ type Settings struct {
 	// SGLANG_SIMULATE_ACC_LEN with match-expected and real-draft-token,
 	// vLLM speculative-config synthetic_acceptance_length, TensorRT-LLM
 	// TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS + 1): what the recipe
-	// check simulates such a run at; 0 = none.
+	// check simulates such a run at; in a schema-1 recipe, which runs as
+	// written (AsWritten), whatever the role forces (writtenAL); 0 = none.
 	ForcedAL float64
+	// ForcedMethod is SGLang's SGLANG_SIMULATE_ACC_METHOD with ForcedAL of
+	// a schema-1 role: match-expected (SGLang's default) or multinomial.
+	ForcedMethod string
+	// AsWritten: a schema-1 recipe, which runs as written (nothing injects
+	// the golden AL).
+	AsWritten bool
 	// Conc is the concurrency one simulated instance serves (split over
 	// identical agg workers).
 	Conc        int
@@ -370,19 +378,36 @@ func (v *Variant) Settings(vr *VariantReport, o SettingsOptions) (*Settings, err
 		s.PrefillDraft = true
 		read("prefill draft", fmt.Sprintf("%s, k = %d: prefill workers load the draft too", p.Spec.Algorithm, p.Spec.DraftLength), p.ArgsAt+"."+p.Spec.DraftLengthKey)
 	}
+	s.AsWritten = vr != nil && vr.asWritten
 	if vr != nil {
 		for _, rr := range vr.Roles {
 			if rr.Role == gen.Name && rr.ExpectedAL != nil {
 				s.GoldenAL = rr.ExpectedAL
 				how := "golden curve (injected by AgentX synthetic acceptance)"
-				if !v.Agentic {
+				switch {
+				case s.AsWritten:
+					how = "golden curve (what recipe check expects; a schema-1 recipe runs as written, so nothing injects it)"
+				case !v.Agentic:
 					how = "golden curve (the expectation of real acceptance: the benchmark is not AgentX, so nothing injects it)"
 				}
 				read("golden AL", FormatAL(*rr.ExpectedAL), how)
 			}
 		}
 	}
-	if s.Steps > 0 && s.GoldenAL == nil {
+	switch {
+	case s.Steps > 0 && s.AsWritten:
+		al, method, where, off := writtenAL(gen, s.Steps)
+		switch {
+		case al > 0:
+			s.ForcedAL, s.ForcedMethod = al, method
+			read("acceptance length", FormatAL(al), where+" (a schema-1 recipe runs as written)")
+		case s.GoldenAL != nil:
+			if off == "" {
+				off = "the recipe forces no acceptance"
+			}
+			read("acceptance length", FormatAL(*s.GoldenAL), "the golden AL, the expectation of real acceptance: "+off+" and a schema-1 recipe gets nothing injected, so the run measures real acceptance")
+		}
+	case s.Steps > 0 && s.GoldenAL == nil:
 		if al, where, ok := handSetAL(gen); ok {
 			s.ForcedAL = al
 			read("acceptance length", FormatAL(al), where+" (the role forces it; no golden curve gives one)")
@@ -693,6 +718,82 @@ func (s *Settings) CheckAL(simulated float64, source string) {
 	if d := simulated - *s.GoldenAL; d >= 0.006 || d <= -0.006 {
 		s.Unsupported = append(s.Unsupported, fmt.Sprintf("the recipe's golden AL %s differs from the AL simulated, %.2f (%s)", FormatAL(*s.GoldenAL), simulated, source))
 	}
+}
+
+// writtenAL is the acceptance a speculative role at draft length k runs
+// with as the recipe writes it: al in tokens per verify step including the
+// bonus token (0 where it forces none; off then says why a value it sets
+// does not force), the SGLang method, and where it is set.
+//
+// SGLang (sgl-project/sglang python/sglang/srt/speculative/spec_utils.py
+// sample_simulated_acc_len, as simulate/acceptance cites it):
+// SGLANG_SIMULATE_ACC_LEN counts the bonus token and is clamped to
+// [1, k+1]; a value that does not parse (SGLang reads -1) or is <= 0 turns
+// the simulation off; SGLANG_SIMULATE_ACC_METHOD defaults to
+// match-expected. TensorRT-LLM (tensorrt_llm/_torch/speculative/
+// interface.py SpecWorkerBase._apply_force_accepted_tokens):
+// TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS counts accepted drafts, AL -
+// 1, capped at k; 0 turns it off, and the two-model path parses it as an
+// integer, so a fraction turns it off there (checkTRTTwoModel). vLLM:
+// speculative-config synthetic_acceptance_length counts the bonus token
+// and needs rejection_sample_method synthetic.
+func writtenAL(r *Role, k int) (al float64, method, where, off string) {
+	if r == nil || r.Spec == nil {
+		return 0, "", "", ""
+	}
+	at := "roles." + r.Name
+	clamp := func(v float64, note string) (float64, string) {
+		if v > float64(k+1) {
+			return float64(k + 1), fmt.Sprintf("%s; clamped to k+1 = %d", note, k+1)
+		}
+		return max(v, 1), note
+	}
+	switch r.Engine {
+	case EngineSGLang:
+		v, ok := r.Env[sglangLen]
+		if !ok {
+			return 0, "", "", ""
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || f <= 0 {
+			return 0, "", "", fmt.Sprintf("%s %s is %q, which turns SGLang's simulated acceptance off", at, sglangLen, v)
+		}
+		method = strings.TrimSpace(r.Env[sglangMethod])
+		if method == "" {
+			method = agentxMethod
+		}
+		al, where = clamp(f, fmt.Sprintf("%s %s %s (bonus token included), %s", at, sglangLen, FormatAL(f), method))
+		return al, method, where, ""
+	case EngineTRTLLM:
+		v, ok := r.Env[trtForced]
+		if !ok {
+			return 0, "", "", ""
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		switch {
+		case err != nil || f <= 0:
+			return 0, "", "", fmt.Sprintf("%s %s is %q, which forces nothing", at, trtForced, v)
+		case r.Spec.TwoModel != "" && f != math.Trunc(f):
+			return 0, "", "", fmt.Sprintf("%s %s is %s, a fraction, which TensorRT-LLM's two-model path (%s) reads as no override", at, trtForced, v, r.Spec.TwoModel)
+		}
+		al, where = clamp(f+1, fmt.Sprintf("%s %s %s accepted drafts + the bonus token", at, trtForced, FormatAL(f)))
+		return al, "", where, ""
+	case EngineVLLM:
+		s := r.Spec
+		if s.SyntheticAL == nil {
+			return 0, "", "", ""
+		}
+		if *s.SyntheticAL <= 0 || s.RejectionSampleMethod != vllmSyntheticMethod {
+			return 0, "", "", fmt.Sprintf("%s speculative-config synthetic_acceptance_length %s without rejection_sample_method %s forces nothing", at, FormatAL(*s.SyntheticAL), vllmSyntheticMethod)
+		}
+		al, where = clamp(*s.SyntheticAL, fmt.Sprintf("%s speculative-config synthetic_acceptance_length %s (bonus token included)", at, FormatAL(*s.SyntheticAL)))
+		return al, "", where, ""
+	}
+	if f, w, ok := handSetAL(r); ok {
+		al, where = clamp(f, w)
+		return al, "", where, ""
+	}
+	return 0, "", "", ""
 }
 
 // argValue is an engine argument's scalar text, with '-' or '_' spelling.

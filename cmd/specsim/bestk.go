@@ -64,6 +64,9 @@ func runBestK(args []string, stdout, stderr io.Writer) int {
 			return fail(fmt.Errorf("--steps %s: the golden curve %s (thinking %s) has draft lengths 1..%d; pass --al to go beyond", qf.steps, res.Target.Curve.Model, res.Target.Curve.Thinking, res.Target.Curve.MaxK()))
 		}
 	}
+	if err := fixedALFits(res.Target, qf.steps, lo, hi); err != nil {
+		return fail(err)
+	}
 	concs, err := intList(*concList, 1<<16)
 	if err == nil && len(concs) == 0 {
 		err = fmt.Errorf("no concurrencies given")
@@ -128,7 +131,7 @@ func runBestK(args []string, stdout, stderr io.Writer) int {
 	if note := calibrationNote(res); note != "" {
 		fmt.Fprintf(stdout, "\ncalibration applied: %s\n", note)
 	}
-	fmt.Fprintf(stdout, "\nband: throughputs ±%.0f%%, latencies ±%.0f%% (%s)\n", 100*band.Throughput, 100*band.Latency, bandSource)
+	fmt.Fprintf(stdout, "\nband: throughputs %s, latencies %s (%s)\n", simulate.BandText(band.Throughput, 0), simulate.BandText(band.Latency, 0), bandSource)
 	return exitOK
 }
 

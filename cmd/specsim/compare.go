@@ -461,7 +461,7 @@ func printCalibration(w io.Writer, reports []simulate.CalGroupReport, skipped []
 		}
 		fmt.Fprintln(w, "  median |error|:")
 		t.write(w, format)
-		fmt.Fprintf(w, "  band with this calibration: ±%.1f%% throughput, ±%.1f%% latency (p80 of leave-one-out |error|)\n\n", 100*e.Band.Throughput, 100*e.Band.Latency)
+		fmt.Fprintf(w, "  band with this calibration: throughput %s, latency %s (p80 of the leave-one-out error factor max(predicted/measured, measured/predicted))\n\n", simulate.BandText(e.Band.Throughput, 1), simulate.BandText(e.Band.Latency, 1))
 	}
 	if len(skipped) > 0 {
 		fmt.Fprintf(w, "skipped:\n")

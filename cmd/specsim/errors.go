@@ -41,7 +41,7 @@ var queryFlagNames = map[string]string{
 // The fields of the other packages' setting errors, and their flags.
 var (
 	goldenFlagNames   = map[string]string{"DraftModel": "--draft-model"}
-	kernelsFlagNames  = map[string]string{"GPU": "--gpu"}
+	kernelsFlagNames  = map[string]string{"GPU": "--gpu", "Engine": "--engine"}
 	auditFlagNames    = map[string]string{"DraftQuantization": "--draft-quantization", "TP": "--tp", "EP": "--ep", "DP": "--dp", "Engine": "--engine"}
 	measuredFlagNames = map[string]string{"Deployment": "--set"}
 )

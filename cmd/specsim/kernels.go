@@ -870,6 +870,19 @@ func runKernelsBackends(args []string, stdout, stderr io.Writer) int {
 			list = append(list, conv(b))
 		}
 	} else {
+		if err := kernels.CheckEngine(*engine); err != nil {
+			fmt.Fprintln(stderr, "specsim kernels backends:", flagError(err))
+			return exitBadInput
+		}
+		for _, b := range []struct{ flag, name string }{{"--backend", *backend}, {"--speculative-moe-runner-backend", *specBackend}} {
+			if strings.TrimSpace(b.name) == "" {
+				continue
+			}
+			if err := kernels.CheckBackendName(*engine, b.name); err != nil {
+				fmt.Fprintf(stderr, "specsim kernels backends: %s %s: %v\n", b.flag, b.name, err)
+				return exitBadInput
+			}
+		}
 		l := kernels.MoELaunch{Engine: *engine, Backend: *backend, SpecBackend: *specBackend, Architecture: *arch, Quantization: *quant}
 		var gpu *kernels.GPU
 		if *gpuName != "" {

@@ -222,6 +222,35 @@ func stepRange(s string, def int) (lo, hi int, err error) {
 	return lo, hi, nil
 }
 
+// fixedALFits checks that a fixed acceptance (--al, --histogram), which a
+// --steps range applies at every draft length, fits each k of lo..hi:
+// the acceptance error alone would name neither the range nor the k.
+func fixedALFits(t acceptance.Target, steps string, lo, hi int) error {
+	if lo == hi {
+		return nil
+	}
+	label := "--steps " + strings.TrimSpace(steps)
+	if strings.TrimSpace(steps) == "" {
+		label = fmt.Sprintf("the default --steps %d-%d", lo, hi)
+	}
+	for k := max(lo, 1); k <= hi; k++ {
+		_, err := t.At(k)
+		var ae *acceptance.Error
+		if !errors.As(err, &ae) || ae.Field != acceptance.FieldAL && ae.Field != acceptance.FieldHistogram {
+			continue
+		}
+		hint := ""
+		for k2 := k + 1; k2 <= hi; k2++ {
+			if _, err := t.At(k2); err == nil {
+				hint = fmt.Sprintf("; it fits k = %d and up: --steps %d-%d", k2, k2, hi)
+				break
+			}
+		}
+		return fmt.Errorf("--%s %s applies to every draft length k of %s and does not fit k = %d: %s%s", ae.Field, ae.Value, label, k, ae.Reason, hint)
+	}
+	return nil
+}
+
 func atoiSmall(s string) (int, error) {
 	var n int
 	if _, err := fmt.Sscanf(strings.TrimSpace(s), "%d", &n); err != nil || n < 0 || n > acceptance.MaxDraftLength || fmt.Sprint(n) != strings.TrimSpace(s) {
@@ -234,7 +263,7 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("predict", predictHelp, stderr)
 	qf := addQueryFlags(fs, true)
 	conc := fs.Int("conc", 7, "concurrency: agentx = live session trees (a root conversation and its subagents, AIPerf --concurrency); fixed lengths = closed-loop sessions that send the next request when the previous one ends")
-	recipeArg := fs.String("recipe", "", "predict what an srt-slurm recipe FILE[:selector] deploys (topology, caps, CUDA graphs, mem fraction, speculation, golden AL, benchmark workload); a flag given explicitly wins over the recipe and the output says \"overridden by --FLAG\"; flag defaults fill only what it leaves out")
+	recipeArg := fs.String("recipe", "", "predict what an srt-slurm recipe FILE[:selector] deploys (topology, caps, CUDA graphs, mem fraction, speculation, golden AL or a schema-1 recipe's own forced AL, benchmark workload); a flag given explicitly wins over the recipe and the output says \"overridden by --FLAG\"; flag defaults fill only what it leaves out")
 	ff := addFormatFlags(fs)
 	rest, err := parseFlags(fs, args)
 	if err != nil {
@@ -415,7 +444,7 @@ func printPrediction(w io.Writer, r *simulate.Resolved, topo simulate.Topology, 
 	t.add("mean decode batch", f1(p.DecodeBatch), "", "requests")
 	t.write(w, format)
 	markdownBreak(w, format)
-	fmt.Fprintf(w, "band: ±%.0f%% throughput, ±%.0f%% latency; %s\n\n", 100*band.Relative.Throughput, 100*band.Relative.Latency, band.Source)
+	fmt.Fprintf(w, "band: throughput %s, latency %s; %s\n\n", simulate.BandText(band.Relative.Throughput, 0), simulate.BandText(band.Relative.Latency, 0), band.Source)
 	s := p.StepMS
 	st := &table{header: []string{"decode iteration", ">ms", ">share"}}
 	share := func(v float64) string {

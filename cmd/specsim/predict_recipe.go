@@ -10,6 +10,7 @@ import (
 
 	"github.com/specsim/specsim/audit/recipe"
 	"github.com/specsim/specsim/simulate"
+	"github.com/specsim/specsim/simulate/acceptance"
 )
 
 // recipePrediction is one variant's prediction.
@@ -74,13 +75,19 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 	q := *qf
 	q.q.Model = st.Model
 	// The AL AgentX injects is the golden AL of the model the recipe
-	// serves (what recipe check found), whatever model is simulated.
+	// serves (what recipe check found), whatever model is simulated; a
+	// schema-1 recipe runs with the AL it forces itself (st.ForcedAL).
 	if c := vr.Curve(); c != nil && !given["al"] && !given["histogram"] {
 		q.q.GoldenModel = c.Model
 		for i := range st.Read {
 			if st.Read[i].Setting == "golden AL" {
 				how := "injected by AgentX synthetic acceptance"
-				if !st.Agentic {
+				switch {
+				case st.AsWritten && st.ForcedAL > 0:
+					how = "what recipe check expects; a schema-1 recipe runs as written, so the acceptance length below is simulated"
+				case st.AsWritten:
+					how = "what recipe check expects; a schema-1 recipe runs as written, so nothing injects it"
+				case !st.Agentic:
 					how = "the expectation of real acceptance: the benchmark is not AgentX, so nothing injects it"
 				}
 				st.Read[i].From = fmt.Sprintf("golden curve %s, thinking %s (%s), of the model the recipe serves; %s", c.Model, c.Thinking, c.Source, how)
@@ -205,9 +212,15 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 			}
 			over("speculative", name, fmt.Sprintf("k = %d", k))
 			steps, st.GoldenAL = k, nil
+			// The recipe's AL is for its own k: at another, the golden
+			// curve gives the AL where there is one.
+			asWrittenAL := st.AsWritten && vr.Curve() != nil
+			if asWrittenAL {
+				st.ForcedAL, st.ForcedMethod = 0, ""
+			}
 			kept := st.Read[:0]
 			for _, r := range st.Read {
-				if r.Setting != "golden AL" {
+				if r.Setting != "golden AL" && !(asWrittenAL && r.Setting == "acceptance length") {
 					kept = append(kept, r)
 				}
 			}
@@ -222,6 +235,13 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 		// --histogram given win.
 		if st.ForcedAL > 0 && !given["al"] && !given["histogram"] {
 			q.q.AL = st.ForcedAL
+			switch {
+			case given["method"] || st.ForcedMethod == "" || st.ForcedMethod == "match-expected":
+			case st.ForcedMethod == "multinomial":
+				q.q.Method = acceptance.SGLangMultinomial
+			default:
+				st.Unsupported = append(st.Unsupported, fmt.Sprintf("SGLANG_SIMULATE_ACC_METHOD %q: not modelled; simulated with match-expected", st.ForcedMethod))
+			}
 		}
 	} else {
 		q.steps = ""

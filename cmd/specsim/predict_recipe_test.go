@@ -441,18 +441,35 @@ func TestPredictRecipeHostTier(t *testing.T) {
 // predict --recipe takes the AL from the golden curve of the model the
 // recipe serves (deepseek-v4-pro here), also when --model simulates one
 // without a curve of its own: golden/data/dsv4_mtp.yaml gives 2.49 at k = 3
-// with thinking on and 2.97 with it off; --al wins.
+// with thinking on and 2.97 with it off; --al wins. The recipe is schema 1
+// and sets SGLANG_SIMULATE_ACC_LEN 2.49 itself, which it runs with
+// whatever the thinking mode; the curve applies to a copy that sets none.
 func TestPredictRecipeServedModelCurve(t *testing.T) {
 	f := filepath.Join("..", "..", "testdata", "recipes", "schema1_sglang_deepseek-v4_agentic_disagg-2p1d-dep8-tp4-c80-mtp.yaml")
+	b, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unforced := filepath.Join(t.TempDir(), "unforced.yaml")
+	const forced = "    SGLANG_SIMULATE_ACC_LEN: '2.49'\n"
+	if !strings.Contains(string(b), forced) {
+		t.Fatalf("%s no longer sets %q", f, forced)
+	}
+	if err := os.WriteFile(unforced, []byte(strings.Replace(string(b), forced, "", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
-		extra []string
-		al    float64
+		recipe string
+		extra  []string
+		al     float64
 	}{
-		{nil, 2.49},
-		{[]string{"--thinking", "off"}, 2.97},
-		{[]string{"--al", "2.5"}, 2.5},
+		{f, nil, 2.49},
+		{f, []string{"--thinking", "off"}, 2.49},
+		{unforced, nil, 2.49},
+		{unforced, []string{"--thinking", "off"}, 2.97},
+		{f, []string{"--al", "2.5"}, 2.5},
 	} {
-		code, out, errs := runCLI(append([]string{"predict", "--recipe", f, "--model", "DeepSeek-V3", "--json"}, tc.extra...)...)
+		code, out, errs := runCLI(append([]string{"predict", "--recipe", tc.recipe, "--model", "DeepSeek-V3", "--json"}, tc.extra...)...)
 		if code != exitOK {
 			t.Errorf("%v: exit %d %s", tc.extra, code, errs)
 			continue

@@ -205,6 +205,9 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	if space.StepsLo, space.StepsHi, err = stepRange(qf.steps, def); err != nil {
 		return fail(err)
 	}
+	if err := fixedALFits(res.Target, qf.steps, space.StepsLo, space.StepsHi); err != nil {
+		return fail(err)
+	}
 	if qf.q.Spec == "none" && space.StepsHi > 0 {
 		return fail(fmt.Errorf("--spec none sweeps k = 0 only; drop --steps"))
 	}
@@ -212,12 +215,16 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 		return fail(fmt.Errorf("--conc: %v", err))
 	}
 	if *sf.topoList != "" {
+		seen := map[string]bool{}
 		for _, s := range strings.Split(*sf.topoList, ",") {
 			t, err := simulate.ParseTopology(s)
 			if err != nil {
 				return fail(err)
 			}
-			space.Topologies = append(space.Topologies, t)
+			if !seen[t.String()] {
+				seen[t.String()] = true
+				space.Topologies = append(space.Topologies, t)
+			}
 		}
 	}
 	gpusSet := false
@@ -336,7 +343,7 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 		fmt.Fprintf(stdout, "calibration applied: %s\n", so.Calibration)
 	}
 	if b := so.Band; b != nil {
-		fmt.Fprintf(stdout, "band: every throughput ±%.0f%%, every latency ±%.0f%% (%s)\n", 100*b.Relative.Throughput, 100*b.Relative.Latency, b.Source)
+		fmt.Fprintf(stdout, "band: every throughput %s, every latency %s (%s)\n", simulate.BandText(b.Relative.Throughput, 0), simulate.BandText(b.Relative.Latency, 0), b.Source)
 	}
 	for _, rm := range r.Removed {
 		fmt.Fprintf(stdout, "SLA --%s %g removed %d points", rm.Limit, rm.Value, rm.Removed)

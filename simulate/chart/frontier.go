@@ -143,7 +143,7 @@ func WriteBand(path, title string, res *simulate.SweepResult, band float64) erro
 		labels.marker = points.Radius
 	}
 	if band > 0 {
-		p.Title.Text += fmt.Sprintf(" (shaded: ±%.0f%% throughput band)", 100*band)
+		p.Title.Text += fmt.Sprintf(" (shaded: throughput band %s)", simulate.BandText(band, 0))
 	}
 	if len(labels.Labels.Labels) > 0 {
 		p.Add(labels)

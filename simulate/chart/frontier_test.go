@@ -123,7 +123,7 @@ func TestWriteBandShadesFrontiers(t *testing.T) {
 	a, _ := os.ReadFile(plain)
 	b, _ := os.ReadFile(shaded)
 	// The band adds one filled path per frontier and says so in the title.
-	if !strings.Contains(string(b), "±20% throughput band") || strings.Contains(string(a), "band") && strings.Contains(string(a), "±") {
+	if !strings.Contains(string(b), "throughput band ×/÷ 1.20 (-17%/+20%)") || strings.Contains(string(a), "band") && strings.Contains(string(a), "±") {
 		t.Error("the shaded plot's title does not name the band, or the plain one does")
 	}
 	if strings.Count(string(b), "fill-opacity") <= strings.Count(string(a), "fill-opacity") &&

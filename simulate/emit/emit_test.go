@@ -16,12 +16,19 @@ func resolved(t *testing.T, engine string) *simulate.Resolved {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := simulate.Query{Model: "Qwen3.5-397B-A17B", Precision: "fp4", GPU: "gb300", Engine: engine, Spec: "mtp",
+	// Resolve refuses an engine without MoE backends (atom): emit's own
+	// refusal is checked on a query resolved for sglang that names it.
+	priced := engine
+	if engine == "atom" {
+		priced = "sglang"
+	}
+	q := simulate.Query{Model: "Qwen3.5-397B-A17B", Precision: "fp4", GPU: "gb300", Engine: priced, Spec: "mtp",
 		Workload: "fixed", ISL: 1024, OSL: 1024, RangeRatio: 0.8, SchedOverhead: -1, SpecOverhead: -1, Seed: 1}
 	r, err := q.Resolve(curves, kernels.DefaultCatalog())
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.Q.Engine = engine
 	return r
 }
 
