@@ -42,6 +42,10 @@ type MoEChoice struct {
 	FellBack bool
 }
 
+// CanonicalEngine is the name engine (in any case; "tensorrt-llm",
+// "trt-llm" and "tensorrt_llm" for trtllm) goes by in [Engines].
+func CanonicalEngine(engine string) string { return normEngine(engine) }
+
 func normEngine(engine string) string {
 	engine = strings.ToLower(strings.TrimSpace(engine))
 	if engine == "tensorrt-llm" || engine == "trt-llm" || engine == "tensorrt_llm" {

@@ -143,10 +143,15 @@ func ResolveModel(name string) (*Model, error) {
 // curve in curves and the GPU in catalog. curves may be nil when q sets the
 // acceptance without one (--al, --histogram, --spec none).
 func (q Query) Resolve(curves *golden.Set, catalog *kernels.Catalog) (*Resolved, error) {
-	r := &Resolved{Q: q}
 	if err := q.checkEngine(); err != nil {
 		return nil, err
 	}
+	// Every later comparison reads the canonical name: "SGLang" and
+	// "TensorRT-LLM" price as sglang and trtllm.
+	if q.Engine != "" {
+		q.Engine = kernels.CanonicalEngine(q.Engine)
+	}
+	r := &Resolved{Q: q}
 	var err error
 	if r.Model, err = ResolveModel(q.Model); err != nil {
 		return nil, presetHint(q, curves, err)

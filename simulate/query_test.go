@@ -97,3 +97,22 @@ func TestResolveGoldenModel(t *testing.T) {
 		t.Error("an unknown golden model resolved")
 	}
 }
+
+// TestEngineSpellingsPriceAlike: every spelling CheckEngine accepts
+// resolves to the canonical engine, so it prices the same.
+func TestEngineSpellingsPriceAlike(t *testing.T) {
+	for _, tc := range []struct{ spelled, canonical string }{
+		{"SGLang", "sglang"}, {" sglang ", "sglang"}, {"TensorRT-LLM", "trtllm"}, {"trt-llm", "trtllm"}, {"vLLM", "vllm"},
+	} {
+		r := resolved(t, Query{GPU: "b200", Engine: tc.spelled})
+		if r.Q.Engine != tc.canonical {
+			t.Errorf("%q resolves to engine %q, want %q", tc.spelled, r.Q.Engine, tc.canonical)
+		}
+		rc := resolved(t, Query{GPU: "b200", Engine: tc.canonical})
+		a, errA := Predict(r, topo(t, "agg:tp4"), 8, 3)
+		b, errB := Predict(rc, topo(t, "agg:tp4"), 8, 3)
+		if errA != nil || errB != nil || a.TputPerGPU != b.TputPerGPU {
+			t.Errorf("%q: %v tok/s/GPU (%v), %q: %v (%v)", tc.spelled, a, errA, tc.canonical, b, errB)
+		}
+	}
+}
