@@ -111,7 +111,7 @@ type traceInfo struct {
 	idx   int
 	tr    *Trace
 	nodes []node  // by position
-	deps  []int32 // nodes[p].deps[0]:nodes[p].deps[1] are p's dependants
+	deps  []int32 // dependants of requests with more than one (see node)
 	preds []int32 // how many predecessors each request has
 	// sources are the requests without predecessors, in order.
 	sources   []int32
@@ -121,17 +121,26 @@ type traceInfo struct {
 }
 
 // node is what a replay reads of one request once it is due: its
-// TraceRequest's numbers, its turn in its session and where its
-// dependants are, on one cache line.
+// TraceRequest's numbers, its turn in its session and its dependants, on
+// one cache line.
 type node struct {
 	gap                                  float64
 	session, in, out, shared, from, turn int32
-	deps                                 [2]int32
+	// deps is {d, -1} for one dependant d (most requests have one: the
+	// session's next turn), else the range of info.deps that holds them.
+	deps [2]int32
 }
 
 // dependants are the requests that wait on request p.
 func (info *traceInfo) dependants(p int32) []int32 {
-	d := info.nodes[p].deps
+	return info.depsOf(&info.nodes[p].deps)
+}
+
+// depsOf are the dependants that a node's deps, or its copy d, name.
+func (info *traceInfo) depsOf(d *[2]int32) []int32 {
+	if d[1] < 0 {
+		return d[:1]
+	}
 	return info.deps[d[0]:d[1]]
 }
 
@@ -181,7 +190,8 @@ type liveReq struct {
 	Request
 	tree  *tree
 	pos   int32
-	state uint8 // stPending, stInFlight or stDone
+	deps  [2]int32 // its node's, for finish
+	state uint8    // stPending, stInFlight or stDone
 }
 
 // liveChunk is how many liveReqs emit allocates at once.
@@ -332,6 +342,9 @@ func newTraceInfo(idx int, t *Trace) *traceInfo {
 		q := &t.Requests[p]
 		info.nodes[p] = node{gap: q.Gap, session: q.Session, in: q.In, out: q.Out, shared: q.Shared, from: q.From,
 			turn: count[q.Session], deps: [2]int32{depOff[p], depOff[p+1]}}
+		if depOff[p+1]-depOff[p] == 1 {
+			info.nodes[p].deps = [2]int32{info.deps[depOff[p]], -1}
+		}
 		info.preds[p] = int32(len(q.Preds))
 		if len(q.Preds) == 0 {
 			info.sources = append(info.sources, int32(p))
@@ -464,7 +477,7 @@ func (r *Replay) emit(tr *tree, p int32, at float64, ph Phase, out, shared int) 
 	l := r.req(r.nlive)
 	*l = liveReq{Request: Request{ID: r.nlive, Tree: tr.id, Lane: tr.lane, Session: tr.sessBase + int(q.session),
 		Trace: tr.info.idx, Turn: int(q.turn), Arrival: at, Input: int(q.in), Output: max(out, 1),
-		Shared: shared, From: from, Phase: ph}, tree: tr, pos: p, state: stPending}
+		Shared: shared, From: from, Phase: ph}, tree: tr, pos: p, deps: q.deps, state: stPending}
 	tr.reqs[p].state = stPending
 	if ph == Warmup {
 		r.stats.WarmupRequests++
@@ -479,11 +492,11 @@ func (r *Replay) emit(tr *tree, p int32, at float64, ph Phase, out, shared int) 
 	r.pend.push(pendEntry{l.Arrival, l.ID})
 }
 
-// finish marks p done at t and releases its dependants.
-func (r *Replay) finish(tr *tree, p int32, t float64) {
+// finish marks p done at t and releases its dependants deps.
+func (r *Replay) finish(tr *tree, p int32, deps []int32, t float64) {
 	tr.reqs[p].state = stDone
 	tr.remaining--
-	for _, d := range tr.info.dependants(p) {
+	for _, d := range deps {
 		st := &tr.reqs[d]
 		if st.state != stWaiting {
 			continue
@@ -609,7 +622,7 @@ func (r *Replay) Complete(id int, first, end float64) error {
 	l.state, l.tree = stDone, nil
 	r.counts[tr.lane].inflight--
 	r.inflight--
-	r.finish(tr, l.pos, end)
+	r.finish(tr, l.pos, tr.info.depsOf(&l.deps), end)
 	if tr.remaining == 0 && r.lanes[tr.lane] == tr && (r.warming || end < r.end) {
 		// The whole tree drained (nothing of it left to cap): the lane
 		// takes the sampler's next trace.
