@@ -266,3 +266,42 @@ func TestTraceInfoByHand(t *testing.T) {
 			info.sources, info.roots, info.lastRt, info.subagents, info.idx)
 	}
 }
+
+// BenchmarkReplay1024 is the client side of one refinement simulation
+// (900 s window at concurrency 1024 over the embedded corpus, prepared
+// once) against a server that answers each request alone: the first
+// token 1 s + 1 ms per uncached prompt token after it is sent, then 10 ms
+// per further token.
+func BenchmarkReplay1024(b *testing.B) {
+	traces, err := DefaultTraces()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := DefaultConfig(1024)
+	cfg.Duration = 900
+	p, err := Prepare(traces, cfg.MaxTraces, cfg.MaxContext)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		rp, err := p.Replay(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var fl fakeHeap
+		for !rp.Finished() {
+			if at, ok := rp.PeekTime(); ok && (len(fl) == 0 || at <= fl[0].t) {
+				q := rp.Pop()
+				first := q.Arrival + 1 + 1e-3*float64(q.Uncached())
+				heap.Push(&fl, fakeEnd{t: first + 1e-2*float64(q.Output-1), first: first, id: q.ID})
+				continue
+			}
+			e := heap.Pop(&fl).(fakeEnd)
+			if err := rp.Complete(e.id, e.first, e.t); err != nil {
+				b.Fatal(err)
+			}
+		}
+		t0, t1, _ := rp.Window()
+		rp.Measure(t0, t1)
+	}
+}
