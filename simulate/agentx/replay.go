@@ -153,7 +153,7 @@ type tree struct {
 	// pending are the tree's requests emitted and not yet sent, in the
 	// order emitted, among ones sent since (Pop leaves them for
 	// pendingNow to drop); the lane's npend counts the first kind.
-	pending []*liveReq
+	pending []int // by ID
 	held    []int32
 }
 
@@ -165,14 +165,13 @@ type laneCount struct {
 }
 
 // pendingNow drops the sent requests from tr.pending and returns it.
-func (tr *tree) pendingNow() []*liveReq {
+func (r *Replay) pendingNow(tr *tree) []int {
 	keep := tr.pending[:0]
-	for _, l := range tr.pending {
-		if l.state == stPending {
-			keep = append(keep, l)
+	for _, id := range tr.pending {
+		if r.req(id).state == stPending {
+			keep = append(keep, id)
 		}
 	}
-	clear(tr.pending[len(keep):])
 	tr.pending = keep
 	return keep
 }
@@ -186,9 +185,10 @@ type reqState struct {
 	state   uint8
 }
 
+// liveReq is an emitted request: of its tree, r.trees[Tree], it is
+// request pos. It holds no pointer, so the GC does not scan the chunks.
 type liveReq struct {
 	Request
-	tree  *tree
 	pos   int32
 	deps  [2]int32 // its node's, for finish
 	state uint8    // stPending, stInFlight or stDone
@@ -220,7 +220,7 @@ type Replay struct {
 	nlive    int
 	lanes    []*tree
 	counts   []laneCount // by lane
-	trees    int
+	trees    []*tree     // by ID
 	sessions int
 	inflight int
 	warming  bool
@@ -379,9 +379,9 @@ func (r *Replay) startTree(lane int, info *traceInfo, now float64, warm bool) {
 	} else {
 		reqs = make([]reqState, n)
 	}
-	tr := &tree{id: r.trees, lane: lane, sessBase: r.sessions, info: info, reqs: reqs, remaining: n}
+	tr := &tree{id: len(r.trees), lane: lane, sessBase: r.sessions, info: info, reqs: reqs, remaining: n}
 	r.lanes[lane] = tr
-	r.trees++
+	r.trees = append(r.trees, tr)
 	r.sessions += len(t.Sessions)
 	r.stats.SubagentSessions += info.subagents
 	for p, k := range info.preds {
@@ -477,7 +477,7 @@ func (r *Replay) emit(tr *tree, p int32, at float64, ph Phase, out, shared int) 
 	l := r.req(r.nlive)
 	*l = liveReq{Request: Request{ID: r.nlive, Tree: tr.id, Lane: tr.lane, Session: tr.sessBase + int(q.session),
 		Trace: tr.info.idx, Turn: int(q.turn), Arrival: at, Input: int(q.in), Output: max(out, 1),
-		Shared: shared, From: from, Phase: ph}, tree: tr, pos: p, deps: q.deps, state: stPending}
+		Shared: shared, From: from, Phase: ph}, pos: p, deps: q.deps, state: stPending}
 	tr.reqs[p].state = stPending
 	if ph == Warmup {
 		r.stats.WarmupRequests++
@@ -485,9 +485,9 @@ func (r *Replay) emit(tr *tree, p int32, at float64, ph Phase, out, shared int) 
 	r.nlive++
 	c := &r.counts[tr.lane]
 	if len(tr.pending) >= 2*int(c.npend)+16 {
-		tr.pendingNow()
+		r.pendingNow(tr)
 	}
-	tr.pending = append(tr.pending, l)
+	tr.pending = append(tr.pending, l.ID)
 	c.npend++
 	r.pend.push(pendEntry{l.Arrival, l.ID})
 }
@@ -544,13 +544,14 @@ func (r *Replay) capTree(tr *tree, t float64) {
 	if c := r.counts[tr.lane]; c.inflight > 0 || c.npend == 0 || math.IsInf(r.cfg.TraceIdleCap, 1) || r.closed(t) {
 		return
 	}
-	pending := tr.pendingNow()
+	pending := r.pendingNow(tr)
 	first := math.Inf(1)
-	for _, l := range pending {
-		first = min(first, l.Arrival)
+	for _, id := range pending {
+		first = min(first, r.req(id).Arrival)
 	}
 	if ex := first - (t + r.cfg.TraceIdleCap); ex > 0 {
-		for _, l := range pending {
+		for _, id := range pending {
+			l := r.req(id)
 			l.Arrival -= ex
 			i := slices.IndexFunc(r.pend, func(e pendEntry) bool { return e.id == l.ID })
 			r.pend[i].at = l.Arrival
@@ -618,8 +619,8 @@ func (r *Replay) Complete(id int, first, end float64) error {
 	if l.Phase == Profile {
 		r.rec.add(Record{Request: l.Request, First: first, End: end})
 	}
-	tr := l.tree
-	l.state, l.tree = stDone, nil
+	tr := r.trees[l.Tree]
+	l.state = stDone
 	r.counts[tr.lane].inflight--
 	r.inflight--
 	r.finish(tr, l.pos, tr.info.depsOf(&l.deps), end)
@@ -665,7 +666,7 @@ func (r *Replay) Profiled() int { return r.rec.n }
 // Stats reports what the client did so far.
 func (r *Replay) Stats() Stats {
 	s := r.stats
-	s.Trees, s.Sessions = r.trees, r.sessions
+	s.Trees, s.Sessions = len(r.trees), r.sessions
 	return s
 }
 
