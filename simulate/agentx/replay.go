@@ -126,6 +126,7 @@ type traceInfo struct {
 type node struct {
 	gap                                  float64
 	session, in, out, shared, from, turn int32
+	npred                                int32
 	// deps is {d, -1} for one dependant d (most requests have one: the
 	// session's next turn), else the range of info.deps that holds them.
 	deps [2]int32
@@ -148,6 +149,7 @@ type tree struct {
 	id, lane, sessBase int
 	info               *traceInfo
 	reqs               []reqState // by position in the trace
+	cut                int32      // the last request skipped or primed at the lane's start; -1 on a recycled play
 	remaining          int
 	warmLeft           int
 	// pending are the tree's requests emitted and not yet sent, in the
@@ -341,7 +343,7 @@ func newTraceInfo(idx int, t *Trace) *traceInfo {
 	for p := range t.Requests {
 		q := &t.Requests[p]
 		info.nodes[p] = node{gap: q.Gap, session: q.Session, in: q.In, out: q.Out, shared: q.Shared, from: q.From,
-			turn: count[q.Session], deps: [2]int32{depOff[p], depOff[p+1]}}
+			turn: count[q.Session], npred: int32(len(q.Preds)), deps: [2]int32{depOff[p], depOff[p+1]}}
 		if depOff[p+1]-depOff[p] == 1 {
 			info.nodes[p].deps = [2]int32{info.deps[depOff[p]], -1}
 		}
@@ -379,7 +381,7 @@ func (r *Replay) startTree(lane int, info *traceInfo, now float64, warm bool) {
 	} else {
 		reqs = make([]reqState, n)
 	}
-	tr := &tree{id: len(r.trees), lane: lane, sessBase: r.sessions, info: info, reqs: reqs, remaining: n}
+	tr := &tree{id: len(r.trees), lane: lane, sessBase: r.sessions, info: info, reqs: reqs, remaining: n, cut: -1}
 	r.lanes[lane] = tr
 	r.trees = append(r.trees, tr)
 	r.sessions += len(t.Sessions)
@@ -402,6 +404,7 @@ func (r *Replay) startTree(lane int, info *traceInfo, now float64, warm bool) {
 	u := r.cfg.StartMin + (r.cfg.StartMax-r.cfg.StartMin)*r.rng.Float64()
 	k := max(0, min(int(u*float64(nr)), nr-2))
 	cut := info.roots[k]
+	tr.cut = cut
 	// Requests up to the start are history: the latest of each session that
 	// continues afterwards is replayed as a one-token warm-up primer with its
 	// full prompt (nothing cached yet); the rest are skipped.
@@ -445,22 +448,25 @@ func (r *Replay) startTree(lane int, info *traceInfo, now float64, warm bool) {
 
 // ready is called when request p's predecessors are all done, the last at t.
 func (r *Replay) ready(tr *tree, p int32, t float64) {
-	st := &tr.reqs[p]
-	if st.state != stWaiting {
-		return
+	if tr.reqs[p].state == stWaiting {
+		r.release(tr, p, t)
 	}
+}
+
+// release sends or holds p, which waited (its predecessors done, none
+// left) and is ready at t.
+func (r *Replay) release(tr *tree, p int32, t float64) {
 	q := &tr.info.nodes[p]
-	st.readyAt = t
 	switch {
 	case r.warming && tr.warmLeft > 0 && p != tr.info.lastRt:
 		tr.warmLeft--
-		st.state = stPending
+		tr.reqs[p] = reqState{readyAt: t, state: stPending}
 		r.emit(tr, p, t, Warmup, 1, int(q.shared))
 	case r.warming:
-		st.state = stHeld
+		tr.reqs[p] = reqState{readyAt: t, state: stHeld}
 		tr.held = append(tr.held, p)
 	default:
-		st.state = stPending
+		tr.reqs[p] = reqState{readyAt: t, state: stPending}
 		r.emit(tr, p, t+q.gap, Profile, int(q.out), int(q.shared))
 	}
 }
@@ -497,6 +503,12 @@ func (r *Replay) finish(tr *tree, p int32, deps []int32, t float64) {
 	tr.reqs[p].state = stDone
 	tr.remaining--
 	for _, d := range deps {
+		if d > tr.cut && tr.info.nodes[d].npred == 1 {
+			// p alone held d back, since the tree started (by t): its
+			// state need not be read.
+			r.release(tr, d, t)
+			continue
+		}
 		st := &tr.reqs[d]
 		if st.state != stWaiting {
 			continue

@@ -253,8 +253,8 @@ func TestTraceInfoByHand(t *testing.T) {
 		if got := info.dependants(int32(p)); !slices.Equal(got, w.dependants) {
 			t.Errorf("request %d: dependants %v, want %v", p, got, w.dependants)
 		}
-		if n.turn != w.turn || info.preds[p] != w.preds {
-			t.Errorf("request %d: turn %d, %d preds; want %d, %d", p, n.turn, info.preds[p], w.turn, w.preds)
+		if n.turn != w.turn || info.preds[p] != w.preds || n.npred != w.preds {
+			t.Errorf("request %d: turn %d, %d (node %d) preds; want %d, %d", p, n.turn, info.preds[p], n.npred, w.turn, w.preds)
 		}
 		if n.gap != q.Gap || n.session != q.Session || n.in != q.In || n.out != q.Out || n.shared != q.Shared || n.from != q.From {
 			t.Errorf("request %d: node %+v does not carry %+v", p, n, *q)
