@@ -109,6 +109,7 @@ const (
 
 type traceInfo struct {
 	idx   int
+	k     int32 // index in Prepared.infos
 	tr    *Trace
 	nodes []node  // by position
 	deps  []int32 // dependants of requests with more than one (see node)
@@ -191,6 +192,7 @@ type reqState struct {
 // request pos. It holds no pointer, so the GC does not scan the chunks.
 type liveReq struct {
 	Request
+	info  int32 // r.infos[info] is the tree's
 	pos   int32
 	deps  [2]int32 // its node's, for finish
 	state uint8    // stPending, stInFlight or stDone
@@ -281,6 +283,7 @@ func Prepare(traces []*Trace, maxTraces, maxContext int) (*Prepared, error) {
 		if len(info.roots) < 2 { // AIPerf skips traces too short for a warm-up and a profiled turn
 			continue
 		}
+		info.k = int32(len(p.infos))
 		p.infos = append(p.infos, info)
 	}
 	if len(p.infos) == 0 {
@@ -483,7 +486,7 @@ func (r *Replay) emit(tr *tree, p int32, at float64, ph Phase, out, shared int) 
 	l := r.req(r.nlive)
 	*l = liveReq{Request: Request{ID: r.nlive, Tree: tr.id, Lane: tr.lane, Session: tr.sessBase + int(q.session),
 		Trace: tr.info.idx, Turn: int(q.turn), Arrival: at, Input: int(q.in), Output: max(out, 1),
-		Shared: shared, From: from, Phase: ph}, pos: p, deps: q.deps, state: stPending}
+		Shared: shared, From: from, Phase: ph}, info: tr.info.k, pos: p, deps: q.deps, state: stPending}
 	tr.reqs[p].state = stPending
 	if ph == Warmup {
 		r.stats.WarmupRequests++
@@ -498,12 +501,13 @@ func (r *Replay) emit(tr *tree, p int32, at float64, ph Phase, out, shared int) 
 	r.pend.push(pendEntry{l.Arrival, l.ID})
 }
 
-// finish marks p done at t and releases its dependants deps.
-func (r *Replay) finish(tr *tree, p int32, deps []int32, t float64) {
+// finish marks p done at t and releases its dependants deps (info is
+// tr.info).
+func (r *Replay) finish(tr *tree, info *traceInfo, p int32, deps []int32, t float64) {
 	tr.reqs[p].state = stDone
 	tr.remaining--
 	for _, d := range deps {
-		if d > tr.cut && tr.info.nodes[d].npred == 1 {
+		if info.nodes[d].npred == 1 && d > tr.cut {
 			// p alone held d back, since the tree started (by t): its
 			// state need not be read.
 			r.release(tr, d, t)
@@ -631,11 +635,13 @@ func (r *Replay) Complete(id int, first, end float64) error {
 	if l.Phase == Profile {
 		r.rec.add(Record{Request: l.Request, First: first, End: end})
 	}
-	tr := r.trees[l.Tree]
+	// The tree and the trace's node table, both named by l, so that
+	// their loads need not wait on each other.
+	tr, info := r.trees[l.Tree], r.infos[l.info]
 	l.state = stDone
-	r.counts[tr.lane].inflight--
+	r.counts[l.Lane].inflight--
 	r.inflight--
-	r.finish(tr, l.pos, tr.info.depsOf(&l.deps), end)
+	r.finish(tr, info, l.pos, info.depsOf(&l.deps), end)
 	if tr.remaining == 0 && r.lanes[tr.lane] == tr && (r.warming || end < r.end) {
 		// The whole tree drained (nothing of it left to cap): the lane
 		// takes the sampler's next trace.
