@@ -122,8 +122,8 @@ type traceInfo struct {
 }
 
 // node is what a replay reads of one request once it is due: its
-// TraceRequest's numbers, its turn in its session and its dependants, on
-// one cache line.
+// TraceRequest's numbers, its turn in its session and its dependants, in
+// 48 bytes (a TraceRequest alone takes 64).
 type node struct {
 	gap                                  float64
 	session, in, out, shared, from, turn int32
@@ -180,8 +180,8 @@ func (r *Replay) pendingNow(tr *tree) []int {
 }
 
 // reqState is one request of a tree: what finish reads and writes
-// together, side by side. From emitted to done its state stays
-// stPending: the liveReq says whether it is sent.
+// together, side by side. From emitted until finished its state stays
+// stPending (Pop does not touch it): the liveReq says whether it is sent.
 type reqState struct {
 	readyAt float64
 	left    int32 // predecessors outstanding
@@ -508,8 +508,8 @@ func (r *Replay) finish(tr *tree, info *traceInfo, p int32, deps []int32, t floa
 	tr.remaining--
 	for _, d := range deps {
 		if info.nodes[d].npred == 1 && d > tr.cut {
-			// p alone held d back, since the tree started (by t): its
-			// state need not be read.
+			// d waited on p alone since the tree started (by t), so it
+			// is waiting: its state need not be read.
 			r.release(tr, d, t)
 			continue
 		}
