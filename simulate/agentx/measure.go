@@ -157,6 +157,11 @@ func quantiles(xs []float64, qs ...float64) [4]float64 {
 	}
 	// Without NaN and -0, equal floats are the same bits, so the k-th
 	// smallest value is one number however ties are ordered.
+	if len(xs) >= bracketMin {
+		if out, ok := bracketed(xs, qs); ok {
+			return out
+		}
+	}
 	done := 0 // xs[:done] hold the done smallest values
 	for i, q := range qs {
 		pos := q * float64(len(xs)-1)
@@ -171,6 +176,78 @@ func quantiles(xs []float64, qs ...float64) [4]float64 {
 		out[i] = xs[lo] + (pos-float64(lo))*(xs[hi]-xs[lo])
 	}
 	return out
+}
+
+// bracketMin is the smallest input bracketed takes: below it, a sample
+// big enough to bracket the quantiles tightly costs more than selection.
+const bracketMin = 4096
+
+// bracketed is quantiles (no NaN or -0 in xs) without reordering xs: it
+// brackets each quantile's two order statistics between values of a
+// sorted sample, counts in one pass the values below each bracket and
+// keeps those inside it, and selects within what it kept. If a bracket
+// misses its order statistics (an unlucky sample) it reports false.
+func bracketed(xs []float64, qs []float64) ([4]float64, bool) {
+	// A sample rank's standard deviation is at most sqrt(m)/2 = 16 (the
+	// median's); a bracket spans three of them each side.
+	const m, half = 1024, 48
+	var out [4]float64
+	n := len(xs)
+	sample := make([]float64, m)
+	for i := range sample {
+		sample[i] = xs[i*n/m]
+	}
+	slices.Sort(sample)
+	type bracket struct {
+		lo, hi float64 // the values kept: lo <= x <= hi
+		below  int     // values < lo
+		in     []float64
+	}
+	var bs [4]bracket
+	for i, q := range qs {
+		r := int(q*float64(n-1)) * m / n // the quantile's rank in the sample
+		lo, hi := math.Inf(-1), math.Inf(1)
+		if r-half >= 0 {
+			lo = sample[r-half]
+		}
+		if r+half+1 < m {
+			hi = sample[r+half+1]
+		}
+		below, in := 0, make([]float64, 0, n/m*(2*half+2)*5/4)
+		for _, x := range xs {
+			// Flags, not branches: half the values fall on either side
+			// of a median's bracket.
+			under, upto := 0, 0
+			if x < lo {
+				under = 1
+			}
+			if x <= hi {
+				upto = 1
+			}
+			below += under
+			if upto > under {
+				in = append(in, x)
+			}
+		}
+		bs[i] = bracket{lo, hi, below, in}
+	}
+	for i, q := range qs {
+		b := &bs[i]
+		pos := q * float64(n-1)
+		lo := int(pos)
+		hi := min(lo+1, n-1)
+		if lo < b.below || hi >= b.below+len(b.in) {
+			return out, false
+		}
+		in := b.in
+		selectKth(in, lo-b.below)
+		vlo, vhi := in[lo-b.below], in[lo-b.below]
+		if hi > lo {
+			vhi = slices.Min(in[lo-b.below+1:])
+		}
+		out[i] = vlo + (pos-float64(lo))*(vhi-vlo)
+	}
+	return out, true
 }
 
 // selectKth reorders xs (no NaN) so that xs[k] is its k-th smallest value,

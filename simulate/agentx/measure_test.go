@@ -14,17 +14,20 @@ func TestQuantilesBySelection(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	gens := []struct {
 		name string
-		f    func(i int) float64
+		f    func(i, n int) float64
 	}{
-		{"uniform", func(int) float64 { return rng.Float64() }},
-		{"ties", func(int) float64 { return float64(rng.IntN(7)) }},
-		{"constant", func(int) float64 { return 3.5 }},
-		{"ascending", func(i int) float64 { return float64(i) }},
-		{"descending", func(i int) float64 { return -float64(i) }},
-		{"lognormal", func(int) float64 { return math.Exp(2 * rng.NormFloat64()) }},
-		{"organ-pipe", func(i int) float64 { return float64(min(i, 1000-i)) }},
-		{"signed-zeros", func(i int) float64 { return []float64{0, math.Copysign(0, -1), 1}[i%3] }},
-		{"nan", func(i int) float64 {
+		{"uniform", func(int, int) float64 { return rng.Float64() }},
+		{"ties", func(int, int) float64 { return float64(rng.IntN(7)) }},
+		{"constant", func(int, int) float64 { return 3.5 }},
+		{"ascending", func(i, _ int) float64 { return float64(i) }},
+		{"descending", func(i, _ int) float64 { return -float64(i) }},
+		{"lognormal", func(int, int) float64 { return math.Exp(2 * rng.NormFloat64()) }},
+		{"organ-pipe", func(i, _ int) float64 { return float64(min(i, 1000-i)) }},
+		{"signed-zeros", func(i, _ int) float64 { return []float64{0, math.Copysign(0, -1), 1}[i%3] }},
+		// The values bracketed samples (every n/1024-th) are the largest:
+		// every bracket misses and selection takes over.
+		{"sample-blind", func(i, n int) float64 { return sampleBlind(rng, i, n) }},
+		{"nan", func(i, _ int) float64 {
 			if i%5 == 0 {
 				return math.NaN()
 			}
@@ -32,10 +35,10 @@ func TestQuantilesBySelection(t *testing.T) {
 		}},
 	}
 	for _, g := range gens {
-		for _, n := range []int{1, 2, 3, 5, 16, 17, 100, 1000, 4097} {
+		for _, n := range []int{1, 2, 3, 5, 16, 17, 100, 1000, bracketMin - 1, bracketMin, 4097, 30011} {
 			xs := make([]float64, n)
 			for i := range xs {
-				xs[i] = g.f(i)
+				xs[i] = g.f(i, n)
 			}
 			want := make([]float64, 0, 4)
 			for _, q := range []float64{0.5, 0.75, 0.9, 0.95} {
@@ -46,6 +49,40 @@ func TestQuantilesBySelection(t *testing.T) {
 				if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
 					t.Errorf("%s n=%d quantile %d: got %v (%#x), sort gives %v (%#x)", g.name, n, i, got[i], math.Float64bits(got[i]), want[i], math.Float64bits(want[i]))
 				}
+			}
+		}
+	}
+}
+
+// sampleBlind is the i-th of n values whose every value at a position
+// bracketed samples (j*n/1024, j < 1024) is above all the others.
+func sampleBlind(rng *rand.Rand, i, n int) float64 {
+	if j := (i*1024 + n - 1) / n; j < 1024 && j*n/1024 == i {
+		return 1e9 + float64(i)
+	}
+	return rng.Float64()
+}
+
+// bracketed gives up, rather than answer wrong, when its sample misses
+// the quantiles; on data whose sample is representative it answers.
+func TestBracketedFallsBack(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, c := range []struct {
+		name string
+		f    func(i, n int) float64
+		ok   bool
+	}{
+		{"uniform", func(int, int) float64 { return rng.Float64() }, true},
+		{"ascending", func(i, _ int) float64 { return float64(i) }, true},
+		{"sample-blind", func(i, n int) float64 { return sampleBlind(rng, i, n) }, false},
+	} {
+		for _, n := range []int{bracketMin, 30011} {
+			xs := make([]float64, n)
+			for i := range xs {
+				xs[i] = c.f(i, n)
+			}
+			if _, ok := bracketed(xs, []float64{0.5, 0.75, 0.9, 0.95}); ok != c.ok {
+				t.Errorf("%s n=%d: bracketed answered %v, want %v", c.name, n, ok, c.ok)
 			}
 		}
 	}
@@ -66,5 +103,23 @@ func TestMeasureChunks(t *testing.T) {
 		if want := Measure(rs.all(), 10, 300); got != want {
 			t.Errorf("%d records: chunked %+v, want %+v", n, got, want)
 		}
+	}
+}
+
+// BenchmarkMeasure is Measure over the 25,845 profiled records of a
+// refinement's 900 s window at concurrency 1024 (synthetic values of
+// that shape: heavy-tailed latencies, prompts and outputs).
+func BenchmarkMeasure(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	rs := make([]Record, 25845)
+	for i := range rs {
+		arrival := rng.Float64() * 900
+		first := arrival + math.Exp(rng.NormFloat64()-1)
+		out := 1 + int(math.Exp(5+1.5*rng.NormFloat64()))
+		rs[i] = Record{Request: Request{ID: i, Arrival: arrival, Input: 1000 + rng.IntN(150000), Output: out, Shared: rng.IntN(100000)},
+			First: first, End: first + float64(out)*0.01*(1+rng.Float64())}
+	}
+	for b.Loop() {
+		Measure(rs, 0, 900)
 	}
 }

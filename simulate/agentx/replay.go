@@ -108,62 +108,94 @@ const (
 )
 
 type traceInfo struct {
-	idx int
-	tr  *Trace
-	// deps[depOff[p]:depOff[p+1]] are request p's dependants, all in
-	// one slice.
-	depOff []int32
-	deps   []int32
-	turn   []int32 // index of each request within its session
-	roots  []int32 // positions of the root's main chain
-	lastRt int32   // last root-chain position
+	idx   int
+	k     int32 // index in Prepared.infos
+	tr    *Trace
+	nodes []node  // by position
+	deps  []int32 // dependants of requests with more than one (see node)
+	preds []int32 // how many predecessors each request has
+	// sources are the requests without predecessors, in order.
+	sources   []int32
+	subagents int     // subagent sessions
+	roots     []int32 // positions of the root's main chain
+	lastRt    int32   // last root-chain position
+}
+
+// node is what a replay reads of one request once it is due: its
+// TraceRequest's numbers, its turn in its session and its dependants, in
+// 48 bytes (a TraceRequest alone takes 64).
+type node struct {
+	gap                                  float64
+	session, in, out, shared, from, turn int32
+	npred                                int32
+	// deps is {d, -1} for one dependant d (most requests have one: the
+	// session's next turn), else the range of info.deps that holds them.
+	deps [2]int32
 }
 
 // dependants are the requests that wait on request p.
 func (info *traceInfo) dependants(p int32) []int32 {
-	return info.deps[info.depOff[p]:info.depOff[p+1]]
+	return info.depsOf(&info.nodes[p].deps)
+}
+
+// depsOf are the dependants that a node's deps, or its copy d, name.
+func (info *traceInfo) depsOf(d *[2]int32) []int32 {
+	if d[1] < 0 {
+		return d[:1]
+	}
+	return info.deps[d[0]:d[1]]
 }
 
 type tree struct {
 	id, lane, sessBase int
 	info               *traceInfo
 	reqs               []reqState // by position in the trace
-	inflight           int
+	cut                int32      // the last request skipped or primed at the lane's start; -1 on a recycled play
 	remaining          int
 	warmLeft           int
 	// pending are the tree's requests emitted and not yet sent, in the
 	// order emitted, among ones sent since (Pop leaves them for
-	// pendingNow to drop); npend counts the first kind.
-	pending []*liveReq
-	npend   int
+	// pendingNow to drop); the lane's npend counts the first kind.
+	pending []int // by ID
 	held    []int32
 }
 
+// laneCount is what a lane's tree has in flight and emitted unsent. Only
+// a lane's latest tree can have either: a lane takes a new tree once the
+// old one's requests are all done.
+type laneCount struct {
+	inflight, npend int32
+}
+
 // pendingNow drops the sent requests from tr.pending and returns it.
-func (tr *tree) pendingNow() []*liveReq {
+func (r *Replay) pendingNow(tr *tree) []int {
 	keep := tr.pending[:0]
-	for _, l := range tr.pending {
-		if tr.reqs[l.pos].state == stPending {
-			keep = append(keep, l)
+	for _, id := range tr.pending {
+		if r.req(id).state == stPending {
+			keep = append(keep, id)
 		}
 	}
-	clear(tr.pending[len(keep):])
 	tr.pending = keep
 	return keep
 }
 
 // reqState is one request of a tree: what finish reads and writes
-// together, side by side.
+// together, side by side. From emitted until finished its state stays
+// stPending (Pop does not touch it): the liveReq says whether it is sent.
 type reqState struct {
 	readyAt float64
 	left    int32 // predecessors outstanding
 	state   uint8
 }
 
+// liveReq is an emitted request: of its tree, r.trees[Tree], it is
+// request pos. It holds no pointer, so the GC does not scan the chunks.
 type liveReq struct {
 	Request
-	tree *tree
-	pos  int32
+	info  int32 // r.infos[info] is the tree's
+	pos   int32
+	deps  [2]int32 // its node's, for finish
+	state uint8    // stPending, stInFlight or stDone
 }
 
 // liveChunk is how many liveReqs emit allocates at once.
@@ -188,10 +220,11 @@ type Replay struct {
 	perm     []int
 	drawn    int
 	pend     pendHeap
-	live     []*liveReq // by ID
-	slab     []liveReq  // emit's next liveReqs
+	live     [][]liveReq // by ID, liveChunk to a chunk: see req
+	nlive    int
 	lanes    []*tree
-	trees    int
+	counts   []laneCount // by lane
+	trees    []*tree     // by ID
 	sessions int
 	inflight int
 	warming  bool
@@ -250,6 +283,7 @@ func Prepare(traces []*Trace, maxTraces, maxContext int) (*Prepared, error) {
 		if len(info.roots) < 2 { // AIPerf skips traces too short for a warm-up and a profiled turn
 			continue
 		}
+		info.k = int32(len(p.infos))
 		p.infos = append(p.infos, info)
 	}
 	if len(p.infos) == 0 {
@@ -271,7 +305,8 @@ func (p *Prepared) Replay(cfg Config) (*Replay, error) {
 }
 
 func (p *Prepared) replay(cfg Config) *Replay {
-	r := &Replay{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0xa6e47)), warming: true, lanes: make([]*tree, cfg.Conc), infos: p.infos}
+	r := &Replay{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0xa6e47)), warming: true, lanes: make([]*tree, cfg.Conc),
+		counts: make([]laneCount, cfg.Conc), infos: p.infos}
 	r.stats.UsableTraces = len(r.infos)
 	for lane := range cfg.Conc {
 		r.startTree(lane, r.draw(), 0, true)
@@ -282,29 +317,43 @@ func (p *Prepared) replay(cfg Config) *Replay {
 
 func newTraceInfo(idx int, t *Trace) *traceInfo {
 	n := len(t.Requests)
-	info := &traceInfo{idx: idx, tr: t, depOff: make([]int32, n+1), turn: make([]int32, n), lastRt: -1}
+	info := &traceInfo{idx: idx, tr: t, nodes: make([]node, n), preds: make([]int32, n), lastRt: -1}
 	// Dependants in the order the requests list them, each request's in
 	// one run of deps (a counting sort by predecessor).
+	depOff := make([]int32, n+1)
 	for p := range t.Requests {
 		for _, d := range t.Requests[p].Preds {
-			info.depOff[d+1]++
+			depOff[d+1]++
 		}
 	}
 	for p := range n {
-		info.depOff[p+1] += info.depOff[p]
+		depOff[p+1] += depOff[p]
 	}
-	info.deps = make([]int32, info.depOff[n])
-	next := append([]int32(nil), info.depOff[:n]...)
+	info.deps = make([]int32, depOff[n])
+	next := append([]int32(nil), depOff[:n]...)
 	for p := range t.Requests {
 		for _, d := range t.Requests[p].Preds {
 			info.deps[next[d]] = int32(p)
 			next[d]++
 		}
 	}
+	for _, k := range t.Sessions {
+		if k == KindSubagent {
+			info.subagents++
+		}
+	}
 	count := make([]int32, len(t.Sessions))
 	for p := range t.Requests {
 		q := &t.Requests[p]
-		info.turn[p] = count[q.Session]
+		info.nodes[p] = node{gap: q.Gap, session: q.Session, in: q.In, out: q.Out, shared: q.Shared, from: q.From,
+			turn: count[q.Session], npred: int32(len(q.Preds)), deps: [2]int32{depOff[p], depOff[p+1]}}
+		if depOff[p+1]-depOff[p] == 1 {
+			info.nodes[p].deps = [2]int32{info.deps[depOff[p]], -1}
+		}
+		info.preds[p] = int32(len(q.Preds))
+		if len(q.Preds) == 0 {
+			info.sources = append(info.sources, int32(p))
+		}
 		count[q.Session]++
 		if t.Sessions[q.Session] == KindRoot {
 			info.roots = append(info.roots, int32(p))
@@ -328,26 +377,26 @@ func (r *Replay) draw() *traceInfo {
 func (r *Replay) startTree(lane int, info *traceInfo, now float64, warm bool) {
 	t := info.tr
 	n := len(t.Requests)
-	tr := &tree{id: r.trees, lane: lane, sessBase: r.sessions, info: info,
-		reqs: make([]reqState, n), remaining: n}
-	r.lanes[lane] = tr
-	r.trees++
-	r.sessions += len(t.Sessions)
-	for _, k := range t.Sessions {
-		if k == KindSubagent {
-			r.stats.SubagentSessions++
-		}
+	var reqs []reqState
+	if old := r.lanes[lane]; old != nil && cap(old.reqs) >= n {
+		// The lane's last tree is done with its requests.
+		reqs, old.reqs = old.reqs[:n], nil
+	} else {
+		reqs = make([]reqState, n)
 	}
-	for p := range t.Requests {
-		tr.reqs[p] = reqState{readyAt: now, left: int32(len(t.Requests[p].Preds))}
+	tr := &tree{id: len(r.trees), lane: lane, sessBase: r.sessions, info: info, reqs: reqs, remaining: n, cut: -1}
+	r.lanes[lane] = tr
+	r.trees = append(r.trees, tr)
+	r.sessions += len(t.Sessions)
+	r.stats.SubagentSessions += info.subagents
+	for p, k := range info.preds {
+		tr.reqs[p] = reqState{readyAt: now, left: k}
 	}
 	if !warm {
 		// A recycled play starts at turn 0; its first turn carries a fresh
 		// cache-bust marker, so nothing of an earlier play is shared.
-		for p := range t.Requests {
-			if tr.reqs[p].left == 0 {
-				r.ready(tr, int32(p), now)
-			}
+		for _, p := range info.sources {
+			r.ready(tr, p, now)
 		}
 		return
 	}
@@ -358,6 +407,7 @@ func (r *Replay) startTree(lane int, info *traceInfo, now float64, warm bool) {
 	u := r.cfg.StartMin + (r.cfg.StartMax-r.cfg.StartMin)*r.rng.Float64()
 	k := max(0, min(int(u*float64(nr)), nr-2))
 	cut := info.roots[k]
+	tr.cut = cut
 	// Requests up to the start are history: the latest of each session that
 	// continues afterwards is replayed as a one-token warm-up primer with its
 	// full prompt (nothing cached yet); the rest are skipped.
@@ -401,58 +451,68 @@ func (r *Replay) startTree(lane int, info *traceInfo, now float64, warm bool) {
 
 // ready is called when request p's predecessors are all done, the last at t.
 func (r *Replay) ready(tr *tree, p int32, t float64) {
-	st := &tr.reqs[p]
-	if st.state != stWaiting {
-		return
+	if tr.reqs[p].state == stWaiting {
+		r.release(tr, p, t)
 	}
-	q := &tr.info.tr.Requests[p]
-	st.readyAt = t
+}
+
+// release sends or holds p, which waited (its predecessors done, none
+// left) and is ready at t.
+func (r *Replay) release(tr *tree, p int32, t float64) {
+	q := &tr.info.nodes[p]
 	switch {
 	case r.warming && tr.warmLeft > 0 && p != tr.info.lastRt:
 		tr.warmLeft--
-		st.state = stPending
-		r.emit(tr, p, t, Warmup, 1, int(q.Shared))
+		tr.reqs[p] = reqState{readyAt: t, state: stPending}
+		r.emit(tr, p, t, Warmup, 1, int(q.shared))
 	case r.warming:
-		st.state = stHeld
+		tr.reqs[p] = reqState{readyAt: t, state: stHeld}
 		tr.held = append(tr.held, p)
 	default:
-		st.state = stPending
-		r.emit(tr, p, t+q.Gap, Profile, int(q.Out), int(q.Shared))
+		tr.reqs[p] = reqState{readyAt: t, state: stPending}
+		r.emit(tr, p, t+q.gap, Profile, int(q.out), int(q.shared))
 	}
 }
 
 func (r *Replay) emit(tr *tree, p int32, at float64, ph Phase, out, shared int) {
-	q := &tr.info.tr.Requests[p]
+	q := &tr.info.nodes[p]
 	from := -1
-	if q.From >= 0 && shared > 0 {
-		from = tr.sessBase + int(q.From)
+	if q.from >= 0 && shared > 0 {
+		from = tr.sessBase + int(q.from)
 	}
-	if len(r.slab) == 0 {
-		r.slab = make([]liveReq, liveChunk)
+	if r.nlive%liveChunk == 0 {
+		r.live = append(r.live, make([]liveReq, liveChunk))
 	}
-	l := &r.slab[0]
-	r.slab = r.slab[1:]
-	*l = liveReq{Request: Request{ID: len(r.live), Tree: tr.id, Lane: tr.lane, Session: tr.sessBase + int(q.Session),
-		Trace: tr.info.idx, Turn: int(tr.info.turn[p]), Arrival: at, Input: int(q.In), Output: max(out, 1),
-		Shared: shared, From: from, Phase: ph}, tree: tr, pos: p}
+	l := r.req(r.nlive)
+	*l = liveReq{Request: Request{ID: r.nlive, Tree: tr.id, Lane: tr.lane, Session: tr.sessBase + int(q.session),
+		Trace: tr.info.idx, Turn: int(q.turn), Arrival: at, Input: int(q.in), Output: max(out, 1),
+		Shared: shared, From: from, Phase: ph}, info: tr.info.k, pos: p, deps: q.deps, state: stPending}
 	tr.reqs[p].state = stPending
 	if ph == Warmup {
 		r.stats.WarmupRequests++
 	}
-	r.live = append(r.live, l)
-	if len(tr.pending) >= 2*tr.npend+16 {
-		tr.pendingNow()
+	r.nlive++
+	c := &r.counts[tr.lane]
+	if len(tr.pending) >= 2*int(c.npend)+16 {
+		r.pendingNow(tr)
 	}
-	tr.pending = append(tr.pending, l)
-	tr.npend++
+	tr.pending = append(tr.pending, l.ID)
+	c.npend++
 	r.pend.push(pendEntry{l.Arrival, l.ID})
 }
 
-// finish marks p done at t and releases its dependants.
-func (r *Replay) finish(tr *tree, p int32, t float64) {
+// finish marks p done at t and releases its dependants deps (info is
+// tr.info).
+func (r *Replay) finish(tr *tree, info *traceInfo, p int32, deps []int32, t float64) {
 	tr.reqs[p].state = stDone
 	tr.remaining--
-	for _, d := range tr.info.dependants(p) {
+	for _, d := range deps {
+		if info.nodes[d].npred == 1 && d > tr.cut {
+			// d waited on p alone since the tree started (by t), so it
+			// is waiting: its state need not be read.
+			r.release(tr, d, t)
+			continue
+		}
 		st := &tr.reqs[d]
 		if st.state != stWaiting {
 			continue
@@ -485,8 +545,8 @@ func (r *Replay) maybeStartProfiling(t float64) {
 		held := tr.held
 		tr.held = nil
 		for _, p := range held {
-			q := &tr.info.tr.Requests[p]
-			r.emit(tr, p, max(t, tr.reqs[p].readyAt+q.Gap), Profile, int(q.Out), int(q.Shared))
+			q := &tr.info.nodes[p]
+			r.emit(tr, p, max(t, tr.reqs[p].readyAt+q.gap), Profile, int(q.out), int(q.shared))
 		}
 		r.capTree(tr, t)
 	}
@@ -497,16 +557,17 @@ func (r *Replay) maybeStartProfiling(t float64) {
 // flight, its pending timers shift together so the next arrives within
 // TraceIdleCap.
 func (r *Replay) capTree(tr *tree, t float64) {
-	if tr.inflight > 0 || tr.npend == 0 || math.IsInf(r.cfg.TraceIdleCap, 1) || r.closed(t) {
+	if c := r.counts[tr.lane]; c.inflight > 0 || c.npend == 0 || math.IsInf(r.cfg.TraceIdleCap, 1) || r.closed(t) {
 		return
 	}
-	pending := tr.pendingNow()
+	pending := r.pendingNow(tr)
 	first := math.Inf(1)
-	for _, l := range pending {
-		first = min(first, l.Arrival)
+	for _, id := range pending {
+		first = min(first, r.req(id).Arrival)
 	}
 	if ex := first - (t + r.cfg.TraceIdleCap); ex > 0 {
-		for _, l := range pending {
+		for _, id := range pending {
+			l := r.req(id)
 			l.Arrival -= ex
 			i := slices.IndexFunc(r.pend, func(e pendEntry) bool { return e.id == l.ID })
 			r.pend[i].at = l.Arrival
@@ -527,7 +588,7 @@ func (r *Replay) capSystem(t float64) {
 	}
 	if ex := r.pend[0].at - (t + r.cfg.SystemIdleCap); ex > 0 {
 		for i := range r.pend { // a uniform shift keeps the heap order
-			l := r.live[r.pend[i].id]
+			l := r.req(r.pend[i].id)
 			l.Arrival -= ex
 			r.pend[i].at = l.Arrival
 		}
@@ -551,11 +612,11 @@ func (r *Replay) PeekTime() (float64, bool) {
 
 // Pop sends the next request; call it only when PeekTime says one is due.
 func (r *Replay) Pop() Request {
-	l := r.live[r.pend.pop()]
-	tr := l.tree
-	tr.npend--
-	tr.reqs[l.pos].state = stInFlight
-	tr.inflight++
+	l := r.req(r.pend.pop())
+	c := &r.counts[l.Lane]
+	c.npend--
+	c.inflight++
+	l.state = stInFlight
 	r.inflight++
 	return l.Request
 }
@@ -564,31 +625,38 @@ func (r *Replay) Pop() Request {
 // its last at end (seconds). It releases the requests that waited on it,
 // recycles a drained lane, and applies the idle caps.
 func (r *Replay) Complete(id int, first, end float64) error {
-	if id < 0 || id >= len(r.live) {
+	if id < 0 || id >= r.nlive {
 		return fmt.Errorf("agentx: no request %d", id)
 	}
-	l := r.live[id]
-	tr := l.tree
-	if tr == nil || tr.reqs[l.pos].state != stInFlight {
+	l := r.req(id)
+	if l.state != stInFlight {
 		return fmt.Errorf("agentx: request %d is not in flight", id)
 	}
 	if l.Phase == Profile {
 		r.rec.add(Record{Request: l.Request, First: first, End: end})
 	}
-	tr.inflight--
+	// The tree and the trace's node table, both named by l, so that
+	// their loads need not wait on each other.
+	tr, info := r.trees[l.Tree], r.infos[l.info]
+	l.state = stDone
+	r.counts[l.Lane].inflight--
 	r.inflight--
-	r.finish(tr, l.pos, end)
-	l.tree = nil
+	r.finish(tr, info, l.pos, info.depsOf(&l.deps), end)
 	if tr.remaining == 0 && r.lanes[tr.lane] == tr && (r.warming || end < r.end) {
-		// The whole tree drained: the lane takes the sampler's next trace.
+		// The whole tree drained (nothing of it left to cap): the lane
+		// takes the sampler's next trace.
 		r.startTree(tr.lane, r.draw(), end, false)
 		r.capTree(r.lanes[tr.lane], end)
+	} else {
+		r.capTree(tr, end)
 	}
-	r.capTree(tr, end)
 	r.maybeStartProfiling(end)
 	r.capSystem(end)
 	return nil
 }
+
+// req is the request with ID id.
+func (r *Replay) req(id int) *liveReq { return &r.live[id/liveChunk][id%liveChunk] }
 
 // Finished reports that the profiled window closed and every profiled
 // request completed.
@@ -616,7 +684,7 @@ func (r *Replay) Profiled() int { return r.rec.n }
 // Stats reports what the client did so far.
 func (r *Replay) Stats() Stats {
 	s := r.stats
-	s.Trees, s.Sessions = r.trees, r.sessions
+	s.Trees, s.Sessions = len(r.trees), r.sessions
 	return s
 }
 

@@ -224,3 +224,84 @@ func TestPreparedReplay(t *testing.T) {
 		t.Error("a replay with another max-context over the prepared corpus was accepted")
 	}
 }
+
+// newTraceInfo's per-request table, on a tree worked by hand: a root
+// chain 0, 2, 4 that spawns subagent chain 1, 3 at turn 0 and joins it at
+// turn 2, and a side chain of one request, 5.
+func TestTraceInfoByHand(t *testing.T) {
+	tr := &Trace{Sessions: []uint8{KindRoot, KindSubagent, KindSide}, Requests: []TraceRequest{
+		{Session: 0, In: 100, Out: 10, From: -1, Gap: 0.5},
+		{Session: 1, In: 50, Out: 5, Shared: 40, From: 0, Gap: 1, Preds: []int32{0}},
+		{Session: 0, In: 200, Out: 20, Shared: 100, From: -1, Gap: 2, Preds: []int32{0}},
+		{Session: 1, In: 80, Out: 8, Shared: 50, From: -1, Gap: 3, Preds: []int32{1}},
+		{Session: 0, In: 300, Out: 30, Shared: 200, From: -1, Gap: 4, Preds: []int32{2, 3}},
+		{Session: 2, In: 60, Out: 6, From: -1, Gap: 5},
+	}}
+	info := newTraceInfo(7, tr)
+	for p, w := range []struct {
+		dependants  []int32
+		turn, preds int32
+	}{
+		{[]int32{1, 2}, 0, 0},
+		{[]int32{3}, 0, 1},
+		{[]int32{4}, 1, 1},
+		{[]int32{4}, 1, 1},
+		{nil, 2, 2},
+		{nil, 0, 0},
+	} {
+		q, n := &tr.Requests[p], info.nodes[p]
+		if got := info.dependants(int32(p)); !slices.Equal(got, w.dependants) {
+			t.Errorf("request %d: dependants %v, want %v", p, got, w.dependants)
+		}
+		if n.turn != w.turn || info.preds[p] != w.preds || n.npred != w.preds {
+			t.Errorf("request %d: turn %d, %d (node %d) preds; want %d, %d", p, n.turn, info.preds[p], n.npred, w.turn, w.preds)
+		}
+		if n.gap != q.Gap || n.session != q.Session || n.in != q.In || n.out != q.Out || n.shared != q.Shared || n.from != q.From {
+			t.Errorf("request %d: node %+v does not carry %+v", p, n, *q)
+		}
+	}
+	if !slices.Equal(info.sources, []int32{0, 5}) || !slices.Equal(info.roots, []int32{0, 2, 4}) || info.lastRt != 4 ||
+		info.subagents != 1 || info.idx != 7 {
+		t.Errorf("sources %v, roots %v, last root %d, %d subagents, index %d; want [0 5], [0 2 4], 4, 1, 7",
+			info.sources, info.roots, info.lastRt, info.subagents, info.idx)
+	}
+}
+
+// BenchmarkReplay1024 is the client side of one refinement simulation
+// (900 s window at concurrency 1024 over the embedded corpus, prepared
+// once) against a server that answers each request alone: the first
+// token 1 s + 1 ms per uncached prompt token after it is sent, then 10 ms
+// per further token.
+func BenchmarkReplay1024(b *testing.B) {
+	traces, err := DefaultTraces()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := DefaultConfig(1024)
+	cfg.Duration = 900
+	p, err := Prepare(traces, cfg.MaxTraces, cfg.MaxContext)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		rp, err := p.Replay(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var fl fakeHeap
+		for !rp.Finished() {
+			if at, ok := rp.PeekTime(); ok && (len(fl) == 0 || at <= fl[0].t) {
+				q := rp.Pop()
+				first := q.Arrival + 1 + 1e-3*float64(q.Uncached())
+				heap.Push(&fl, fakeEnd{t: first + 1e-2*float64(q.Output-1), first: first, id: q.ID})
+				continue
+			}
+			e := heap.Pop(&fl).(fakeEnd)
+			if err := rp.Complete(e.id, e.first, e.t); err != nil {
+				b.Fatal(err)
+			}
+		}
+		t0, t1, _ := rp.Window()
+		rp.Measure(t0, t1)
+	}
+}
