@@ -38,6 +38,14 @@ type prefillMemos struct {
 	// (GEMMs over a batch's token count) seldom repeat, so the op memos
 	// (engineops.go) are bypassed rather than filled.
 	pricing bool
+	// noMixers is set while prefillForward prices a forward whose
+	// attention and linear-attention layers Prefill replaces: layerCost
+	// leaves them out (see mixersPriced).
+	noMixers bool
+	// mixers is 1 when no prefill shape of positive token counts raises a
+	// shape error in the attention or linear-attention layers, 2 when one
+	// does, 0 before mixersValid looked.
+	mixers uint8
 }
 
 // unmemoizedOps runs f with the op memos bypassed.
@@ -167,12 +175,51 @@ func (e *Engine) prefillForward(s shape) Breakdown {
 		}
 	}
 	clean := e.shapeErr == nil
-	b := unmemoizedOps(e, func() Breakdown { return e.forward(s) })
+	b := unmemoizedOps(e, func() Breakdown {
+		if e.Par.PP > 1 || !e.mixersValid() {
+			return e.forward(s)
+		}
+		e.pm.noMixers = true
+		defer func() { e.pm.noMixers = false }()
+		return e.forward(s)
+	})
 	e.pm.forward.put(key, b)
 	if e.shared != nil && clean && e.shapeErr == nil {
 		e.shared.fwd.put(e.Par, key, b)
 	}
 	return b
+}
+
+// mixersValid reports whether the target's attention and linear-attention
+// layers price every prefill shape of positive token counts without a
+// shape error. Their shapes' only other dimensions are the Engine's own
+// (heads, head and state sizes), and the kernels refuse a shape only for a
+// dimension that is not positive or heads that do not divide (kernels'
+// Validate methods), so one shape of one token decides. When they do,
+// prefillForward leaves them out of the forward: Prefill replaces its
+// attention and GDN with each part's, and below PP2 no other field reads
+// them (the pipeline bubble does).
+func (e *Engine) mixersValid() bool {
+	if e.pm.mixers == 0 {
+		saved := e.shapeErr
+		e.shapeErr = nil
+		s := shape{seqs: 1, q: 1, prefill: true}
+		unmemoizedOps(e, func() float64 {
+			if e.kinds().full > 0 {
+				e.attention(1, 1, s, e.Target.Attention)
+			}
+			if e.kinds().full < e.Model.Layers {
+				e.linearAttention(1, 1, s, e.Target.Attention)
+			}
+			return 0
+		})
+		e.pm.mixers = 1
+		if e.shapeErr != nil {
+			e.pm.mixers = 2
+		}
+		e.shapeErr = saved
+	}
+	return e.pm.mixers == 1
 }
 
 // prefillDraft is draftForward(s), memoized.

@@ -142,3 +142,39 @@ func TestPartCostMemo(t *testing.T) {
 		})
 	}
 }
+
+// TestPrefillForwardNoMixers checks that prefillForward below PP2, which
+// leaves out the attention and linear-attention layers that Prefill
+// replaces, prices every other field as the full forward does, bit for
+// bit, and that at PP2 it is the full forward.
+func TestPrefillForwardNoMixers(t *testing.T) {
+	r := resolved(t, Query{GPU: "gb300", Workload: "agentx"})
+	shapes := []shape{{seqs: 1, q: 1, prefill: true, logits: 1}, {seqs: 1, q: 8192, prefill: true},
+		{seqs: 3, q: 5000, prefill: true, logits: 2}, {seqs: 8, q: 16384, prefill: true, logits: 8}}
+	for _, c := range []struct {
+		par   Parallel
+		mixed bool // attention and GDN priced
+	}{{Parallel{TP: 2, EP: 1, PP: 1}, false}, {Parallel{TP: 8, EP: 8, PP: 1, DPAttention: true}, false}, {Parallel{TP: 2, EP: 1, PP: 2}, true}} {
+		t.Run(c.par.String(), func(t *testing.T) {
+			e, err := NewEngine(r.Model, r.GPU.withDomain(), c.par, r.Engine)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range shapes {
+				got, want := e.prefillForward(s), e.forward(s)
+				if !c.mixed {
+					if got.Attention != 0 || got.GDN != 0 {
+						t.Errorf("%+v: attention %v, GDN %v priced", s, got.Attention, got.GDN)
+					}
+					want.Attention, want.GDN = 0, 0
+				}
+				if got != want {
+					t.Errorf("%+v:\ngot  %+v\nwant %+v", s, got, want)
+				}
+			}
+			if e.Err() != nil {
+				t.Fatal(e.Err())
+			}
+		})
+	}
+}
