@@ -259,9 +259,11 @@ func (e *Engine) layerCost(l int, s shape, w WeightDTypes, moeEff float64) Break
 	ta := seqsRank * s.q // tokens on one attention rank
 	tAll := s.seqs * s.q
 	var b Breakdown
-	if m.isFullAttention(l) {
+	switch {
+	case e.pm.noMixers:
+	case m.isFullAttention(l):
 		b.Attention = e.attention(ta, seqsRank, s, w.Attention)
-	} else {
+	default:
 		b.GDN = e.linearAttention(ta, seqsRank, s, w.Attention)
 	}
 	// Feed-forward.

@@ -22,19 +22,15 @@ type prefillMemos struct {
 	draft   memoTable[float64]
 	// one is the time of a prefill batch of one part (most prefill
 	// batches), by prefillPartKey: one lookup where the parts below take
-	// five.
+	// several.
 	one memoTable[float64]
-	// part is one request's prefill chunk in the full and the linear
-	// layers (partCost), by n<<32 | before; linear is the latter alone,
-	// by new tokens (the prefill kernel does not depend on the context
-	// before).
-	part memoTable[[2]float64]
-	// proj is attentionProj(n) of a part's n tokens (pre, post1, post2;
-	// one with a shape error is not kept): what attention reads of n
-	// alone, shared by every context before.
-	proj   memoTable[[3]float64]
-	linear memoTable[float64]
-	gdn    memoTable[gdnPrefillCost] // gdnPrefill(tokens)
+	// part is what a part of n new tokens costs in attention whatever the
+	// context before it, by n: the projections (attentionProj) and the
+	// linear layers (partLinear); partCost adds the attention kernels.
+	part memoTable[partPrice]
+	// ctx is partCost by n<<32 | before.
+	ctx memoTable[[2]float64]
+	gdn memoTable[gdnPrefillCost] // gdnPrefill(tokens)
 	// moments are the prefill service-time moments of a workload's
 	// requests on this engine (Plan.prefillMoments).
 	moments map[momentKey]prefillMoments
@@ -42,6 +38,14 @@ type prefillMemos struct {
 	// (GEMMs over a batch's token count) seldom repeat, so the op memos
 	// (engineops.go) are bypassed rather than filled.
 	pricing bool
+	// noMixers is set while prefillForward prices a forward whose
+	// attention and linear-attention layers Prefill replaces: layerCost
+	// leaves them out (see mixersPriced).
+	noMixers bool
+	// mixers is 1 when no prefill shape of positive token counts raises a
+	// shape error in the attention or linear-attention layers, 2 when one
+	// does, 0 before mixersValid looked.
+	mixers uint8
 }
 
 // unmemoizedOps runs f with the op memos bypassed.
@@ -171,12 +175,51 @@ func (e *Engine) prefillForward(s shape) Breakdown {
 		}
 	}
 	clean := e.shapeErr == nil
-	b := unmemoizedOps(e, func() Breakdown { return e.forward(s) })
+	b := unmemoizedOps(e, func() Breakdown {
+		if e.Par.PP > 1 || !e.mixersValid() {
+			return e.forward(s)
+		}
+		e.pm.noMixers = true
+		defer func() { e.pm.noMixers = false }()
+		return e.forward(s)
+	})
 	e.pm.forward.put(key, b)
 	if e.shared != nil && clean && e.shapeErr == nil {
 		e.shared.fwd.put(e.Par, key, b)
 	}
 	return b
+}
+
+// mixersValid reports whether the target's attention and linear-attention
+// layers price every prefill shape of positive token counts without a
+// shape error. Their shapes' only other dimensions are the Engine's own
+// (heads, head and state sizes), and the kernels refuse a shape only for a
+// dimension that is not positive or heads that do not divide (kernels'
+// Validate methods), so one shape of one token decides. When they do,
+// prefillForward leaves them out of the forward: Prefill replaces its
+// attention and GDN with each part's, and below PP2 no other field reads
+// them (the pipeline bubble does).
+func (e *Engine) mixersValid() bool {
+	if e.pm.mixers == 0 {
+		saved := e.shapeErr
+		e.shapeErr = nil
+		s := shape{seqs: 1, q: 1, prefill: true}
+		unmemoizedOps(e, func() float64 {
+			if e.kinds().full > 0 {
+				e.attention(1, 1, s, e.Target.Attention)
+			}
+			if e.kinds().full < e.Model.Layers {
+				e.linearAttention(1, 1, s, e.Target.Attention)
+			}
+			return 0
+		})
+		e.pm.mixers = 1
+		if e.shapeErr != nil {
+			e.pm.mixers = 2
+		}
+		e.shapeErr = saved
+	}
+	return e.pm.mixers == 1
 }
 
 // prefillDraft is draftForward(s), memoized.
@@ -193,71 +236,71 @@ func (e *Engine) prefillDraft(s shape) float64 {
 	return t
 }
 
+// partPrice is what partCost reads of a part's n new tokens alone.
+type partPrice struct {
+	pre, post1, post2 float64 // attentionProj(n)
+	lin               float64 // partLinear
+}
+
 // partCost is one request's prefill chunk of n new tokens after before
-// tokens as Prefill prices it: in its full layers (partAttention, 0 when
-// full is 0) and its linear ones (partLinear, 0 when lin is 0). full and
-// lin are the Engine's own layer counts, so (n, before) keys the memo.
+// tokens as Prefill prices it: in its full layers (full times attention
+// over it, 0 when full is 0) and its linear ones (partLinear, 0 when lin
+// is 0). full and lin are the Engine's own layer counts, so (n, before)
+// keys the memo (ctx), and n that of what does not read before (part).
 func (e *Engine) partCost(n, before, full, lin int) (att, gdn float64) {
-	if !stepMemo || n < 0 || before < 0 || n >= 1<<31 || before >= 1<<32 {
+	ps := shape{seqs: 1, q: n, ctx: before, prefill: true}
+	if !stepMemo || n < 0 {
 		if full > 0 {
-			att = e.partAttention(n, before, full)
+			att = float64(full) * e.attention(n, 1, ps, e.Target.Attention)
 		}
 		if lin > 0 {
-			gdn = e.partLinear(n, before, lin)
+			gdn = e.partLinear(n, lin)
 		}
 		return att, gdn
 	}
+	if n >= 1<<31 || before < 0 || before >= 1<<32 {
+		return e.partCostN(n, before, full, lin)
+	}
 	key := uint64(n)<<32 | uint64(before)
-	if v, ok := e.pm.part.get(key); ok {
+	if v, ok := e.pm.ctx.get(key); ok {
 		return v[0], v[1]
 	}
-	if full > 0 {
-		att = e.partAttention(n, before, full)
-	}
-	if lin > 0 {
-		gdn = e.partLinear(n, before, lin)
-	}
-	e.pm.part.put(key, [2]float64{att, gdn})
+	att, gdn = e.partCostN(n, before, full, lin)
+	e.pm.ctx.put(key, [2]float64{att, gdn})
 	return att, gdn
 }
 
-// partAttention is the full-attention layers' cost of one request's
-// prefill chunk of n new tokens after before tokens: full layers times
-// attention over it, as Prefill and MixedExtra price it.
-func (e *Engine) partAttention(n, before, full int) float64 {
-	if !stepMemo || n < 0 {
-		ps := shape{seqs: 1, q: n, ctx: before, prefill: true}
-		return float64(full) * e.attention(n, 1, ps, e.Target.Attention)
-	}
-	return unmemoizedOps(e, func() float64 {
-		var p attnProj
-		if v, ok := e.pm.proj.get(uint64(n)); ok {
-			p = attnProj{pre: v[0], post1: v[1], post2: v[2]}
-		} else if p = e.attentionProj(n, e.Target.Attention); p.preErr == nil && p.postErr == nil {
-			e.pm.proj.put(uint64(n), [3]float64{p.pre, p.post1, p.post2})
+// partCostN is partCost priced from the memo of what reads n alone,
+// kept there when pricing raised no shape error on an engine free of one.
+func (e *Engine) partCostN(n, before, full, lin int) (att, gdn float64) {
+	ps := shape{seqs: 1, q: n, ctx: before, prefill: true}
+	if pp, ok := e.pm.part.get(uint64(n)); ok {
+		if full > 0 {
+			att = float64(full) * e.attentionWith(attnProj{pre: pp.pre, post1: pp.post1, post2: pp.post2}, 1, ps)
 		}
-		ps := shape{seqs: 1, q: n, ctx: before, prefill: true}
-		return float64(full) * e.attentionWith(p, 1, ps)
-	})
+		return att, pp.lin
+	}
+	clean := e.shapeErr == nil
+	var p attnProj
+	if full > 0 {
+		p = unmemoizedOps(e, func() attnProj { return e.attentionProj(n, e.Target.Attention) })
+		att = float64(full) * e.attentionWith(p, 1, ps)
+	}
+	if lin > 0 {
+		gdn = unmemoizedOps(e, func() float64 { return e.partLinear(n, lin) })
+	}
+	if clean && p.preErr == nil && p.postErr == nil && e.shapeErr == nil {
+		e.pm.part.put(uint64(n), partPrice{p.pre, p.post1, p.post2, gdn})
+	}
+	return att, gdn
 }
 
 // partLinear is the linear-attention layers' cost of one request's prefill
 // chunk of n new tokens: lin layers times linearAttention over it (whose
 // prefill path reads neither the context before nor the sequence count).
-func (e *Engine) partLinear(n, before, lin int) float64 {
-	f := func() float64 {
-		ps := shape{seqs: 1, q: n, ctx: before, prefill: true}
-		return float64(lin) * e.linearAttention(n, 1, ps, e.Target.Attention)
-	}
-	if !stepMemo || n < 0 {
-		return f()
-	}
-	if t, ok := e.pm.linear.get(uint64(n)); ok {
-		return t
-	}
-	t := unmemoizedOps(e, f)
-	e.pm.linear.put(uint64(n), t)
-	return t
+func (e *Engine) partLinear(n, lin int) float64 {
+	ps := shape{seqs: 1, q: n, prefill: true}
+	return float64(lin) * e.linearAttention(n, 1, ps, e.Target.Attention)
 }
 
 // gdnPrefillMemo is gdnPrefill(tokens), memoized.

@@ -3,6 +3,7 @@ package simulate
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"testing"
 )
 
@@ -97,5 +98,83 @@ func TestMemoTable(t *testing.T) {
 	}
 	if hits == 0 {
 		t.Fatal("no lookup hit")
+	}
+}
+
+// TestPartCostMemo checks partCost's memos (a miss, a hit, and a hit of
+// the memo by new tokens alone at another context) against the
+// unmemoized price, bit for bit. Qwen3.5 has full
+// and linear attention layers; the pairs repeat new token counts at other
+// contexts before them.
+func TestPartCostMemo(t *testing.T) {
+	r := resolved(t, Query{GPU: "gb300", Workload: "agentx"})
+	parts := []struct{ n, before int }{{1, 0}, {100, 0}, {100, 5000}, {8192, 0}, {8192, 8192}, {777, 123456}, {16384, 1}}
+	for _, par := range []Parallel{{TP: 2, EP: 1, PP: 1}, {TP: 8, EP: 8, PP: 1, DPAttention: true}} {
+		t.Run(par.String(), func(t *testing.T) {
+			engine := func() *Engine {
+				e, err := NewEngine(r.Model, r.GPU.withDomain(), par, r.Engine)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return e
+			}
+			ref, e := engine(), engine()
+			full := ref.kinds().full
+			lin := r.Model.Layers - full
+			if full == 0 || lin == 0 {
+				t.Fatalf("want full and linear layers, have %d and %d", full, lin)
+			}
+			defer func() { stepMemo = true }()
+			for _, p := range parts {
+				stepMemo = false
+				wa, wg := ref.partCost(p.n, p.before, full, lin)
+				stepMemo = true
+				for i := range 2 {
+					a, g := e.partCost(p.n, p.before, full, lin)
+					if math.Float64bits(a) != math.Float64bits(wa) || math.Float64bits(g) != math.Float64bits(wg) {
+						t.Errorf("n %d before %d call %d: got %v %v, unmemoized %v %v", p.n, p.before, i, a, g, wa, wg)
+					}
+				}
+			}
+			if ref.Err() != nil || e.Err() != nil {
+				t.Fatal(ref.Err(), e.Err())
+			}
+		})
+	}
+}
+
+// TestPrefillForwardNoMixers checks that prefillForward below PP2, which
+// leaves out the attention and linear-attention layers that Prefill
+// replaces, prices every other field as the full forward does, bit for
+// bit, and that at PP2 it is the full forward.
+func TestPrefillForwardNoMixers(t *testing.T) {
+	r := resolved(t, Query{GPU: "gb300", Workload: "agentx"})
+	shapes := []shape{{seqs: 1, q: 1, prefill: true, logits: 1}, {seqs: 1, q: 8192, prefill: true},
+		{seqs: 3, q: 5000, prefill: true, logits: 2}, {seqs: 8, q: 16384, prefill: true, logits: 8}}
+	for _, c := range []struct {
+		par   Parallel
+		mixed bool // attention and GDN priced
+	}{{Parallel{TP: 2, EP: 1, PP: 1}, false}, {Parallel{TP: 8, EP: 8, PP: 1, DPAttention: true}, false}, {Parallel{TP: 2, EP: 1, PP: 2}, true}} {
+		t.Run(c.par.String(), func(t *testing.T) {
+			e, err := NewEngine(r.Model, r.GPU.withDomain(), c.par, r.Engine)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range shapes {
+				got, want := e.prefillForward(s), e.forward(s)
+				if !c.mixed {
+					if got.Attention != 0 || got.GDN != 0 {
+						t.Errorf("%+v: attention %v, GDN %v priced", s, got.Attention, got.GDN)
+					}
+					want.Attention, want.GDN = 0, 0
+				}
+				if got != want {
+					t.Errorf("%+v:\ngot  %+v\nwant %+v", s, got, want)
+				}
+			}
+			if e.Err() != nil {
+				t.Fatal(e.Err())
+			}
+		})
 	}
 }
