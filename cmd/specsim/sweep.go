@@ -51,7 +51,7 @@ throughput, TTFT, E2EL and normalized interactivity); aggregated
 deployments keep their estimates. It first simulates one deployment of
 each decode pool whose best would reach the interactivity frontier 3%
 better than estimated. On the 72-GPU AgentX sweep it needs 629
-simulations instead of 977, about half the CPU; over nine exhaustively
+simulations instead of 977, about two thirds of the CPU; over nine exhaustively
 simulated AgentX sweeps it missed 17 true frontier points, as the
 estimate's search did, but more on the 8- and 24-GPU GB300 sweeps
 (README); on fixed-length sweeps it was not checked and may save nothing.
