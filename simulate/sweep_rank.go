@@ -92,6 +92,17 @@ func poolOf(topology string, which byte) string {
 	return topology
 }
 
+// poolKey is a pool (poolOf) at one concurrency and draft length: the
+// deployments whose estimate errors corrected shares.
+type poolKey struct {
+	name        string
+	conc, steps int
+}
+
+func poolKeyOf(p *Point, which byte) poolKey {
+	return poolKey{poolOf(p.Topology, which), p.Conc, p.Steps}
+}
+
 // corrected returns a copy of points in which every point not yet
 // event-simulated carries its estimate corrected by RefineByCorrected's
 // rule: each figure is scaled by the most favourable event/estimate ratio
@@ -104,13 +115,9 @@ func poolOf(topology string, which byte) string {
 // estimates and simulations, so the rounds stay a function of them (Merge
 // relies on it).
 func corrected(points []Point) []Point {
-	type pool struct {
-		name        string
-		conc, steps int
-	}
 	// best[pool][f] is the most favourable log(event/estimate) of figure
 	// f among the pool's simulated points (NaN: none).
-	best := map[pool][]float64{}
+	best := map[poolKey][]float64{}
 	for i := range points {
 		p := &points[i]
 		if p.Sim != "event" || p.Estimate == nil {
@@ -122,7 +129,7 @@ func corrected(points []Point) []Point {
 				continue
 			}
 			lr := math.Log(ev / est)
-			k := pool{poolOf(p.Topology, figurePools[f]), p.Conc, p.Steps}
+			k := poolKeyOf(p, figurePools[f])
 			b := best[k]
 			if b == nil {
 				b = make([]float64, len(rankedFigures))
@@ -143,7 +150,7 @@ func corrected(points []Point) []Point {
 			continue
 		}
 		for f, fig := range rankedFigures {
-			b := best[pool{poolOf(p.Topology, figurePools[f]), p.Conc, p.Steps}]
+			b := best[poolKeyOf(p, figurePools[f])]
 			if b == nil || math.IsNaN(b[f]) {
 				continue
 			}
@@ -175,18 +182,14 @@ const scoutMargin = 0.03
 // simulated. points are the sweep's (which are simulated); in are the
 // positions in kept that the frontiers consider.
 func decodeScouts(points, kept []Point, in []int) []int {
-	type pool struct {
-		name        string
-		conc, steps int
-	}
-	seen := map[pool]bool{}
+	seen := map[poolKey]bool{}
 	for i := range points {
 		if p := &points[i]; p.Sim == "event" {
-			seen[pool{poolOf(p.Topology, 'd'), p.Conc, p.Steps}] = true
+			seen[poolKeyOf(p, 'd')] = true
 		}
 	}
 	unseen := func(p *Point) bool {
-		return p.Sim != "event" && strings.HasPrefix(p.Topology, "disagg:") && !seen[pool{poolOf(p.Topology, 'd'), p.Conc, p.Steps}]
+		return p.Sim != "event" && strings.HasPrefix(p.Topology, "disagg:") && !seen[poolKeyOf(p, 'd')]
 	}
 	opt := append([]Point(nil), kept...)
 	for _, i := range in {
@@ -194,13 +197,13 @@ func decodeScouts(points, kept []Point, in []int) []int {
 			opt[i].Interactivity *= 1 + scoutMargin
 		}
 	}
-	best := map[pool]int{}
+	best := map[poolKey]int{}
 	for _, i := range frontierOf(opt, in, ByInteractivity, true) {
 		p := &opt[i]
 		if !unseen(p) {
 			continue
 		}
-		k := pool{poolOf(p.Topology, 'd'), p.Conc, p.Steps}
+		k := poolKeyOf(p, 'd')
 		if j, ok := best[k]; !ok || p.TputPerGPU > opt[j].TputPerGPU || (p.TputPerGPU == opt[j].TputPerGPU && i < j) {
 			best[k] = i
 		}
