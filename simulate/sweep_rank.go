@@ -179,8 +179,8 @@ const scoutMargin = 0.03
 // its deployments (figurePools); without a simulation of one, an estimate
 // a little pessimistic for the whole pool would hide every one of them
 // from the corrected search, which corrected promotes once one is
-// simulated. points are the sweep's (which are simulated); in are the
-// positions in kept that the frontiers consider.
+// simulated. points are the sweep's, which say which pools are
+// simulated; in are the positions in kept that the frontiers consider.
 func decodeScouts(points, kept []Point, in []int) []int {
 	seen := map[poolKey]bool{}
 	for i := range points {
@@ -191,20 +191,20 @@ func decodeScouts(points, kept []Point, in []int) []int {
 	unseen := func(p *Point) bool {
 		return p.Sim != "event" && strings.HasPrefix(p.Topology, "disagg:") && !seen[poolKeyOf(p, 'd')]
 	}
-	opt := append([]Point(nil), kept...)
-	for _, i := range in {
-		if unseen(&opt[i]) {
-			opt[i].Interactivity *= 1 + scoutMargin
+	optimistic := func(p *Point) float64 {
+		if unseen(p) {
+			return p.Interactivity * (1 + scoutMargin)
 		}
+		return p.Interactivity
 	}
 	best := map[poolKey]int{}
-	for _, i := range frontierOf(opt, in, ByInteractivity, true) {
-		p := &opt[i]
+	for _, i := range frontierOf(kept, in, optimistic, true) {
+		p := &kept[i]
 		if !unseen(p) {
 			continue
 		}
 		k := poolKeyOf(p, 'd')
-		if j, ok := best[k]; !ok || p.TputPerGPU > opt[j].TputPerGPU || (p.TputPerGPU == opt[j].TputPerGPU && i < j) {
+		if j, ok := best[k]; !ok || p.TputPerGPU > kept[j].TputPerGPU || (p.TputPerGPU == kept[j].TputPerGPU && i < j) {
 			best[k] = i
 		}
 	}
