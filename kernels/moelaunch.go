@@ -75,6 +75,15 @@ func Engines() []string {
 	return engines
 }
 
+// knownEngine is nil for an engine (already normalized) the package
+// prices, else the error naming the engines it does.
+func knownEngine(engine string) error {
+	if _, ok := backends.fallback[engine]; ok {
+		return nil
+	}
+	return unknownEngine(engine)
+}
+
 func unknownEngine(engine string) error {
 	return fmt.Errorf("unknown engine %q: want %s", engine, strings.Join(Engines(), ", "))
 }
@@ -92,8 +101,8 @@ func CheckEngine(engine string) error {
 // the engine has.
 func CheckBackendName(engine, name string) error {
 	engine = normEngine(engine)
-	if _, ok := backends.fallback[engine]; !ok {
-		return unknownEngine(engine)
+	if err := knownEngine(engine); err != nil {
+		return err
 	}
 	name = strings.ToLower(strings.TrimSpace(name))
 	if name == "auto" {
@@ -115,8 +124,8 @@ func CheckBackendName(engine, name string) error {
 // flag, or the engine's default after its model-specific resolution.
 func targetRequest(l MoELaunch) (name, origin string, err error) {
 	engine := normEngine(l.Engine)
-	if _, ok := backends.fallback[engine]; !ok {
-		return "", "", unknownEngine(engine)
+	if err := knownEngine(engine); err != nil {
+		return "", "", err
 	}
 	name = strings.ToLower(strings.TrimSpace(l.Backend))
 	if name != "" {
@@ -172,8 +181,8 @@ func ResolveTargetMoE(l MoELaunch, dt DType) (MoEChoice, error) {
 // flashinfer_trtllm_routed, flashinfer_cutlass or triton_kernel).
 func ResolveDraftMoE(l MoELaunch, dt DType) (MoEChoice, error) {
 	var name, origin string
-	if _, ok := backends.fallback[normEngine(l.Engine)]; !ok {
-		return MoEChoice{}, unknownEngine(normEngine(l.Engine))
+	if err := knownEngine(normEngine(l.Engine)); err != nil {
+		return MoEChoice{}, err
 	}
 	if s := strings.ToLower(strings.TrimSpace(l.SpecBackend)); s != "" {
 		if err := CheckBackendName(l.Engine, s); err != nil {
