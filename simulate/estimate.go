@@ -368,18 +368,14 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 	// batches DecodeStep prices. Under DP attention every rank runs each
 	// forward padded to the fullest rank's batch (SGLang's DP-attention
 	// padding, as the event simulation prices it): x requests decoding
-	// over dp ranks run as dp times the fullest rank's. A disaggregated
-	// decode worker admits each transferred request on its least loaded
-	// rank, an even split, ceil(x/dp); an aggregated instance's ranks are
-	// the router's targets, each session bound to one, so which ranks are
-	// busy is chance (fullestRank).
+	// over dp ranks run as dp times the fullest rank's. The ranks are the
+	// router's targets, aggregated or disaggregated (newServer), each
+	// session bound to one, so which ranks are busy is chance
+	// (fullestRank).
 	dp := float64(dec.Par.AttentionDP())
 	stepAt := func(x float64) float64 {
 		x = math.Max(x, 1)
-		switch {
-		case dp > 1 && t.Disagg:
-			x = dp * math.Ceil(x/dp-1e-9)
-		case dp > 1:
+		if dp > 1 {
 			x = dp * fullestRank(x, dp)
 		}
 		lo := math.Floor(x)

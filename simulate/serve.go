@@ -2,7 +2,6 @@ package simulate
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"sort"
 	"strconv"
@@ -191,7 +190,9 @@ type simRequest struct {
 	from     int // session whose cached prefix shared refers to on a first turn, or -1
 	hostLoad int
 	id       int
-	target   int // router target, -1 when not routed
+	// The router targets the request holds (-1: none): its prefill (or
+	// aggregated) target, and its decode target in a disaggregated pool.
+	target, dtarget int32
 }
 
 // instance is one simulated engine (or one pipeline microbatch lane of it).
@@ -578,7 +579,7 @@ func (p *Plan) simulate() (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv := p.newServer(inst, entry)
+	srv := p.newServer(inst, entry, decodeIdx)
 	rp, err := p.newReplay()
 	if err != nil {
 		return nil, err
@@ -622,7 +623,10 @@ func (p *Plan) simulate() (*Result, error) {
 	// route sends a new request to an entry instance and rank.
 	route := func(r *simRequest) int {
 		tg := srv.rt.route(r.session, r.ISL+r.OSL, now)
-		r.target, r.rank = tg, int32(srv.targetRank[tg])
+		r.target, r.rank = int32(tg), int32(srv.targetRank[tg])
+		if srv.decodeAtDispatch {
+			r.dtarget = int32(srv.drt.route(r.session, r.ISL, now))
+		}
 		return srv.targetInst[tg]
 	}
 	// Requests are allocated in blocks (a simulation holds every one of
@@ -637,7 +641,7 @@ func (p *Plan) simulate() (*Result, error) {
 		return q
 	}
 	issue := func(session int, t float64) {
-		r := newRequest(simRequest{Request: p.sc.Workload.Sample(rng), session: session, arrival: t, shared: -1, from: -1, target: -1})
+		r := newRequest(simRequest{Request: p.sc.Workload.Sample(rng), session: session, arrival: t, shared: -1, from: -1, target: -1, dtarget: -1})
 		r.done = r.Cached
 		r.measured = issued >= warmup && issued < warmup+measuredN
 		issued++
@@ -645,7 +649,7 @@ func (p *Plan) simulate() (*Result, error) {
 	}
 	issueReplay := func(q agentx.Request) {
 		r := newRequest(simRequest{Request: Request{ISL: q.Input, OSL: q.Output}, session: q.Session, arrival: q.Arrival,
-			shared: q.Shared, from: q.From, id: q.ID, measured: q.Phase == agentx.Profile, target: -1})
+			shared: q.Shared, from: q.From, id: q.ID, measured: q.Phase == agentx.Profile, target: -1, dtarget: -1})
 		if !p.cacheOn() {
 			r.shared = 0
 		}
@@ -727,18 +731,13 @@ func (p *Plan) simulate() (*Result, error) {
 			in.rankTok[r.rank] -= r.ISL + r.OSL
 		}
 		if r.target >= 0 {
-			srv.rt.done(r.target, r.ISL+r.OSL)
+			srv.rt.done(int(r.target), r.ISL+r.OSL)
 			r.target = -1
 		}
-	}
-	pickDecode := func() int {
-		best, bestLoad := decodeIdx[0], math.MaxInt
-		for _, i := range decodeIdx {
-			if l := len(inst[i].running) + len(inst[i].waiting); l < bestLoad {
-				best, bestLoad = i, l
-			}
+		if r.dtarget >= 0 && in.role == roleDecode {
+			srv.drt.done(int(r.dtarget), r.ISL)
+			r.dtarget = -1
 		}
-		return best
 	}
 	// advanceContexts moves the admitted chunks of in on at time t:
 	// finished prompts emit their first token and start generating (or go
@@ -780,10 +779,16 @@ func (p *Plan) simulate() (*Result, error) {
 			if in.role == rolePrefill {
 				release(in, r, t)
 				r.admitted = false
-				d := pickDecode()
+				if r.dtarget < 0 {
+					r.dtarget = int32(srv.drt.route(r.session, r.ISL, t))
+				}
+				d := srv.decodeInst[r.dtarget]
+				r.rank = int32(srv.decodeRank[r.dtarget])
 				arr := t + p.transfer(r.ISL)
 				r.firstToken = arr
 				if r.gen >= r.OSL {
+					srv.drt.done(int(r.dtarget), r.ISL)
+					r.dtarget = -1
 					finish(r, arr)
 					continue
 				}
@@ -847,27 +852,18 @@ func (p *Plan) simulate() (*Result, error) {
 			return
 		}
 		if in.role == roleDecode {
-			// Admit transferred requests into free slots and KV of the least
-			// loaded rank.
+			// Admit transferred requests into free slots and KV of the
+			// rank the router sent them to; each rank's scheduler has its
+			// own queue, so a full rank holds back only its own requests.
 			keep := in.waiting[:0]
-			rk := -1 // the least loaded rank, until an admission changes the loads
 			for _, r := range in.waiting {
-				if rk < 0 {
-					rk = 0
-					for j := 1; j < in.ranks; j++ {
-						if in.rankRun[j] < in.rankRun[rk] {
-							rk = j
-						}
-					}
-				}
-				r.rank = int32(rk)
+				rk := r.rank
 				need := r.ISL + r.OSL
 				if in.rankRun[rk] < rankCap && (in.rankTok[rk]+need <= in.capTok/in.ranks || in.rankRun[rk] == 0) {
 					in.rankTok[rk] += need
 					in.rankRun[rk]++
 					r.admitted = true
 					in.join(r)
-					rk = -1
 				} else {
 					keep = append(keep, r)
 				}

@@ -233,3 +233,82 @@ func TestRunningHint(t *testing.T) {
 		t.Errorf("--max-running 300: err %v, want a refusal without a hint", err)
 	}
 }
+
+// TestDecodeRouting: a disaggregated pool routes decode requests over its
+// decode workers' DP ranks as Dynamo's decode router does. Sixteen new
+// sessions with equal prompts spread two to each of the eight targets of
+// two DEP4 workers (the load counts what was routed, so simultaneous
+// requests do not pile onto one worker); a session's later request keeps
+// its target even when that target is now the most loaded; finished work
+// leaves the load. SGLang chooses the decode target on arrival (bootstrap),
+// the others once the prefill is done; an aggregated pool has no decode
+// router.
+func TestDecodeRouting(t *testing.T) {
+	for _, c := range []struct {
+		engine     string
+		atDispatch bool
+	}{{"sglang", true}, {"vllm", false}, {"trtllm", false}} {
+		r := resolved(t, Query{GPU: "gb300", Engine: c.engine})
+		sc, err := r.Scenario(topo(t, "disagg:1xtp4+2xdep4"), 64, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := NewPlan(sc, r.GPU)
+		if err != nil {
+			t.Fatalf("%s: %v", c.engine, err)
+		}
+		inst, entry, decodeIdx, err := p.lanes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := p.newServer(inst, entry, decodeIdx)
+		if len(srv.decodeInst) != 8 || srv.decodeAtDispatch != c.atDispatch {
+			t.Fatalf("%s: %d decode targets, on arrival %v; want 8, %v", c.engine, len(srv.decodeInst), srv.decodeAtDispatch, c.atDispatch)
+		}
+		per := map[[2]int]int{}
+		first := -1
+		for s := range 16 {
+			tg := srv.drt.route(s, 1000, 0)
+			if s == 0 {
+				first = tg
+			}
+			if in := inst[srv.decodeInst[tg]]; in.role != roleDecode || srv.decodeRank[tg] >= in.ranks {
+				t.Fatalf("%s: target %d is lane %d rank %d, not a decode rank", c.engine, tg, srv.decodeInst[tg], srv.decodeRank[tg])
+			}
+			per[[2]int{srv.decodeInst[tg], srv.decodeRank[tg]}]++
+		}
+		if len(per) != 8 {
+			t.Errorf("%s: 16 sessions on %d targets, want all 8: %v", c.engine, len(per), per)
+		}
+		for k, n := range per {
+			if n != 2 {
+				t.Errorf("%s: lane %d rank %d got %d sessions, want 2", c.engine, k[0], k[1], n)
+			}
+		}
+		if tg := srv.drt.route(0, 1000, 1); tg != first {
+			t.Errorf("%s: session 0's second request went to target %d, its first to %d", c.engine, tg, first)
+		}
+		srv.drt.done(first, 1000)
+		srv.drt.done(first, 1000)
+		srv.drt.done(first, 1000)
+		if tg := srv.drt.route(99, 1000, 2); tg != first {
+			t.Errorf("%s: a new session went to target %d, not to %d, the one with no load left", c.engine, tg, first)
+		}
+	}
+	r := resolved(t, Query{GPU: "gb300"})
+	sc, err := r.Scenario(topo(t, "agg:tp4"), 8, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPlan(sc, r.GPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, entry, decodeIdx, err := p.lanes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if srv := p.newServer(inst, entry, decodeIdx); srv.drt != nil || srv.decodeAtDispatch {
+		t.Errorf("agg:tp4 has a decode router")
+	}
+}

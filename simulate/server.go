@@ -29,6 +29,13 @@ type server struct {
 	caches []*prefixCache // per entry target; nil entries: no cache
 	// targets maps an entry target to its instance and rank.
 	targetInst, targetRank []int
+	// A disaggregated pool's decode side: its router over the decode
+	// lanes' DP ranks (drt; nil when aggregated), each target's lane and
+	// rank, and whether a request's decode target is chosen when it
+	// arrives (SGLang's bootstrap handshake) or when its prefill is done.
+	drt                    *router
+	decodeInst, decodeRank []int
+	decodeAtDispatch       bool
 	hostBW                 float64
 	hostSrc                string
 	kvBytesPerToken        float64 // KV bytes a token occupies on one GPU of the entry instance
@@ -86,8 +93,26 @@ func (s *server) String() string {
 // states its cached prefix itself.
 func (p *Plan) cacheOn() bool { return p.sc.Workload.Trace != nil && !p.sc.Server.NoPrefixCache }
 
-// newServer sets up routing over the entry instances' DP ranks.
-func (p *Plan) newServer(inst []*instance, entry []int) *server {
+// newServer sets up routing over the entry instances' DP ranks and, when
+// the pool is disaggregated, over the decode instances' DP ranks.
+//
+// The decode side routes as the Dynamo frontend of the disaggregated
+// recipes does (ai-dynamo/dynamo lib/llm/src/kv_router/prefill_router):
+// a session keeps its decode target too (X-Dynamo-Session-ID affinity is
+// held per request phase, prefill and decode, each a worker and DP rank),
+// and a session's first request goes to the target with the least active
+// load, where the decode router counts the prompt blocks of the requests
+// it has routed there and not yet finished, with no prompt overlap credit
+// and no prefill tokens (build_decode_router_override:
+// overlap_score_credit 0, track_prefill_tokens false). With SGLang the
+// prefill worker returns its bootstrap address at once and the router
+// sends the decode request on while the prefill runs (PrefillOutcome::
+// Bootstrap), so the decode target is chosen on arrival; with vLLM and
+// TensorRT-LLM the router waits for the prefill result first. Either
+// way a target's load counts every request routed to it, so the
+// requests one prefill forward completes spread over the decode pool
+// instead of all joining whichever worker was least loaded then.
+func (p *Plan) newServer(inst []*instance, entry, decodeIdx []int) *server {
 	s := &server{}
 	for _, i := range entry {
 		in := inst[i]
@@ -101,6 +126,16 @@ func (p *Plan) newServer(inst []*instance, entry []int) *server {
 		}
 	}
 	s.rt = newRouter(len(s.targetInst), DefaultAffinityTTL, p.sc.Seed)
+	if len(decodeIdx) > 0 && inst[decodeIdx[0]].role == roleDecode {
+		for _, i := range decodeIdx {
+			for r := range inst[i].ranks {
+				s.decodeInst = append(s.decodeInst, i)
+				s.decodeRank = append(s.decodeRank, r)
+			}
+		}
+		s.drt = newRouter(len(s.decodeInst), DefaultAffinityTTL, p.sc.Seed^0xdec0de)
+		s.decodeAtDispatch = p.decode.EngineName == "sglang"
+	}
 	s.hostBW, s.hostSrc = hostLinkBandwidth(p.gpuName)
 	e := p.agg
 	if e == nil {
