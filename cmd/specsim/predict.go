@@ -222,6 +222,16 @@ func stepRange(s string, def int) (lo, hi int, err error) {
 	return lo, hi, nil
 }
 
+// oneStep parses the --steps of predict and recipe emit, which run one
+// draft length: a range would otherwise quietly run its lower end.
+func oneStep(cmd, s string, def int) (int, error) {
+	if _, _, isRange := strings.Cut(strings.TrimSpace(s), "-"); isRange {
+		return 0, fmt.Errorf("--steps %q: %s takes one draft length k, e.g. --steps 3; for a range of draft lengths use specsim sweep or specsim bestk", strings.TrimSpace(s), cmd)
+	}
+	k, _, err := stepRange(s, def)
+	return k, err
+}
+
 // fixedALFits checks that a fixed acceptance (--al, --histogram), which a
 // --steps range applies at every draft length, fits each k of lo..hi:
 // the acceptance error alone would name neither the range nor the k.
@@ -262,6 +272,7 @@ func atoiSmall(s string) (int, error) {
 func runPredict(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("predict", predictHelp, stderr)
 	qf := addQueryFlags(fs, true)
+	fs.Lookup("steps").Usage = "draft length k (speculative-num-steps), one value; 0 = no speculation (default 6; with --recipe, the recipe's; sweep and bestk take a range such as 0-8)"
 	conc := fs.Int("conc", 7, "concurrency: agentx = live session trees (a root conversation and its subagents, AIPerf --concurrency); fixed lengths = closed-loop sessions that send the next request when the previous one ends")
 	recipeArg := fs.String("recipe", "", "predict what an srt-slurm recipe FILE[:selector] deploys (topology, caps, CUDA graphs, mem fraction, speculation, golden AL or a schema-1 recipe's own forced AL, benchmark workload); a flag given explicitly wins over the recipe and the output says \"overridden by --FLAG\"; flag defaults fill only what it leaves out")
 	ff := addFormatFlags(fs)
@@ -284,7 +295,7 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 	}
 	k := 0
 	if qf.q.Spec != "none" {
-		if k, _, err = stepRange(qf.steps, 6); err != nil {
+		if k, err = oneStep("predict", qf.steps, 6); err != nil {
 			fmt.Fprintln(stderr, "specsim predict:", flagError(err))
 			return exitBadInput
 		}

@@ -201,7 +201,7 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 		k := 0
 		if q.q.Spec != "none" {
 			var err error
-			if k, _, err = stepRange(q.steps, 6); err != nil {
+			if k, err = oneStep("predict", q.steps, 6); err != nil {
 				return nil, err
 			}
 		}
