@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,6 +32,78 @@ func TestStepsRangeRefusedWhereOneK(t *testing.T) {
 		code, out, stderr := runCLI(append(cmd, "--help")...)
 		if code != exitOK || !strings.Contains(out+stderr, "one value; 0 = no speculation (default 6") || strings.Contains(out+stderr, "sweep and bestk take a range such as 0-8\n") {
 			t.Errorf("%v --help: exit %d, --steps line lacks its default 6 or implies ranges:\n%s", cmd, code, out+stderr)
+		}
+	}
+}
+
+// TestEmittedRecipeCarriesHostTier: recipe emit writes the HiCache host
+// KV tier the simulation ran (the AgentX replay's default, --hicache-size,
+// --hicache-ratio) into the role that prefills, so that predict --recipe
+// on the file gives predict's throughput with the same flags (and the
+// caps the recipe writes); with the tier or the prefix cache off it
+// writes none. recipe check passes on every file.
+func TestEmittedRecipeCarriesHostTier(t *testing.T) {
+	for _, c := range []struct {
+		flags    []string
+		caps     []string // the max-running-requests and cuda-graph-max-bs emit writes
+		wantArgs []string // HiCache lines of the role that prefills; nil: none
+	}{
+		{[]string{"--topology", "disagg:1xtp1pp4+1xtp4ep4", "--steps", "6", "--conc", "512"}, []string{"--max-running", "512", "--cuda-graph-max-bs", "512"},
+			[]string{"      enable-hierarchical-cache: true\n      # hicache-size: InferenceX's AgentX launcher passes 90% of host DRAM per GPU\n"}},
+		{[]string{"--topology", "agg:tp4", "--steps", "3", "--conc", "256", "--hicache-size", "40"}, []string{"--max-running", "256", "--cuda-graph-max-bs", "256"},
+			[]string{"      enable-hierarchical-cache: true\n      hicache-size: 40\n"}},
+		// InferenceX's AgentX launcher passes hicache-size, which wins
+		// over the ratio: the header says so, predict --recipe runs that.
+		{[]string{"--topology", "agg:tp4", "--steps", "3", "--conc", "256", "--hicache-ratio", "3"}, nil,
+			[]string{"      enable-hierarchical-cache: true\n      hicache-ratio: 3\n", "# passes hicache-size (90% of host DRAM per GPU), which wins"}},
+		{[]string{"--engine", "trtllm", "--topology", "agg:tp4", "--steps", "3", "--conc", "256", "--hicache-size", "40"}, []string{"--max-running", "256", "--cuda-graph-max-bs", "256"},
+			[]string{"        dtype: fp8\n        host_cache_size: 40000000000  # bytes per rank: the simulated host KV tier\n"}},
+		{[]string{"--topology", "disagg:1xtp1pp4+1xtp4ep4", "--steps", "6", "--conc", "512", "--hicache-ratio", "0"}, []string{"--max-running", "512", "--cuda-graph-max-bs", "512"}, nil},
+		{[]string{"--topology", "agg:tp4", "--steps", "3", "--conc", "64", "--isl", "1024", "--osl", "256"}, []string{"--max-running", "64", "--cuda-graph-max-bs", "64"}, nil},
+		{[]string{"--topology", "agg:tp4", "--steps", "3", "--conc", "64", "--no-prefix-cache"}, nil, nil},
+	} {
+		code, text, stderr := runCLI(append([]string{"recipe", "emit"}, c.flags...)...)
+		if code != exitOK {
+			t.Fatalf("emit %v: exit %d: %s", c.flags, code, stderr)
+		}
+		if c.wantArgs == nil && strings.Contains(text, "hicache") || c.wantArgs == nil && strings.Contains(text, "hierarchical") {
+			t.Errorf("emit %v: the tier is off yet the recipe sets HiCache:\n%s", c.flags, text)
+		}
+		for _, w := range c.wantArgs {
+			if strings.Count(text, w) != 1 {
+				t.Errorf("emit %v: want %q once, in the role that prefills:\n%s", c.flags, w, text)
+			}
+		}
+		file := filepath.Join(t.TempDir(), "r.yaml")
+		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code, out, stderr := runCLI("recipe", "check", file); code != exitOK || !strings.Contains(out, "0 error finding(s)") {
+			t.Errorf("emit %v | recipe check: exit %d\n%s%s", c.flags, code, out, stderr)
+		}
+		if c.caps == nil {
+			continue
+		}
+		var direct struct {
+			Tput float64 `json:"tput_per_gpu"`
+		}
+		var viaRecipe struct {
+			Variants []struct {
+				Result struct {
+					Tput float64 `json:"tput_per_gpu"`
+				} `json:"result"`
+			} `json:"variants"`
+		}
+		code, out, stderr := runCLI(append(append([]string{"predict", "--json"}, c.flags...), c.caps...)...)
+		if code != exitOK || json.Unmarshal([]byte(out), &direct) != nil {
+			t.Fatalf("predict %v: exit %d: %s", c.flags, code, stderr)
+		}
+		code, out, stderr = runCLI("predict", "--json", "--recipe", file)
+		if code != exitOK || json.Unmarshal([]byte(out), &viaRecipe) != nil || len(viaRecipe.Variants) != 1 {
+			t.Fatalf("predict --recipe (emit %v): exit %d: %s", c.flags, code, stderr)
+		}
+		if got := viaRecipe.Variants[0].Result.Tput; got != direct.Tput || got <= 0 {
+			t.Errorf("emit %v: predict --recipe gives %g tok/s/GPU, predict with the same flags %g", c.flags, got, direct.Tput)
 		}
 	}
 }
