@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,6 +105,60 @@ func TestEmittedRecipeCarriesHostTier(t *testing.T) {
 		}
 		if got := viaRecipe.Variants[0].Result.Tput; got != direct.Tput || got <= 0 {
 			t.Errorf("emit %v: predict --recipe gives %g tok/s/GPU, predict with the same flags %g", c.flags, got, direct.Tput)
+		}
+	}
+}
+
+// TestRecipeDeploymentCountsChecked: a role's workers, nodes or GPUs that
+// are not a positive whole number, and GPUs that contradict the role's
+// layout, are refused by predict --recipe and reported by recipe check,
+// with the line and key, instead of being read as one worker.
+func TestRecipeDeploymentCountsChecked(t *testing.T) {
+	code, emitted, stderr := runCLI("recipe", "emit", "--topology", "agg:tp4")
+	if code != exitOK {
+		t.Fatal(stderr)
+	}
+	schema1, err := os.ReadFile(filepath.Join("..", "..", "testdata", "recipes", "schema1_sglang_qwen3.5_gb300-fp4_agentic_agg-tp2-c1-mtp-hicache.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lineOf := func(text, prefix string) int {
+		for i, l := range strings.Split(text, "\n") {
+			if strings.HasPrefix(l, prefix) {
+				return i + 1
+			}
+		}
+		t.Fatalf("no line %q", prefix)
+		return 0
+	}
+	for _, c := range []struct {
+		src, from, to, want string
+	}{
+		{emitted, "    workers: 1\n", "    workers: 0\n", `roles.agg.workers is "0"; want a whole number in 1..1048576`},
+		{emitted, "    workers: 1\n", "    workers: 99999999999999999999\n", `roles.agg.workers is "99999999999999999999"; want a whole number in 1..1048576`},
+		{emitted, "    workers: 1\n", "    workers: two\n", `roles.agg.workers is "two"`},
+		{emitted, "    gpus: 4\n", "    gpus: 0\n", `roles.agg.gpus is "0"; want a whole number in 1..1048576`},
+		{emitted, "    gpus: 4\n", "    gpus: 8\n", `roles.agg.gpus is "8"; want 4, the GPUs of one worker (roles.agg.args: tensor parallel 4`},
+		{emitted, "    gpus: 4\n", "    gpus: 3\n", `roles.agg.gpus is "3"; want 4`},
+		{emitted, "    nodes: 1\n", "    nodes: -1\n", `roles.agg.nodes is "-1"`},
+		{emitted, "  gpus_per_node: 4", "  gpus_per_node: 0", `resources.gpus_per_node is "0"`},
+		{string(schema1), "  agg_workers: 1\n", "  agg_workers: 0\n", `resources.agg_workers is "0"`},
+		{string(schema1), "  gpus_per_agg: 2\n", "  gpus_per_agg: 8\n", `resources.gpus_per_agg is "8"; want 2, the GPUs of one worker`},
+	} {
+		if !strings.Contains(c.src, c.from) {
+			t.Fatalf("source lacks %q", c.from)
+		}
+		text := strings.Replace(c.src, c.from, c.to, 1)
+		want := fmt.Sprintf("line %d: %s", lineOf(text, strings.TrimSuffix(c.to, "\n")), c.want)
+		file := filepath.Join(t.TempDir(), "r.yaml")
+		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{"predict", "--recipe", file}, {"recipe", "check", file}} {
+			code, out, stderr := runCLI(args...)
+			if code != exitBadInput || !strings.Contains(out+stderr, want) {
+				t.Errorf("%s -> %s: %v: exit %d, want 2 and %q:\n%s%s", strings.TrimSpace(c.from), strings.TrimSpace(c.to), args[:2], code, want, out, stderr)
+			}
 		}
 	}
 }
