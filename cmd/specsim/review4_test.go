@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -159,6 +160,57 @@ func TestRecipeDeploymentCountsChecked(t *testing.T) {
 			if code != exitBadInput || !strings.Contains(out+stderr, want) {
 				t.Errorf("%s -> %s: %v: exit %d, want 2 and %q:\n%s%s", strings.TrimSpace(c.from), strings.TrimSpace(c.to), args[:2], code, want, out, stderr)
 			}
+		}
+	}
+}
+
+// TestMergeRefusesMissingFigures: a shard point with a required figure
+// deleted (which decodes as 0), zero or negative is refused, naming the
+// file, the point and the figure.
+func TestMergeRefusesMissingFigures(t *testing.T) {
+	code, out, stderr := runCLI("sweep", "--gpu", "b200", "--isl", "1024", "--osl", "1024", "--topologies", "agg:tp8", "--conc", "4", "--steps", "3", "--json")
+	if code != exitOK {
+		t.Fatal(stderr)
+	}
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.json")
+	os.WriteFile(good, []byte(out), 0o644)
+	if code, _, stderr := runCLI("merge", good); code != exitOK {
+		t.Fatalf("merge of the untouched shard: exit %d %s", code, stderr)
+	}
+	for _, c := range []struct {
+		key   string
+		value any // nil: deleted
+		want  string
+	}{
+		{"tput_per_gpu", nil, "tput_per_gpu 0: want a finite figure > 0"},
+		{"output_tput_per_gpu", nil, "output_tput_per_gpu 0: want a finite figure > 0"},
+		{"interactivity", 0, "interactivity 0: want a finite figure > 0"},
+		{"ttft_ms_p90", nil, "ttft_ms_p90 0: want a finite figure > 0"},
+		{"tpot_ms", -2, "tpot_ms -2: want a finite figure > 0"},
+		{"al", nil, "al 0: want a finite figure > 0"},
+		{"normalized_interactivity_p90", nil, "normalized_interactivity_p90 0: want a finite figure > 0"},
+		{"gpus", nil, "conc 4, steps 3, index 0, gpus 0: want conc >= 1, steps >= 0, index >= 0, gpus >= 1"},
+	} {
+		// Edit the first point's line in place: merge wants the file's
+		// section order.
+		at := strings.Index(out, `"points": [`)
+		line := regexp.MustCompile(`\n\s*"` + c.key + `": [-0-9.e+]+,`).FindStringIndex(out[at:])
+		if at < 0 || line == nil {
+			t.Fatalf("no %s in the first point", c.key)
+		}
+		edited := out[at+line[0] : at+line[1]]
+		if c.value == nil {
+			edited = ""
+		} else {
+			edited = edited[:strings.Index(edited, ": ")+2] + fmt.Sprint(c.value) + ","
+		}
+		b := out[:at+line[0]] + edited + out[at+line[1]:]
+		f := filepath.Join(dir, c.key+".json")
+		os.WriteFile(f, []byte(b), 0o644)
+		want := fmt.Sprintf("specsim merge: %s: point 0 (agg:tp8 conc 4 k 3): %s", f, c.want)
+		if code, out, stderr := runCLI("merge", f); code != exitBadInput || out != "" || !strings.HasPrefix(stderr, want) {
+			t.Errorf("%s %v: exit %d, stderr %q, want exit 2 and %q", c.key, c.value, code, stderr, want)
 		}
 	}
 }
