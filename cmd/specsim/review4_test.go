@@ -214,3 +214,42 @@ func TestMergeRefusesMissingFigures(t *testing.T) {
 		}
 	}
 }
+
+// TestRecipeUnknownGPUNamesTheKey: an unknown resources.gpu_type is
+// reported with the recipe, the line and the key, not as a --gpu the user
+// never gave; a --gpu given wins over it, and a bad --gpu is the flag's.
+func TestRecipeUnknownGPUNamesTheKey(t *testing.T) {
+	code, emitted, stderr := runCLI("recipe", "emit", "--topology", "agg:tp4")
+	if code != exitOK {
+		t.Fatal(stderr)
+	}
+	schema1, err := os.ReadFile(filepath.Join("..", "..", "testdata", "recipes", "schema1_sglang_qwen3.5_gb300-fp4_agentic_agg-tp2-c1-mtp-hicache.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const known = `unknown GPU "a100": known GPUs are b200, b300, gb200, gb300, h100, h200`
+	for _, c := range []struct {
+		src, from string
+		flags     []string
+		code      int
+		want      string // with FILE for the file's name
+	}{
+		{emitted, "  gpu_type: gb300\n", nil, exitBadInput, "specsim predict --recipe: FILE:specsim-sglang-gb300-agg-tp4-c7-k6: line 19: resources.gpu_type: " + known + " (or pass --gpu)\n"},
+		{string(schema1), "  gpu_type: gb300\n", nil, exitBadInput, "specsim predict --recipe: FILE:agg-gb300-tp2-c1-mtp-hicache-jid2530006: line 12: resources.gpu_type: " + known + " (or pass --gpu)\n"},
+		{emitted, "  gpu_type: gb300\n", []string{"--gpu", "a100"}, exitBadInput, "specsim predict --recipe: --gpu a100: " + known + "\n"},
+		{emitted, "  gpu_type: gb300\n", []string{"--gpu", "gb300"}, exitOK, ""},
+	} {
+		if !strings.Contains(c.src, c.from) {
+			t.Fatalf("source lacks %q", c.from)
+		}
+		file := filepath.Join(t.TempDir(), "r.yaml")
+		if err := os.WriteFile(file, []byte(strings.Replace(c.src, c.from, "  gpu_type: a100\n", 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := strings.ReplaceAll(c.want, "FILE", file)
+		code, _, stderr := runCLI(append([]string{"predict", "--recipe", file}, c.flags...)...)
+		if code != c.code || stderr != want {
+			t.Errorf("%v: exit %d, stderr %q, want %d and %q", c.flags, code, stderr, c.code, want)
+		}
+	}
+}
