@@ -5,11 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/specsim/specsim/simulate"
 	"github.com/specsim/specsim/simulate/acceptance"
+	"github.com/specsim/specsim/simulate/agentx"
 )
 
 func init() {
@@ -74,8 +76,8 @@ func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
 	}
 	fs.IntVar(&q.GPUsPerNode, "nvlink-domain-gpus", 0, "GPUs per NVLink domain, not per host (0 = the GPU's: 8 for HGX, 72 for NVL72)")
 	fs.IntVar(&q.GPUsPerNode, "gpus-per-node", 0, "old name of --nvlink-domain-gpus (the NVLink domain, not the host size)")
-	fs.IntVar(&f.isl, "isl", 0, "fixed input length in tokens (with --osl; replaces --workload)")
-	fs.IntVar(&f.osl, "osl", 0, "fixed output length in tokens")
+	fs.IntVar(&f.isl, "isl", 0, "fixed input length in tokens, > 0 (with --osl; replaces --workload; unset = the --workload)")
+	fs.IntVar(&f.osl, "osl", 0, "fixed output length in tokens, > 0 (with --isl)")
 	fs.Float64Var(&q.Cached, "cached", 0, "fixed workload: prefix-cache hit fraction of each prompt [0,1)")
 	fs.Float64Var(&q.RangeRatio, "range-ratio", 0.8, "fixed workload: each ISL and OSL uniform in [ratio*L, L] (bench_serving --random-range-ratio; 1 = exact)")
 	fs.StringVar(&f.workload, "workload", "", "agentx: replay recorded Claude-Code session trees as InferenceX AgentX does (default when --isl/--osl are not given); agentx-synthetic: log-normal ISL/OSL and a Beta cached fraction; fixed: a closed loop of --isl/--osl requests (what --isl/--osl alone select)")
@@ -146,9 +148,17 @@ func (f *queryFlags) resolve() (*simulate.Resolved, error) {
 		q.Calibration = cal
 	}
 	switch {
-	case f.isl != 0 || f.osl != 0:
+	case f.isl != 0 || f.osl != 0 || flagSet(f.fs, "isl") || flagSet(f.fs, "osl"):
 		if f.workload != "" && f.workload != "fixed" {
 			return nil, fmt.Errorf("--workload %s and --isl/--osl exclude each other (--isl/--osl are the fixed workload)", f.workload)
+		}
+		for _, l := range []struct {
+			name string
+			v    int
+		}{{"isl", f.isl}, {"osl", f.osl}} {
+			if l.v < 0 || l.v == 0 && flagSet(f.fs, l.name) {
+				return nil, fmt.Errorf("--%s %d: want a positive length in tokens (--isl and --osl go together)", l.name, l.v)
+			}
 		}
 		if f.isl <= 0 || f.osl <= 0 {
 			return nil, errors.New("--isl and --osl go together, both positive")
@@ -324,6 +334,9 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 		return exitBadInput
 	}
 	out, err := simulate.Predict(res, topo, *conc, k)
+	if err != nil && res.Workload.Trace != nil && strings.Contains(err.Error(), "profiled no request") {
+		err = shortWindowError(qf, topo, *conc, k)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim predict:", flagError(err))
 		return exitBadInput
@@ -356,6 +369,49 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 		return exitBadInput
 	}
 	return exitOK
+}
+
+// shortWindowError explains an AgentX replay window that profiled no
+// request: it names the --agentx duration and finds, by doubling then
+// bisecting whole seconds, the shortest window that profiles one for
+// this deployment.
+func shortWindowError(qf *queryFlags, topo simulate.Topology, conc, k int) error {
+	var keep []string
+	given := "duration=(default)"
+	for _, kv := range strings.Split(qf.q.AgentX, ",") {
+		if key, _, _ := strings.Cut(kv, "="); strings.TrimSpace(key) == "duration" {
+			given = strings.TrimSpace(kv)
+			continue
+		}
+		if strings.TrimSpace(kv) != "" {
+			keep = append(keep, kv)
+		}
+	}
+	profiles := func(d int) bool {
+		q := *qf
+		q.q.AgentX = strings.Join(append(slices.Clone(keep), fmt.Sprintf("duration=%d", d)), ",")
+		r, err := q.resolve()
+		if err != nil {
+			return false
+		}
+		_, err = simulate.Predict(r, topo, conc, k)
+		return err == nil
+	}
+	bad, good := 0, 1
+	for !profiles(good) {
+		if good >= agentx.MaxDuration {
+			return fmt.Errorf("--agentx %s: the replay profiled no request, and no window up to %d s would", given, agentx.MaxDuration)
+		}
+		bad, good = good, min(2*good, agentx.MaxDuration)
+	}
+	for good-bad > 1 {
+		if mid := (bad + good) / 2; profiles(mid) {
+			good = mid
+		} else {
+			bad = mid
+		}
+	}
+	return fmt.Errorf("--agentx %s: the replay profiled no request in its window; this deployment needs duration=%d or more", given, good)
 }
 
 // predictionJSON is predict's JSON: the result's keys, its band and the

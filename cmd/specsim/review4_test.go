@@ -253,3 +253,44 @@ func TestRecipeUnknownGPUNamesTheKey(t *testing.T) {
 		}
 	}
 }
+
+// TestZeroLengthsAndShortWindowNamed: --isl/--osl given as 0 are refused
+// as negatives are (0 is not "unset" once typed), by every command that
+// takes them; an AgentX window too short to profile a request names the
+// --agentx duration and the shortest that profiles one, found by a
+// doubling search that the test repeats by hand.
+func TestZeroLengthsAndShortWindowNamed(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"predict", "--isl", "0", "--osl", "0"}, "specsim predict: --isl 0: want a positive length in tokens (--isl and --osl go together)\n"},
+		{[]string{"predict", "--isl", "1024", "--osl", "0"}, "specsim predict: --osl 0: want a positive length in tokens (--isl and --osl go together)\n"},
+		{[]string{"predict", "--osl", "0"}, "specsim predict: --osl 0: want a positive length in tokens (--isl and --osl go together)\n"},
+		{[]string{"predict", "--isl", "-1", "--osl", "10"}, "specsim predict: --isl -1: want a positive length in tokens (--isl and --osl go together)\n"},
+		{[]string{"sweep", "--gpus", "2", "--isl", "0", "--osl", "0"}, "specsim sweep: --isl 0: want a positive length in tokens (--isl and --osl go together)\n"},
+		{[]string{"bestk", "--isl", "0", "--osl", "8"}, "specsim bestk: --isl 0: want a positive length in tokens (--isl and --osl go together)\n"},
+		{[]string{"recipe", "emit", "--isl", "0", "--osl", "0"}, "specsim recipe emit: --isl 0: want a positive length in tokens (--isl and --osl go together)\n"},
+	} {
+		if code, out, stderr := runCLI(c.args...); code != exitBadInput || out != "" || stderr != c.want {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q, want exit 2 and %q", c.args, code, out, stderr, c.want)
+		}
+	}
+	// The shortest whole-second window that profiles a request, by hand:
+	// the first d in 1, 2, 3, ... for which predict succeeds.
+	profiles := func(d int) bool {
+		code, _, _ := runCLI("predict", "--json", "--agentx", fmt.Sprintf("duration=%d", d))
+		return code == exitOK
+	}
+	shortest := 1
+	for !profiles(shortest) {
+		shortest++
+	}
+	if shortest < 2 {
+		t.Fatalf("duration=1 profiles a request: no short window to test")
+	}
+	want := fmt.Sprintf("specsim predict: --agentx duration=1: the replay profiled no request in its window; this deployment needs duration=%d or more\n", shortest)
+	if code, out, stderr := runCLI("predict", "--agentx", "duration=1"); code != exitBadInput || out != "" || stderr != want {
+		t.Errorf("--agentx duration=1: exit %d, stdout %q, stderr %q, want exit 2 and %q", code, out, stderr, want)
+	}
+}
