@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/specsim/specsim/simulate"
 	"github.com/specsim/specsim/simulate/acceptance"
 	"github.com/specsim/specsim/simulate/agentx"
+	"gopkg.in/yaml.v3"
 )
 
 func init() {
@@ -141,7 +143,7 @@ func (f *queryFlags) resolve() (*simulate.Resolved, error) {
 		return nil, fmt.Errorf("--hicache-ratio %g: want 0 (off), a positive ratio, or -1 for the workload's default", f.hicache)
 	}
 	if f.calPath != "" {
-		cal, err := simulate.LoadCalibration(f.calPath)
+		cal, err := loadCalibration(f.calPath)
 		if err != nil {
 			return nil, err
 		}
@@ -202,6 +204,67 @@ func (f *queryFlags) resolve() (*simulate.Resolved, error) {
 		return nil, err
 	}
 	return q.Resolve(curves, catalog)
+}
+
+// loadCalibration is simulate.LoadCalibration with the YAML decoder's
+// type errors restated in the file's terms rather than Go's.
+func loadCalibration(path string) (*simulate.CalibrationFile, error) {
+	cal, err := simulate.LoadCalibration(path)
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return cal, err
+	}
+	msgs := make([]string, len(te.Errors))
+	for i, m := range te.Errors {
+		if g := yamlMismatch.FindStringSubmatch(m); g != nil {
+			found := map[string]string{"map": "a map", "seq": "a list", "str": "the text", "int": "the number", "float": "the number", "bool": "", "null": "nothing"}[g[2]]
+			if found == "" {
+				found = "a value"
+			}
+			if g[3] != "" {
+				found += " " + strings.TrimSpace(g[3])
+			}
+			m = fmt.Sprintf("line %s: want %s, found %s", g[1], calibrationWords(g[4]), found)
+		} else if g := yamlUnknownField.FindStringSubmatch(m); g != nil {
+			m = fmt.Sprintf("line %s: unknown key %s in %s", g[1], g[2], calibrationWords(g[3]))
+		}
+		msgs[i] = m
+	}
+	return nil, &simulate.Error{Field: "Calibration", Value: path,
+		Reason: "not a calibration as specsim calibrate -o writes it: " + strings.Join(msgs, "; ")}
+}
+
+var (
+	yamlMismatch     = regexp.MustCompile("^line ([0-9]+): cannot unmarshal !!([a-z]+) (`[^`]*` )?into (.+)$")
+	yamlUnknownField = regexp.MustCompile(`^line ([0-9]+): field (.+) not found in type (.+)$`)
+)
+
+// calibrationWords names a Go type of the calibration file by what it
+// holds.
+func calibrationWords(goType string) string {
+	switch goType {
+	case "[]simulate.CalEntry":
+		return "entries: a list of entries (- gpu: b200, engine: sglang, params: {...})"
+	case "simulate.CalEntry":
+		return "an entry (gpu, engine, params, fitted, points, before, in_sample, leave_one_out, band)"
+	case "simulate.CalParams":
+		return "params: a map of " + strings.Join(simulate.CalParamNames, ", ")
+	case "simulate.BandWidths":
+		return "band: a map of throughput and latency"
+	case "simulate.CalibrationFile":
+		return "the file (version, command, sim, entries)"
+	case "map[string]float64":
+		return "a map of metric: number"
+	case "[]string":
+		return "a list of parameter names"
+	case "int":
+		return "a whole number"
+	case "float64":
+		return "a number"
+	case "string":
+		return "text"
+	}
+	return "a value of another kind"
 }
 
 // flagSet reports whether the command line set the flag.

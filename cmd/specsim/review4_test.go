@@ -294,3 +294,53 @@ func TestZeroLengthsAndShortWindowNamed(t *testing.T) {
 		t.Errorf("--agentx duration=1: exit %d, stdout %q, stderr %q, want exit 2 and %q", code, out, stderr, want)
 	}
 }
+
+// TestSweepJSONEmptyListsAndCalibrationWords: sweep and merge JSON write
+// every list key as a list, [] when empty (top, sla_removed, as
+// frontier_none always was), never null; a calibration file of the wrong
+// shape is reported in the file's terms, not Go's types.
+func TestSweepJSONEmptyListsAndCalibrationWords(t *testing.T) {
+	common := []string{"--gpu", "b200", "--isl", "1024", "--osl", "1024", "--topologies", "agg:tp8,agg:tp4", "--conc", "4", "--steps", "3", "--json"}
+	dir := t.TempDir()
+	var shards []string
+	for i := range 2 {
+		code, out, stderr := runCLI(append([]string{"sweep", "--shard", fmt.Sprintf("%d/2", i)}, common...)...)
+		if code != exitOK {
+			t.Fatal(stderr)
+		}
+		shards = append(shards, filepath.Join(dir, fmt.Sprintf("s%d.json", i)))
+		os.WriteFile(shards[i], []byte(out), 0o644)
+	}
+	code, whole, stderr := runCLI(append([]string{"sweep"}, common...)...)
+	if code != exitOK {
+		t.Fatal(stderr)
+	}
+	code, merged, stderr := runCLI(append([]string{"merge", "--json"}, shards...)...)
+	if code != exitOK {
+		t.Fatal(stderr)
+	}
+	for name, out := range map[string]string{"sweep": whole, "merge": merged} {
+		var so map[string]any
+		if err := json.Unmarshal([]byte(out), &so); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"top", "sla_removed", "frontier_none", "skipped"} {
+			if l, ok := so[k].([]any); !ok || len(l) != 0 {
+				t.Errorf("%s: %s is %v, want []", name, k, so[k])
+			}
+		}
+	}
+	for _, c := range []struct{ yaml, want string }{
+		{"version: 1\nsim: event\nentries:\n  gpu: b200\n", "line 4: want entries: a list of entries (- gpu: b200, engine: sglang, params: {...}), found a map"},
+		{"version: 1\nentries: [{gpu: b200, params: 3}]\n", "line 2: want params: a map of layer_fixed_us, host_overhead_ms, mem_efficiency_scale, compute_efficiency_scale, found the number `3`"},
+		{"version: 1\nentries: [{gpu: b200, points: many}]\n", "line 2: want a whole number, found the text `many`"},
+		{"version: 1\nentries:\n  - gpu: b200\n    color: red\n", "line 4: unknown key color in an entry (gpu, engine"},
+	} {
+		f := filepath.Join(dir, "cal.yaml")
+		os.WriteFile(f, []byte(c.yaml), 0o644)
+		want := "specsim predict: --calibration " + f + ": not a calibration as specsim calibrate -o writes it: " + c.want
+		if code, _, stderr := runCLI("predict", "--calibration", f); code != exitBadInput || !strings.HasPrefix(stderr, want) || strings.Contains(stderr, "simulate.") {
+			t.Errorf("%q: exit %d, stderr %q, want exit 2 and %q", c.yaml, code, stderr, want)
+		}
+	}
+}

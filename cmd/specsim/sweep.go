@@ -310,6 +310,13 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 	}
 	switch {
 	case format == formatJSON:
+		// Every list key is a list, empty or not, as frontier_none is.
+		if so.Top == nil {
+			so.Top = []simulate.Point{}
+		}
+		if so.Removed == nil {
+			so.Removed = []simulate.SLARemoval{}
+		}
 		if err := writeJSON(stdout, so); err != nil {
 			return fail(err)
 		}
