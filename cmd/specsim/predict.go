@@ -537,8 +537,8 @@ func printPrediction(w io.Writer, r *simulate.Resolved, topo simulate.Topology, 
 	if asked := r.ModelAsked(); asked != "" {
 		model += " (--model " + asked + ")"
 	}
-	fmt.Fprintf(w, "%s %s on %d x %s, %s, %d %s, %s\nspeculation: %s; %d requests simulated (%s, seed %d)\n\n",
-		model, strings.ToUpper(string(r.Precision)), p.GPUs, strings.ToUpper(r.GPU.GPU.Name), p.Topology, p.Conc, sessions, wl, spec, p.Requests, p.Sim, r.Q.Seed)
+	fmt.Fprintf(w, "%s %s on %d x %s, %s, %d %s, %s\n%sspeculation: %s; %d requests simulated (%s, seed %d)\n\n",
+		model, strings.ToUpper(string(r.Precision)), p.GPUs, strings.ToUpper(r.GPU.GPU.Name), p.Topology, p.Conc, sessions, wl, markdownParagraph(format), spec, p.Requests, p.Sim, r.Q.Seed)
 	if note := calibrationNote(r); note != "" {
 		fmt.Fprintf(w, "calibration applied: %s\n\n", note)
 	}
@@ -588,8 +588,12 @@ func printPrediction(w io.Writer, r *simulate.Resolved, topo simulate.Topology, 
 	}
 	st.write(w, format)
 	markdownBreak(w, format)
+	item := "  source:"
+	if format == formatMarkdown {
+		item = "- source:"
+	}
 	for _, n := range s.Sources {
-		fmt.Fprintln(w, "  source:", n)
+		fmt.Fprintln(w, item, n)
 	}
 	fmt.Fprintln(w)
 	m := p.MemoryGiB
@@ -727,6 +731,16 @@ func printLimits(w io.Writer, p *simulate.Result, format format) {
 	for _, n := range notes {
 		fmt.Fprintln(w, "note:", n)
 	}
+}
+
+// markdownParagraph is what ends a line that another plain line follows:
+// nothing in text, a blank line in Markdown, where GitHub would join the
+// two into one paragraph.
+func markdownParagraph(f format) string {
+	if f == formatMarkdown {
+		return "\n"
+	}
+	return ""
 }
 
 // markdownBreak ends a Markdown table that text follows: GitHub reads a

@@ -344,3 +344,36 @@ func TestSweepJSONEmptyListsAndCalibrationWords(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkdownLinesAreParagraphs: in --format markdown no two plain lines
+// (neither table rows nor list items) follow each other, which GitHub
+// would join into one paragraph: predict's header lines are paragraphs
+// and its cost sources a list, sweep's header lines paragraphs.
+func TestMarkdownLinesAreParagraphs(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string // lines the output must hold
+	}{
+		{[]string{"predict", "--isl", "1024", "--osl", "256"}, []string{"- source: communication: "}},
+		{[]string{"predict", "--agentx", "duration=60"}, []string{"- source: communication: "}},
+		{[]string{"sweep", "--gpu", "b200", "--isl", "1024", "--osl", "1024", "--topologies", "agg:tp8,agg:tp4ep4", "--conc", "4,8", "--steps", "3", "--max-refine", "1"}, nil},
+		{[]string{"sweep", "--gpu", "gb300", "--gpus", "8", "--topologies", "agg:tp8", "--conc", "4", "--agentx", "duration=60"}, nil},
+	} {
+		code, out, stderr := runCLI(append(c.args, "--format", "markdown")...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d %s", c.args, code, stderr)
+		}
+		lines := strings.Split(out, "\n")
+		plain := func(l string) bool { return l != "" && !strings.HasPrefix(l, "|") && !strings.HasPrefix(l, "- ") }
+		for i := 1; i < len(lines); i++ {
+			if plain(lines[i-1]) && plain(lines[i]) {
+				t.Errorf("%v: lines %d and %d are one Markdown paragraph:\n%s\n%s", c.args, i, i+1, lines[i-1], lines[i])
+			}
+		}
+		for _, w := range c.want {
+			if !strings.Contains(out, "\n"+w) {
+				t.Errorf("%v: no line starting %q", c.args, w)
+			}
+		}
+	}
+}
