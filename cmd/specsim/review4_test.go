@@ -377,3 +377,24 @@ func TestMarkdownLinesAreParagraphs(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpSaysWhatSweepCSVAndBestKDo: sweep's and merge's --format help
+// describes their one CSV table, not the several tables other commands
+// write; bestk's help says it ranks by the mean-field estimate.
+func TestHelpSaysWhatSweepCSVAndBestKDo(t *testing.T) {
+	for _, c := range []struct {
+		cmd           string
+		want, notWant string
+	}{
+		{"sweep", "csv: one table, a row per frontier or top point, every point with --all", "a blank line between two"},
+		{"merge", "csv: one table, a row per frontier or top point, every point with --all", "a blank line between two"},
+		{"bestk", "It ranks by the mean-field estimate", ""},
+		{"predict", "csv: the tables alone, a blank line between two", ""},
+	} {
+		code, out, stderr := runCLI(c.cmd, "--help")
+		help := out + stderr
+		if code != exitOK || !strings.Contains(help, c.want) || c.notWant != "" && strings.Contains(help, c.notWant) {
+			t.Errorf("%s --help: exit %d, want %q and not %q:\n%s", c.cmd, code, c.want, c.notWant, help)
+		}
+	}
+}

@@ -148,6 +148,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	qf := addQueryFlags(fs, false)
 	sf := addSweepFlags(fs)
 	ff := addFormatFlags(fs)
+	fs.Lookup("format").Usage = sweepFormatUsage
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return usageExit(err)
@@ -461,6 +462,9 @@ func pointTable(pts []simulate.Point, agentic bool, x *column) *table {
 
 // sweepCSVHeader is the CSV's column list; columns are only ever added at
 // the end.
+// sweepFormatUsage is --format of sweep and merge, whose CSV is one table.
+const sweepFormatUsage = "output format: text|json|markdown|csv (csv: one table, a row per frontier or top point, every point with --all; its frontiers column names the frontiers a point is on)"
+
 var sweepCSVHeader = []string{"topology", "gpus", "conc", "steps", "al", "tput_per_gpu", "output_tput_per_gpu", "interactivity",
 	"normalized_interactivity_p90", "ttft_ms", "ttft_ms_p90", "tpot_ms", "tpot_ms_p90", "e2el_s_p50", "e2el_s_p90", "sim", "multi_node", "frontiers", "note"}
 
