@@ -176,13 +176,14 @@ type simRequest struct {
 	ctx  int   // current context length
 	rank int32 // the request's DP rank on its instance (server.go)
 	// measured; admitted: holds its rank's slot and KV; cached: holds a
-	// prefix-cache chain.
-	measured, admitted, cached bool
-	done                       int // prompt tokens prefilled (cached ones count as done)
-	session                    int
-	arrival                    float64
-	firstToken                 float64 // time of the first output token
-	finishAt                   float64 // time of the last output token
+	// prefix-cache chain; held: holds its decode rank's slot and KV from
+	// before its prefill (SGLang's decode preallocation).
+	measured, admitted, cached, held bool
+	done                             int // prompt tokens prefilled (cached ones count as done)
+	session                          int
+	arrival                          float64
+	firstToken                       float64 // time of the first output token
+	finishAt                         float64 // time of the last output token
 	// Server side (server.go): the session's shared prefix (-1: the
 	// workload fixed Cached), tokens to load from the host tier, the
 	// client's id.
@@ -234,12 +235,17 @@ type instance struct {
 	steps          stepGroup // the latest iterations priced alike, not yet in stepSum
 	// Attention-DP ranks: each has its own scheduler (sampler draw per
 	// verify step), request slots, KV pool and prefix cache.
-	ranks    int
-	rankRun  []int
-	rankTok  []int
-	samplers []acceptance.Sampler
-	caches   []*prefixCache
-	target0  int // router target of rank 0 (entry instances)
+	ranks   int
+	rankRun []int
+	rankTok []int
+	// pre: requests routed to this decode lane that wait for their
+	// rank's slot and KV before their prefill may start, in arrival
+	// order (SGLang's PreallocQueue); preBlocked is preallocate's scratch.
+	pre        []*simRequest
+	preBlocked []bool
+	samplers   []acceptance.Sampler
+	caches     []*prefixCache
+	target0    int // router target of rank 0 (entry instances)
 	// The batch in flight, kept for its completion event and reused
 	// (a lane runs one batch at a time): the prefill chunks and their
 	// requests, the decode members in draw order (running as the
@@ -620,12 +626,16 @@ func (p *Plan) simulate() (*Result, error) {
 		ev.run, ev.gen = true, inst[i].run.gen
 	}
 	var kick func(i int)
+	var preallocate func(in *instance, t float64)
+	var release func(in *instance, r *simRequest, t float64)
 	// route sends a new request to an entry instance and rank.
 	route := func(r *simRequest) int {
 		tg := srv.rt.route(r.session, r.ISL+r.OSL, now)
 		r.target, r.rank = int32(tg), int32(srv.targetRank[tg])
 		if srv.decodeAtDispatch {
+			// SGLang: the decode rank preallocates first (preallocate).
 			r.dtarget = int32(srv.drt.route(r.session, r.ISL, now))
+			return srv.decodeInst[r.dtarget]
 		}
 		return srv.targetInst[tg]
 	}
@@ -716,8 +726,54 @@ func (p *Plan) simulate() (*Result, error) {
 		r.admitted = true
 		return true
 	}
+	// preallocate gives the requests waiting at decode lane in their
+	// rank's slot and KV, first come first served per rank (SGLang's
+	// pop_preallocated stops at the first request that does not fit), and
+	// sends each one given them to its prefill instance at time t: with
+	// SGLang the prefill waits for that handshake (prefill.py's bootstrap
+	// queue). An idle rank takes a request even when it is longer than the
+	// pool, as admission does. A rank's request slots are its running cap
+	// plus, when that cap is at most 32, twice as many for preallocated
+	// requests (model_runner_kv_cache_mixin's DecodeReqToTokenPool
+	// pre_alloc_size); the running batch itself stays within the cap.
+	preallocate = func(in *instance, t float64) {
+		rankCap := max(ceilDiv(in.capRun, in.ranks), 1)
+		slots := rankCap
+		if rankCap <= 32 {
+			slots += 2 * rankCap
+		}
+		if len(in.preBlocked) < in.ranks {
+			in.preBlocked = make([]bool, in.ranks)
+		}
+		blocked := in.preBlocked[:in.ranks]
+		clear(blocked)
+		nBlocked := 0
+		keep := in.pre[:0]
+		for j, r := range in.pre {
+			if nBlocked == in.ranks {
+				keep = append(keep, in.pre[j:]...)
+				break
+			}
+			rk := srv.decodeRank[r.dtarget]
+			need := r.ISL + r.OSL
+			if !blocked[rk] && in.rankRun[rk] < slots && (in.rankTok[rk]+need <= in.capTok/in.ranks || in.rankRun[rk] == 0) {
+				in.rankTok[rk] += need
+				in.rankRun[rk]++
+				r.held = true
+				push(t, srv.targetInst[r.target], r, nil)
+				continue
+			}
+			if !blocked[rk] {
+				blocked[rk] = true
+				nBlocked++
+			}
+			keep = append(keep, r)
+		}
+		clear(in.pre[len(keep):])
+		in.pre = keep
+	}
 	// release returns what admit took, at time t.
-	release := func(in *instance, r *simRequest, t float64) {
+	release = func(in *instance, r *simRequest, t float64) {
 		in.rankRun[r.rank]--
 		switch {
 		case r.cached:
@@ -737,6 +793,9 @@ func (p *Plan) simulate() (*Result, error) {
 		if r.dtarget >= 0 && in.role == roleDecode {
 			srv.drt.done(int(r.dtarget), r.ISL)
 			r.dtarget = -1
+		}
+		if len(in.pre) > 0 {
+			preallocate(in, t)
 		}
 	}
 	// advanceContexts moves the admitted chunks of in on at time t:
@@ -787,8 +846,13 @@ func (p *Plan) simulate() (*Result, error) {
 				arr := t + p.transfer(r.ISL)
 				r.firstToken = arr
 				if r.gen >= r.OSL {
-					srv.drt.done(int(r.dtarget), r.ISL)
-					r.dtarget = -1
+					if r.held {
+						release(inst[d], r, t)
+						r.held = false
+					} else {
+						srv.drt.done(int(r.dtarget), r.ISL)
+						r.dtarget = -1
+					}
 					finish(r, arr)
 					continue
 				}
@@ -855,14 +919,28 @@ func (p *Plan) simulate() (*Result, error) {
 			// Admit transferred requests into free slots and KV of the
 			// rank the router sent them to; each rank's scheduler has its
 			// own queue, so a full rank holds back only its own requests.
+			// The client sees the first token (the prefill's) when the
+			// request joins the running batch (SGLang's process_prebuilt
+			// outputs it there), not when its KV lands.
 			keep := in.waiting[:0]
 			for _, r := range in.waiting {
+				if r.held {
+					if in.live[r.rank] < rankCap {
+						r.admitted = true
+						r.firstToken = now
+						in.join(r)
+					} else {
+						keep = append(keep, r)
+					}
+					continue
+				}
 				rk := r.rank
 				need := r.ISL + r.OSL
 				if in.rankRun[rk] < rankCap && (in.rankTok[rk]+need <= in.capTok/in.ranks || in.rankRun[rk] == 0) {
 					in.rankTok[rk] += need
 					in.rankRun[rk]++
 					r.admitted = true
+					r.firstToken = now
 					in.join(r)
 				} else {
 					keep = append(keep, r)
@@ -1066,6 +1144,11 @@ func (p *Plan) simulate() (*Result, error) {
 		free = append(free, top.ev)
 		if req != nil {
 			in := inst[target]
+			if in.role == roleDecode && req.gen == 0 {
+				in.pre = append(in.pre, req)
+				preallocate(in, now)
+				continue
+			}
 			in.waiting = append(in.waiting, req)
 			if in.run.on {
 				if at, ok := in.cut(&tally, now); ok {

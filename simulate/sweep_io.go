@@ -482,9 +482,6 @@ func Merge(names []string, outs []*SweepOutput, resolve func(SweepInputs) (*Reso
 				return nil, fmt.Errorf("configuration %d (%s conc %d k %d) is in both %s and %s", p.Index, p.Topology, p.Conc, p.Steps, prev, names[i])
 			}
 			from[p.Index] = names[i]
-			if err := p.check(); err != nil {
-				return nil, fmt.Errorf("%s: point %d (%s conc %d k %d): %v", names[i], p.Index, p.Topology, p.Conc, p.Steps, err)
-			}
 		}
 		res.Points = append(res.Points, o.Points...)
 		res.Evaluated += o.Evaluated
@@ -498,6 +495,13 @@ func Merge(names []string, outs []*SweepOutput, resolve func(SweepInputs) (*Reso
 				seen[s] = true
 				res.Skipped = append(res.Skipped, s)
 			}
+		}
+	}
+	// Duplicates first, then each point's figures.
+	for i := range res.Points {
+		p := &res.Points[i]
+		if err := p.check(); err != nil {
+			return nil, fmt.Errorf("%s: point %d (%s conc %d k %d): %v", from[p.Index], p.Index, p.Topology, p.Conc, p.Steps, err)
 		}
 	}
 	sort.Strings(res.Skipped)
@@ -568,11 +572,13 @@ func (tw *TraceWorkload) contentHash() string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// check refuses a point whose figures no sweep writes: a negative or
-// non-finite rate, latency or AL, a concurrency below 1, a negative k.
+// check refuses a point whose figures no sweep writes: a rate, latency or
+// AL missing (decoded as 0), non-positive or non-finite, a concurrency or
+// GPU count below 1, a negative k. Sweeps write every one of these
+// figures positive (AL is 1 without speculation).
 func (p *Point) check() error {
-	if p.Conc < 1 || p.Steps < 0 || p.Index < 0 {
-		return fmt.Errorf("conc %d, steps %d, index %d: want conc >= 1, steps >= 0, index >= 0", p.Conc, p.Steps, p.Index)
+	if p.Conc < 1 || p.Steps < 0 || p.Index < 0 || p.GPUs < 1 {
+		return fmt.Errorf("conc %d, steps %d, index %d, gpus %d: want conc >= 1, steps >= 0, index >= 0, gpus >= 1", p.Conc, p.Steps, p.Index, p.GPUs)
 	}
 	for _, r := range []*Result{&p.Result, p.Estimate} {
 		if r == nil {
@@ -586,8 +592,8 @@ func (p *Point) check() error {
 			{"ttft_ms", r.TTFTms}, {"tpot_ms", r.TPOTms}, {"ttft_ms_p90", r.TTFTp90ms}, {"tpot_ms_p90", r.TPOTp90ms},
 			{"e2el_s.p50", r.E2EL.P50}, {"e2el_s.p90", r.E2EL.P90}, {"normalized_interactivity_p90", r.NormalizedInteractivity}, {"al", r.AL},
 		} {
-			if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
-				return fmt.Errorf("%s %g: want a finite figure >= 0", f.key, f.v)
+			if !(f.v > 0) || math.IsInf(f.v, 0) {
+				return fmt.Errorf("%s %g: want a finite figure > 0 (missing reads as 0)", f.key, f.v)
 			}
 		}
 	}

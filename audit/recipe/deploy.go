@@ -6,6 +6,7 @@ package recipe
 // under resources (<role>_workers, <role>_nodes, gpus_per_<role>).
 type Deployment struct {
 	GPUType     string
+	GPUTypeLine int // the line of resources.gpu_type; 0 when unset
 	GPUsPerNode int
 	Roles       []RoleDeployment
 }
@@ -22,6 +23,9 @@ type RoleDeployment struct {
 func (v *Variant) Deployment() Deployment {
 	res := v.tree.Get("resources")
 	d := Deployment{GPUType: res.Get("gpu_type").String()}
+	if g := res.Get("gpu_type"); g != nil {
+		d.GPUTypeLine = g.Line
+	}
 	d.GPUsPerNode, _ = res.Get("gpus_per_node").Int()
 	for _, r := range v.Roles {
 		rd := RoleDeployment{Name: r.Name}

@@ -3,6 +3,7 @@ package recipe
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -192,5 +193,69 @@ func (v *Variant) InvalidValues() []InvalidValue {
 			boolean(at("enable_attention_dp"), a.Get("enable_attention_dp"))
 		}
 	}
+	out = append(out, v.invalidDeployment()...)
 	return out
+}
+
+// invalidDeployment checks the resources srt-slurm allocates (Deployment):
+// worker, node and GPU counts are positive integers, and a role's GPUs
+// match its layout, per worker or, for a worker spanning nodes, per node.
+func (v *Variant) invalidDeployment() []InvalidValue {
+	var out []InvalidValue
+	bad := func(key string, val *Value, want string) {
+		text := fmt.Sprintf("%q", val.Str)
+		if val.Kind != Scalar {
+			text = "a " + val.Kind.String()
+		}
+		out = append(out, InvalidValue{Key: key, Value: text, Want: want, Line: val.Line})
+	}
+	count := func(at string, val *Value) (int, bool) {
+		n, ok := val.Int()
+		if val != nil && val.Kind != Null && (!ok || n < 1 || n > maxDeploymentCount) {
+			bad(at, val, fmt.Sprintf("a whole number in 1..%d", maxDeploymentCount))
+			return 0, false
+		}
+		return n, ok
+	}
+	res := v.tree.Get("resources")
+	count("resources.gpus_per_node", res.Get("gpus_per_node"))
+	for _, r := range v.Roles {
+		keys := [3]string{"roles." + r.Name + ".workers", "roles." + r.Name + ".nodes", "roles." + r.Name + ".gpus"}
+		vals := [3]*Value{}
+		if role := v.tree.Get("roles", r.Name); role != nil {
+			vals = [3]*Value{role.Get("workers"), role.Get("nodes"), role.Get("gpus")}
+		} else {
+			keys = [3]string{"resources." + r.Name + "_workers", "resources." + r.Name + "_nodes", "resources.gpus_per_" + r.Name}
+			vals = [3]*Value{res.Get(r.Name + "_workers"), res.Get(r.Name + "_nodes"), res.Get("gpus_per_" + r.Name)}
+		}
+		count(keys[0], vals[0])
+		count(keys[1], vals[1])
+		gpus, ok := count(keys[2], vals[2])
+		if w, what := gpusPerWorker(r); ok && (gpus > w || w%gpus != 0) {
+			bad(keys[2], vals[2], fmt.Sprintf("%d, the GPUs of one worker (%s; or its GPUs per node where a worker spans nodes)", w, what))
+		}
+	}
+	return out
+}
+
+// maxDeploymentCount bounds workers, nodes and GPUs: far above any
+// cluster, low enough that their products cannot overflow.
+const maxDeploymentCount = 1 << 20
+
+// gpusPerWorker is the GPUs one instance of r runs on, and the arguments
+// that say so: SGLang's DP attention and TensorRT-LLM's attention DP run
+// inside the tensor-parallel ranks; SGLang's plain data parallelism and
+// vLLM's data-parallel ranks are more GPUs.
+func gpusPerWorker(r *Role) (int, string) {
+	tp, dp, pp := max(r.TP, 1), max(r.DP, 1), 1
+	for _, k := range []string{"pipeline-parallel-size", "pp-size", "pipeline_parallel_size"} {
+		if n, err := strconv.Atoi(argValue(r.Args, k)); err == nil && n > 1 {
+			pp = n
+			break
+		}
+	}
+	if r.Engine == EngineTRTLLM || r.Engine == EngineSGLang && r.DPAttention {
+		dp = 1
+	}
+	return tp * dp * pp, fmt.Sprintf("%s: tensor parallel %d x data parallel %d x pipeline %d", r.ArgsAt, tp, dp, pp)
 }

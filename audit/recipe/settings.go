@@ -61,7 +61,9 @@ type SettingsOptions struct {
 // model.
 type Settings struct {
 	GPU, Model, Precision, Engine string
-	Agentic                       bool
+	// GPULine is the line of resources.gpu_type, which set GPU.
+	GPULine int
+	Agentic bool
 	// ISL and OSL: the recipe's fixed-length benchmark (Agentic false).
 	ISL, OSL int
 	// Disagg: Prefill and Decode pools; otherwise one Agg instance.
@@ -241,7 +243,7 @@ func (v *Variant) Settings(vr *VariantReport, o SettingsOptions) (*Settings, err
 	read := func(setting, value, from string) { s.Read = append(s.Read, Setting{setting, value, from}) }
 	dep := v.Deployment()
 	if dep.GPUType != "" {
-		s.GPU = dep.GPUType
+		s.GPU, s.GPULine = dep.GPUType, dep.GPUTypeLine
 		read("gpu", dep.GPUType, "resources.gpu_type")
 	}
 	if dep.GPUsPerNode > 0 {

@@ -18,6 +18,9 @@ const bestkHelp = `
 specsim bestk: for one topology, evaluate draft lengths (default 0-8) at each
 concurrency and report the one with the highest output throughput, with the
 trade it makes: acceptance gained (golden AL) against draft and verify time.
+It ranks by the mean-field estimate (fast; sweep's and predict's figures come
+from the event simulation and can differ); --simulate ranks by the event
+simulation instead (slower).
 "vs none" is the output throughput at the best k over the same topology and
 concurrency without speculation (k = 0); JSON speedup_vs_none.
 

@@ -180,7 +180,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	}
 	var cal *simulate.CalibrationFile
 	if *calPath != "" {
-		if cal, err = simulate.LoadCalibration(*calPath); err != nil {
+		if cal, err = loadCalibration(*calPath); err != nil {
 			return fail(err)
 		}
 	}

@@ -41,6 +41,7 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	all := fs.Bool("all", false, "print every point, not just the frontiers")
 	emitDir := fs.String("emit", "", "write an srt-slurm schema-2 recipe for each interactivity frontier point of the merged sweep into DIR, which must be new or empty (as sweep --emit)")
 	ff := addFormatFlags(fs)
+	fs.Lookup("format").Usage = sweepFormatUsage
 	gf := addGoldenFlags(fs)
 	catalog := addGPUCatalogFlag(fs)
 	files, err := parseFlags(fs, args)

@@ -5,11 +5,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/specsim/specsim/simulate"
 	"github.com/specsim/specsim/simulate/acceptance"
+	"github.com/specsim/specsim/simulate/agentx"
+	"gopkg.in/yaml.v3"
 )
 
 func init() {
@@ -74,8 +78,8 @@ func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
 	}
 	fs.IntVar(&q.GPUsPerNode, "nvlink-domain-gpus", 0, "GPUs per NVLink domain, not per host (0 = the GPU's: 8 for HGX, 72 for NVL72)")
 	fs.IntVar(&q.GPUsPerNode, "gpus-per-node", 0, "old name of --nvlink-domain-gpus (the NVLink domain, not the host size)")
-	fs.IntVar(&f.isl, "isl", 0, "fixed input length in tokens (with --osl; replaces --workload)")
-	fs.IntVar(&f.osl, "osl", 0, "fixed output length in tokens")
+	fs.IntVar(&f.isl, "isl", 0, "fixed input length in tokens, > 0 (with --osl; replaces --workload; unset = the --workload)")
+	fs.IntVar(&f.osl, "osl", 0, "fixed output length in tokens, > 0 (with --isl)")
 	fs.Float64Var(&q.Cached, "cached", 0, "fixed workload: prefix-cache hit fraction of each prompt [0,1)")
 	fs.Float64Var(&q.RangeRatio, "range-ratio", 0.8, "fixed workload: each ISL and OSL uniform in [ratio*L, L] (bench_serving --random-range-ratio; 1 = exact)")
 	fs.StringVar(&f.workload, "workload", "", "agentx: replay recorded Claude-Code session trees as InferenceX AgentX does (default when --isl/--osl are not given); agentx-synthetic: log-normal ISL/OSL and a Beta cached fraction; fixed: a closed loop of --isl/--osl requests (what --isl/--osl alone select)")
@@ -139,16 +143,24 @@ func (f *queryFlags) resolve() (*simulate.Resolved, error) {
 		return nil, fmt.Errorf("--hicache-ratio %g: want 0 (off), a positive ratio, or -1 for the workload's default", f.hicache)
 	}
 	if f.calPath != "" {
-		cal, err := simulate.LoadCalibration(f.calPath)
+		cal, err := loadCalibration(f.calPath)
 		if err != nil {
 			return nil, err
 		}
 		q.Calibration = cal
 	}
 	switch {
-	case f.isl != 0 || f.osl != 0:
+	case f.isl != 0 || f.osl != 0 || flagSet(f.fs, "isl") || flagSet(f.fs, "osl"):
 		if f.workload != "" && f.workload != "fixed" {
 			return nil, fmt.Errorf("--workload %s and --isl/--osl exclude each other (--isl/--osl are the fixed workload)", f.workload)
+		}
+		for _, l := range []struct {
+			name string
+			v    int
+		}{{"isl", f.isl}, {"osl", f.osl}} {
+			if l.v < 0 || l.v == 0 && flagSet(f.fs, l.name) {
+				return nil, fmt.Errorf("--%s %d: want a positive length in tokens (--isl and --osl go together)", l.name, l.v)
+			}
 		}
 		if f.isl <= 0 || f.osl <= 0 {
 			return nil, errors.New("--isl and --osl go together, both positive")
@@ -194,6 +206,67 @@ func (f *queryFlags) resolve() (*simulate.Resolved, error) {
 	return q.Resolve(curves, catalog)
 }
 
+// loadCalibration is simulate.LoadCalibration with the YAML decoder's
+// type errors restated in the file's terms rather than Go's.
+func loadCalibration(path string) (*simulate.CalibrationFile, error) {
+	cal, err := simulate.LoadCalibration(path)
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return cal, err
+	}
+	msgs := make([]string, len(te.Errors))
+	for i, m := range te.Errors {
+		if g := yamlMismatch.FindStringSubmatch(m); g != nil {
+			found := map[string]string{"map": "a map", "seq": "a list", "str": "the text", "int": "the number", "float": "the number", "bool": "", "null": "nothing"}[g[2]]
+			if found == "" {
+				found = "a value"
+			}
+			if g[3] != "" {
+				found += " " + strings.TrimSpace(g[3])
+			}
+			m = fmt.Sprintf("line %s: want %s, found %s", g[1], calibrationWords(g[4]), found)
+		} else if g := yamlUnknownField.FindStringSubmatch(m); g != nil {
+			m = fmt.Sprintf("line %s: unknown key %s in %s", g[1], g[2], calibrationWords(g[3]))
+		}
+		msgs[i] = m
+	}
+	return nil, &simulate.Error{Field: "Calibration", Value: path,
+		Reason: "not a calibration as specsim calibrate -o writes it: " + strings.Join(msgs, "; ")}
+}
+
+var (
+	yamlMismatch     = regexp.MustCompile("^line ([0-9]+): cannot unmarshal !!([a-z]+) (`[^`]*` )?into (.+)$")
+	yamlUnknownField = regexp.MustCompile(`^line ([0-9]+): field (.+) not found in type (.+)$`)
+)
+
+// calibrationWords names a Go type of the calibration file by what it
+// holds.
+func calibrationWords(goType string) string {
+	switch goType {
+	case "[]simulate.CalEntry":
+		return "entries: a list of entries (- gpu: b200, engine: sglang, params: {...})"
+	case "simulate.CalEntry":
+		return "an entry (gpu, engine, params, fitted, points, before, in_sample, leave_one_out, band)"
+	case "simulate.CalParams":
+		return "params: a map of " + strings.Join(simulate.CalParamNames, ", ")
+	case "simulate.BandWidths":
+		return "band: a map of throughput and latency"
+	case "simulate.CalibrationFile":
+		return "the file (version, command, sim, entries)"
+	case "map[string]float64":
+		return "a map of metric: number"
+	case "[]string":
+		return "a list of parameter names"
+	case "int":
+		return "a whole number"
+	case "float64":
+		return "a number"
+	case "string":
+		return "text"
+	}
+	return "a value of another kind"
+}
+
 // flagSet reports whether the command line set the flag.
 func flagSet(fs *flag.FlagSet, name string) (set bool) {
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
@@ -220,6 +293,16 @@ func stepRange(s string, def int) (lo, hi int, err error) {
 		return 0, 0, fmt.Errorf("--steps %q: empty range", s)
 	}
 	return lo, hi, nil
+}
+
+// oneStep parses the --steps of predict and recipe emit, which run one
+// draft length: a range would otherwise quietly run its lower end.
+func oneStep(cmd, s string, def int) (int, error) {
+	if _, _, isRange := strings.Cut(strings.TrimSpace(s), "-"); isRange {
+		return 0, fmt.Errorf("--steps %q: %s takes one draft length k, e.g. --steps 3; for a range of draft lengths use specsim sweep or specsim bestk", strings.TrimSpace(s), cmd)
+	}
+	k, _, err := stepRange(s, def)
+	return k, err
 }
 
 // fixedALFits checks that a fixed acceptance (--al, --histogram), which a
@@ -262,6 +345,7 @@ func atoiSmall(s string) (int, error) {
 func runPredict(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("predict", predictHelp, stderr)
 	qf := addQueryFlags(fs, true)
+	fs.Lookup("steps").Usage = "draft length k (speculative-num-steps), one value; 0 = no speculation (default 6; with --recipe, the recipe's; sweep and bestk take a range such as 0-8)"
 	conc := fs.Int("conc", 7, "concurrency: agentx = live session trees (a root conversation and its subagents, AIPerf --concurrency); fixed lengths = closed-loop sessions that send the next request when the previous one ends")
 	recipeArg := fs.String("recipe", "", "predict what an srt-slurm recipe FILE[:selector] deploys (topology, caps, CUDA graphs, mem fraction, speculation, golden AL or a schema-1 recipe's own forced AL, benchmark workload); a flag given explicitly wins over the recipe and the output says \"overridden by --FLAG\"; flag defaults fill only what it leaves out")
 	ff := addFormatFlags(fs)
@@ -284,7 +368,7 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 	}
 	k := 0
 	if qf.q.Spec != "none" {
-		if k, _, err = stepRange(qf.steps, 6); err != nil {
+		if k, err = oneStep("predict", qf.steps, 6); err != nil {
 			fmt.Fprintln(stderr, "specsim predict:", flagError(err))
 			return exitBadInput
 		}
@@ -313,6 +397,9 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 		return exitBadInput
 	}
 	out, err := simulate.Predict(res, topo, *conc, k)
+	if err != nil && res.Workload.Trace != nil && strings.Contains(err.Error(), "profiled no request") {
+		err = shortWindowError(qf, topo, *conc, k)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim predict:", flagError(err))
 		return exitBadInput
@@ -345,6 +432,49 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 		return exitBadInput
 	}
 	return exitOK
+}
+
+// shortWindowError explains an AgentX replay window that profiled no
+// request: it names the --agentx duration and finds, by doubling then
+// bisecting whole seconds, the shortest window that profiles one for
+// this deployment.
+func shortWindowError(qf *queryFlags, topo simulate.Topology, conc, k int) error {
+	var keep []string
+	given := "duration=(default)"
+	for _, kv := range strings.Split(qf.q.AgentX, ",") {
+		if key, _, _ := strings.Cut(kv, "="); strings.TrimSpace(key) == "duration" {
+			given = strings.TrimSpace(kv)
+			continue
+		}
+		if strings.TrimSpace(kv) != "" {
+			keep = append(keep, kv)
+		}
+	}
+	profiles := func(d int) bool {
+		q := *qf
+		q.q.AgentX = strings.Join(append(slices.Clone(keep), fmt.Sprintf("duration=%d", d)), ",")
+		r, err := q.resolve()
+		if err != nil {
+			return false
+		}
+		_, err = simulate.Predict(r, topo, conc, k)
+		return err == nil
+	}
+	bad, good := 0, 1
+	for !profiles(good) {
+		if good >= agentx.MaxDuration {
+			return fmt.Errorf("--agentx %s: the replay profiled no request, and no window up to %d s would", given, agentx.MaxDuration)
+		}
+		bad, good = good, min(2*good, agentx.MaxDuration)
+	}
+	for good-bad > 1 {
+		if mid := (bad + good) / 2; profiles(mid) {
+			good = mid
+		} else {
+			bad = mid
+		}
+	}
+	return fmt.Errorf("--agentx %s: the replay profiled no request in its window; this deployment needs duration=%d or more", given, good)
 }
 
 // predictionJSON is predict's JSON: the result's keys, its band and the
@@ -407,8 +537,8 @@ func printPrediction(w io.Writer, r *simulate.Resolved, topo simulate.Topology, 
 	if asked := r.ModelAsked(); asked != "" {
 		model += " (--model " + asked + ")"
 	}
-	fmt.Fprintf(w, "%s %s on %d x %s, %s, %d %s, %s\nspeculation: %s; %d requests simulated (%s, seed %d)\n\n",
-		model, strings.ToUpper(string(r.Precision)), p.GPUs, strings.ToUpper(r.GPU.GPU.Name), p.Topology, p.Conc, sessions, wl, spec, p.Requests, p.Sim, r.Q.Seed)
+	fmt.Fprintf(w, "%s %s on %d x %s, %s, %d %s, %s\n%sspeculation: %s; %d requests simulated (%s, seed %d)\n\n",
+		model, strings.ToUpper(string(r.Precision)), p.GPUs, strings.ToUpper(r.GPU.GPU.Name), p.Topology, p.Conc, sessions, wl, markdownParagraph(format), spec, p.Requests, p.Sim, r.Q.Seed)
 	if note := calibrationNote(r); note != "" {
 		fmt.Fprintf(w, "calibration applied: %s\n\n", note)
 	}
@@ -458,8 +588,12 @@ func printPrediction(w io.Writer, r *simulate.Resolved, topo simulate.Topology, 
 	}
 	st.write(w, format)
 	markdownBreak(w, format)
+	item := "  source:"
+	if format == formatMarkdown {
+		item = "- source:"
+	}
 	for _, n := range s.Sources {
-		fmt.Fprintln(w, "  source:", n)
+		fmt.Fprintln(w, item, n)
 	}
 	fmt.Fprintln(w)
 	m := p.MemoryGiB
@@ -597,6 +731,16 @@ func printLimits(w io.Writer, p *simulate.Result, format format) {
 	for _, n := range notes {
 		fmt.Fprintln(w, "note:", n)
 	}
+}
+
+// markdownParagraph is what ends a line that another plain line follows:
+// nothing in text, a blank line in Markdown, where GitHub would join the
+// two into one paragraph.
+func markdownParagraph(f format) string {
+	if f == formatMarkdown {
+		return "\n"
+	}
+	return ""
 }
 
 // markdownBreak ends a Markdown table that text follows: GitHub reads a

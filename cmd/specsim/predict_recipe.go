@@ -201,7 +201,7 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 		k := 0
 		if q.q.Spec != "none" {
 			var err error
-			if k, _, err = stepRange(q.steps, 6); err != nil {
+			if k, err = oneStep("predict", q.steps, 6); err != nil {
 				return nil, err
 			}
 		}
@@ -271,6 +271,10 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 	// The echoed query (inputs.query) is the deployment that ran.
 	q.q.Topology = topo.String()
 	res, err := q.resolve()
+	var se *simulate.Error
+	if errors.As(err, &se) && se.Field == "GPU" && !given["gpu"] && st.GPU != "" {
+		return nil, fmt.Errorf("line %d: resources.gpu_type: %s (or pass --gpu)", st.GPULine, se.Reason)
+	}
 	if err != nil {
 		return nil, err
 	}

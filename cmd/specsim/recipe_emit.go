@@ -39,6 +39,7 @@ Example:
 func runRecipeEmit(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("recipe emit", recipeEmitHelp, stderr)
 	qf := addQueryFlags(fs, true)
+	fs.Lookup("steps").Usage = "draft length k (speculative-num-steps), one value; 0 = no speculation (default 6)"
 	conc := fs.Int("conc", 7, "benchmark concurrency the recipe is for")
 	rest, err := parseFlags(fs, args)
 	if err != nil {
@@ -54,7 +55,7 @@ func runRecipeEmit(args []string, stdout, stderr io.Writer) int {
 	}
 	k := 0
 	if qf.q.Spec != "none" {
-		if k, _, err = stepRange(qf.steps, 6); err != nil {
+		if k, err = oneStep("recipe emit", qf.steps, 6); err != nil {
 			return fail(err)
 		}
 		if k == 0 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"io"
@@ -50,10 +51,10 @@ length for a disaggregated deployment sharing the pool that figure follows
 throughput, TTFT, E2EL and normalized interactivity); aggregated
 deployments keep their estimates. It first simulates one deployment of
 each decode pool whose best would reach the interactivity frontier 3%
-better than estimated. On the 72-GPU AgentX sweep it needs 629
-simulations instead of 977, about two thirds of the CPU; over nine exhaustively
-simulated AgentX sweeps it missed 17 true frontier points, as the
-estimate's search did, but more on the 8- and 24-GPU GB300 sweeps
+better than estimated. On the 72-GPU AgentX sweep it needs 661
+simulations instead of 1,262, about 80% of the wall time; over nine
+exhaustively simulated AgentX sweeps it missed 20 true frontier points
+where the estimate's search missed 4, most on the 24-GPU GB300 sweep
 (README); on fixed-length sweeps it was not checked and may save nothing.
 It says how many unsimulated estimates would still reach a frontier.
 --refine-by all event-simulates every point (no estimate judges any; no
@@ -147,6 +148,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	qf := addQueryFlags(fs, false)
 	sf := addSweepFlags(fs)
 	ff := addFormatFlags(fs)
+	fs.Lookup("format").Usage = sweepFormatUsage
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return usageExit(err)
@@ -310,6 +312,13 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 	}
 	switch {
 	case format == formatJSON:
+		// Every list key is a list, empty or not, as frontier_none is.
+		if so.Top == nil {
+			so.Top = []simulate.Point{}
+		}
+		if so.Removed == nil {
+			so.Removed = []simulate.SLARemoval{}
+		}
 		if err := writeJSON(stdout, so); err != nil {
 			return fail(err)
 		}
@@ -321,55 +330,60 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 		return exitOK
 	}
 	r := so.SweepResult
-	fmt.Fprintf(stdout, "%s %s on %s, up to %d GPUs, %s, %s: %d configurations, %d feasible, %d do not fit in memory; %d %s event-simulated in %d %s\n",
+	// The header's lines are paragraphs of their own in Markdown.
+	hw := stdout
+	if format == formatMarkdown {
+		hw = paragraphs{stdout}
+	}
+	fmt.Fprintf(hw, "%s %s on %s, up to %d GPUs, %s, %s: %d configurations, %d feasible, %d do not fit in memory; %d %s event-simulated in %d %s\n",
 		in.Model, strings.ToUpper(in.Precision), strings.ToUpper(in.GPU), in.GPUs, workloadLabel(in), draftRangeLabel(in.Steps), r.Evaluated, len(r.Points), r.Infeasible, r.Refined, plural(r.Refined, "candidate", "candidates"), r.Rounds, plural(r.Rounds, "round", "rounds"))
 	if r.RefineStopped {
-		fmt.Fprintf(stdout, "refinement stopped at its budget (--max-refine %d) before the frontiers settled: the frontiers below are of the %d event-simulated points only, and a candidate not yet simulated might still beat them (raise --max-refine, or narrow with --topologies, --scope or --shard%s)\n", in.MaxRefine, r.Refined, correctedHint(in.RefineBy))
+		fmt.Fprintf(hw, "refinement stopped at its budget (--max-refine %d) before the frontiers settled: the frontiers below are of the %d event-simulated points only, and a candidate not yet simulated might still beat them (raise --max-refine, or narrow with --topologies, --scope or --shard%s)\n", in.MaxRefine, r.Refined, correctedHint(in.RefineBy))
 	}
 	if !r.RefineStopped && in.RefineBy != simulate.RefineByAll && r.Refined < len(r.Points) {
 		judged := "their estimates (--refine-by estimate)"
 		if in.RefineBy == simulate.RefineByCorrected {
 			judged = "their estimates corrected by the simulations (--refine-by corrected)"
 		}
-		fmt.Fprintf(stdout, "frontiers settled against the estimates: the %d points never simulated were judged by %s, and some may lie on the true frontiers (README, \"How far the search's frontiers fall from the true ones\"); --refine-by all simulates every point\n", len(r.Points)-r.Refined, judged)
+		fmt.Fprintf(hw, "frontiers settled against the estimates: the %d points never simulated were judged by %s, and some may lie on the true frontiers (README, \"How far the search's frontiers fall from the true ones\"); --refine-by all simulates every point\n", len(r.Points)-r.Refined, judged)
 	}
 	if r.EstimateContenders > 0 {
-		fmt.Fprintf(stdout, "%d points not simulated have a mean-field estimate that would reach a frontier: candidates were judged by their estimates corrected with the simulations of deployments sharing a pool (--refine-by corrected), and these might still beat the frontiers below; --refine-by estimate simulates them\n", r.EstimateContenders)
+		fmt.Fprintf(hw, "%d points not simulated have a mean-field estimate that would reach a frontier: candidates were judged by their estimates corrected with the simulations of deployments sharing a pool (--refine-by corrected), and these might still beat the frontiers below; --refine-by estimate simulates them\n", r.EstimateContenders)
 	}
 	if tr := in.WorkloadParams.Trace; tr != nil {
-		fmt.Fprintf(stdout, "AgentX replay: event-simulated points replay a %g s window (predict replays --agentx duration, 3600 s by default; reproduce a point with predict --agentx duration=%g)\n", tr.Replay.DurationS, tr.Replay.DurationS)
+		fmt.Fprintf(hw, "AgentX replay: event-simulated points replay a %g s window (predict replays --agentx duration, 3600 s by default; reproduce a point with predict --agentx duration=%g)\n", tr.Replay.DurationS, tr.Replay.DurationS)
 	}
 	if so.Calibration != "" {
-		fmt.Fprintf(stdout, "calibration applied: %s\n", so.Calibration)
+		fmt.Fprintf(hw, "calibration applied: %s\n", so.Calibration)
 	}
 	if b := so.Band; b != nil {
-		fmt.Fprintf(stdout, "band: every throughput %s, every latency %s (%s)\n", simulate.BandText(b.Relative.Throughput, 0), simulate.BandText(b.Relative.Latency, 0), b.Source)
+		fmt.Fprintf(hw, "band: every throughput %s, every latency %s (%s)\n", simulate.BandText(b.Relative.Throughput, 0), simulate.BandText(b.Relative.Latency, 0), b.Source)
 	}
 	for _, rm := range r.Removed {
-		fmt.Fprintf(stdout, "SLA --%s %g removed %d points", rm.Limit, rm.Value, rm.Removed)
+		fmt.Fprintf(hw, "SLA --%s %g removed %d points", rm.Limit, rm.Value, rm.Removed)
 		switch {
 		case rm.OnEstimate == 0:
 		case r.RefineStopped:
-			fmt.Fprintf(stdout, " (%d on their mean-field estimates alone: the refinement budget ran out before checking them)", rm.OnEstimate)
+			fmt.Fprintf(hw, " (%d on their mean-field estimates alone: the refinement budget ran out before checking them)", rm.OnEstimate)
 		case in.RefineBy == simulate.RefineByCorrected:
-			fmt.Fprintf(stdout, " (%d on their mean-field estimates alone, none of which would reach a frontier inside the limit by its estimate as --refine-by corrected corrects it; every point whose corrected estimate would was simulated first; those whose uncorrected estimate would are among the unsimulated points counted above)", rm.OnEstimate)
+			fmt.Fprintf(hw, " (%d on their mean-field estimates alone, none of which would reach a frontier inside the limit by its estimate as --refine-by corrected corrects it; every point whose corrected estimate would was simulated first; those whose uncorrected estimate would are among the unsimulated points counted above)", rm.OnEstimate)
 		default:
-			fmt.Fprintf(stdout, " (%d on their mean-field estimates alone, none of which would reach a frontier inside the limit; every point whose estimate would was simulated first)", rm.OnEstimate)
+			fmt.Fprintf(hw, " (%d on their mean-field estimates alone, none of which would reach a frontier inside the limit; every point whose estimate would was simulated first)", rm.OnEstimate)
 		}
-		fmt.Fprintln(stdout)
+		fmt.Fprintln(hw)
 	}
 	if r.NotRun > 0 {
-		fmt.Fprintf(stdout, "%d points not run: %s\n", r.NotRun, r.NotRunWhy)
+		fmt.Fprintf(hw, "%d points not run: %s\n", r.NotRun, r.NotRunWhy)
 	}
 	if n := len(r.Skipped); n > 0 {
-		fmt.Fprintf(stdout, "%d topologies not priced (JSON \"skipped\" says why, e.g. %s)\n", n, r.Skipped[0])
+		fmt.Fprintf(hw, "%d topologies not priced (JSON \"skipped\" says why, e.g. %s)\n", n, r.Skipped[0])
 	}
 	if r.MultiNode > 0 {
-		fmt.Fprintf(stdout, "%d points have an instance larger than one node (%d GPUs per %s host; marked multi-node)\n", r.MultiNode, in.GPUsPerHost, strings.ToUpper(in.GPU))
+		fmt.Fprintf(hw, "%d points have an instance larger than one node (%d GPUs per %s host; marked multi-node)\n", r.MultiNode, in.GPUsPerHost, strings.ToUpper(in.GPU))
 	}
 	agentic := in.Workload == "agentx"
 	if r.Overloaded > 0 {
-		fmt.Fprintf(stdout, "%d frontier or top point(s) carry a note: queued (an overloaded server: TTFT and E2EL include the wait for admission) or unsteady (the window's halves differ by more than 10%%)\n", r.Overloaded)
+		fmt.Fprintf(hw, "%d frontier or top point(s) carry a note: queued (an overloaded server: TTFT and E2EL include the wait for admission) or unsteady (the window's halves differ by more than 10%%)\n", r.Overloaded)
 	}
 	// Each frontier shows its own x: interactivity and p90 E2EL are
 	// columns of every table; p50 E2EL and normalized interactivity are
@@ -448,11 +462,25 @@ func pointTable(pts []simulate.Point, agentic bool, x *column) *table {
 
 // sweepCSVHeader is the CSV's column list; columns are only ever added at
 // the end.
+// sweepFormatUsage is --format of sweep and merge, whose CSV is one table.
+const sweepFormatUsage = "output format: text|json|markdown|csv (csv: one table, a row per frontier or top point, every point with --all; its frontiers column names the frontiers a point is on)"
+
 var sweepCSVHeader = []string{"topology", "gpus", "conc", "steps", "al", "tput_per_gpu", "output_tput_per_gpu", "interactivity",
 	"normalized_interactivity_p90", "ttft_ms", "ttft_ms_p90", "tpot_ms", "tpot_ms_p90", "e2el_s_p50", "e2el_s_p90", "sim", "multi_node", "frontiers", "note"}
 
 // writeSweepCSV writes one row per point: the frontier and top points (the
 // frontiers column names which), or every point with all.
+// paragraphs writes each line as a Markdown paragraph: a blank line after
+// every newline.
+type paragraphs struct{ w io.Writer }
+
+func (p paragraphs) Write(b []byte) (int, error) {
+	if _, err := p.w.Write(bytes.ReplaceAll(b, []byte("\n"), []byte("\n\n"))); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
 func writeSweepCSV(w io.Writer, r *simulate.SweepResult, all, agentic bool) error {
 	member := map[int][]string{}
 	var order []int
@@ -537,5 +565,5 @@ func correctedHint(by simulate.RefineBy) string {
 	if by == simulate.RefineByCorrected {
 		return ""
 	}
-	return ", or --refine-by corrected: 629 simulations settle the 72-GPU GB300 AgentX sweep where the estimate's search needs 977"
+	return ", or --refine-by corrected: 661 simulations settle the 72-GPU GB300 AgentX sweep where the estimate's search needs 1,262 (it misses more true frontier points: README)"
 }

@@ -81,6 +81,14 @@ func Recipe(r *simulate.Resolved, t simulate.Topology, conc, k int, version, not
 		w("# Speculation: MTP, %d draft steps; AgentX synthetic acceptance injects the AL %.2f\n", k, acc.AL)
 		w("# (%s) at this draft length.\n", acceptanceSource(r.Target, acc))
 	}
+	tier := simulatedHostTier(r)
+	switch {
+	case tier != nil && !(engine == "sglang" || engine == "trtllm" && tier.gb > 0):
+		w("# The simulation gave the role that prefills a host KV tier (%s) this %s recipe does not\n# carry: predict --recipe on it runs without one.\n", tier, engine)
+	case tier != nil && tier.ratio > 0 && agentx:
+		w("# The simulation sized the host KV tier at hicache-ratio %s; InferenceX's AgentX launcher\n# passes hicache-size (%.0f%% of host DRAM per GPU), which wins, and predict --recipe simulates that.\n",
+			strconv.FormatFloat(tier.ratio, 'f', -1, 64), 100*simulate.AgentXDRAMUtilization)
+	}
 	w("# Set every %s value for your cluster before submitting.\n", FillIn)
 	w("schema: 2\n")
 	w("name: specsim-%s-%s-%s-c%d-k%d\n", engine, r.GPU.GPU.Name, strings.NewReplacer(":", "-", "+", "-").Replace(t.String()), conc, k)
@@ -126,10 +134,17 @@ func Recipe(r *simulate.Resolved, t simulate.Topology, conc, k int, version, not
 		switch engine {
 		case "sglang":
 			emitSGLangArgs(w, r, p, mode, k, running, graphBS, mf, chunk)
+			if tier != nil && mode != "decode" {
+				tier.emitSGLang(w)
+			}
 		case "vllm":
 			emitVLLMArgs(w, r, p, mode, k, running, graphBS, mf, chunk, al)
 		case "trtllm":
-			emitTRTLLMArgs(w, r, p, mode, k, running, graphBS, mf, chunk)
+			hostBytes := int64(0)
+			if tier != nil && mode != "decode" {
+				hostBytes = int64(tier.gb * 1e9)
+			}
+			emitTRTLLMArgs(w, r, p, mode, k, running, graphBS, mf, chunk, hostBytes)
 		}
 		if al > 0 {
 			emitHandSetEnv(w, engine, al)
@@ -149,6 +164,55 @@ func Recipe(r *simulate.Resolved, t simulate.Topology, conc, k int, version, not
 		w("  type: sa-bench\n  isl: %d\n  osl: %d\n  concurrencies: [%d]\n", r.Workload.ISL, r.Workload.OSL, conc)
 	}
 	return b.String(), nil
+}
+
+// hostTier is the HiCache host KV tier the simulation gives the role that
+// prefills (simulate's poolConfig): gb per rank (--hicache-size) or ratio
+// of the device pool (--hicache-ratio); neither for an AgentX replay's
+// default, 90% of host DRAM, which InferenceX's launcher passes as
+// hicache-size and predict --recipe assumes for a replay with HiCache on
+// and no size.
+type hostTier struct{ ratio, gb float64 }
+
+func (h *hostTier) String() string {
+	switch {
+	case h.gb > 0:
+		return strconv.FormatFloat(h.gb, 'f', -1, 64) + " GB per GPU"
+	case h.ratio > 0:
+		return strconv.FormatFloat(h.ratio, 'f', -1, 64) + " x the device pool"
+	}
+	return fmt.Sprintf("%.0f%% of host DRAM per GPU", 100*simulate.AgentXDRAMUtilization)
+}
+
+// simulatedHostTier returns nil where the simulation runs none: the tier
+// or the prefix cache turned off, or no prefix to share.
+func simulatedHostTier(r *simulate.Resolved) *hostTier {
+	s, wl := r.Q.Server, r.Workload
+	radix := !s.NoPrefixCache && (wl.Trace != nil || wl.Name != "fixed" || wl.CachedFraction > 0)
+	switch {
+	case !radix || s.HiCacheRatio < 0:
+		return nil
+	case s.HiCacheGiB > 0:
+		return &hostTier{gb: s.HiCacheGiB}
+	case s.HiCacheRatio > 0:
+		return &hostTier{ratio: s.HiCacheRatio}
+	case wl.Trace != nil:
+		return &hostTier{}
+	}
+	return nil
+}
+
+// emitSGLang writes the HiCache arguments of the role that prefills.
+func (h *hostTier) emitSGLang(w func(string, ...any)) {
+	w("      enable-hierarchical-cache: true\n")
+	switch {
+	case h.gb > 0:
+		w("      hicache-size: %s\n", strconv.FormatFloat(h.gb, 'f', -1, 64))
+	case h.ratio > 0:
+		w("      hicache-ratio: %s\n", strconv.FormatFloat(h.ratio, 'f', -1, 64))
+	default:
+		w("      # hicache-size: InferenceX's AgentX launcher passes %.0f%% of host DRAM per GPU\n", 100*simulate.AgentXDRAMUtilization)
+	}
 }
 
 // acceptanceSource says where an acceptance length came from, in words
@@ -267,7 +331,7 @@ func emitVLLMArgs(w func(string, ...any), r *simulate.Resolved, p simulate.Paral
 // blocks write them): moe_expert_parallel_size may be smaller than
 // tensor_parallel_size (Mapping: moe_tp x moe_ep = tp); the MTP draft
 // length is max_draft_len.
-func emitTRTLLMArgs(w func(string, ...any), r *simulate.Resolved, p simulate.Parallel, mode string, k, running, graphBS int, mf float64, chunk int) {
+func emitTRTLLMArgs(w func(string, ...any), r *simulate.Resolved, p simulate.Parallel, mode string, k, running, graphBS int, mf float64, chunk int, hostBytes int64) {
 	w("      tensor_parallel_size: %d\n      moe_expert_parallel_size: %d\n", p.TP, p.EP)
 	w("      enable_attention_dp: %v\n      pipeline_parallel_size: %d\n", p.DPAttention, p.PP)
 	w("      max_batch_size: %d\n      max_num_tokens: %d\n", running, chunk)
@@ -281,6 +345,9 @@ func emitTRTLLMArgs(w func(string, ...any), r *simulate.Resolved, p simulate.Par
 		dt = "auto"
 	}
 	w("      kv_cache_config:\n        free_gpu_memory_fraction: %s\n        dtype: %s\n", strconv.FormatFloat(mf, 'f', -1, 64), dt)
+	if hostBytes > 0 {
+		w("        host_cache_size: %d  # bytes per rank: the simulated host KV tier\n", hostBytes)
+	}
 	if mode != "" {
 		w("      cache_transceiver_config:\n        backend: UCX\n")
 	}
