@@ -628,7 +628,10 @@ func (p *Plan) simulate() (*Result, error) {
 	var kick func(i int)
 	var preallocate func(in *instance, t float64)
 	var release func(in *instance, r *simRequest, t float64)
-	// route sends a new request to an entry instance and rank.
+	// route picks a new request's entry instance and rank (and, with
+	// SGLang disaggregated, its decode rank) and returns the instance it
+	// goes to first: the entry instance, or the decode lane where it
+	// waits for preallocation.
 	route := func(r *simRequest) int {
 		tg := srv.rt.route(r.session, r.ISL+r.OSL, now)
 		r.target, r.rank = int32(tg), int32(srv.targetRank[tg])
@@ -772,7 +775,8 @@ func (p *Plan) simulate() (*Result, error) {
 		clear(in.pre[len(keep):])
 		in.pre = keep
 	}
-	// release returns what admit took, at time t.
+	// release returns what admit (or preallocate) took, at time t, and
+	// lets the decode lane preallocate for the requests it freed room for.
 	release = func(in *instance, r *simRequest, t float64) {
 		in.rankRun[r.rank]--
 		switch {
