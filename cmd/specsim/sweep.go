@@ -52,7 +52,7 @@ throughput, TTFT, E2EL and normalized interactivity); aggregated
 deployments keep their estimates. It first simulates one deployment of
 each decode pool whose best would reach the interactivity frontier 3%
 better than estimated. On the 72-GPU AgentX sweep it needs 661
-simulations instead of 1,262, about 80% of the wall time; over nine
+simulations instead of 1,262, about two thirds of the wall time; over nine
 exhaustively simulated AgentX sweeps it missed 20 true frontier points
 where the estimate's search missed 4, most on the 24-GPU GB300 sweep
 (README); on fixed-length sweeps it was not checked and may save nothing.
