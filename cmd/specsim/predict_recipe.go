@@ -372,28 +372,36 @@ func writeRecipePredictionsCSV(w io.Writer, ps []recipePrediction) {
 	pred.write(w, formatCSV)
 }
 
-func writeRecipePredictions(w io.Writer, file string, ps []recipePrediction) {
+// writeRecipePredictions writes text, or Markdown where format says so
+// (the tables and breaks as plain predict writes them).
+func writeRecipePredictions(w io.Writer, file string, ps []recipePrediction, format format) {
+	item := "  - "
+	if format == formatMarkdown {
+		item = "- "
+	}
 	for i, p := range ps {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintf(w, "%s: variant %s\nread from the recipe:\n", file, p.Variant)
+		fmt.Fprintf(w, "%s: variant %s\n%sread from the recipe:\n%s", file, p.Variant, markdownParagraph(format), markdownParagraph(format))
 		t := &table{header: []string{"setting", "value", "from"}}
 		for _, s := range p.Read {
 			t.add(s.Setting, s.Value, s.From)
 		}
-		t.write(w, formatText)
+		t.write(w, format)
+		markdownBreak(w, format)
 		if len(p.Unsupported) > 0 {
-			fmt.Fprintln(w, "not modelled (listed, not applied):")
+			fmt.Fprintf(w, "not modelled (listed, not applied):\n%s", markdownParagraph(format))
 			for _, u := range p.Unsupported {
-				fmt.Fprintln(w, "  - "+u)
+				fmt.Fprintln(w, item+u)
 			}
+			markdownBreak(w, format)
 		}
 		r := p.Result
 		fmt.Fprintf(w, "prediction: %s conc %d k %d (AL %.2f, %s): %s tok/s/GPU, %s tok/s/user, TTFT p90 %s ms, TPOT p90 %s ms, E2EL p90 %s s\n",
 			p.Topology, p.Conc, p.Steps, r.AL, r.Sim, simulate.Sig3(r.TputPerGPU), simulate.Sig3(r.Interactivity), simulate.Sig3(r.TTFTp90ms), simulate.Sig3(r.TPOTp90ms), simulate.Sig3(r.E2EL.P90))
 		if len(p.Notes) > 0 {
-			fmt.Fprintf(w, "notes: %s (as predict and sweep flag them)\n", strings.Join(p.Notes, "; "))
+			fmt.Fprintf(w, "%snotes: %s (as predict and sweep flag them)\n", markdownParagraph(format), strings.Join(p.Notes, "; "))
 		}
 	}
 }
@@ -417,6 +425,6 @@ func runPredictRecipe(fs *flag.FlagSet, arg string, qf *queryFlags, conc int, fo
 		writeRecipePredictionsCSV(stdout, ps)
 		return exitOK
 	}
-	writeRecipePredictions(stdout, arg, ps)
+	writeRecipePredictions(stdout, arg, ps, format)
 	return exitOK
 }

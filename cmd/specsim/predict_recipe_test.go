@@ -643,3 +643,31 @@ func TestPredictRecipePrefixCacheAndHostTier(t *testing.T) {
 		t.Errorf("limits %+v, want prefill 8947848 host tokens, decode none", l)
 	}
 }
+
+// TestPredictRecipeMarkdown: predict --recipe --format markdown writes
+// the read-from-the-recipe table as a Markdown table, as plain predict
+// --format markdown does, with no column-aligned text table (a dashed
+// rule under a header); text stays the aligned table.
+func TestPredictRecipeMarkdown(t *testing.T) {
+	r := filepath.Join("..", "..", "testdata", "recipes", "schema2_qwen3.5_sglang_gb300-fp4_agentx_agg-variants.yaml:override_c1")
+	for _, tc := range []struct {
+		format           string
+		markdown, dashes bool
+	}{
+		{"markdown", true, false},
+		{"text", false, true},
+	} {
+		code, out, errs := runCLI("predict", "--recipe", r, "--format", tc.format)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d %s", tc.format, code, errs)
+		}
+		md := strings.Contains(out, "\n| setting | value | from |\n|---|---|---|\n")
+		dashes := strings.Contains(out, "\n--------------------  ")
+		if md != tc.markdown || dashes != tc.dashes {
+			t.Errorf("%s: Markdown table %v (want %v), text table rule %v (want %v):\n%s", tc.format, md, tc.markdown, dashes, tc.dashes, out)
+		}
+		if tc.markdown && !strings.Contains(out, "\n- roles.agg.args: not modelled:") {
+			t.Errorf("markdown: the not-modelled list is not a Markdown list:\n%s", out)
+		}
+	}
+}

@@ -115,14 +115,7 @@ func TestEmittedRecipeCarriesHostTier(t *testing.T) {
 // layout, are refused by predict --recipe and reported by recipe check,
 // with the line and key, instead of being read as one worker.
 func TestRecipeDeploymentCountsChecked(t *testing.T) {
-	code, emitted, stderr := runCLI("recipe", "emit", "--topology", "agg:tp4")
-	if code != exitOK {
-		t.Fatal(stderr)
-	}
-	schema1, err := os.ReadFile(filepath.Join("..", "..", "testdata", "recipes", "schema1_sglang_qwen3.5_gb300-fp4_agentic_agg-tp2-c1-mtp-hicache.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	emitted, schema1 := aggRecipes(t)
 	lineOf := func(text, prefix string) int {
 		for i, l := range strings.Split(text, "\n") {
 			if strings.HasPrefix(l, prefix) {
@@ -143,8 +136,8 @@ func TestRecipeDeploymentCountsChecked(t *testing.T) {
 		{emitted, "    gpus: 4\n", "    gpus: 3\n", `roles.agg.gpus is "3"; want 4`},
 		{emitted, "    nodes: 1\n", "    nodes: -1\n", `roles.agg.nodes is "-1"`},
 		{emitted, "  gpus_per_node: 4", "  gpus_per_node: 0", `resources.gpus_per_node is "0"`},
-		{string(schema1), "  agg_workers: 1\n", "  agg_workers: 0\n", `resources.agg_workers is "0"`},
-		{string(schema1), "  gpus_per_agg: 2\n", "  gpus_per_agg: 8\n", `resources.gpus_per_agg is "8"; want 2, the GPUs of one worker`},
+		{schema1, "  agg_workers: 1\n", "  agg_workers: 0\n", `resources.agg_workers is "0"`},
+		{schema1, "  gpus_per_agg: 2\n", "  gpus_per_agg: 8\n", `resources.gpus_per_agg is "8"; want 2, the GPUs of one worker`},
 	} {
 		if !strings.Contains(c.src, c.from) {
 			t.Fatalf("source lacks %q", c.from)
@@ -168,10 +161,7 @@ func TestRecipeDeploymentCountsChecked(t *testing.T) {
 // deleted (which decodes as 0), zero or negative is refused, naming the
 // file, the point and the figure.
 func TestMergeRefusesMissingFigures(t *testing.T) {
-	code, out, stderr := runCLI("sweep", "--gpu", "b200", "--isl", "1024", "--osl", "1024", "--topologies", "agg:tp8", "--conc", "4", "--steps", "3", "--json")
-	if code != exitOK {
-		t.Fatal(stderr)
-	}
+	out := oneAggShard(t)
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.json")
 	os.WriteFile(good, []byte(out), 0o644)
@@ -219,14 +209,7 @@ func TestMergeRefusesMissingFigures(t *testing.T) {
 // reported with the recipe, the line and the key, not as a --gpu the user
 // never gave; a --gpu given wins over it, and a bad --gpu is the flag's.
 func TestRecipeUnknownGPUNamesTheKey(t *testing.T) {
-	code, emitted, stderr := runCLI("recipe", "emit", "--topology", "agg:tp4")
-	if code != exitOK {
-		t.Fatal(stderr)
-	}
-	schema1, err := os.ReadFile(filepath.Join("..", "..", "testdata", "recipes", "schema1_sglang_qwen3.5_gb300-fp4_agentic_agg-tp2-c1-mtp-hicache.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	emitted, schema1 := aggRecipes(t)
 	const known = `unknown GPU "a100": known GPUs are b200, b300, gb200, gb300, h100, h200`
 	for _, c := range []struct {
 		src, from string
@@ -235,7 +218,7 @@ func TestRecipeUnknownGPUNamesTheKey(t *testing.T) {
 		want      string // with FILE for the file's name
 	}{
 		{emitted, "  gpu_type: gb300\n", nil, exitBadInput, "specsim predict --recipe: FILE:specsim-sglang-gb300-agg-tp4-c7-k6: line 19: resources.gpu_type: " + known + " (or pass --gpu)\n"},
-		{string(schema1), "  gpu_type: gb300\n", nil, exitBadInput, "specsim predict --recipe: FILE:agg-gb300-tp2-c1-mtp-hicache-jid2530006: line 12: resources.gpu_type: " + known + " (or pass --gpu)\n"},
+		{schema1, "  gpu_type: gb300\n", nil, exitBadInput, "specsim predict --recipe: FILE:agg-gb300-tp2-c1-mtp-hicache-jid2530006: line 12: resources.gpu_type: " + known + " (or pass --gpu)\n"},
 		{emitted, "  gpu_type: gb300\n", []string{"--gpu", "a100"}, exitBadInput, "specsim predict --recipe: --gpu a100: " + known + "\n"},
 		{emitted, "  gpu_type: gb300\n", []string{"--gpu", "gb300"}, exitOK, ""},
 	} {
@@ -397,4 +380,30 @@ func TestHelpSaysWhatSweepCSVAndBestKDo(t *testing.T) {
 			t.Errorf("%s --help: exit %d, want %q and not %q:\n%s", c.cmd, code, c.want, c.notWant, help)
 		}
 	}
+}
+
+// aggRecipes returns two agg recipes to edit: one recipe emit writes
+// (schema 2, agg:tp4) and an InferenceX schema-1 file (agg tp2).
+func aggRecipes(t *testing.T) (emitted, schema1 string) {
+	t.Helper()
+	code, emitted, stderr := runCLI("recipe", "emit", "--topology", "agg:tp4")
+	if code != exitOK {
+		t.Fatal(stderr)
+	}
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "recipes", "schema1_sglang_qwen3.5_gb300-fp4_agentic_agg-tp2-c1-mtp-hicache.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return emitted, string(b)
+}
+
+// oneAggShard is a one-point sweep's JSON (b200 agg:tp8 conc 4 k 3,
+// 1024/1024 tokens), a shard for merge to read.
+func oneAggShard(t *testing.T) string {
+	t.Helper()
+	code, out, stderr := runCLI("sweep", "--gpu", "b200", "--isl", "1024", "--osl", "1024", "--topologies", "agg:tp8", "--conc", "4", "--steps", "3", "--json")
+	if code != exitOK {
+		t.Fatal(stderr)
+	}
+	return out
 }

@@ -206,10 +206,7 @@ func TestSweepSaysAgentXWindow(t *testing.T) {
 // merge's messages carry its name once and say what is wrong with which
 // file: one file given twice; a point outside the inputs' enumeration.
 func TestMergeMessages(t *testing.T) {
-	code, out, stderr := runCLI("sweep", "--gpu", "b200", "--isl", "1024", "--osl", "1024", "--topologies", "agg:tp8", "--conc", "4", "--steps", "3", "--json")
-	if code != exitOK {
-		t.Fatal(stderr)
-	}
+	out := oneAggShard(t)
 	dir := t.TempDir()
 	f := filepath.Join(dir, "dup.json")
 	os.WriteFile(f, []byte(out), 0o644)
