@@ -575,7 +575,9 @@ func (tw *TraceWorkload) contentHash() string {
 // check refuses a point whose figures no sweep writes: a rate, latency or
 // AL missing (decoded as 0), non-positive or non-finite, a concurrency or
 // GPU count below 1, a negative k. Sweeps write every one of these
-// figures positive (AL is 1 without speculation).
+// figures positive (AL is 1 without speculation), except the decode
+// figures (interactivity, TPOT and its p90) of a one-token output, which
+// has no decode step: those three are 0 together.
 func (p *Point) check() error {
 	if p.Conc < 1 || p.Steps < 0 || p.Index < 0 || p.GPUs < 1 {
 		return fmt.Errorf("conc %d, steps %d, index %d, gpus %d: want conc >= 1, steps >= 0, index >= 0, gpus >= 1", p.Conc, p.Steps, p.Index, p.GPUs)
@@ -584,14 +586,19 @@ func (p *Point) check() error {
 		if r == nil {
 			continue
 		}
+		noDecode := r.Interactivity == 0 && r.TPOTms == 0 && r.TPOTp90ms == 0
 		for _, f := range []struct {
-			key string
-			v   float64
+			key    string
+			v      float64
+			decode bool
 		}{
-			{"tput_per_gpu", r.TputPerGPU}, {"output_tput_per_gpu", r.OutputPerGPU}, {"interactivity", r.Interactivity},
-			{"ttft_ms", r.TTFTms}, {"tpot_ms", r.TPOTms}, {"ttft_ms_p90", r.TTFTp90ms}, {"tpot_ms_p90", r.TPOTp90ms},
-			{"e2el_s.p50", r.E2EL.P50}, {"e2el_s.p90", r.E2EL.P90}, {"normalized_interactivity_p90", r.NormalizedInteractivity}, {"al", r.AL},
+			{"tput_per_gpu", r.TputPerGPU, false}, {"output_tput_per_gpu", r.OutputPerGPU, false}, {"interactivity", r.Interactivity, true},
+			{"ttft_ms", r.TTFTms, false}, {"tpot_ms", r.TPOTms, true}, {"ttft_ms_p90", r.TTFTp90ms, false}, {"tpot_ms_p90", r.TPOTp90ms, true},
+			{"e2el_s.p50", r.E2EL.P50, false}, {"e2el_s.p90", r.E2EL.P90, false}, {"normalized_interactivity_p90", r.NormalizedInteractivity, false}, {"al", r.AL, false},
 		} {
+			if f.decode && noDecode {
+				continue
+			}
 			if !(f.v > 0) || math.IsInf(f.v, 0) {
 				return fmt.Errorf("%s %g: want a finite figure > 0 (missing reads as 0)", f.key, f.v)
 			}

@@ -407,3 +407,35 @@ func oneAggShard(t *testing.T) string {
 	}
 	return out
 }
+
+// TestMergeOneTokenOutputs: a one-token output has no decode step, so its
+// points carry interactivity and TPOT 0, which merge's check of missing
+// figures must let through: two shards of such a sweep merge into the
+// unsharded sweep's JSON.
+func TestMergeOneTokenOutputs(t *testing.T) {
+	args := []string{"sweep", "--gpu", "b200", "--gpus", "2", "--isl", "1024", "--osl", "1", "--conc", "1,4", "--steps", "0", "--json"}
+	code, whole, stderr := runCLI(args...)
+	if code != exitOK {
+		t.Fatal(stderr)
+	}
+	dir := t.TempDir()
+	var files []string
+	for i := range 2 {
+		code, out, stderr := runCLI(append(args, "--shard", fmt.Sprintf("%d/2", i))...)
+		if code != exitOK {
+			t.Fatal(stderr)
+		}
+		f := filepath.Join(dir, fmt.Sprintf("s%d.json", i))
+		if err := os.WriteFile(f, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	code, merged, stderr := runCLI(append([]string{"merge", "--json"}, files...)...)
+	if code != exitOK {
+		t.Fatalf("merge exit %d: %s", code, stderr)
+	}
+	if merged != whole {
+		t.Errorf("merged JSON differs from the unsharded sweep's")
+	}
+}
