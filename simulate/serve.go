@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sort"
@@ -324,6 +325,10 @@ func (h *eventHeap) pop() heapEntry {
 	*h = s[:n]
 	return e
 }
+
+// ErrNoProfiledRequest is an AgentX replay whose profiled window held no
+// request: the window (--agentx duration) is too short for the deployment.
+var ErrNoProfiledRequest = errors.New("agentx replay profiled no request")
 
 // Plan is a scenario resolved into engines, memory and limits, ready to run
 // by event simulation (Simulate) or mean-field estimate (Estimate).
@@ -1170,7 +1175,7 @@ func (p *Plan) simulate() (*Result, error) {
 	var res *Result
 	if rp != nil {
 		if rp.Profiled() == 0 {
-			return nil, fmt.Errorf("agentx replay profiled no request")
+			return nil, ErrNoProfiledRequest
 		}
 		res = p.agentxResult(rp, cachedTok, inputTok)
 	} else {

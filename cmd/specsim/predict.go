@@ -397,7 +397,7 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 		return exitBadInput
 	}
 	out, err := simulate.Predict(res, topo, *conc, k)
-	if err != nil && res.Workload.Trace != nil && strings.Contains(err.Error(), "profiled no request") {
+	if errors.Is(err, simulate.ErrNoProfiledRequest) {
 		err = shortWindowError(qf, topo, *conc, k)
 	}
 	if err != nil {
@@ -450,25 +450,45 @@ func shortWindowError(qf *queryFlags, topo simulate.Topology, conc, k int) error
 			keep = append(keep, kv)
 		}
 	}
-	profiles := func(d int) bool {
+	// profiles says whether a window of d s profiles a request; any other
+	// failure ends the search with its own error.
+	profiles := func(d int) (bool, error) {
 		q := *qf
 		q.q.AgentX = strings.Join(append(slices.Clone(keep), fmt.Sprintf("duration=%d", d)), ",")
 		r, err := q.resolve()
 		if err != nil {
-			return false
+			return false, err
 		}
 		_, err = simulate.Predict(r, topo, conc, k)
-		return err == nil
+		if errors.Is(err, simulate.ErrNoProfiledRequest) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	failed := func(d int, err error) error {
+		return fmt.Errorf("--agentx %s: the replay profiled no request; at duration=%d: %w", given, d, err)
 	}
 	bad, good := 0, 1
-	for !profiles(good) {
+	for {
+		ok, err := profiles(good)
+		if err != nil {
+			return failed(good, err)
+		}
+		if ok {
+			break
+		}
 		if good >= agentx.MaxDuration {
 			return fmt.Errorf("--agentx %s: the replay profiled no request, and no window up to %d s would", given, agentx.MaxDuration)
 		}
 		bad, good = good, min(2*good, agentx.MaxDuration)
 	}
 	for good-bad > 1 {
-		if mid := (bad + good) / 2; profiles(mid) {
+		mid := (bad + good) / 2
+		ok, err := profiles(mid)
+		if err != nil {
+			return failed(mid, err)
+		}
+		if ok {
 			good = mid
 		} else {
 			bad = mid
