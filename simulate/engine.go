@@ -115,7 +115,7 @@ type EngineConfig struct {
 	// --speculative-moe-runner-backend ("" = unset: the engine's default,
 	// and the draft inherits the target's).
 	MoEBackend, SpecMoEBackend string
-	CUDAGraphMaxBS             int     // 0 = 256
+	CUDAGraphMaxBS             int     // 0 = DefaultCUDAGraphMaxBS
 	SchedOverhead              float64 // seconds; <0 = default
 	SpecOverhead               float64 // seconds; <0 = default
 	MoESkew                    float64
@@ -175,7 +175,7 @@ func NewEngine(m *Model, g *kernels.GPU, p Parallel, c EngineConfig) (*Engine, e
 		e.SSM = kernels.BF16
 	}
 	if e.CUDAGraphMaxBS <= 0 {
-		e.CUDAGraphMaxBS = 256
+		e.CUDAGraphMaxBS = DefaultCUDAGraphMaxBS
 	}
 	if e.SchedOverhead < 0 {
 		e.SchedOverhead = defaultSchedOverhead

@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -44,6 +45,14 @@ import (
 // Engine.Memory). Both are modelled by the simpler rule in Engine.Memory:
 // state for the running requests comes off the top.
 
+// DefaultCUDAGraphMaxBS is the largest decode batch per rank the simulation
+// replays as a CUDA graph when the query sets none.
+const DefaultCUDAGraphMaxBS = 256
+
+// SGLangSpecDefaultRunning is the max_running_requests SGLang sets when it
+// speculates and none is given (server_args.py _handle_speculative_decoding).
+const SGLangSpecDefaultRunning = 48
+
 // PoolConfig is what the planner reads: the server flags of one role.
 type PoolConfig struct {
 	Role        role
@@ -51,7 +60,10 @@ type PoolConfig struct {
 	// MaxRunning is --max-running-requests for the whole instance (divided
 	// over attention-DP ranks, as SGLang does); 0 = unset.
 	MaxRunning int
-	Steps      int  // speculative draft steps; draft tokens = Steps+1 (topk 1)
+	// RunningFrom names where MaxRunning came from when the user gave
+	// none ("" = --max-running).
+	RunningFrom string
+	Steps       int  // speculative draft steps; draft tokens = Steps+1 (topk 1)
 	Chunk      int  // --chunked-prefill-size (for the automatic fraction)
 	RadixCache bool // prefix cache on (off on disaggregated decode workers, as the recipes set)
 	// ExtraBuffer: --mamba-scheduler-strategy extra_buffer (the prefill
@@ -194,7 +206,7 @@ func sglangPools(mem Memory, perReq float64, dp, ctxLen int, meanCtx float64, c 
 		// speculating (server_args sets 48 when it is not).
 		specRun := perRankRun
 		if specRun == 0 {
-			specRun = 48 / dp
+			specRun = SGLangSpecDefaultRunning / dp
 		}
 		var slots int
 		var inter float64
@@ -243,7 +255,7 @@ func sglangPools(mem Memory, perReq float64, dp, ctxLen int, meanCtx float64, c 
 	mem.ReqSlotsFrom = "pool estimate (tokens/context_len*512, clamped 2048..4096)"
 	if perRankRun > 0 {
 		slots = min(perRankRun, est)
-		mem.ReqSlotsFrom = "--max-running"
+		mem.ReqSlotsFrom = cmp.Or(c.RunningFrom, "--max-running")
 	}
 	if perReq > 0 && mem.MambaSlots/mem.MambaRatio < slots {
 		slots = mem.MambaSlots / mem.MambaRatio
@@ -408,11 +420,23 @@ func (sc *Scenario) poolConfig(r role, conc, chunk int, frac float64, gpu string
 	if r == rolePrefill {
 		run = s.PrefillMaxRunning
 	}
-	if run <= 0 && sc.Workload.Trace == nil {
-		// Closed loop: never more in flight than the sessions. A trace
-		// replay's trees run parallel subagents, so there the engine's
-		// own limits decide.
+	switch {
+	case run > 0:
+	case sc.Workload.Trace == nil:
+		// Closed loop: never more in flight than the sessions.
 		run = conc
+		c.RunningFrom = "concurrency per worker (no --max-running)"
+	case sc.Engine.EngineName != "vllm" && sc.Engine.EngineName != "trtllm" && steps > 0:
+		// A trace replay's trees run parallel subagents, so the sessions
+		// are no cap. SGLang sets max_running_requests to 48 when it
+		// speculates without one (server_args.py
+		// _handle_speculative_decoding) and sizes the speculative state
+		// buffers for it; a worker serving more trees than that is
+		// deployed with one request per tree, as recipes raise it. With
+		// no speculation, and on vLLM and TensorRT-LLM, the engine's own
+		// limits decide (0).
+		run = max(SGLangSpecDefaultRunning, conc)
+		c.RunningFrom = fmt.Sprintf("max(%d, session trees per worker): SGLang's speculative default, raised (no --max-running)", SGLangSpecDefaultRunning)
 	}
 	c.MaxRunning = run
 	if r == roleDecode {

@@ -147,3 +147,49 @@ func TestMambaStrategy(t *testing.T) {
 		t.Error("--mamba-scheduler-strategy ping_pong accepted")
 	}
 }
+
+// TestReplayRunningCap: a trace replay given no --max-running deploys
+// SGLang's speculative default of 48 (server_args.py
+// _handle_speculative_decoding), raised to the session trees a worker
+// serves, and states it; lowered to the most that fit where 48 does not
+// (a TP1 decode worker of the 397B model: the next one more does not
+// fit); without speculation, and on vLLM, the engine's default decides.
+func TestReplayRunningCap(t *testing.T) {
+	for _, c := range []struct {
+		engine, topo string
+		conc, k      int
+		first, dec   int // -1: lowered below 48 (checked by the bound)
+	}{
+		{"sglang", "agg:tp4", 16, 3, 48, 0},
+		{"sglang", "agg:tp4", 200, 3, 200, 0},
+		{"sglang", "disagg:2xtp4+3xtp4", 400, 3, 0, 134}, // prefill drafts nothing: SGLang's pool default; decode ceil(400/3)
+		{"sglang", "agg:tp4", 16, 0, 0, 0},
+		{"sglang", "disagg:8xtp1pp8+8xtp1", 16, 6, 0, -1},
+	} {
+		r := resolved(t, Query{GPU: "gb300", Workload: "agentx", Model: "Qwen3.5-397B-A17B", Precision: "fp4", Engine: c.engine})
+		sc, err := r.Scenario(topo(t, c.topo), c.conc, c.k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := NewPlan(sc, r.GPU)
+		if err != nil {
+			t.Fatalf("%s c%d k%d: %v", c.topo, c.conc, c.k, err)
+		}
+		first, dec := p.DeployedMaxRunning()
+		t.Logf("%s %s c%d k%d: caps %d / %d", c.engine, c.topo, c.conc, c.k, first, dec)
+		if c.dec == -1 {
+			pc := sc.poolConfig(roleDecode, 2, p.chunk, p.memFrac, r.GPU.GPU.Name)
+			pc.MaxRunning = dec + 1
+			if !(dec >= 1 && dec < SGLangSpecDefaultRunning) || p.decode.PlanMemory(&sc.Workload, pc).Feasible {
+				t.Errorf("%s c%d: decode cap %d, want the most below 48 that fits", c.topo, c.conc, dec)
+			}
+			if !strings.Contains(p.decMem.ReqSlotsFrom, "lowered") {
+				t.Errorf("%s: decode cap from %q, want it to say it was lowered", c.topo, p.decMem.ReqSlotsFrom)
+			}
+			continue
+		}
+		if first != c.first || dec != c.dec {
+			t.Errorf("%s c%d k%d: caps %d / %d, want %d / %d", c.topo, c.conc, c.k, first, dec, c.first, c.dec)
+		}
+	}
+}

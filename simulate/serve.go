@@ -346,6 +346,44 @@ type Plan struct {
 	gpuName  string
 	transfer func(tokens int) float64
 	caps     []RunningCap // per role, what limits its running requests
+	runFlags [2]int       // the running cap flag each role is deployed with (agg or prefill, decode; 0: the engine's default)
+}
+
+// DeployedMaxRunning is the running-request cap each role of the plan is
+// deployed with, as the engine's instance-wide flag (SGLang
+// --max-running-requests; vLLM --max-num-seqs and TensorRT-LLM
+// max_batch_size before their per-rank split): the aggregated instance or
+// the prefill workers first, then the decode workers; 0 where the flag is
+// left to the engine's default.
+func (p *Plan) DeployedMaxRunning() (first, decode int) {
+	return p.runFlags[0], p.runFlags[1]
+}
+
+// lowerToFit is pc, whose running cap the replay's rule chose (poolConfig),
+// lowered to the most requests with which the worker fits, and its
+// memory; pc and mem unchanged when not even one fits. A recipe author
+// lowers SGLang's --max-running-requests the same way when the worker
+// does not start.
+func (sc *Scenario) lowerToFit(e *Engine, pc PoolConfig, mem Memory) (PoolConfig, Memory) {
+	at := func(n int) (PoolConfig, Memory) {
+		c := pc
+		c.MaxRunning = n
+		c.RunningFrom = fmt.Sprintf("%s, lowered to %d: the most with which the worker fits", pc.RunningFrom, n)
+		return c, e.plannedMemory(&sc.Workload, c)
+	}
+	if _, m := at(1); !m.Feasible {
+		return pc, mem
+	}
+	lo, hi := 1, pc.MaxRunning // fits at lo, not at hi
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if _, m := at(mid); m.Feasible {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return at(lo)
 }
 
 // NewPlan resolves a scenario: engines per role and memory feasibility.
@@ -387,6 +425,19 @@ func NewPlan(sc Scenario, gpu GPUSpec) (*Plan, error) {
 		}
 		pc := sc.poolConfig(r, conc, p.chunk, p.memFrac, gpu.GPU.Name)
 		mem := e.plannedMemory(&sc.Workload, pc)
+		if !mem.Feasible && pc.RunningFrom != "" && sc.Workload.Trace != nil {
+			pc, mem = sc.lowerToFit(e, pc, mem)
+		}
+		flag := pc.MaxRunning
+		if flag == 0 && e.EngineName != "sglang" {
+			// vLLM's and TensorRT-LLM's default, as planOther lowered it.
+			flag = mem.ReqSlots * e.Par.AttentionDP()
+		}
+		if r == roleDecode {
+			p.runFlags[1] = flag
+		} else {
+			p.runFlags[0] = flag
+		}
 		if !mem.Feasible {
 			mem.Explanation += sc.runningHint(e, r, pc, conc)
 			return nil, mem, &InfeasibleError{Where: fmt.Sprintf("%s (%s on %s, %s)", what, par, gpu.GPU.Name, sc.Model.Name), Mem: mem}

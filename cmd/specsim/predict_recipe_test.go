@@ -173,9 +173,10 @@ func TestPredictRefusesUndeployedLayouts(t *testing.T) {
 
 // TestEmitCUDAGraphPerRank: vLLM's max-num-seqs is per DP engine and
 // TensorRT-LLM's max_batch_size per attention-DP rank, so emit writes the
-// per-rank cap (conc 16 over dep4: 16/4 = 4; conc 64 over dep8: 64/8 = 8)
-// and a CUDA graph covering it, which recipe check accepts; a vLLM DEP
-// recipe whose per-engine cap (64) exceeds its capture size (8) is warned.
+// per-rank cap of a closed loop (one request per session; conc 16 over
+// dep4: 16/4 = 4, conc 64 over dep8: 64/8 = 8) and the CUDA graph size the simulation replays (256 per rank), which
+// recipe check accepts; a vLLM DEP recipe whose per-engine cap (8)
+// exceeds its capture size (edited to 4) is warned.
 // predict --recipe reads the per-rank cap back as the instance's (4 x 4,
 // 8 x 8).
 func TestEmitCUDAGraphPerRank(t *testing.T) {
@@ -187,11 +188,11 @@ func TestEmitCUDAGraphPerRank(t *testing.T) {
 		edit               [2]string
 		warn               bool
 	}{
-		{"trtllm", "agg:dep4", "16", "max_batch_size: 4", "        max_batch_size: 4", "16 (4 per DP rank x 4 ranks)", [2]string{}, false},
-		{"vllm", "disagg:1xtp4+1xdep8", "64", "max-num-seqs: 8", "max-cudagraph-capture-size: 8", "64 (8 per DP rank x 8 ranks)", [2]string{}, false},
-		{"vllm", "disagg:1xtp4+1xdep8", "64", "", "", "", [2]string{"max-num-seqs: 8\n      max-cudagraph", "max-num-seqs: 64\n      max-cudagraph"}, true},
+		{"trtllm", "agg:dep4", "16", "      max_batch_size: 4\n", "        max_batch_size: 256", "16 (4 per DP rank x 4 ranks)", [2]string{}, false},
+		{"vllm", "disagg:1xtp4+1xdep8", "64", "max-num-seqs: 8", "max-cudagraph-capture-size: 256", "64 (8 per DP rank x 8 ranks)", [2]string{}, false},
+		{"vllm", "disagg:1xtp4+1xdep8", "64", "", "", "", [2]string{"max-cudagraph-capture-size: 256", "max-cudagraph-capture-size: 4"}, true},
 	} {
-		code, y, errs := runCLI("recipe", "emit", "--engine", tc.engine, "--gpu", "gb300", "--topology", tc.topo, "--steps", "3", "--conc", tc.conc)
+		code, y, errs := runCLI("recipe", "emit", "--engine", tc.engine, "--gpu", "gb300", "--topology", tc.topo, "--steps", "3", "--conc", tc.conc, "--isl", "1024", "--osl", "1024")
 		if code != exitOK {
 			t.Fatalf("%s %s: emit %d %s", tc.engine, tc.topo, code, errs)
 		}
@@ -214,7 +215,7 @@ func TestEmitCUDAGraphPerRank(t *testing.T) {
 		if got := strings.Contains(out, "cuda-graph-below-running-cap"); got != tc.warn {
 			t.Errorf("%s %s: cuda-graph warning %v, want %v\n%s", tc.engine, tc.topo, got, tc.warn, out)
 		}
-		if tc.warn && !strings.Contains(out, "max-num-seqs 64 per DP engine") {
+		if tc.warn && !strings.Contains(out, "max-num-seqs 8 per DP engine") {
 			t.Errorf("warning does not name the per-engine cap:\n%s", out)
 		}
 		if tc.instance == "" {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -458,22 +457,26 @@ func TestRecipeEmitFixedLengthNotInjected(t *testing.T) {
 
 // TestSweepEmitRoundTrip: every recipe sweep --emit writes, read back
 // with predict --recipe, figures its frontier point as predict with the
-// swept flags does (both at the same AgentX window) once given the
-// running cap and CUDA graph size the recipe writes: everything else
-// (layouts, workers, mem fraction, chunk, the prefill role's cap, host
-// tier, k, AL) round-trips exactly. The cap does not: the sweep replays
-// AgentX with none (simulate's poolConfig), which no SGLang
-// max-running-requests expresses (unset is 48 when speculating).
+// swept flags and the sweep itself do (all at the same AgentX window): layouts, workers,
+// running caps, CUDA graph sizes, mem fraction, chunk, host tier, k and
+// AL round-trip exactly.
 func TestSweepEmitRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	code, out, errs := runCLI("sweep", "--gpus", "8", "--max-refine", "50", "--emit", dir, "--json")
 	if code != exitOK {
 		t.Fatalf("sweep: exit %d %s", code, errs)
 	}
+	type figures struct {
+		TputPerGPU    float64 `json:"tput_per_gpu"`
+		Interactivity float64 `json:"interactivity"`
+		TTFTp90       float64 `json:"ttft_ms_p90"`
+		TPOTp90       float64 `json:"tpot_ms_p90"`
+	}
 	var sw struct {
 		Frontier []struct {
 			Topology    string `json:"topology"`
 			Conc, Steps int
+			figures
 		} `json:"frontier"`
 	}
 	if err := json.Unmarshal([]byte(out), &sw); err != nil {
@@ -482,12 +485,6 @@ func TestSweepEmitRoundTrip(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil || len(files) != len(sw.Frontier) || len(files) == 0 {
 		t.Fatalf("%d recipes for %d frontier points (%v)", len(files), len(sw.Frontier), err)
-	}
-	type figures struct {
-		TputPerGPU    float64 `json:"tput_per_gpu"`
-		Interactivity float64 `json:"interactivity"`
-		TTFTp90       float64 `json:"ttft_ms_p90"`
-		TPOTp90       float64 `json:"tpot_ms_p90"`
 	}
 	for i, pt := range sw.Frontier {
 		f := files[i]
@@ -507,19 +504,7 @@ func TestSweepEmitRoundTrip(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &rd); err != nil || len(rd.Variants) != 1 {
 			t.Fatalf("%s: %v %s", f, err, out)
 		}
-		y, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		args := []string{"predict", "--topology", pt.Topology, "--conc", strconv.Itoa(pt.Conc), "--steps", strconv.Itoa(pt.Steps), "--agentx", "duration=900", "--json"}
-		for _, kf := range [][2]string{{"max-running-requests", "max-running"}, {"cuda-graph-max-bs", "cuda-graph-max-bs"}} {
-			m := regexp.MustCompile(`(?m)^ +`+kf[0]+`: (\d+)$`).FindAllStringSubmatch(string(y), -1)
-			if len(m) != 1 {
-				t.Fatalf("%s: %s %v, want one (the role that decodes)", f, kf[0], m)
-			}
-			args = append(args, "--"+kf[1], m[0][1])
-		}
-		code, out, errs = runCLI(args...)
+		code, out, errs = runCLI("predict", "--topology", pt.Topology, "--conc", strconv.Itoa(pt.Conc), "--steps", strconv.Itoa(pt.Steps), "--agentx", "duration=900", "--json")
 		if code != exitOK {
 			t.Fatalf("%v: exit %d %s", pt, code, errs)
 		}
@@ -527,8 +512,8 @@ func TestSweepEmitRoundTrip(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &want); err != nil {
 			t.Fatal(err)
 		}
-		if got := rd.Variants[0].Result; got != want {
-			t.Errorf("%s: predict --recipe %+v, predict %+v", filepath.Base(f), got, want)
+		if got := rd.Variants[0].Result; got != want || got != pt.figures {
+			t.Errorf("%s: predict --recipe %+v, predict %+v, sweep %+v", filepath.Base(f), got, want, pt.figures)
 		}
 	}
 }

@@ -50,18 +50,18 @@ func TestEmittedRecipeCarriesHostTier(t *testing.T) {
 		caps     []string // the max-running-requests and cuda-graph-max-bs emit writes
 		wantArgs []string // HiCache lines of the role that prefills; nil: none
 	}{
-		{[]string{"--topology", "disagg:1xtp1pp4+1xtp4ep4", "--steps", "6", "--conc", "512"}, []string{"--max-running", "512", "--cuda-graph-max-bs", "512"},
+		{[]string{"--topology", "disagg:1xtp1pp4+1xtp4ep4", "--steps", "6", "--conc", "512"}, []string{},
 			[]string{"      enable-hierarchical-cache: true\n      # hicache-size: InferenceX's AgentX launcher passes 90% of host DRAM per GPU\n"}},
-		{[]string{"--topology", "agg:tp4", "--steps", "3", "--conc", "256", "--hicache-size", "40"}, []string{"--max-running", "256", "--cuda-graph-max-bs", "256"},
+		{[]string{"--topology", "agg:tp4", "--steps", "3", "--conc", "256", "--hicache-size", "40"}, []string{},
 			[]string{"      enable-hierarchical-cache: true\n      hicache-size: 40\n"}},
 		// InferenceX's AgentX launcher passes hicache-size, which wins
 		// over the ratio: the header says so, predict --recipe runs that.
 		{[]string{"--topology", "agg:tp4", "--steps", "3", "--conc", "256", "--hicache-ratio", "3"}, nil,
 			[]string{"      enable-hierarchical-cache: true\n      hicache-ratio: 3\n", "# passes hicache-size (90% of host DRAM per GPU), which wins"}},
-		{[]string{"--engine", "trtllm", "--topology", "agg:tp4", "--steps", "3", "--conc", "256", "--hicache-size", "40"}, []string{"--max-running", "256", "--cuda-graph-max-bs", "256"},
+		{[]string{"--engine", "trtllm", "--topology", "agg:tp4", "--steps", "3", "--conc", "256", "--hicache-size", "40"}, []string{},
 			[]string{"        dtype: fp8\n        host_cache_size: 40000000000  # bytes per rank: the simulated host KV tier\n"}},
-		{[]string{"--topology", "disagg:1xtp1pp4+1xtp4ep4", "--steps", "6", "--conc", "512", "--hicache-ratio", "0"}, []string{"--max-running", "512", "--cuda-graph-max-bs", "512"}, nil},
-		{[]string{"--topology", "agg:tp4", "--steps", "3", "--conc", "64", "--isl", "1024", "--osl", "256"}, []string{"--max-running", "64", "--cuda-graph-max-bs", "64"}, nil},
+		{[]string{"--topology", "disagg:1xtp1pp4+1xtp4ep4", "--steps", "6", "--conc", "512", "--hicache-ratio", "0"}, []string{}, nil},
+		{[]string{"--topology", "agg:tp4", "--steps", "3", "--conc", "64", "--isl", "1024", "--osl", "256"}, []string{}, nil},
 		{[]string{"--topology", "agg:tp4", "--steps", "3", "--conc", "64", "--no-prefix-cache"}, nil, nil},
 	} {
 		code, text, stderr := runCLI(append([]string{"recipe", "emit"}, c.flags...)...)

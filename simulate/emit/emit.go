@@ -6,6 +6,7 @@
 package emit
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -44,6 +45,18 @@ func Recipe(r *simulate.Resolved, t simulate.Topology, conc, k int, version, not
 			return "", err
 		}
 	}
+	// The running caps the simulation deploys each role with (the
+	// replay's or closed loop's rule where the query gives none), so that
+	// predict --recipe reads back what was simulated.
+	sc, err := r.Scenario(t, conc, k)
+	if err != nil {
+		return "", err
+	}
+	plan, err := simulate.NewPlan(sc, r.GPU)
+	if plan == nil {
+		return "", err
+	}
+	firstRunning, decodeRunning := plan.DeployedMaxRunning()
 	// GPUs per Slurm node: the catalog's host size (4 per Grace-Blackwell
 	// compute tray, 8 per HGX board; the NVLink domain can be larger).
 	perNode := r.GPU.Node()
@@ -108,9 +121,9 @@ func Recipe(r *simulate.Resolved, t simulate.Topology, conc, k int, version, not
 	role := func(name string, workers int, p simulate.Parallel, mode string) {
 		nodes := max(1, (p.GPUs()+perNode-1)/perNode)
 		w("  %s:\n    nodes: %d\n    workers: %d\n    gpus: %d\n    args:\n", name, nodes*workers, workers, min(p.GPUs(), perNode))
-		running := (conc + workers - 1) / workers
-		if r.Q.MaxRunning > 0 {
-			running = r.Q.MaxRunning
+		running := firstRunning
+		if mode == "decode" {
+			running = decodeRunning
 		}
 		// vLLM's max-num-seqs is per DP engine (each DP rank is its own
 		// engine core with its own scheduler: vLLM
@@ -118,14 +131,12 @@ func Recipe(r *simulate.Resolved, t simulate.Topology, conc, k int, version, not
 		// DPEngineCoreProc) and TensorRT-LLM's max_batch_size is per
 		// attention-DP rank (each rank's PyExecutor schedules its own
 		// batch); SGLang's max-running-requests is instance-wide and
-		// divided by dp_size. The CUDA graph covers one rank's batch.
-		if dp := p.AttentionDP(); dp > 1 && engine != "sglang" {
+		// divided by dp_size. The CUDA graph size, per rank, is the one
+		// the simulation replayed.
+		if dp := p.AttentionDP(); dp > 1 && engine != "sglang" && running > 0 {
 			running = (running + dp - 1) / dp
 		}
-		graphBS := max(1, (conc+workers-1)/workers/p.AttentionDP())
-		if r.Q.CUDAGraphMaxBS > 0 {
-			graphBS = r.Q.CUDAGraphMaxBS
-		}
+		graphBS := cmp.Or(r.Q.CUDAGraphMaxBS, simulate.DefaultCUDAGraphMaxBS)
 		spec := k > 0 && (mode != "prefill" || r.Q.Server.PrefillDraft)
 		al := 0.0
 		if spec {
@@ -282,8 +293,11 @@ func emitSGLangArgs(w func(string, ...any), r *simulate.Resolved, p simulate.Par
 	if k > 0 && (mode != "prefill" || r.Q.Server.PrefillDraft) {
 		w("      speculative-algorithm: NEXTN\n      speculative-num-steps: %d\n      speculative-eagle-topk: 1\n      speculative-num-draft-tokens: %d\n", k, k+1)
 	}
+	if running > 0 {
+		w("      max-running-requests: %d\n", running)
+	}
 	if mode != "prefill" {
-		w("      max-running-requests: %d\n      cuda-graph-max-bs: %d\n", running, graphBS)
+		w("      cuda-graph-max-bs: %d\n", graphBS)
 	}
 	w("      mem-fraction-static: %s\n", strconv.FormatFloat(mf, 'f', -1, 64))
 	w("      chunked-prefill-size: %d\n", chunk)
@@ -318,7 +332,9 @@ func emitVLLMArgs(w func(string, ...any), r *simulate.Resolved, p simulate.Paral
 	} else if k > 0 && (mode != "prefill" || r.Q.Server.PrefillDraft) {
 		w("      speculative-config: '{\"method\": \"mtp\", \"num_speculative_tokens\": %d}'\n", k)
 	}
-	w("      max-num-seqs: %d\n", running)
+	if running > 0 {
+		w("      max-num-seqs: %d\n", running)
+	}
 	if mode != "prefill" {
 		w("      max-cudagraph-capture-size: %d\n", graphBS)
 	}
@@ -334,7 +350,10 @@ func emitVLLMArgs(w func(string, ...any), r *simulate.Resolved, p simulate.Paral
 func emitTRTLLMArgs(w func(string, ...any), r *simulate.Resolved, p simulate.Parallel, mode string, k, running, graphBS int, mf float64, chunk int, hostBytes int64) {
 	w("      tensor_parallel_size: %d\n      moe_expert_parallel_size: %d\n", p.TP, p.EP)
 	w("      enable_attention_dp: %v\n      pipeline_parallel_size: %d\n", p.DPAttention, p.PP)
-	w("      max_batch_size: %d\n      max_num_tokens: %d\n", running, chunk)
+	if running > 0 {
+		w("      max_batch_size: %d\n", running)
+	}
+	w("      max_num_tokens: %d\n", chunk)
 	if mode == "prefill" {
 		w("      cuda_graph_config: null\n      disable_overlap_scheduler: true\n")
 	} else {
