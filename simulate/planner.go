@@ -64,8 +64,8 @@ type PoolConfig struct {
 	// none ("" = --max-running).
 	RunningFrom string
 	Steps       int  // speculative draft steps; draft tokens = Steps+1 (topk 1)
-	Chunk      int  // --chunked-prefill-size (for the automatic fraction)
-	RadixCache bool // prefix cache on (off on disaggregated decode workers, as the recipes set)
+	Chunk       int  // --chunked-prefill-size (for the automatic fraction)
+	RadixCache  bool // prefix cache on (off on disaggregated decode workers, as the recipes set)
 	// ExtraBuffer: --mamba-scheduler-strategy extra_buffer (the prefill
 	// recipes' setting) keeps ping-pong state slots per request.
 	ExtraBuffer bool
