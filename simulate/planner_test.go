@@ -151,23 +151,26 @@ func TestMambaStrategy(t *testing.T) {
 // TestReplayRunningCap: a trace replay given no --max-running deploys
 // SGLang's speculative default of 48 (server_args.py
 // _handle_speculative_decoding), raised to the session trees a worker
-// serves, and states it; lowered to the most that fit where 48 does not
-// (a TP1 decode worker of the 397B model: the next one more does not
-// fit); without speculation, and on vLLM, the engine's default decides.
+// serves, and states it; where the KV pool left beside the speculative
+// state of that many does not hold them all at the mean context (a role
+// that decodes runs no more: runningCap), it is lowered to the most it
+// does hold (checked at the cap and one above it, by the planner's own
+// pool); without speculation, and on vLLM, the engine's default decides.
 func TestReplayRunningCap(t *testing.T) {
 	for _, c := range []struct {
-		engine, topo string
-		conc, k      int
-		first, dec   int // -1: lowered below 48 (checked by the bound)
+		topo       string
+		conc, k    int
+		first, dec int // -1: lowered below the rule's (checked by the bound)
 	}{
-		{"sglang", "agg:tp4", 16, 3, 48, 0},
-		{"sglang", "agg:tp4", 200, 3, 200, 0},
-		{"sglang", "disagg:2xtp4+3xtp4", 400, 3, 0, 134}, // prefill drafts nothing: SGLang's pool default; decode ceil(400/3)
-		{"sglang", "agg:tp4", 16, 0, 0, 0},
-		{"sglang", "disagg:8xtp1pp8+8xtp1", 16, 6, 0, -1},
+		{"agg:tp4", 16, 3, 48, 0},
+		{"agg:tp4", 200, 3, -1, 0},
+		{"disagg:2xtp4+3xtp4", 400, 3, 0, 134}, // prefill drafts nothing: SGLang's pool default; decode ceil(400/3)
+		{"agg:tp4", 16, 0, 0, 0},
+		{"disagg:8xtp1pp8+8xtp1", 16, 6, 0, -1}, // TP1 decode of the 397B model: 48 does not even fit
 	} {
-		r := resolved(t, Query{GPU: "gb300", Workload: "agentx", Model: "Qwen3.5-397B-A17B", Precision: "fp4", Engine: c.engine})
-		sc, err := r.Scenario(topo(t, c.topo), c.conc, c.k)
+		r := resolved(t, Query{GPU: "gb300", Workload: "agentx", Model: "Qwen3.5-397B-A17B", Precision: "fp4"})
+		tp := topo(t, c.topo)
+		sc, err := r.Scenario(tp, c.conc, c.k)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,20 +179,32 @@ func TestReplayRunningCap(t *testing.T) {
 			t.Fatalf("%s c%d k%d: %v", c.topo, c.conc, c.k, err)
 		}
 		first, dec := p.DeployedMaxRunning()
-		t.Logf("%s %s c%d k%d: caps %d / %d", c.engine, c.topo, c.conc, c.k, first, dec)
-		if c.dec == -1 {
-			pc := sc.poolConfig(roleDecode, 2, p.chunk, p.memFrac, r.GPU.GPU.Name)
-			pc.MaxRunning = dec + 1
-			if !(dec >= 1 && dec < SGLangSpecDefaultRunning) || p.decode.PlanMemory(&sc.Workload, pc).Feasible {
-				t.Errorf("%s c%d: decode cap %d, want the most below 48 that fits", c.topo, c.conc, dec)
+		t.Logf("%s c%d k%d: caps %d / %d", c.topo, c.conc, c.k, first, dec)
+		for _, got := range []struct {
+			cap, want int
+			e         *Engine
+			mem       Memory
+			rl        role
+			workers   int
+		}{{first, c.first, p.agg, p.aggMem, roleAgg, 1}, {dec, c.dec, p.decode, p.decMem, roleDecode, tp.DecodeWorkers}} {
+			if got.want != -1 {
+				if got.cap != got.want {
+					t.Errorf("%s c%d k%d: caps %d / %d, want %d / %d", c.topo, c.conc, c.k, first, dec, c.first, c.dec)
+				}
+				continue
 			}
-			if !strings.Contains(p.decMem.ReqSlotsFrom, "lowered") {
-				t.Errorf("%s: decode cap from %q, want it to say it was lowered", c.topo, p.decMem.ReqSlotsFrom)
+			held := func(n int) bool {
+				pc := sc.poolConfig(got.rl, ceilDiv(c.conc, got.workers), p.chunk, p.memFrac, r.GPU.GPU.Name)
+				pc.MaxRunning = n
+				m := got.e.PlanMemory(&sc.Workload, pc)
+				return m.Feasible && int(float64(m.TokensFit)/sc.Workload.MeanContext())*got.e.Par.AttentionDP() >= n
 			}
-			continue
-		}
-		if first != c.first || dec != c.dec {
-			t.Errorf("%s c%d k%d: caps %d / %d, want %d / %d", c.topo, c.conc, c.k, first, dec, c.first, c.dec)
+			if !(got.cap >= 1 && got.cap < max(SGLangSpecDefaultRunning, ceilDiv(c.conc, got.workers)) && held(got.cap) && !held(got.cap+1)) {
+				t.Errorf("%s c%d: cap %d, want the most the pool holds at the mean context", c.topo, c.conc, got.cap)
+			}
+			if !strings.Contains(got.mem.ReqSlotsFrom, "lowered") {
+				t.Errorf("%s: cap from %q, want it to say it was lowered", c.topo, got.mem.ReqSlotsFrom)
+			}
 		}
 	}
 }

@@ -359,31 +359,56 @@ func (p *Plan) DeployedMaxRunning() (first, decode int) {
 	return p.runFlags[0], p.runFlags[1]
 }
 
-// lowerToFit is pc, whose running cap the replay's rule chose (poolConfig),
-// lowered to the most requests with which the worker fits, and its
-// memory; pc and mem unchanged when not even one fits. A recipe author
-// lowers SGLang's --max-running-requests the same way when the worker
-// does not start.
-func (sc *Scenario) lowerToFit(e *Engine, pc PoolConfig, mem Memory) (PoolConfig, Memory) {
-	at := func(n int) (PoolConfig, Memory) {
-		c := pc
-		c.MaxRunning = n
-		c.RunningFrom = fmt.Sprintf("%s, lowered to %d: the most with which the worker fits", pc.RunningFrom, n)
-		return c, e.plannedMemory(&sc.Workload, c)
+// sizeReplayCap is pc, whose running cap the replay's rule chose
+// (poolConfig), lowered where it runs idle or does not fit, and its
+// memory. SGLang sizes the speculative state for every request the cap
+// admits, while a role that decodes runs no more requests than its KV
+// pool holds at the workload's mean context (runningCap): a cap above that
+// buys state no request uses and takes it from the KV pool, and a recipe
+// author lowers it, as they do when the worker does not start. So the cap
+// is the most requests, up to the rule's, with which the worker fits and,
+// on a role that decodes, whose state leaves KV for them all at the mean
+// context; pc and mem unchanged when not even one does.
+func (sc *Scenario) sizeReplayCap(e *Engine, r role, pc PoolConfig, mem Memory) (PoolConfig, Memory) {
+	meanCtx := sc.Workload.MeanContext()
+	dp := e.Par.AttentionDP()
+	ok := func(n int, m Memory) bool {
+		if !m.Feasible {
+			return false
+		}
+		return r == rolePrefill || meanCtx <= 0 || int(float64(m.TokensFit)/meanCtx)*dp >= n
 	}
-	if _, m := at(1); !m.Feasible {
+	if ok(pc.MaxRunning, mem) {
 		return pc, mem
 	}
-	lo, hi := 1, pc.MaxRunning // fits at lo, not at hi
+	at := func(n int, why string) (PoolConfig, Memory) {
+		c := pc
+		c.MaxRunning = n
+		if why != "" {
+			c.RunningFrom = fmt.Sprintf("%s, lowered to %d: %s", pc.RunningFrom, n, why)
+		}
+		return c, e.plannedMemory(&sc.Workload, c)
+	}
+	if _, m := at(1, ""); !ok(1, m) {
+		if m.Feasible {
+			return at(1, "one request, whose state leaves KV short of the mean context")
+		}
+		return pc, mem
+	}
+	lo, hi := 1, pc.MaxRunning // ok at lo, not at hi
 	for hi-lo > 1 {
 		mid := lo + (hi-lo)/2
-		if _, m := at(mid); m.Feasible {
+		if _, m := at(mid, ""); ok(mid, m) {
 			lo = mid
 		} else {
 			hi = mid
 		}
 	}
-	return at(lo)
+	why := "the most with which the worker fits"
+	if _, m := at(lo+1, ""); m.Feasible {
+		why = "the most whose speculative state leaves KV for them all at the mean context"
+	}
+	return at(lo, why)
 }
 
 // NewPlan resolves a scenario: engines per role and memory feasibility.
@@ -425,8 +450,8 @@ func NewPlan(sc Scenario, gpu GPUSpec) (*Plan, error) {
 		}
 		pc := sc.poolConfig(r, conc, p.chunk, p.memFrac, gpu.GPU.Name)
 		mem := e.plannedMemory(&sc.Workload, pc)
-		if !mem.Feasible && pc.RunningFrom != "" && sc.Workload.Trace != nil {
-			pc, mem = sc.lowerToFit(e, pc, mem)
+		if pc.RunningFrom != "" && sc.Workload.Trace != nil {
+			pc, mem = sc.sizeReplayCap(e, r, pc, mem)
 		}
 		flag := pc.MaxRunning
 		if flag == 0 && e.EngineName != "sglang" {
