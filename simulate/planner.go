@@ -435,8 +435,12 @@ func (sc *Scenario) poolConfig(r role, conc, chunk int, frac float64, gpu string
 		// deployed with one request per tree, as recipes raise it. With
 		// no speculation, and on vLLM and TensorRT-LLM, the engine's own
 		// limits decide (0).
-		run = max(SGLangSpecDefaultRunning, conc)
-		c.RunningFrom = fmt.Sprintf("max(%d, session trees per worker): SGLang's speculative default, raised (no --max-running)", SGLangSpecDefaultRunning)
+		run = SGLangSpecDefaultRunning
+		c.RunningFrom = fmt.Sprintf("SGLang's speculative default %d (no --max-running)", run)
+		if conc > run {
+			run = conc
+			c.RunningFrom = fmt.Sprintf("session trees per worker, above SGLang's speculative default %d (no --max-running)", SGLangSpecDefaultRunning)
+		}
 	}
 	c.MaxRunning = run
 	if r == roleDecode {
