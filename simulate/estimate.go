@@ -323,8 +323,12 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 		soloS2 = keep*m.hit2 + (1-keep)*m.miss2
 	}
 	capRun := conc / decLanes
-	if p.sc.MaxRunning > 0 {
-		capRun = math.Min(capRun, math.Ceil(float64(p.sc.MaxRunning)/float64(dec.Par.PP)))
+	deployed, decoded := p.DeployedMaxRunning()
+	if t.Disagg {
+		deployed = decoded
+	}
+	if deployed > 0 {
+		capRun = math.Min(capRun, math.Ceil(float64(deployed)/float64(dec.Par.PP)))
 	}
 	tokCap := float64(mem.TokensFit*dec.Par.AttentionDP()) / float64(dec.Par.PP)
 	capRun = math.Max(1, math.Min(capRun, math.Floor(tokCap/(isl+osl))))
