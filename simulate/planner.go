@@ -89,6 +89,13 @@ type PoolConfig struct {
 // wins over the ratio.
 const AgentXDRAMUtilization = 0.90
 
+// AgentXHostTierGB is the host KV tier an AgentX replay gives each GPU of a
+// role that prefills when none is asked for, in GB: AgentXDRAMUtilization
+// of the host memory per GPU.
+func AgentXHostTierGB(gpu string) float64 {
+	return hostDRAMPerGPU(gpu) * AgentXDRAMUtilization / 1e9
+}
+
 // hostDRAMPerGPU is host memory per GPU in bytes: GB200/GB300 trays pair two
 // Grace CPUs (up to 480 GB LPDDR5X each) with four GPUs; DGX H100/H200 and
 // B300 carry 2 TB for 8 GPUs, DGX B200 4 TB.
@@ -286,9 +293,14 @@ func sglangPools(mem Memory, perReq float64, dp, ctxLen int, meanCtx float64, c 
 // slots (from --max-running, mamba slots or the pool estimate) and the
 // requests of mean context its KV pool holds.
 type RunningCap struct {
-	Role           string  `json:"role"`
-	Running        int     `json:"max_running"`
-	CappedBy       string  `json:"capped_by"`
+	Role     string `json:"role"`
+	Running  int    `json:"max_running"`
+	CappedBy string `json:"capped_by"`
+	// Deployed is the running-cap flag the role is deployed with
+	// (Plan.DeployedMaxRunning; 0: unset) and DeployedFrom where it came
+	// from: what recipe emit writes.
+	Deployed       int     `json:"deployed_max_running"`
+	DeployedFrom   string  `json:"deployed_max_running_from"`
 	ReqSlots       int     `json:"request_slots_per_rank"`
 	ReqSlotsFrom   string  `json:"request_slots_from"`
 	PoolTokens     int     `json:"pool_tokens_per_rank"`
@@ -413,8 +425,9 @@ func (sc *Scenario) poolConfig(r role, conc, chunk int, frac float64, gpu string
 	switch {
 	case c.HiCacheRatio < 0:
 		c.HiCacheRatio = 0
-	case c.HiCacheRatio == 0 && c.HiCacheGiB == 0 && sc.Workload.Trace != nil:
-		c.HiCacheGiB = hostDRAMPerGPU(gpu) * AgentXDRAMUtilization / 1e9
+	case c.HiCacheRatio == 0 && c.HiCacheGiB == 0 && sc.Workload.Trace != nil && sc.Engine.EngineName != "vllm":
+		// vLLM gets none: its recipes here carry no host KV tier.
+		c.HiCacheGiB = AgentXHostTierGB(gpu)
 	}
 	run := sc.MaxRunning
 	if r == rolePrefill {

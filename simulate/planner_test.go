@@ -180,6 +180,13 @@ func TestReplayRunningCap(t *testing.T) {
 		}
 		first, dec := p.DeployedMaxRunning()
 		t.Logf("%s c%d k%d: caps %d / %d", c.topo, c.conc, c.k, first, dec)
+		last := dec // the limits' last role is the one that decodes
+		if !tp.Disagg {
+			last = first
+		}
+		if d := p.caps[len(p.caps)-1].Deployed; d != last {
+			t.Errorf("%s: limits say deployed %d, the plan %d / %d", c.topo, d, first, dec)
+		}
 		for _, got := range []struct {
 			cap, want int
 			e         *Engine

@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -453,10 +454,16 @@ func NewPlan(sc Scenario, gpu GPUSpec) (*Plan, error) {
 		if pc.RunningFrom != "" && sc.Workload.Trace != nil {
 			pc, mem = sc.sizeReplayCap(e, r, pc, mem)
 		}
-		flag := pc.MaxRunning
-		if flag == 0 && e.EngineName != "sglang" {
+		flag, flagFrom := pc.MaxRunning, cmp.Or(pc.RunningFrom, "--max-running")
+		if r == rolePrefill && pc.RunningFrom == "" {
+			flagFrom = "--prefill-max-running"
+		}
+		switch {
+		case flag == 0 && e.EngineName != "sglang":
 			// vLLM's and TensorRT-LLM's default, as planOther lowered it.
-			flag = mem.ReqSlots * e.Par.AttentionDP()
+			flag, flagFrom = mem.ReqSlots*e.Par.AttentionDP(), mem.ReqSlotsFrom
+		case flag == 0:
+			flagFrom = "SGLang's pool-derived default"
 		}
 		if r == roleDecode {
 			p.runFlags[1] = flag
@@ -471,7 +478,9 @@ func NewPlan(sc Scenario, gpu GPUSpec) (*Plan, error) {
 		if sc.Workload.Trace != nil {
 			seen = 1 << 30 // trees are not a cap on requests (subagents run in parallel)
 		}
-		p.caps = append(p.caps, runningCap(r, e, mem, seen, sc.Workload.MeanContext()))
+		rc := runningCap(r, e, mem, seen, sc.Workload.MeanContext())
+		rc.Deployed, rc.DeployedFrom = flag, flagFrom
+		p.caps = append(p.caps, rc)
 		return e, mem, nil
 	}
 	t := sc.Topology

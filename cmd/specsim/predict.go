@@ -738,10 +738,17 @@ func printLimits(w io.Writer, p *simulate.Result, format format) {
 		return
 	}
 	fmt.Fprintln(w)
-	lt := &table{header: []string{"role", ">max running", "capped by", ">req slots/rank", ">pool tokens/rank", ">mamba slots/rank", ">host tokens/rank", ">mem fraction"}}
+	lt := &table{header: []string{"role", ">max running", "capped by", ">deployed cap", ">req slots/rank", ">pool tokens/rank", ">mamba slots/rank", ">host tokens/rank", ">mem fraction"}}
 	var notes []string
 	for _, l := range p.Limits {
-		lt.add(l.Role, fmt.Sprint(l.Running), l.CappedBy, fmt.Sprint(l.ReqSlots), fmt.Sprint(l.PoolTokens), fmt.Sprint(l.MambaSlots), fmt.Sprint(l.HostTokens), fmt.Sprintf("%.3f", l.Fraction))
+		deployed := "unset"
+		if l.Deployed > 0 {
+			deployed = fmt.Sprint(l.Deployed)
+		}
+		lt.add(l.Role, fmt.Sprint(l.Running), l.CappedBy, deployed, fmt.Sprint(l.ReqSlots), fmt.Sprint(l.PoolTokens), fmt.Sprint(l.MambaSlots), fmt.Sprint(l.HostTokens), fmt.Sprintf("%.3f", l.Fraction))
+		if l.DeployedFrom != "" && l.DeployedFrom != l.CappedBy {
+			notes = append(notes, fmt.Sprintf("%s: deployed cap %s: %s", l.Role, deployed, l.DeployedFrom))
+		}
 		if l.Note != "" {
 			notes = append(notes, l.Role+": "+l.Note)
 		}

@@ -41,13 +41,13 @@ func TestStepsRangeRefusedWhereOneK(t *testing.T) {
 // TestEmittedRecipeCarriesHostTier: recipe emit writes the HiCache host
 // KV tier the simulation ran (the AgentX replay's default, --hicache-size,
 // --hicache-ratio) into the role that prefills, so that predict --recipe
-// on the file gives predict's throughput with the same flags (and the
-// caps the recipe writes); with the tier or the prefix cache off it
-// writes none. recipe check passes on every file.
+// on the file gives predict's throughput with the same flags; with the
+// tier or the prefix cache off, or on vLLM (no default tier), it writes
+// none. recipe check passes on every file.
 func TestEmittedRecipeCarriesHostTier(t *testing.T) {
 	for _, c := range []struct {
 		flags    []string
-		caps     []string // the max-running-requests and cuda-graph-max-bs emit writes
+		caps     []string // flags added to predict's; nil: no round trip
 		wantArgs []string // HiCache lines of the role that prefills; nil: none
 	}{
 		{[]string{"--topology", "disagg:1xtp1pp4+1xtp4ep4", "--steps", "6", "--conc", "512"}, []string{},
@@ -60,6 +60,12 @@ func TestEmittedRecipeCarriesHostTier(t *testing.T) {
 			[]string{"      enable-hierarchical-cache: true\n      hicache-ratio: 3\n", "# passes hicache-size (90% of host DRAM per GPU), which wins"}},
 		{[]string{"--engine", "trtllm", "--topology", "agg:tp4", "--steps", "3", "--conc", "256", "--hicache-size", "40"}, []string{},
 			[]string{"        dtype: fp8\n        host_cache_size: 40000000000  # bytes per rank: the simulated host KV tier\n"}},
+		// TensorRT-LLM's default tier is the AgentX one, 90% of a GB300
+		// tray's 240 GB per GPU: 216 GB per rank, in bytes.
+		{[]string{"--engine", "trtllm", "--topology", "agg:tp8", "--steps", "3", "--conc", "512"}, []string{},
+			[]string{"        dtype: fp8\n        host_cache_size: 216000000000  # bytes per rank: the simulated host KV tier\n"}},
+		// vLLM's recipes carry none, and the simulation gives it none.
+		{[]string{"--engine", "vllm", "--topology", "agg:tp8", "--steps", "3", "--conc", "512"}, []string{}, nil},
 		{[]string{"--topology", "disagg:1xtp1pp4+1xtp4ep4", "--steps", "6", "--conc", "512", "--hicache-ratio", "0"}, []string{}, nil},
 		{[]string{"--topology", "agg:tp4", "--steps", "3", "--conc", "64", "--isl", "1024", "--osl", "256"}, []string{}, nil},
 		{[]string{"--topology", "agg:tp4", "--steps", "3", "--conc", "64", "--no-prefix-cache"}, nil, nil},

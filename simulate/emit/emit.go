@@ -96,7 +96,7 @@ func Recipe(r *simulate.Resolved, t simulate.Topology, conc, k int, version, not
 	}
 	tier := simulatedHostTier(r)
 	switch {
-	case tier != nil && !(engine == "sglang" || engine == "trtllm" && tier.gb > 0):
+	case tier != nil && !(engine == "sglang" || engine == "trtllm" && tier.ratio == 0):
 		w("# The simulation gave the role that prefills a host KV tier (%s) this %s recipe does not\n# carry: predict --recipe on it runs without one.\n", tier, engine)
 	case tier != nil && tier.ratio > 0 && agentx:
 		w("# The simulation sized the host KV tier at hicache-ratio %s; InferenceX's AgentX launcher\n# passes hicache-size (%.0f%% of host DRAM per GPU), which wins, and predict --recipe simulates that.\n",
@@ -152,8 +152,8 @@ func Recipe(r *simulate.Resolved, t simulate.Topology, conc, k int, version, not
 			emitVLLMArgs(w, r, p, mode, k, running, graphBS, mf, chunk, al)
 		case "trtllm":
 			hostBytes := int64(0)
-			if tier != nil && mode != "decode" {
-				hostBytes = int64(tier.gb * 1e9)
+			if tier != nil && mode != "decode" && tier.ratio == 0 {
+				hostBytes = int64(cmp.Or(tier.gb, simulate.AgentXHostTierGB(r.GPU.GPU.Name)) * 1e9)
 			}
 			emitTRTLLMArgs(w, r, p, mode, k, running, graphBS, mf, chunk, hostBytes)
 		}
@@ -207,7 +207,7 @@ func simulatedHostTier(r *simulate.Resolved) *hostTier {
 		return &hostTier{gb: s.HiCacheGiB}
 	case s.HiCacheRatio > 0:
 		return &hostTier{ratio: s.HiCacheRatio}
-	case wl.Trace != nil:
+	case wl.Trace != nil && !strings.EqualFold(r.Q.Engine, "vllm"):
 		return &hostTier{}
 	}
 	return nil
