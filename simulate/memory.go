@@ -233,8 +233,13 @@ func (e *Engine) planOther(w *Workload, c PoolConfig) Memory {
 	mem.FractionFrom = "--mem-fraction"
 	mem.PageSize = max(c.PageSize, 1)
 	mem.MambaRatio = 1
-	mem.ReqSlots = ceilDiv(maxRunning, e.Par.AttentionDP())
+	dp := e.Par.AttentionDP()
+	mem.ReqSlots = ceilDiv(maxRunning, dp)
 	mem.ReqSlotsFrom = from
+	if maxRunning%dp != 0 {
+		// vLLM's max-num-seqs and TensorRT-LLM's max_batch_size are per DP rank.
+		mem.ReqSlotsFrom = fmt.Sprintf("%s %d, rounded up to %d per DP rank", from, maxRunning, mem.ReqSlots)
+	}
 	mem.LongestFits = mem.TokensFit >= mem.MaxRequest
 	mem.Feasible = mem.KVCapacity > 0 && mem.TokensFit > 0
 	if c.HiCacheGiB > 0 && mem.KVPerToken > 0 {

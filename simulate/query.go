@@ -347,8 +347,8 @@ func (q Query) Resolve(curves *golden.Set, catalog *kernels.Catalog) (*Resolved,
 		field string
 		v     int
 	}{{"MaxRunning", q.MaxRunning}, {"CUDAGraphMaxBS", q.CUDAGraphMaxBS}, {"Chunk", q.Chunk}} {
-		if o.v < 0 {
-			return nil, &Error{Field: o.field, Value: fmt.Sprint(o.v), Reason: "must not be negative"}
+		if o.v < 0 || o.v > 1<<20 {
+			return nil, &Error{Field: o.field, Value: fmt.Sprint(o.v), Reason: fmt.Sprintf("want 0..%d", 1<<20)}
 		}
 	}
 	if err := q.Server.validate(); err != nil {

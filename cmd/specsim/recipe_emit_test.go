@@ -492,6 +492,9 @@ func TestSweepEmitRoundTrip(t *testing.T) {
 		if !strings.HasSuffix(f, name) {
 			t.Fatalf("point %d %v: file %s", i, pt, f)
 		}
+		if y, err := os.ReadFile(f); err != nil || !strings.Contains(string(y), "`specsim predict --recipe "+filepath.Base(f)+" --agentx duration=900` reproduces it") {
+			t.Errorf("%s: the header does not say how to reproduce the point (%v)", f, err)
+		}
 		code, out, errs := runCLI("predict", "--recipe", f, "--agentx", "duration=900", "--json")
 		if code != exitOK {
 			t.Fatalf("%s: exit %d %s", f, code, errs)

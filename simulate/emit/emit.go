@@ -137,6 +137,13 @@ func Recipe(r *simulate.Resolved, t simulate.Topology, conc, k int, version, not
 			running = (running + dp - 1) / dp
 		}
 		graphBS := cmp.Or(r.Q.CUDAGraphMaxBS, simulate.DefaultCUDAGraphMaxBS)
+		perRank := running
+		if engine == "sglang" {
+			perRank = (running + p.AttentionDP() - 1) / p.AttentionDP()
+		}
+		if mode != "prefill" && perRank > graphBS {
+			w("      # decode batches above %d per rank run without CUDA graphs, as simulated (recipe check warns);\n      # --cuda-graph-max-bs sets both the simulation's and this recipe's graph size\n", graphBS)
+		}
 		spec := k > 0 && (mode != "prefill" || r.Q.Server.PrefillDraft)
 		al := 0.0
 		if spec {
@@ -400,8 +407,11 @@ func Frontier(so *simulate.SweepOutput, r *simulate.Resolved, version string) ([
 			return nil, err
 		}
 		note := fmt.Sprintf("interactivity frontier point %d: predicted %s tok/s/GPU at %s tok/s/user (p90 TTFT %s ms), event-simulated", i+1, simulate.Sig3(p.TputPerGPU), simulate.Sig3(p.Interactivity), simulate.Sig3(p.TTFTp90ms))
-		text, err := Recipe(r, t, p.Conc, p.Steps, version, note)
 		name := fmt.Sprintf("%02d-%s-c%d-k%d.yaml", i+1, strings.NewReplacer(":", "-", "+", "-").Replace(p.Topology), p.Conc, p.Steps)
+		if window, asked := simulate.SweepReplayWindow(r); window > 0 && window != asked {
+			note += fmt.Sprintf(" over a %g s AgentX window (the benchmark's is %g s);\n# `specsim predict --recipe %s --agentx duration=%g` reproduces it", window, asked, name, window)
+		}
+		text, err := Recipe(r, t, p.Conc, p.Steps, version, note)
 		out = append(out, File{Name: name, Text: text, Err: err})
 	}
 	return out, nil
