@@ -53,7 +53,7 @@ func Recipe(r *simulate.Resolved, t simulate.Topology, conc, k int, version, not
 		return "", err
 	}
 	plan, err := simulate.NewPlan(sc, r.GPU)
-	if plan == nil {
+	if err != nil {
 		return "", err
 	}
 	firstRunning, decodeRunning := plan.DeployedMaxRunning()
