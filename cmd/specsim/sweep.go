@@ -51,9 +51,9 @@ length for a disaggregated deployment sharing the pool that figure follows
 throughput, TTFT, E2EL and normalized interactivity); aggregated
 deployments keep their estimates. It first simulates one deployment of
 each decode pool whose best would reach the interactivity frontier 3%
-better than estimated. On the 72-GPU AgentX sweep it needs 661
-simulations instead of 1,262, about two thirds of the wall time; over nine
-exhaustively simulated AgentX sweeps it missed 20 true frontier points
+better than estimated. On the 72-GPU AgentX sweep it needs 673
+simulations instead of 1,276, about 60% of the wall time; over nine
+exhaustively simulated AgentX sweeps it missed 21 true frontier points
 where the estimate's search missed 4, most on the 24-GPU GB300 sweep
 (README); on fixed-length sweeps it was not checked and may save nothing.
 It says how many unsimulated estimates would still reach a frontier.
@@ -565,5 +565,5 @@ func correctedHint(by simulate.RefineBy) string {
 	if by == simulate.RefineByCorrected {
 		return ""
 	}
-	return ", or --refine-by corrected: 661 simulations settle the 72-GPU GB300 AgentX sweep where the estimate's search needs 1,262 (it misses more true frontier points: README)"
+	return ", or --refine-by corrected: 673 simulations settle the 72-GPU GB300 AgentX sweep where the estimate's search needs 1,276 (it misses more true frontier points: README)"
 }
