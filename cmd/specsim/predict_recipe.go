@@ -276,7 +276,7 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 		return nil, fmt.Errorf("line %d: resources.gpu_type: %s (or pass --gpu)", st.GPULine, se.Reason)
 	}
 	if err != nil {
-		return nil, err
+		return nil, recipeSettingError(err, st.Read, given)
 	}
 	if steps > 0 && st.GoldenAL != nil {
 		if pt, err := res.Target.At(steps); err == nil {
@@ -286,7 +286,7 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 	p := &recipePrediction{Variant: v.Name, Topology: topo.String(), Conc: st.Conc, Steps: steps, GoldenAL: st.GoldenAL,
 		Read: st.Read, Unsupported: st.Unsupported}
 	if p.Result, err = simulate.Predict(res, topo, p.Conc, p.Steps); err != nil {
-		return nil, err
+		return nil, recipeSettingError(err, st.Read, given)
 	}
 	p.Notes = predictNotes(res, topo, p.Result)
 	in := res.Inputs(topo, p.Conc, p.Steps)
@@ -427,4 +427,39 @@ func runPredictRecipe(fs *flag.FlagSet, arg string, qf *queryFlags, conc int, fo
 	}
 	writeRecipePredictions(stdout, arg, ps, format)
 	return exitOK
+}
+
+// recipeSettings maps the query fields a recipe sets to their flag and the
+// setting predict --recipe reads them as (the "read from the recipe" rows).
+var recipeSettings = map[string][2]string{
+	"Steps": {"steps", "speculative"}, "Conc": {"conc", "concurrency"},
+	"MaxRunning": {"max-running", "max running requests"}, "CUDAGraphMaxBS": {"cuda-graph-max-bs", "cuda graph max bs"},
+	"Chunk": {"chunk", "chunked prefill"},
+}
+
+// recipeSettingError restates a refusal of a setting the recipe gave (no
+// flag overrode it) at the recipe key it was read from, not at a flag the
+// user never passed.
+func recipeSettingError(err error, read []recipe.Setting, given map[string]bool) error {
+	var field, value, reason string
+	var se *simulate.Error
+	var ae *acceptance.Error
+	switch {
+	case errors.As(err, &ae) && ae.Field == acceptance.FieldSteps:
+		field, value, reason = "Steps", ae.Value, ae.Reason
+	case errors.As(err, &se):
+		field, value, reason = se.Field, se.Value, se.Reason
+	default:
+		return err
+	}
+	rs, ok := recipeSettings[field]
+	if !ok || given[rs[0]] {
+		return err
+	}
+	for _, r := range read {
+		if r.Setting == rs[1] && !strings.HasPrefix(r.From, "--") {
+			return fmt.Errorf("%s %s: %s (read as --%s)", r.From, value, reason, rs[0])
+		}
+	}
+	return err
 }

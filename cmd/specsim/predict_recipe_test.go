@@ -672,3 +672,32 @@ func TestPredictRecipeMarkdown(t *testing.T) {
 		}
 	}
 }
+
+// TestPredictRecipeNamesRecipeKey: a setting the recipe gives out of range
+// is refused at the recipe key it was read from, not at a flag the user
+// never passed; given as a flag, the flag is named.
+func TestPredictRecipeNamesRecipeKey(t *testing.T) {
+	code, y, errs := runCLI("recipe", "emit", "--topology", "agg:tp4", "--steps", "3", "--conc", "16")
+	if code != exitOK {
+		t.Fatalf("emit: %d %s", code, errs)
+	}
+	dir := t.TempDir()
+	for _, c := range []struct {
+		edit  [2]string
+		flags []string
+		want  string
+	}{
+		{[2]string{"speculative-num-steps: 3", "speculative-num-steps: 1000000"}, nil, "roles.agg.args.speculative-num-steps 1000000: draft length outside 1..64 (read as --steps)"},
+		{[2]string{"concurrencies: [16]", "concurrencies: [99999999]"}, nil, "benchmark 99999999: want 1..65536 sessions (read as --conc)"},
+		{[2]string{"concurrencies: [16]", "concurrencies: [16]"}, []string{"--conc", "99999999"}, "--conc 99999999: want 1..65536 sessions"},
+	} {
+		f := filepath.Join(dir, "r.yaml")
+		if err := os.WriteFile(f, []byte(strings.Replace(y, c.edit[0], c.edit[1], 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errs := runCLI(append([]string{"predict", "--recipe", f}, c.flags...)...)
+		if code != exitBadInput || !strings.Contains(errs, c.want) {
+			t.Errorf("%v %v: exit %d %q, want 2 naming %q", c.edit, c.flags, code, errs, c.want)
+		}
+	}
+}
