@@ -372,6 +372,8 @@ func (p *Plan) DeployedMaxRunning() (first, decode int) {
 // context; pc and mem unchanged when not even one does.
 func (sc *Scenario) sizeReplayCap(e *Engine, r role, pc PoolConfig, mem Memory) (PoolConfig, Memory) {
 	meanCtx := sc.Workload.MeanContext()
+	// SGLang divides the cap over the attention-DP ranks (floored): the
+	// cap is a whole number of requests per rank.
 	dp := e.Par.AttentionDP()
 	ok := func(n int, m Memory) bool {
 		if !m.Feasible {
@@ -379,27 +381,31 @@ func (sc *Scenario) sizeReplayCap(e *Engine, r role, pc PoolConfig, mem Memory) 
 		}
 		return r == rolePrefill || meanCtx <= 0 || int(float64(m.TokensFit)/meanCtx)*dp >= n
 	}
-	if ok(pc.MaxRunning, mem) {
-		return pc, mem
-	}
-	at := func(n int, why string) (PoolConfig, Memory) {
+	at := func(perRank int, why string) (PoolConfig, Memory) {
 		c := pc
-		c.MaxRunning = n
+		c.MaxRunning = perRank * dp
 		if why != "" {
-			c.RunningFrom = fmt.Sprintf("%s, lowered to %d: %s", pc.RunningFrom, n, why)
+			c.RunningFrom = fmt.Sprintf("%s, lowered to %d: %s", pc.RunningFrom, c.MaxRunning, why)
 		}
 		return c, e.plannedMemory(&sc.Workload, c)
 	}
-	if _, m := at(1, ""); !ok(1, m) {
+	top := max(pc.MaxRunning/dp, 1)
+	if top*dp != pc.MaxRunning {
+		pc, mem = at(top, "")
+	}
+	if ok(pc.MaxRunning, mem) {
+		return pc, mem
+	}
+	if _, m := at(1, ""); !ok(dp, m) {
 		if m.Feasible {
-			return at(1, "one request, whose state leaves KV short of the mean context")
+			return at(1, "one request a rank, whose state leaves KV short of the mean context")
 		}
 		return pc, mem
 	}
-	lo, hi := 1, pc.MaxRunning // ok at lo, not at hi
+	lo, hi := 1, top // ok at lo, not at hi (requests per rank)
 	for hi-lo > 1 {
 		mid := lo + (hi-lo)/2
-		if _, m := at(mid, ""); ok(mid, m) {
+		if _, m := at(mid, ""); ok(mid*dp, m) {
 			lo = mid
 		} else {
 			hi = mid

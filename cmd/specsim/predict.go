@@ -130,6 +130,13 @@ func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
 // resolve finishes the query after parsing: workload choice and overheads.
 func (f *queryFlags) resolve() (*simulate.Resolved, error) {
 	q := f.q
+	// 0 is the query's "unset"; given explicitly it is a refusal, not the
+	// golden curve.
+	alGiven := false
+	f.fs.Visit(func(fl *flag.Flag) { alGiven = alGiven || fl.Name == "al" })
+	if alGiven && q.AL == 0 {
+		return nil, fmt.Errorf("--al 0: want an acceptance length of at least 1 (tokens per verify step, the bonus token included); leave --al out for the golden curve")
+	}
 	q.SchedOverhead, q.SpecOverhead = f.schedMS, f.specMS
 	if q.Server.AutoMemFraction {
 		q.MemFraction = 0
@@ -689,9 +696,9 @@ func printPredictionCSV(w io.Writer, r *simulate.Resolved, topo simulate.Topolog
 	memt.write(w, formatCSV)
 
 	if len(p.Limits) > 0 {
-		lt := &table{header: []string{"role", "max_running", "capped_by", "request_slots_per_rank", "pool_tokens_per_rank", "mamba_slots_per_rank", "hicache_tokens_per_rank", "cuda_graph_max_bs", "mem_fraction"}}
+		lt := &table{header: []string{"role", "max_running", "capped_by", "deployed_max_running", "deployed_max_running_from", "request_slots_per_rank", "pool_tokens_per_rank", "mamba_slots_per_rank", "hicache_tokens_per_rank", "cuda_graph_max_bs", "mem_fraction"}}
 		for _, l := range p.Limits {
-			lt.add(l.Role, strconv.Itoa(l.Running), l.CappedBy, strconv.Itoa(l.ReqSlots), strconv.Itoa(l.PoolTokens), strconv.Itoa(l.MambaSlots), strconv.Itoa(l.HostTokens), strconv.Itoa(l.CUDAGraphMaxBS), num(l.Fraction))
+			lt.add(l.Role, strconv.Itoa(l.Running), l.CappedBy, strconv.Itoa(l.Deployed), l.DeployedFrom, strconv.Itoa(l.ReqSlots), strconv.Itoa(l.PoolTokens), strconv.Itoa(l.MambaSlots), strconv.Itoa(l.HostTokens), strconv.Itoa(l.CUDAGraphMaxBS), num(l.Fraction))
 		}
 		lt.write(w, formatCSV)
 	}
@@ -756,7 +763,7 @@ func printLimits(w io.Writer, p *simulate.Result, format format) {
 	lt.write(w, format)
 	markdownBreak(w, format)
 	for _, n := range notes {
-		fmt.Fprintln(w, "note:", n)
+		fmt.Fprintf(w, "note: %s\n%s", n, markdownParagraph(format))
 	}
 }
 
