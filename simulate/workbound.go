@@ -24,8 +24,43 @@ func (e *WorkError) Error() string { return e.Msg }
 // scenario implies from the workload's means and refuses what exceeds the
 // bounds, before any simulated second passes.
 func (p *Plan) checkWork() error {
+	if tw := p.sc.Workload.Trace; tw != nil {
+		return tw.checkWork(p.sc.Conc, p.chunk, p.sc.Spec)
+	}
 	warmup, measured := p.requestCount()
 	return checkWork(p.sc.Workload, warmup+measured, p.chunk, p.sc.Spec)
+}
+
+// checkWork is checkWork for a trace replay at concurrency conc, before
+// any replay runs, at the traces' own mean lengths. How many requests a
+// replay serves depends on how fast the server answers, which only the
+// simulation tells; the count is the closed loop's (requestCount), a
+// scale for the concurrency, and what bounds it is the concurrency.
+func (tw *TraceWorkload) checkWork(conc, chunk int, spec Spec) error {
+	if len(tw.usable) == 0 {
+		return nil
+	}
+	if chunk <= 0 {
+		chunk = DefaultChunk
+	}
+	var uncached, osl float64
+	for _, r := range tw.usable {
+		uncached += float64(r.ISL - r.Cached)
+		osl += float64(r.OSL)
+	}
+	uncached, osl = math.Max(1, uncached/float64(len(tw.usable))), osl/float64(len(tw.usable))
+	n := float64(conc + max(4*conc, 200))
+	perReq := math.Ceil(uncached / float64(chunk))
+	al := 1.0
+	if spec.Steps > 0 && spec.AL > 1 {
+		al = spec.AL
+	}
+	fwd, steps := n*perReq, n*osl/al
+	if fwd <= MaxPrefillForwards && steps <= MaxDecodeSteps {
+		return nil
+	}
+	return &WorkError{Msg: fmt.Sprintf("this replay would take about %.3g prefill forwards and %.3g request decode steps (%d session trees x 5 requests, with the traces' %.0f uncached prompt and %.0f output tokens on average, AL %.2f), more than one simulation allows (%d forwards, %d steps): lower --conc",
+		fwd, steps, conc, uncached, osl, al, MaxPrefillForwards, MaxDecodeSteps)}
 }
 
 func checkWork(w Workload, requests, chunk int, spec Spec) error {

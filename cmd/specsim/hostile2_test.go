@@ -108,6 +108,7 @@ func TestHostileFlags(t *testing.T) {
 		{"predict --spec none --al 0 (ran)", nil, []string{"predict", "--spec", "none", "--al", "0"}, exitBadInput, []string{"--al 0"}},
 		{"sweep --al 0 (swept the golden AL)", nil, []string{"sweep", "--gpus", "2", "--al", "0"}, exitBadInput, []string{"--al 0"}},
 		{"recipe emit --al 0", nil, []string{"recipe", "emit", "--al", "0"}, exitBadInput, []string{"--al 0"}},
+		{"predict --conc 65536 agentx without speculation (advised --requests, synthetic lengths)", nil, []string{"predict", "--conc", "65536", "--spec", "none"}, exitBadInput, []string{"65536 session trees x 5 requests", "430 output tokens", "lower --conc"}},
 		{"predict --max-running 2000000", nil, []string{"predict", "--max-running", "2000000"}, exitBadInput, []string{"--max-running 2000000: want 0..1048576"}},
 		{"audit --draft-quantization unknown", nil, []string{"audit", "{dir}", "--draft-quantization", "nvfp4_onlin"}, exitBadInput, []string{`--draft-quantization nvfp4_onlin: SGLang accepts`, "nvfp4_online"}},
 		{"audit --moe-backend unknown", nil, []string{"audit", "{dir}", "--moe-backend", "trtion"}, exitBadInput, []string{`--moe-backend: engine sglang has no MoE backend "trtion"`, "triton"}},

@@ -478,6 +478,7 @@ func TestSweepEmitRoundTrip(t *testing.T) {
 			Conc, Steps int
 			figures
 		} `json:"frontier"`
+		Stopped bool `json:"refine_budget_reached"`
 	}
 	if err := json.Unmarshal([]byte(out), &sw); err != nil {
 		t.Fatal(err)
@@ -492,8 +493,12 @@ func TestSweepEmitRoundTrip(t *testing.T) {
 		if !strings.HasSuffix(f, name) {
 			t.Fatalf("point %d %v: file %s", i, pt, f)
 		}
-		if y, err := os.ReadFile(f); err != nil || !strings.Contains(string(y), "`specsim predict --recipe "+filepath.Base(f)+" --agentx duration=900` reproduces it") {
+		y, err := os.ReadFile(f)
+		if err != nil || !strings.Contains(string(y), "`specsim predict --recipe "+filepath.Base(f)+" --agentx duration=900` reproduces it") {
 			t.Errorf("%s: the header does not say how to reproduce the point (%v)", f, err)
+		}
+		if strings.Contains(string(y), "stopped at its --max-refine budget") != sw.Stopped {
+			t.Errorf("%s: the header's unsettled-sweep warning does not match refine_budget_reached %v", f, sw.Stopped)
 		}
 		code, out, errs := runCLI("predict", "--recipe", f, "--agentx", "duration=900", "--json")
 		if code != exitOK {

@@ -411,6 +411,9 @@ func Frontier(so *simulate.SweepOutput, r *simulate.Resolved, version string) ([
 		if window, asked := simulate.SweepReplayWindow(r); window > 0 && window != asked {
 			note += fmt.Sprintf(" over a %g s AgentX window (the benchmark's is %g s);\n# `specsim predict --recipe %s --agentx duration=%g` reproduces it", window, asked, name, window)
 		}
+		if so.SweepResult != nil && so.RefineStopped {
+			note += ";\n# the sweep stopped at its --max-refine budget before its frontiers settled: a deployment it did\n# not simulate may beat this one (rerun with a larger --max-refine, or -1)"
+		}
 		text, err := Recipe(r, t, p.Conc, p.Steps, version, note)
 		out = append(out, File{Name: name, Text: text, Err: err})
 	}
