@@ -116,6 +116,10 @@ func (s *shapeFlags) checkDims(op string) error {
 			return fmt.Errorf("--%s %d: want 0..%d", d.name, *d.p, limit)
 		}
 	}
+	// The tokens of one forward are bounded as one dimension is.
+	if r := s.row; int64(r.Batch)*int64(r.QLen) > maxShapeDim {
+		return fmt.Errorf("--batch %d x --q-len %d = %d tokens in one forward: want at most %d", r.Batch, r.QLen, int64(r.Batch)*int64(r.QLen), maxShapeDim)
+	}
 	return nil
 }
 

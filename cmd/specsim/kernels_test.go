@@ -233,6 +233,7 @@ func TestKernelsPredictShapeBounds(t *testing.T) {
 		{[]string{"--op", "attention", "--batch", "1", "--q-len", "1", "--kv-len", "1024", "--heads", "32", "--kv-heads", "5", "--head-dim", "128"}, "heads 32 not divisible by kv_heads 5 (--heads --kv-heads)"},
 		{[]string{"--op", "gemm", "--m", "99999999999", "--n", "4096", "--k", "4096"}, "--m 99999999999: want 0..134217728"},
 		{[]string{"--op", "gemm", "--m", "1", "--n", "4096", "--k", "134217729"}, "--k 134217729: want 0..134217728"},
+		{[]string{"--op", "gdn", "--batch", "100000000", "--q-len", "100000000", "--heads", "32", "--head-dim", "128"}, "--batch 100000000 x --q-len 100000000 = 10000000000000000 tokens in one forward: want at most 134217728"},
 	} {
 		code, _, errs := runCLI(append([]string{"kernels", "predict"}, tc.args...)...)
 		if code != exitBadInput || !strings.Contains(errs, tc.want) {

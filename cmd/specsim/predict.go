@@ -132,9 +132,7 @@ func (f *queryFlags) resolve() (*simulate.Resolved, error) {
 	q := f.q
 	// 0 is the query's "unset"; given explicitly it is a refusal, not the
 	// golden curve.
-	alGiven := false
-	f.fs.Visit(func(fl *flag.Flag) { alGiven = alGiven || fl.Name == "al" })
-	if alGiven && q.AL == 0 {
+	if flagSet(f.fs, "al") && q.AL == 0 {
 		return nil, fmt.Errorf("--al 0: want an acceptance length of at least 1 (tokens per verify step, the bonus token included); leave --al out for the golden curve")
 	}
 	q.SchedOverhead, q.SpecOverhead = f.schedMS, f.specMS
@@ -344,7 +342,7 @@ func fixedALFits(t acceptance.Target, steps string, lo, hi int) error {
 func atoiSmall(s string) (int, error) {
 	var n int
 	if _, err := fmt.Sscanf(strings.TrimSpace(s), "%d", &n); err != nil || n < 0 || n > acceptance.MaxDraftLength || fmt.Sprint(n) != strings.TrimSpace(s) {
-		return 0, fmt.Errorf("want a draft length 0..%d", acceptance.MaxDraftLength)
+		return 0, fmt.Errorf("want K or LO-HI, draft lengths 0..%d", acceptance.MaxDraftLength)
 	}
 	return n, nil
 }

@@ -65,7 +65,7 @@ func TestPredictErrors(t *testing.T) {
 		{[]string{"--topology", "agg:tp3"}, "does not divide"},
 		{[]string{"--model", "nope"}, "unknown model"},
 		{[]string{"--steps", "12"}, "no golden AL at k=12"},
-		{[]string{"--steps", "65"}, "draft length 0..64"},
+		{[]string{"--steps", "65"}, "draft lengths 0..64"},
 		{[]string{"--isl", "1024"}, "both positive"},
 		{[]string{"--model", "DeepSeek-V3"}, "pass --al"},
 		// set and silently ignored before: --steps with --spec none and
@@ -373,7 +373,7 @@ func TestPredictCSV(t *testing.T) {
 	if len(tabs) != 4 {
 		t.Fatalf("%d tables, want metrics, step, memory, limits:\n%s", len(tabs), out)
 	}
-	text := map[string]bool{"unit": true, "capped_by": true, "role": true}
+	text := map[string]bool{"unit": true, "capped_by": true, "deployed_max_running_from": true, "role": true}
 	for _, tab := range tabs {
 		for _, h := range tab[0] {
 			if !snake.MatchString(h) {
