@@ -18,7 +18,7 @@ func printAgentX(w io.Writer, p *simulate.Result, format format) {
 	t.add("usable traces", fmt.Sprint(a.UsableTraces), "traces (first --agentx max-traces, peak context within max-context)")
 	t.add("warm-up", fmt.Sprintf("%.1f", a.WarmupSeconds), fmt.Sprintf("s (%d requests: primers + per-lane advance)", a.WarmupRequests))
 	t.add("profiled window", fmt.Sprintf("%.0f", a.WindowS), fmt.Sprintf("s (requests span %.0f s)", a.ProfiledS))
-	t.add("session trees / sessions", fmt.Sprintf("%d / %d", a.Trees, a.Sessions), fmt.Sprintf("(%d subagent sessions)", a.SubagentSessions))
+	t.add("session trees / sessions replayed", fmt.Sprintf("%d / %d", a.Trees, a.Sessions), fmt.Sprintf("(%d subagent sessions; trees started over the warm-up and window, --conc live at once)", a.SubagentSessions))
 	t.add("ISL / OSL mean", fmt.Sprintf("%.0f / %.0f", a.ISLMean, a.OSLMean), "tokens")
 	t.add("prompt shared with session's last", fmt.Sprintf("%.1f%%", 100*a.SharedFraction), "of input tokens (client side)")
 	t.add("prompt served from cache", fmt.Sprintf("%.1f%%", 100*a.CachedFraction), "of input tokens of profiled requests (server side; warm-up excluded)")

@@ -15,7 +15,7 @@ func TestPredictAgentX1P1D(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"agentx trace replay of kv-cache-tester", "capped by", "--max-running", "agentx client", "E2E normalized interactivity", "session trees / sessions"} {
+	for _, want := range []string{"agentx trace replay of kv-cache-tester", "capped by", "--max-running", "agentx client", "E2E normalized interactivity", "session trees / sessions replayed"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
