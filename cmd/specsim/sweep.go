@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -267,12 +268,20 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 // rather than after, and never mixes its recipes with another set.
 func writableDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return fmt.Errorf("%s: cannot be made a directory (%s: %v): give a new or empty directory", dir, pe.Path, pe.Err)
+		}
 		return err
 	}
 	if ents, err := os.ReadDir(dir); err != nil {
 		return fmt.Errorf("%s: %v", dir, err)
-	} else if len(ents) > 0 {
-		return fmt.Errorf("%s holds %d files; recipes go into an empty directory so that they are never mixed with another set: give a new or empty DIR", dir, len(ents))
+	} else if n := len(ents); n > 0 {
+		what := "entries"
+		if n == 1 {
+			what = "entry"
+		}
+		return fmt.Errorf("%s holds %d %s; recipes go into an empty directory so that they are never mixed with another set: give a new or empty DIR", dir, n, what)
 	}
 	f, err := os.CreateTemp(dir, ".specsim-emit-*")
 	if err != nil {

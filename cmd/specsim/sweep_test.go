@@ -371,7 +371,7 @@ func TestEmitRefusesNonEmptyDir(t *testing.T) {
 		{"merge", "--emit", dir, "nonexistent-shard.json"},
 	} {
 		code, out, stderr := runCLI(args...)
-		if code != exitBadInput || out != "" || !strings.Contains(stderr, dir+" holds 2 files") {
+		if code != exitBadInput || out != "" || !strings.Contains(stderr, dir+" holds 2 entries") {
 			t.Errorf("%s --emit into a directory of 2 files: exit %d, %s; want exit 2 naming %s and 2 files", args[0], code, stderr, dir)
 		}
 	}
