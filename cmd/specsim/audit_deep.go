@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"strconv"
 	"strings"
 	"time"
@@ -66,6 +68,10 @@ func (d *deepFlags) run(r *audit.Report, quiet bool, stderr io.Writer) (*deep.Re
 		}
 	}
 	rep, err := r.Deep(d.all, opt)
+	if errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(stderr, "specsim audit: --deep: %v: a shard file the index names is missing (a partial download?): download it, or audit without --deep\n", err)
+		return nil, exitBadInput
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim audit: --deep:", err)
 		return nil, exitBadInput

@@ -151,3 +151,19 @@ func TestAuditDeepTextAndMarkdown(t *testing.T) {
 		t.Errorf("bad budget: exit %d, %s", code, errOut.String())
 	}
 }
+
+// TestAuditDeepMissingShard: --deep on a checkpoint whose index names a
+// shard file that is not there (a partial download) says so and exits 2,
+// rather than passing on the bare open error.
+func TestAuditDeepMissingShard(t *testing.T) {
+	dir := deepCheckpoint(t, false)
+	idx := `{"metadata": {}, "weight_map": {"model.language_model.embed_tokens.weight": "model.safetensors",
+ "lm_head.weight": "model.safetensors", "mtp.fc.weight": "model-00002-of-00002.safetensors"}}`
+	if err := os.WriteFile(filepath.Join(dir, "model.safetensors.index.json"), []byte(idx), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runCLI("audit", dir, "--deep")
+	if code != exitBadInput || !strings.Contains(errs, "a shard file the index names is missing") {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+}
