@@ -65,8 +65,9 @@ type Engine struct {
 	pm           prefillMemos // enginememo.go
 	om           opMemos      // engineops.go
 	layerKinds   *layerKinds
-	shared       *sweepMemo // a sweep's, shared with other workers' engines (nil: none)
-	shapeErr     error      // the first shape no kernel runs (engineops.go)
+	shared       *sweepMemo   // a sweep's, shared with other workers' engines (nil: none)
+	shards       engineShards // shared's of the engine's Parallel (sharedShards)
+	shapeErr     error        // the first shape no kernel runs (engineops.go)
 }
 
 // stepKey packs DecodeStep's memo key: batch, draft length and ctx/256,
@@ -753,13 +754,13 @@ func (e *Engine) DecodeStep(batch, k, ctx int) Breakdown {
 	var b Breakdown
 	shared := false
 	if key != 0 && e.shared != nil {
-		b, shared = e.shared.steps.get(e.Par, key)
+		b, shared = e.sharedShards().steps.get(key)
 	}
 	if !shared {
 		clean := e.shapeErr == nil
 		b = e.priceStep(batch, k, ctx)
 		if key != 0 && e.shared != nil && clean && e.shapeErr == nil {
-			e.shared.steps.put(e.Par, key, b)
+			e.sharedShards().steps.put(key, b)
 		}
 	}
 	if key != 0 {
