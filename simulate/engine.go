@@ -738,16 +738,16 @@ func (e *Engine) DecodeStep(batch, k, ctx int) Breakdown {
 	if batch < 1<<23 && k >= 0 && k < 1<<8 && ctx >= 0 && ctx>>8 < 1<<32 {
 		key = stepKey(batch, k, ctx>>8)
 		slot := stepSlot(key)
-		if e.recent.keys[slot] == key {
-			return e.recent.vals[slot]
+		if sl := &e.recent[slot]; sl.key == key {
+			return sl.val
 		}
 		if b, ok, covered := e.steps.get(batch, k, ctx>>8); covered {
 			if ok {
-				e.recent.keys[slot], e.recent.vals[slot] = key, b
+				e.recent[slot] = stepCacheSlot{key, b}
 				return b
 			}
 		} else if b, ok := e.memo[key]; ok {
-			e.recent.keys[slot], e.recent.vals[slot] = key, b
+			e.recent[slot] = stepCacheSlot{key, b}
 			return b
 		}
 	}
@@ -771,7 +771,7 @@ func (e *Engine) DecodeStep(batch, k, ctx int) Breakdown {
 			e.memo[key] = b
 		}
 		slot := stepSlot(key)
-		e.recent.keys[slot], e.recent.vals[slot] = key, b
+		e.recent[slot] = stepCacheSlot{key, b}
 	}
 	return b
 }
@@ -807,9 +807,12 @@ func (e *Engine) priceStep(batch, k, ctx int) Breakdown {
 // in the processor's near caches where the tables behind it do not. At
 // 2,048 slots (213 KB, in a core's L2) a settled 72-GPU GB300 sweep sends
 // 5.2M of its 38M steps on to the table; at 256 it sent 14M.
-type stepCache struct {
-	keys [stepCacheSize]uint64
-	vals [stepCacheSize]Breakdown
+type stepCache [stepCacheSize]stepCacheSlot
+
+// stepCacheSlot holds a key beside its value: a hit reads one place.
+type stepCacheSlot struct {
+	key uint64
+	val Breakdown
 }
 
 const stepCacheBits = 11
