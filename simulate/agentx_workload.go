@@ -251,7 +251,7 @@ type AgentXReport struct {
 // metrics, as InferenceX's request_metrics.py computes them.
 func (p *Plan) agentxResult(rp *agentx.Replay, cachedTok, inputTok float64) *Result {
 	t0, t1, _ := rp.Window()
-	m := rp.Measure(t0, t1)
+	m := rp.Brief(t0, t1)
 	res := &Result{Topology: p.sc.Topology.String(), Conc: p.sc.Conc, Steps: p.sc.Spec.Steps, GPUs: p.gpus,
 		Requests: m.Requests, Limits: p.caps}
 	res.TTFTms, res.TTFTp90ms = m.TTFT.P50*1e3, m.TTFT.P90*1e3

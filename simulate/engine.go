@@ -52,8 +52,7 @@ type Engine struct {
 	// speculative decoding.
 	SpecV2 bool
 
-	memo  map[uint64]Breakdown // DecodeStep by stepKey
-	steps stepTable            // DecodeStep of one draft length, indexed densely
+	steps memoTable[Breakdown] // DecodeStep's, by stepKey
 	// recent holds DecodeStep's most recent keys and values: successive
 	// steps of an instance mostly repeat their key, and the instances
 	// that share the Engine take turns.
@@ -65,8 +64,9 @@ type Engine struct {
 	pm           prefillMemos // enginememo.go
 	om           opMemos      // engineops.go
 	layerKinds   *layerKinds
-	shared       *sweepMemo // a sweep's, shared with other workers' engines (nil: none)
-	shapeErr     error      // the first shape no kernel runs (engineops.go)
+	shared       *sweepMemo   // a sweep's, shared with other workers' engines (nil: none)
+	shards       engineShards // shared's of the engine's Parallel (sharedShards)
+	shapeErr     error        // the first shape no kernel runs (engineops.go)
 }
 
 // stepKey packs DecodeStep's memo key: batch, draft length and ctx/256,
@@ -162,8 +162,7 @@ func NewEngine(m *Model, g *kernels.GPU, p Parallel, c EngineConfig) (*Engine, e
 	e := &Engine{Model: m, GPU: g, Coster: kernels.NewCoster(g), Par: p,
 		Target: m.TargetDTypes(c.Precision), Draft: m.DraftDTypes(c.Precision, c.DraftDType),
 		KV: c.KVDType, CUDAGraphMaxBS: c.CUDAGraphMaxBS, MoESkew: c.MoESkew,
-		SchedOverhead: c.SchedOverhead, SpecOverhead: c.SpecOverhead,
-		memo: map[uint64]Breakdown{}}
+		SchedOverhead: c.SchedOverhead, SpecOverhead: c.SpecOverhead}
 	if c.KernelTables != nil {
 		e.Coster = kernels.CosterFromAIC(g, c.KernelTables)
 	}
@@ -737,40 +736,30 @@ func (e *Engine) DecodeStep(batch, k, ctx int) Breakdown {
 	if batch < 1<<23 && k >= 0 && k < 1<<8 && ctx >= 0 && ctx>>8 < 1<<32 {
 		key = stepKey(batch, k, ctx>>8)
 		slot := stepSlot(key)
-		if e.recent.keys[slot] == key {
-			return e.recent.vals[slot]
+		if sl := &e.recent[slot]; sl.key == key {
+			return sl.val
 		}
-		if b, ok, covered := e.steps.get(batch, k, ctx>>8); covered {
-			if ok {
-				e.recent.keys[slot], e.recent.vals[slot] = key, b
-				return b
-			}
-		} else if b, ok := e.memo[key]; ok {
-			e.recent.keys[slot], e.recent.vals[slot] = key, b
+		if b, ok := e.steps.get(key); ok {
+			e.recent[slot] = stepCacheSlot{key, b}
 			return b
 		}
 	}
 	var b Breakdown
 	shared := false
 	if key != 0 && e.shared != nil {
-		b, shared = e.shared.steps.get(e.Par, key)
+		b, shared = e.sharedShards().steps.get(key)
 	}
 	if !shared {
 		clean := e.shapeErr == nil
 		b = e.priceStep(batch, k, ctx)
 		if key != 0 && e.shared != nil && clean && e.shapeErr == nil {
-			e.shared.steps.put(e.Par, key, b)
+			e.sharedShards().steps.put(key, b)
 		}
 	}
 	if key != 0 {
-		if !e.steps.put(batch, k, ctx>>8, b) {
-			if len(e.memo) > 1<<16 {
-				clear(e.memo)
-			}
-			e.memo[key] = b
-		}
+		e.steps.put(key, b)
 		slot := stepSlot(key)
-		e.recent.keys[slot], e.recent.vals[slot] = key, b
+		e.recent[slot] = stepCacheSlot{key, b}
 	}
 	return b
 }
@@ -806,79 +795,18 @@ func (e *Engine) priceStep(batch, k, ctx int) Breakdown {
 // in the processor's near caches where the tables behind it do not. At
 // 2,048 slots (213 KB, in a core's L2) a settled 72-GPU GB300 sweep sends
 // 5.2M of its 38M steps on to the table; at 256 it sent 14M.
-type stepCache struct {
-	keys [stepCacheSize]uint64
-	vals [stepCacheSize]Breakdown
+type stepCache [stepCacheSize]stepCacheSlot
+
+// stepCacheSlot holds a key beside its value: a hit reads one place.
+type stepCacheSlot struct {
+	key uint64
+	val Breakdown
 }
 
 const stepCacheBits = 11
 const stepCacheSize = 1 << stepCacheBits
 
 func stepSlot(key uint64) uint64 { return (key * 0x9e3779b97f4a7c15) >> (64 - stepCacheBits) }
-
-// stepTable memoizes DecodeStep for one draft length (the first one
-// stored) by batch and ctx/256 through two array indexes, where the map
-// would hash: an event simulation looks a step up every iteration. It
-// holds at most maxStepEntries values and starts over when full, like the
-// map; other draft lengths and larger keys go to the map.
-type stepTable struct {
-	k    int       // the draft length held, valid when vals is non-nil
-	rows [][]int32 // rows[batch][ctx256]: 1 + index into vals, 0 for none
-	vals []Breakdown
-}
-
-const (
-	maxStepEntries = 1 << 16
-	maxStepBatch   = 1 << 12
-	maxStepCtx256  = 1 << 12
-)
-
-// get returns the value stored for the key and whether there is one;
-// covered says the key is the table's to hold (the map need not be asked).
-func (t *stepTable) get(batch, k, c int) (b Breakdown, ok, covered bool) {
-	if batch >= maxStepBatch || c >= maxStepCtx256 || (t.vals != nil && k != t.k) {
-		return Breakdown{}, false, false
-	}
-	if batch >= len(t.rows) {
-		return Breakdown{}, false, true
-	}
-	row := t.rows[batch]
-	if c >= len(row) || row[c] == 0 {
-		return Breakdown{}, false, true
-	}
-	return t.vals[row[c]-1], true, true
-}
-
-// put stores b and reports whether the table holds keys like it.
-func (t *stepTable) put(batch, k, c int, b Breakdown) bool {
-	if batch >= maxStepBatch || c >= maxStepCtx256 {
-		return false
-	}
-	if t.vals == nil {
-		t.k = k
-		t.vals = make([]Breakdown, 0, 64)
-	}
-	if k != t.k {
-		return false
-	}
-	if len(t.vals) >= maxStepEntries {
-		for i := range t.rows {
-			clear(t.rows[i])
-		}
-		t.vals = t.vals[:0]
-	}
-	if batch >= len(t.rows) {
-		t.rows = append(t.rows, make([][]int32, batch+1-len(t.rows))...)
-	}
-	row := t.rows[batch]
-	if c >= len(row) {
-		row = append(row, make([]int32, c+1-len(row))...)
-		t.rows[batch] = row
-	}
-	t.vals = append(t.vals, b)
-	row[c] = int32(len(t.vals))
-	return true
-}
 
 // stateCommit prices SGLang's post-verify commit of a hybrid model's
 // linear-attention state (speculative/spec_utils.py

@@ -169,7 +169,7 @@ func (e *Engine) prefillForward(s shape) Breakdown {
 		return b
 	}
 	if e.shared != nil {
-		if b, ok := e.shared.fwd.get(e.Par, key); ok {
+		if b, ok := e.sharedShards().fwd.get(key); ok {
 			e.pm.forward.put(key, b)
 			return b
 		}
@@ -185,7 +185,7 @@ func (e *Engine) prefillForward(s shape) Breakdown {
 	})
 	e.pm.forward.put(key, b)
 	if e.shared != nil && clean && e.shapeErr == nil {
-		e.shared.fwd.put(e.Par, key, b)
+		e.sharedShards().fwd.put(key, b)
 	}
 	return b
 }

@@ -1070,7 +1070,14 @@ func (p *Plan) simulate() (*Result, error) {
 		}
 		in.members = in.running
 		k := p.sc.Spec.Steps
-		b := in.eng.DecodeStep(priced, k, ctxSum/bsz)
+		// The lane's latest pricing is DecodeStep's for its key, which
+		// consecutive iterations mostly repeat.
+		var b Breakdown
+		if g := &in.steps; g.key != 0 && g.key == stepGroupKey(bsz, priced, ctxSum/bsz) {
+			b = g.b
+		} else {
+			b = in.eng.DecodeStep(priced, k, ctxSum/bsz)
+		}
 		in.price(&tally, &b, bsz, priced, ctxSum/bsz)
 		dt := b.Total()
 		if len(parts) > 0 {

@@ -16,28 +16,58 @@ type sweepMemo struct {
 }
 
 // sharedPrices is one kind of the workers' shared prices, by engine
-// Parallel and key.
+// Parallel and key: a shard per Parallel, which each engine looks up once
+// (Engine.sharedShard), so that a price's lookup hashes its key alone.
 type sharedPrices struct {
-	mu sync.RWMutex
-	m  map[sharedStepKey]Breakdown
+	mu     sync.Mutex
+	shards map[Parallel]*priceShard
 }
 
-// get is the price under key on an engine of par, if a worker priced it.
-func (p *sharedPrices) get(par Parallel, key uint64) (Breakdown, bool) {
-	p.mu.RLock()
-	b, ok := p.m[sharedStepKey{par, key}]
-	p.mu.RUnlock()
+type priceShard struct {
+	mu sync.RWMutex
+	m  map[uint64]Breakdown
+}
+
+// shard is the prices of engines of par.
+func (p *sharedPrices) shard(par Parallel) *priceShard {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.shards[par]
+	if s == nil {
+		s = &priceShard{m: map[uint64]Breakdown{}}
+		p.shards[par] = s
+	}
+	return s
+}
+
+// get is the price under key, if a worker priced it.
+func (s *priceShard) get(key uint64) (Breakdown, bool) {
+	s.mu.RLock()
+	b, ok := s.m[key]
+	s.mu.RUnlock()
 	return b, ok
 }
 
-func (p *sharedPrices) put(par Parallel, key uint64, b Breakdown) {
-	p.mu.Lock()
-	p.m[sharedStepKey{par, key}] = b
-	p.mu.Unlock()
+func (s *priceShard) put(key uint64, b Breakdown) {
+	s.mu.Lock()
+	s.m[key] = b
+	s.mu.Unlock()
+}
+
+// engineShards are an engine's shards of its sweep's shared prices.
+type engineShards struct{ steps, fwd *priceShard }
+
+// sharedShards are e.shared's shards of e's Parallel, looked up on first
+// use.
+func (e *Engine) sharedShards() *engineShards {
+	if e.shards.steps == nil {
+		e.shards = engineShards{e.shared.steps.shard(e.Par), e.shared.fwd.shard(e.Par)}
+	}
+	return &e.shards
 }
 
 func newSweepMemo() *sweepMemo {
-	return &sweepMemo{moments: map[sharedMomentKey]*onceMoments{}, steps: sharedPrices{m: map[sharedStepKey]Breakdown{}}, fwd: sharedPrices{m: map[sharedStepKey]Breakdown{}}}
+	return &sweepMemo{moments: map[sharedMomentKey]*onceMoments{}, steps: sharedPrices{shards: map[Parallel]*priceShard{}}, fwd: sharedPrices{shards: map[Parallel]*priceShard{}}}
 }
 
 type sharedMomentKey struct {
@@ -49,11 +79,6 @@ type onceMoments struct {
 	once sync.Once
 	m    prefillMoments
 	ok   bool // priced without a shape error
-}
-
-type sharedStepKey struct {
-	par Parallel
-	key uint64 // stepKey or prefillShapeKey
 }
 
 // moment is the prefill moments of key on engine e: priced by price once,

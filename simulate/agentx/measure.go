@@ -57,17 +57,25 @@ type Metrics struct {
 // Measure computes the metrics of records; window is the profiled window
 // [t0, t1) that QuarterTPS splits.
 func Measure(rs []Record, t0, t1 float64) Metrics {
-	return measure([][]Record{rs}, len(rs), t0, t1)
+	return measure([][]Record{rs}, len(rs), t0, t1, false)
 }
 
 // Measure is Measure(r.Records(), t0, t1) over the records where they
 // are kept, without gathering them into one slice.
 func (r *Replay) Measure(t0, t1 float64) Metrics {
-	return measure(r.rec.chunks, r.rec.n, t0, t1)
+	return measure(r.rec.chunks, r.rec.n, t0, t1, false)
 }
 
-// measure is Measure over the n records of chunks, in order.
-func measure(chunks [][]Record, n int, t0, t1 float64) Metrics {
+// Brief is r.Measure(t0, t1) without the percentiles a serving report
+// leaves out, which stay zero: of ISL and OSL, E2EL's P95, and TTFT's and
+// TPOT's P75 and P95. A percentile it does compute is Measure's.
+func (r *Replay) Brief(t0, t1 float64) Metrics {
+	return measure(r.rec.chunks, r.rec.n, t0, t1, true)
+}
+
+// measure is Measure over the n records of chunks, in order (brief:
+// Brief's).
+func measure(chunks [][]Record, n int, t0, t1 float64, brief bool) Metrics {
 	var m Metrics
 	m.Requests = n
 	if n == 0 {
@@ -118,15 +126,23 @@ func measure(chunks [][]Record, n int, t0, t1 float64) Metrics {
 			m.QuarterTPS[k] = q[k] / ((t1 - t0) / 4)
 		}
 	}
-	m.E2EL, m.TTFT, m.TPOT = dist(e2el), dist(ttft), dist(tpot)
-	m.ISL, m.OSL = dist(isl), dist(osl)
+	if brief {
+		m.E2EL, m.TTFT, m.TPOT = dist(e2el, 0.5, 0.75, 0.9), dist(ttft, 0.5, 0.9), dist(tpot, 0.5, 0.9)
+		m.ISL, m.OSL = dist(isl), dist(osl)
+	} else {
+		all := []float64{0.5, 0.75, 0.9, 0.95}
+		m.E2EL, m.TTFT, m.TPOT = dist(e2el, all...), dist(ttft, all...), dist(tpot, all...)
+		m.ISL, m.OSL = dist(isl, all...), dist(osl, all...)
+	}
 	if p := quantiles(norm, 0.9)[0]; p > 0 {
 		m.E2ENormInteractivity = 1 / p
 	}
 	return m
 }
 
-func dist(xs []float64) Dist {
+// dist is the mean of xs and its quantiles qs (ascending, among 0.5,
+// 0.75, 0.9 and 0.95; the others stay zero).
+func dist(xs []float64, qs ...float64) Dist {
 	if len(xs) == 0 {
 		return Dist{}
 	}
@@ -134,8 +150,24 @@ func dist(xs []float64) Dist {
 	for _, x := range xs {
 		s += x
 	}
-	p := quantiles(xs, 0.5, 0.75, 0.9, 0.95)
-	return Dist{Mean: s / float64(len(xs)), P50: p[0], P75: p[1], P90: p[2], P95: p[3]}
+	d := Dist{Mean: s / float64(len(xs))}
+	if len(qs) == 0 {
+		return d
+	}
+	p := quantiles(xs, qs...)
+	for i, q := range qs {
+		switch q {
+		case 0.5:
+			d.P50 = p[i]
+		case 0.75:
+			d.P75 = p[i]
+		case 0.9:
+			d.P90 = p[i]
+		case 0.95:
+			d.P95 = p[i]
+		}
+	}
+	return d
 }
 
 // quantiles returns Quantile(xs, q) for each q (ascending), reordering

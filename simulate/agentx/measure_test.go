@@ -99,9 +99,33 @@ func TestMeasureChunks(t *testing.T) {
 			rs.add(Record{Request: Request{ID: i, Arrival: arrival, Input: 100 + i%5000, Output: 1 + i%700, Shared: i % 64},
 				First: first, End: first + float64(i%701)*0.019})
 		}
-		got := measure(rs.chunks, rs.n, 10, 300)
+		got := measure(rs.chunks, rs.n, 10, 300, false)
 		if want := Measure(rs.all(), 10, 300); got != want {
 			t.Errorf("%d records: chunked %+v, want %+v", n, got, want)
+		}
+	}
+}
+
+// Brief gives Measure's figures with the percentiles a serving report
+// leaves out zeroed, below and above the size where quantiles brackets.
+func TestBrief(t *testing.T) {
+	for _, n := range []int{1, 7, 1000, bracketMin + 3, 3 * recordChunk} {
+		var rs records
+		for i := range n {
+			arrival := float64(i%997) * 0.37
+			first := arrival + float64(i%13)*0.011
+			rs.add(Record{Request: Request{ID: i, Arrival: arrival, Input: 100 + i*7919%5000, Output: 1 + i*104729%700, Shared: i % 64},
+				First: first, End: first + float64(i*31%701)*0.019})
+		}
+		want := Measure(rs.all(), 10, 300)
+		want.E2EL.P95 = 0
+		want.TTFT.P75, want.TTFT.P95 = 0, 0
+		want.TPOT.P75, want.TPOT.P95 = 0, 0
+		want.ISL = Dist{Mean: want.ISL.Mean}
+		want.OSL = Dist{Mean: want.OSL.Mean}
+		r := &Replay{rec: rs}
+		if got := r.Brief(10, 300); got != want {
+			t.Errorf("%d records: brief %+v, want %+v", n, got, want)
 		}
 	}
 }
@@ -119,7 +143,15 @@ func BenchmarkMeasure(b *testing.B) {
 		rs[i] = Record{Request: Request{ID: i, Arrival: arrival, Input: 1000 + rng.IntN(150000), Output: out, Shared: rng.IntN(100000)},
 			First: first, End: first + float64(out)*0.01*(1+rng.Float64())}
 	}
-	for b.Loop() {
-		Measure(rs, 0, 900)
-	}
+	b.Run("full", func(b *testing.B) {
+		for b.Loop() {
+			Measure(rs, 0, 900)
+		}
+	})
+	r := &Replay{rec: records{chunks: [][]Record{rs}, n: len(rs)}}
+	b.Run("brief", func(b *testing.B) {
+		for b.Loop() {
+			r.Brief(0, 900)
+		}
+	})
 }
