@@ -572,6 +572,11 @@ func (tw *TraceWorkload) contentHash() string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// maxPointFigure bounds a point's rates and latencies: a simulation stops
+// at seven simulated days (6.05e8 ms) and no GPU serves 1e12 tokens a
+// second.
+const maxPointFigure = 1e12
+
 // check refuses a point whose figures no sweep writes: a rate, latency or
 // AL missing (decoded as 0), non-positive or non-finite, a concurrency or
 // GPU count below 1, a negative k. Sweeps write every one of these
@@ -601,6 +606,9 @@ func (p *Point) check() error {
 			}
 			if !(f.v > 0) || math.IsInf(f.v, 0) {
 				return fmt.Errorf("%s %g: want a finite figure > 0 (missing reads as 0)", f.key, f.v)
+			}
+			if f.v > maxPointFigure || f.key == "al" && f.v > float64(acceptance.MaxDraftLength+1) {
+				return fmt.Errorf("%s %g: no sweep writes it (rates and latencies stay below %g; an AL is at most %d)", f.key, f.v, float64(maxPointFigure), acceptance.MaxDraftLength+1)
 			}
 		}
 	}

@@ -185,6 +185,8 @@ func TestMergeRefusesMissingFigures(t *testing.T) {
 		{"ttft_ms_p90", nil, "ttft_ms_p90 0: want a finite figure > 0"},
 		{"tpot_ms", -2, "tpot_ms -2: want a finite figure > 0"},
 		{"al", nil, "al 0: want a finite figure > 0"},
+		{"al", 66, "al 66: no sweep writes it"},
+		{"tput_per_gpu", 1e30, "tput_per_gpu 1e+30: no sweep writes it"},
 		{"normalized_interactivity_p90", nil, "normalized_interactivity_p90 0: want a finite figure > 0"},
 		{"gpus", nil, "conc 4, steps 3, index 0, gpus 0: want conc >= 1, steps >= 0, index >= 0, gpus >= 1"},
 	} {
