@@ -197,6 +197,9 @@ func (f *queryFlags) resolve() (*simulate.Resolved, error) {
 	if q.Workload != "fixed" && flagSet(f.fs, "range-ratio") {
 		return nil, errors.New("--range-ratio applies to --isl/--osl workloads; agentx takes its lengths from the traces (or --agentx isl-*/osl-* for agentx-synthetic)")
 	}
+	if q.Workload != "fixed" {
+		q.RangeRatio = 0 // the flag's default applies to fixed lengths only (and the JSON echo leaves it out)
+	}
 	if q.Spec == "none" && (q.AL != 0 || q.Histogram != "") {
 		return nil, errors.New("--al and --histogram set the draft's acceptance: they need --spec mtp")
 	}
