@@ -261,8 +261,9 @@ type labelReq struct {
 }
 
 // placeLabels places each label, in order, at the first candidate box
-// beside its point (labelOffsets) that lies inside area and meets no box
-// placed before it, no obstacle and no segment of lines; ok[i] is false
+// beside its point (labelOffsets) that lies inside area, comes no nearer
+// than gap sideways to a box placed before it, and meets no obstacle and
+// no segment of lines; ok[i] is false
 // (and boxes[i] zero) for a label no candidate fits.
 func placeLabels(reqs []labelReq, area vg.Rectangle, obstacles []vg.Rectangle, lines [][]vg.Point, gap vg.Length) (boxes []vg.Rectangle, ok []bool) {
 	boxes, ok = make([]vg.Rectangle, len(reqs)), make([]bool, len(reqs))
@@ -271,7 +272,10 @@ func placeLabels(reqs []labelReq, area vg.Rectangle, obstacles []vg.Rectangle, l
 		for _, off := range labelOffsets(q.Size, gap) {
 			corner := q.At.Add(off)
 			box := vg.Rectangle{Min: corner, Max: corner.Add(q.Size)}
-			if !inside(box, area) || overlaps(box, placed) || overlaps(box, obstacles) || crosses(box, lines) {
+			// Labels on one line keep a gap between them, or they read
+			// as one ("...k6tp4ep4 k6").
+			spaced := vg.Rectangle{Min: box.Min.Sub(vg.Point{X: gap}), Max: box.Max.Add(vg.Point{X: gap})}
+			if !inside(box, area) || overlaps(spaced, placed) || overlaps(box, obstacles) || crosses(box, lines) {
 				continue
 			}
 			placed = append(placed, box)

@@ -22,9 +22,9 @@ func rect(x0, y0, x1, y1 float64) vg.Rectangle { return vg.Rectangle{Min: pt(x0,
 // by hand from the candidate order (labelOffsets): upper right
 // (x+2, y+2), lower right (x+2, y-12), upper left (x-42, y+2), lower left
 // (x-42, y-12), centred above and below, then the same six 12 further
-// out. A label whose box would cover an earlier one, an obstacle or a
-// line, or leave the area, moves to the next; one that fits nowhere is
-// left out.
+// out. A label whose box would cover an earlier one (or come nearer than
+// the gap beside it), an obstacle or a line, or leave the area, moves to
+// the next; one that fits nowhere is left out.
 func TestPlaceLabels(t *testing.T) {
 	area := rect(0, 0, 400, 300)
 	size := pt(40, 10)
@@ -58,6 +58,10 @@ func TestPlaceLabels(t *testing.T) {
 			// the first takes (112,102); the second's upper right (102,102)
 			// would overlap it, its lower right (102,88)-(142,98) is free
 			[]vg.Rectangle{rect(112, 102, 152, 112), rect(102, 88, 142, 98)}},
+		{"side by side on one line: kept a gap apart", []labelReq{{At: at, Size: size}, {At: pt(141, 100), Size: size}}, area, nil, nil,
+			// the second's upper right (143,102) would sit 1 from the
+			// first's right edge (142), nearer than the gap: lower right
+			[]vg.Rectangle{rect(102, 102, 142, 112), rect(143, 88, 183, 98)}},
 		{"an obstacle over the right side", same(1), area, []vg.Rectangle{rect(101, 50, 200, 150)}, nil,
 			[]vg.Rectangle{rect(58, 102, 98, 112)}},
 		{"a line up and to the right through the point", same(1), area, nil, [][]vg.Point{{pt(50, 50), pt(150, 150)}},
