@@ -98,8 +98,8 @@ type Settings struct {
 	// kv_cache_config.host_cache_size); "" otherwise.
 	HostTierFrom string
 	// NoPrefixCache: the role that prefills runs without a prefix cache
-	// (SGLang disable-radix-cache, TensorRT-LLM
-	// kv_cache_config.enable_block_reuse false); NoPrefixCacheFrom names
+	// (SGLang disable-radix-cache, vLLM no-enable-prefix-caching,
+	// TensorRT-LLM kv_cache_config.enable_block_reuse false); NoPrefixCacheFrom names
 	// the key.
 	NoPrefixCache     bool
 	NoPrefixCacheFrom string
@@ -163,6 +163,7 @@ var vllmModelled = map[string]bool{
 	"tensor-parallel-size": true, "data-parallel-size": true, "enable-expert-parallel": true, "pipeline-parallel-size": true,
 	"speculative-config": true, "max-num-seqs": true, "served-model-name": true, "max-cudagraph-capture-size": true,
 	"kv-cache-dtype": true, "gpu-memory-utilization": true, "max-num-batched-tokens": true,
+	"no-enable-prefix-caching": true,
 }
 
 var trtllmModelled = map[string]bool{
@@ -607,6 +608,10 @@ func (s *Settings) vllmTRTArgs(gen, prefill *Role, read func(setting, value, fro
 	}
 	if gen.Engine == EngineTRTLLM {
 		s.trtCache(chunkRole, read)
+	} else if v := chunkRole.Args.Get("no-enable-prefix-caching"); v.Bool() {
+		// vLLM's prefix caching is on unless the role that prefills turns it off.
+		s.NoPrefixCache, s.NoPrefixCacheFrom = true, chunkRole.ArgsAt+".no-enable-prefix-caching"
+		read("prefix cache", "off", s.NoPrefixCacheFrom)
 	}
 }
 

@@ -68,7 +68,11 @@ func TestEmittedRecipeCarriesHostTier(t *testing.T) {
 		{[]string{"--engine", "vllm", "--topology", "agg:tp8", "--steps", "3", "--conc", "512"}, []string{}, nil},
 		{[]string{"--topology", "disagg:1xtp1pp4+1xtp4ep4", "--steps", "6", "--conc", "512", "--hicache-ratio", "0"}, []string{}, nil},
 		{[]string{"--topology", "agg:tp4", "--steps", "3", "--conc", "64", "--isl", "1024", "--osl", "256"}, []string{}, nil},
-		{[]string{"--topology", "agg:tp4", "--steps", "3", "--conc", "64", "--no-prefix-cache"}, nil, nil},
+		// Without a prefix cache the role that prefills says so, on every
+		// engine, and the file reads back as simulated.
+		{[]string{"--topology", "agg:tp4", "--steps", "3", "--conc", "64", "--no-prefix-cache"}, []string{}, nil},
+		{[]string{"--engine", "vllm", "--topology", "agg:tp4", "--steps", "3", "--conc", "64", "--no-prefix-cache"}, []string{}, nil},
+		{[]string{"--engine", "trtllm", "--topology", "agg:tp4", "--steps", "3", "--conc", "64", "--no-prefix-cache"}, []string{}, nil},
 	} {
 		code, text, stderr := runCLI(append([]string{"recipe", "emit"}, c.flags...)...)
 		if code != exitOK {

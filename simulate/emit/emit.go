@@ -297,6 +297,9 @@ func emitSGLangArgs(w func(string, ...any), r *simulate.Resolved, p simulate.Par
 	if mode != "" {
 		w("      disaggregation-mode: %s\n", mode)
 	}
+	if r.Q.Server.NoPrefixCache && mode != "decode" {
+		w("      disable-radix-cache: true\n")
+	}
 	if k > 0 && (mode != "prefill" || r.Q.Server.PrefillDraft) {
 		w("      speculative-algorithm: NEXTN\n      speculative-num-steps: %d\n      speculative-eagle-topk: 1\n      speculative-num-draft-tokens: %d\n", k, k+1)
 	}
@@ -333,6 +336,9 @@ func emitVLLMArgs(w func(string, ...any), r *simulate.Resolved, p simulate.Paral
 	w("      kv-cache-dtype: %s\n", kv)
 	if mode != "" {
 		w("      kv-transfer-config: '{\"kv_connector\": \"NixlConnector\", \"kv_role\": \"kv_both\"}'\n")
+	}
+	if r.Q.Server.NoPrefixCache && mode != "decode" {
+		w("      no-enable-prefix-caching: true\n")
 	}
 	if handSet > 0 {
 		w("      speculative-config: '{\"method\": \"mtp\", \"num_speculative_tokens\": %d, \"rejection_sample_method\": \"synthetic\", \"synthetic_acceptance_length\": %s}'\n", k, alText(handSet))
@@ -371,6 +377,9 @@ func emitTRTLLMArgs(w func(string, ...any), r *simulate.Resolved, p simulate.Par
 		dt = "auto"
 	}
 	w("      kv_cache_config:\n        free_gpu_memory_fraction: %s\n        dtype: %s\n", strconv.FormatFloat(mf, 'f', -1, 64), dt)
+	if r.Q.Server.NoPrefixCache && mode != "decode" {
+		w("        enable_block_reuse: false  # the simulation ran without a prefix cache\n")
+	}
 	if hostBytes > 0 {
 		w("        host_cache_size: %d  # bytes per rank: the simulated host KV tier\n", hostBytes)
 	}
