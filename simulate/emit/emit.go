@@ -13,6 +13,7 @@ import (
 
 	"github.com/specsim/specsim/simulate"
 	"github.com/specsim/specsim/simulate/acceptance"
+	"github.com/specsim/specsim/simulate/agentx"
 )
 
 // FillIn marks a value the user must set for their cluster.
@@ -398,6 +399,27 @@ func orDefaultStr(s, d string) string {
 	return s
 }
 
+// replayArgs is the --agentx argument with which predict --recipe replays
+// the traces as the sweep did: the query's own keys, its duration replaced
+// by the sweep's window where that differs from predict's default; "" for
+// a sweep that replays no traces or asks for nothing predict would not do.
+func replayArgs(r *simulate.Resolved) string {
+	window, _ := simulate.SweepReplayWindow(r)
+	if window == 0 {
+		return ""
+	}
+	var keep []string
+	for _, kv := range strings.Split(r.Q.AgentX, ",") {
+		if k, _, _ := strings.Cut(strings.TrimSpace(kv), "="); strings.TrimSpace(k) != "" && strings.TrimSpace(k) != "duration" {
+			keep = append(keep, strings.TrimSpace(kv))
+		}
+	}
+	if window != agentx.DefaultConfig(1).Duration {
+		keep = append(keep, fmt.Sprintf("duration=%g", window))
+	}
+	return strings.Join(keep, ",")
+}
+
 // File is one recipe written for a frontier point: Name is the file name
 // (no directory), Text the recipe; Err says why the point has none (its
 // layout is one the engine does not deploy).
@@ -417,8 +439,13 @@ func Frontier(so *simulate.SweepOutput, r *simulate.Resolved, version string) ([
 		}
 		note := fmt.Sprintf("interactivity frontier point %d: predicted %s tok/s/GPU at %s tok/s/user (p90 TTFT %s ms), event-simulated", i+1, simulate.Sig3(p.TputPerGPU), simulate.Sig3(p.Interactivity), simulate.Sig3(p.TTFTp90ms))
 		name := fmt.Sprintf("%02d-%s-c%d-k%d.yaml", i+1, strings.NewReplacer(":", "-", "+", "-").Replace(p.Topology), p.Conc, p.Steps)
-		if window, asked := simulate.SweepReplayWindow(r); window > 0 && window != asked {
-			note += fmt.Sprintf(" over a %g s AgentX window (the benchmark's is %g s);\n# `specsim predict --recipe %s --agentx duration=%g` reproduces it", window, asked, name, window)
+		if args := replayArgs(r); args != "" {
+			window, asked := simulate.SweepReplayWindow(r)
+			note += fmt.Sprintf(" over a %g s AgentX window", window)
+			if window != asked {
+				note += fmt.Sprintf(" (the sweep asked for %g s)", asked)
+			}
+			note += fmt.Sprintf(";\n# `specsim predict --recipe %s --agentx %s` reproduces it", name, args)
 		}
 		if so.SweepResult != nil && so.RefineStopped {
 			note += ";\n# the sweep stopped at its --max-refine budget before its frontiers settled: a deployment it did\n# not simulate may beat this one (rerun with a larger --max-refine, or -1)"

@@ -174,3 +174,33 @@ func TestRecipeAcceptanceSource(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayArgs: the --agentx argument a sweep-emitted recipe's header
+// gives predict --recipe: the query's keys, its duration replaced by the
+// sweep's window (at most SweepAgentXWindow) unless that is predict's
+// default 3600 s; nothing for a fixed-length workload.
+func TestReplayArgs(t *testing.T) {
+	curves, err := golden.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ workload, agentx, want string }{
+		{"fixed", "", ""},
+		{"agentx", "", "duration=900"},
+		{"agentx", "max-traces=100", "max-traces=100,duration=900"},
+		{"agentx", "duration=600", "duration=600"},
+		{"agentx", "duration=1800, seed=7", "seed=7,duration=900"},
+	} {
+		q := simulate.Query{Model: "Qwen3.5-397B-A17B", Precision: "fp4", GPU: "gb300", Workload: c.workload, AgentX: c.agentx, Seed: 1}
+		if c.workload == "fixed" {
+			q.ISL, q.OSL = 1024, 1024
+		}
+		r, err := q.Resolve(curves, kernels.DefaultCatalog())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := replayArgs(r); got != c.want {
+			t.Errorf("%s --agentx %q: %q, want %q", c.workload, c.agentx, got, c.want)
+		}
+	}
+}
