@@ -262,7 +262,11 @@ func sglangPools(mem Memory, perReq float64, dp, ctxLen int, meanCtx float64, c 
 	mem.ReqSlotsFrom = "pool estimate (tokens/context_len*512, clamped 2048..4096)"
 	if perRankRun > 0 {
 		slots = min(perRankRun, est)
-		mem.ReqSlotsFrom = cmp.Or(c.RunningFrom, "--max-running")
+		flag := "--max-running"
+		if c.Role == rolePrefill {
+			flag = "--prefill-max-running"
+		}
+		mem.ReqSlotsFrom = cmp.Or(c.RunningFrom, flag)
 	}
 	if perReq > 0 && mem.MambaSlots/mem.MambaRatio < slots {
 		slots = mem.MambaSlots / mem.MambaRatio

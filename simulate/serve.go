@@ -385,20 +385,20 @@ func (sc *Scenario) sizeReplayCap(e *Engine, r role, pc PoolConfig, mem Memory) 
 		c := pc
 		c.MaxRunning = perRank * dp
 		if why != "" {
-			c.RunningFrom = fmt.Sprintf("%s, lowered to %d: %s", pc.RunningFrom, c.MaxRunning, why)
+			c.RunningFrom = fmt.Sprintf("%s, set to %d: %s", pc.RunningFrom, c.MaxRunning, why)
 		}
 		return c, e.plannedMemory(&sc.Workload, c)
 	}
 	top := max(pc.MaxRunning/dp, 1)
 	if top*dp != pc.MaxRunning {
-		pc, mem = at(top, "")
+		pc, mem = at(top, fmt.Sprintf("%d a DP rank, as SGLang divides it", top))
 	}
 	if ok(pc.MaxRunning, mem) {
 		return pc, mem
 	}
 	if _, m := at(1, ""); !ok(dp, m) {
 		if m.Feasible {
-			return at(1, "one request a rank, whose state leaves KV short of the mean context")
+			return at(1, "one request a DP rank, whose state leaves KV short of the mean context")
 		}
 		return pc, mem
 	}

@@ -100,7 +100,7 @@ func addQueryFlags(fs *flag.FlagSet, withTopology bool) *queryFlags {
 	fs.IntVar(&q.Server.PrefillMambaCache, "prefill-max-mamba-cache-size", 0, "--max-mamba-cache-size of disaggregated prefill workers (0 = --max-mamba-cache-size)")
 	fs.StringVar(&q.Server.MambaStrategy, "mamba-scheduler-strategy", "", "SGLang --mamba-scheduler-strategy where the radix cache is on: auto (default: extra_buffer for Qwen3.5 and the other hybrids SGLang v0.5.14 supports it for, 5 state slots per running request), no_buffer (3), extra_buffer (5), extra_buffer_lazy (4)")
 	fs.IntVar(&q.Server.PageSize, "page-size", 0, "KV page size in tokens (0 = 64, the recipes' --page-size)")
-	fs.Float64Var(&f.hicache, "hicache-ratio", -1, "HiCache host KV tier as a multiple of the device pool (SGLang --hicache-ratio; 0 = no host tier; -1 = for --workload agentx 90% of the GPU's host DRAM as InferenceX's dram-utilization sets it, else none)")
+	fs.Float64Var(&f.hicache, "hicache-ratio", -1, "HiCache host KV tier as a multiple of the device pool (SGLang --hicache-ratio; 0 = no host tier; -1 = for --workload agentx on SGLang and TensorRT-LLM 90% of the GPU's host DRAM as InferenceX's dram-utilization sets it, else none)")
 	fs.Float64Var(&q.Server.HiCacheGiB, "hicache-size", 0, "HiCache host KV tier in GB per rank (SGLang --hicache-size; wins over --hicache-ratio)")
 	fs.BoolVar(&q.Server.NoPrefixCache, "no-prefix-cache", false, "turn the radix prefix cache off (decode workers never have one)")
 	fs.IntVar(&q.CUDAGraphMaxBS, "cuda-graph-max-bs", 0, "largest decode batch per rank replayed as a CUDA graph (0 = 256)")

@@ -437,10 +437,31 @@ var recipeSettings = map[string][2]string{
 	"Chunk": {"chunk", "chunked prefill"},
 }
 
+// serverRecipeSettings maps the server flags a recipe sets to the setting
+// predict --recipe reads them as.
+var serverRecipeSettings = map[string]string{
+	"prefill-max-running": "prefill max running", "max-mamba-cache-size": "max mamba cache size",
+	"prefill-max-mamba-cache-size": "prefill mamba cache", "page-size": "page size",
+}
+
 // recipeSettingError restates a refusal of a setting the recipe gave (no
 // flag overrode it) at the recipe key it was read from, not at a flag the
 // user never passed.
 func recipeSettingError(err error, read []recipe.Setting, given map[string]bool) error {
+	// The server settings' refusals are plain errors that start with
+	// their flag ("--prefill-max-running 2000000: want ...").
+	msg := err.Error()
+	for flag, setting := range serverRecipeSettings {
+		rest, ok := strings.CutPrefix(msg, "--"+flag+" ")
+		if !ok || given[flag] {
+			continue
+		}
+		for _, r := range read {
+			if r.Setting == setting && !strings.HasPrefix(r.From, "--") {
+				return fmt.Errorf("%s %s (read as --%s)", r.From, rest, flag)
+			}
+		}
+	}
 	var field, value, reason string
 	var se *simulate.Error
 	var ae *acceptance.Error

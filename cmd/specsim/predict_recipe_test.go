@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -699,5 +700,28 @@ func TestPredictRecipeNamesRecipeKey(t *testing.T) {
 		if code != exitBadInput || !strings.Contains(errs, c.want) {
 			t.Errorf("%v %v: exit %d %q, want 2 naming %q", c.edit, c.flags, code, errs, c.want)
 		}
+	}
+}
+
+// TestPredictRecipeNamesPrefillKey: a server setting out of range (the
+// prefill role's cap) is refused at its recipe key too.
+func TestPredictRecipeNamesPrefillKey(t *testing.T) {
+	code, y, errs := runCLI("recipe", "emit", "--topology", "disagg:1xtp4+1xtp4", "--prefill-draft", "--steps", "3", "--conc", "16")
+	if code != exitOK {
+		t.Fatalf("emit: %d %s", code, errs)
+	}
+	at := strings.Index(y, "disaggregation-mode: prefill")
+	cap := regexp.MustCompile(`max-running-requests: \d+`).FindStringIndex(y[at:])
+	if at < 0 || cap == nil {
+		t.Fatalf("no prefill cap in\n%s", y)
+	}
+	y = y[:at+cap[0]] + "max-running-requests: 2000000" + y[at+cap[1]:]
+	f := filepath.Join(t.TempDir(), "r.yaml")
+	if err := os.WriteFile(f, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := "roles.prefill.args.max-running-requests 2000000: want 0..1048576 (read as --prefill-max-running)"
+	if code, _, errs := runCLI("predict", "--recipe", f); code != exitBadInput || !strings.Contains(errs, want) {
+		t.Errorf("exit %d %q, want 2 naming %q", code, errs, want)
 	}
 }
