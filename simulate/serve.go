@@ -470,6 +470,11 @@ func NewPlan(sc Scenario, gpu GPUSpec) (*Plan, error) {
 			flag, flagFrom = mem.ReqSlots*e.Par.AttentionDP(), mem.ReqSlotsFrom
 		case flag == 0:
 			flagFrom = "SGLang's pool-derived default"
+		case flag < e.Par.AttentionDP():
+			// SGLang floors the cap's division over the DP ranks; the
+			// planner runs one a rank, which this flag deploys.
+			flag = e.Par.AttentionDP()
+			flagFrom += fmt.Sprintf(", raised to one request a DP rank (%d)", flag)
 		}
 		if r == roleDecode {
 			p.runFlags[1] = flag
