@@ -360,6 +360,10 @@ func (p *Plan) DeployedMaxRunning() (first, decode int) {
 	return p.runFlags[0], p.runFlags[1]
 }
 
+// Limits is what caps each role's running requests, in role order (the
+// aggregated instance or the prefill workers, then the decode workers).
+func (p *Plan) Limits() []RunningCap { return p.caps }
+
 // sizeReplayCap is pc, whose running cap the replay's rule chose
 // (poolConfig), lowered where it runs idle or does not fit, and its
 // memory. SGLang sizes the speculative state for every request the cap

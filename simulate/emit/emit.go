@@ -138,12 +138,22 @@ func Recipe(r *simulate.Resolved, t simulate.Topology, conc, k int, version, not
 			running = (running + dp - 1) / dp
 		}
 		graphBS := cmp.Or(r.Q.CUDAGraphMaxBS, simulate.DefaultCUDAGraphMaxBS)
+		// The batch a rank may run: the written cap, or where none is
+		// written the one the simulation ran under (SGLang floors the
+		// division over the ranks; vLLM's and TensorRT-LLM's caps are
+		// written per rank).
 		perRank := running
-		if engine == "sglang" {
-			perRank = (running + p.AttentionDP() - 1) / p.AttentionDP()
+		if limits := plan.Limits(); running == 0 && len(limits) > 0 {
+			perRank = limits[len(limits)-1].Running / p.AttentionDP()
+		} else if engine == "sglang" {
+			perRank = running / p.AttentionDP()
 		}
 		if mode != "prefill" && perRank > graphBS {
-			w("      # decode batches above %d per rank run without CUDA graphs, as simulated (recipe check warns);\n      # --cuda-graph-max-bs sets both the simulation's and this recipe's graph size\n", graphBS)
+			warns := ""
+			if running > 0 {
+				warns = " (recipe check warns)"
+			}
+			w("      # decode batches above %d per rank run without CUDA graphs, as simulated%s;\n      # --cuda-graph-max-bs sets both the simulation's and this recipe's graph size\n", graphBS, warns)
 		}
 		spec := k > 0 && (mode != "prefill" || r.Q.Server.PrefillDraft)
 		al := 0.0

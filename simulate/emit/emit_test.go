@@ -204,3 +204,47 @@ func TestReplayArgs(t *testing.T) {
 		}
 	}
 }
+
+// TestEmitEagerBatchComment: a role whose batches the simulation ran
+// above the CUDA graph size says so, whether its cap is written (the
+// closed loop's one a session, which recipe check then warns about) or
+// left to SGLang's default (an AgentX decode role without speculation,
+// whose KV pool at the mean context runs 265 requests on TP8 for the 35B
+// model, above 256).
+func TestEmitEagerBatchComment(t *testing.T) {
+	curves, err := golden.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		q          simulate.Query
+		topo       string
+		conc       int
+		want, warn bool
+	}{
+		{simulate.Query{Model: "Qwen3.5-35B-A3B", Workload: "agentx"}, "disagg:1xtp4+1xtp8", 1024, true, false},
+		{simulate.Query{Model: "Qwen3.5-397B-A17B", Workload: "fixed", ISL: 1000, OSL: 100}, "agg:tp8", 600, true, true},
+		{simulate.Query{Model: "Qwen3.5-397B-A17B", Workload: "fixed", ISL: 1000, OSL: 100}, "agg:tp8", 200, false, false},
+	} {
+		q := c.q
+		q.Precision, q.GPU, q.Seed = "fp4", "gb300", 1
+		r, err := q.Resolve(curves, kernels.DefaultCatalog())
+		if err != nil {
+			t.Fatal(err)
+		}
+		tp, err := simulate.ParseTopology(c.topo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := Recipe(r, tp, c.conc, 0, "test", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(y, "run without CUDA graphs, as simulated"); got != c.want {
+			t.Errorf("%s %s c%d: eager-batch comment %v, want %v", q.Model, c.topo, c.conc, got, c.want)
+		}
+		if got := strings.Contains(y, "(recipe check warns)"); got != c.warn {
+			t.Errorf("%s %s c%d: says recipe check warns %v, want %v", q.Model, c.topo, c.conc, got, c.warn)
+		}
+	}
+}
