@@ -156,7 +156,8 @@ func TestMambaStrategy(t *testing.T) {
 // state of that many does not hold them all at the mean context (a role
 // that decodes runs no more: runningCap), it is lowered to the most it
 // does hold (checked at the cap and one above it, by the planner's own
-// pool); without speculation the engine's default decides (0: unset).
+// pool), in whole requests per attention-DP rank; without speculation the
+// engine's default decides (0: unset).
 func TestReplayRunningCap(t *testing.T) {
 	for _, c := range []struct {
 		topo       string
@@ -167,6 +168,8 @@ func TestReplayRunningCap(t *testing.T) {
 		{"agg:tp4", 200, 3, -1, 0},
 		{"disagg:2xtp4+3xtp4", 400, 3, 0, 134}, // prefill drafts nothing: SGLang's pool default; decode ceil(400/3)
 		{"agg:tp4", 16, 0, 0, 0},
+		{"agg:dep8", 50, 6, 48, 0},              // 50 trees, floored to 6 a DP rank as SGLang divides it
+		{"agg:dep64", 8, 6, 64, 0},              // 48 is below one a rank: one a rank
 		{"disagg:8xtp1pp8+8xtp1", 16, 6, 0, -1}, // TP1 decode of the 397B model: 48 does not even fit
 	} {
 		r := resolved(t, Query{GPU: "gb300", Workload: "agentx", Model: "Qwen3.5-397B-A17B", Precision: "fp4"})
