@@ -1,7 +1,6 @@
 package simulate
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -77,6 +76,18 @@ type PoolConfig struct {
 	// the device pool, or --hicache-size GB which wins when set); 0 = off.
 	HiCacheRatio float64
 	HiCacheGiB   float64
+}
+
+// runningSource names where c's MaxRunning came from: the rule that set
+// it when the user gave none, else the role's flag.
+func (c PoolConfig) runningSource() string {
+	switch {
+	case c.RunningFrom != "":
+		return c.RunningFrom
+	case c.Role == rolePrefill:
+		return "--prefill-max-running"
+	}
+	return "--max-running"
 }
 
 // AgentXDRAMUtilization is the dram-utilization of the InferenceX AgentX
@@ -262,11 +273,7 @@ func sglangPools(mem Memory, perReq float64, dp, ctxLen int, meanCtx float64, c 
 	mem.ReqSlotsFrom = "pool estimate (tokens/context_len*512, clamped 2048..4096)"
 	if perRankRun > 0 {
 		slots = min(perRankRun, est)
-		flag := "--max-running"
-		if c.Role == rolePrefill {
-			flag = "--prefill-max-running"
-		}
-		mem.ReqSlotsFrom = cmp.Or(c.RunningFrom, flag)
+		mem.ReqSlotsFrom = c.runningSource()
 	}
 	if perReq > 0 && mem.MambaSlots/mem.MambaRatio < slots {
 		slots = mem.MambaSlots / mem.MambaRatio

@@ -1,7 +1,6 @@
 package simulate
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -347,7 +346,6 @@ type Plan struct {
 	gpuName  string
 	transfer func(tokens int) float64
 	caps     []RunningCap // per role, what limits its running requests
-	runFlags [2]int       // the running cap flag each role is deployed with (agg or prefill, decode; 0: the engine's default)
 }
 
 // DeployedMaxRunning is the running-request cap each role of the plan is
@@ -357,7 +355,13 @@ type Plan struct {
 // the prefill workers first, then the decode workers; 0 where the flag is
 // left to the engine's default.
 func (p *Plan) DeployedMaxRunning() (first, decode int) {
-	return p.runFlags[0], p.runFlags[1]
+	if len(p.caps) > 0 {
+		first = p.caps[0].Deployed
+	}
+	if len(p.caps) > 1 {
+		decode = p.caps[1].Deployed
+	}
+	return first, decode
 }
 
 // Limits is what caps each role's running requests, in role order (the
@@ -464,10 +468,7 @@ func NewPlan(sc Scenario, gpu GPUSpec) (*Plan, error) {
 		if pc.RunningFrom != "" && sc.Workload.Trace != nil {
 			pc, mem = sc.sizeReplayCap(e, r, pc, mem)
 		}
-		flag, flagFrom := pc.MaxRunning, cmp.Or(pc.RunningFrom, "--max-running")
-		if r == rolePrefill && pc.RunningFrom == "" {
-			flagFrom = "--prefill-max-running"
-		}
+		flag, flagFrom := pc.MaxRunning, pc.runningSource()
 		switch {
 		case flag == 0 && e.EngineName != "sglang":
 			// vLLM's and TensorRT-LLM's default, as planOther lowered it.
@@ -479,11 +480,6 @@ func NewPlan(sc Scenario, gpu GPUSpec) (*Plan, error) {
 			// planner runs one a rank, which this flag deploys.
 			flag = e.Par.AttentionDP()
 			flagFrom += fmt.Sprintf(", raised to one request a DP rank (%d)", flag)
-		}
-		if r == roleDecode {
-			p.runFlags[1] = flag
-		} else {
-			p.runFlags[0] = flag
 		}
 		if !mem.Feasible {
 			mem.Explanation += sc.runningHint(e, r, pc, conc)

@@ -453,13 +453,8 @@ func recipeSettingError(err error, read []recipe.Setting, given map[string]bool)
 	msg := err.Error()
 	for flag, setting := range serverRecipeSettings {
 		rest, ok := strings.CutPrefix(msg, "--"+flag+" ")
-		if !ok || given[flag] {
-			continue
-		}
-		for _, r := range read {
-			if r.Setting == setting && !strings.HasPrefix(r.From, "--") {
-				return fmt.Errorf("%s %s (read as --%s)", r.From, rest, flag)
-			}
+		if from := recipeKey(read, setting); ok && !given[flag] && from != "" {
+			return fmt.Errorf("%s %s (read as --%s)", from, rest, flag)
 		}
 	}
 	var field, value, reason string
@@ -474,13 +469,19 @@ func recipeSettingError(err error, read []recipe.Setting, given map[string]bool)
 		return err
 	}
 	rs, ok := recipeSettings[field]
-	if !ok || given[rs[0]] {
-		return err
-	}
-	for _, r := range read {
-		if r.Setting == rs[1] && !strings.HasPrefix(r.From, "--") {
-			return fmt.Errorf("%s %s: %s (read as --%s)", r.From, value, reason, rs[0])
-		}
+	if from := recipeKey(read, rs[1]); ok && !given[rs[0]] && from != "" {
+		return fmt.Errorf("%s %s: %s (read as --%s)", from, value, reason, rs[0])
 	}
 	return err
+}
+
+// recipeKey is where the recipe gave setting ("" when a flag or a default
+// did).
+func recipeKey(read []recipe.Setting, setting string) string {
+	for _, r := range read {
+		if r.Setting == setting && !strings.HasPrefix(r.From, "--") {
+			return r.From
+		}
+	}
+	return ""
 }

@@ -96,6 +96,9 @@ func Recipe(r *simulate.Resolved, t simulate.Topology, conc, k int, version, not
 		w("# (%s) at this draft length.\n", acceptanceSource(r.Target, acc))
 	}
 	tier := simulatedHostTier(r)
+	if limits := plan.Limits(); tier != nil && len(limits) > 0 && limits[0].HostTokens == 0 {
+		tier = nil // the engine's role that prefills got none (vLLM: poolConfig)
+	}
 	switch {
 	case tier != nil && !(engine == "sglang" || engine == "trtllm" && tier.ratio == 0):
 		w("# The simulation gave the role that prefills a host KV tier (%s) this %s recipe does not\n# carry: predict --recipe on it runs without one.\n", tier, engine)
@@ -225,7 +228,7 @@ func simulatedHostTier(r *simulate.Resolved) *hostTier {
 		return &hostTier{gb: s.HiCacheGiB}
 	case s.HiCacheRatio > 0:
 		return &hostTier{ratio: s.HiCacheRatio}
-	case wl.Trace != nil && !strings.EqualFold(r.Q.Engine, "vllm"):
+	case wl.Trace != nil:
 		return &hostTier{}
 	}
 	return nil
@@ -420,8 +423,9 @@ func replayArgs(r *simulate.Resolved) string {
 	}
 	var keep []string
 	for _, kv := range strings.Split(r.Q.AgentX, ",") {
-		if k, _, _ := strings.Cut(strings.TrimSpace(kv), "="); strings.TrimSpace(k) != "" && strings.TrimSpace(k) != "duration" {
-			keep = append(keep, strings.TrimSpace(kv))
+		kv = strings.TrimSpace(kv)
+		if k, _, _ := strings.Cut(kv, "="); strings.TrimSpace(k) != "" && strings.TrimSpace(k) != "duration" {
+			keep = append(keep, kv)
 		}
 	}
 	if window != agentx.DefaultConfig(1).Duration {
@@ -457,7 +461,7 @@ func Frontier(so *simulate.SweepOutput, r *simulate.Resolved, version string) ([
 			}
 			note += fmt.Sprintf(";\n# `specsim predict --recipe %s --agentx %s` reproduces it", name, args)
 		}
-		if so.SweepResult != nil && so.RefineStopped {
+		if so.RefineStopped {
 			note += ";\n# the sweep stopped at its --max-refine budget before its frontiers settled: a deployment it did\n# not simulate may beat this one (rerun with a larger --max-refine, or -1)"
 		}
 		text, err := Recipe(r, t, p.Conc, p.Steps, version, note)
