@@ -324,8 +324,10 @@ type RunningCap struct {
 	Note           string  `json:"note,omitempty"`
 }
 
-// runningCap names the binding limit of one instance.
-func runningCap(r role, e *Engine, mem Memory, conc int, meanCtx float64) RunningCap {
+// runningCap names the binding limit of one instance. reserve is what the
+// simulation's admission reserves for a request (Workload.MeanReservation;
+// 0: none to report).
+func runningCap(r role, e *Engine, mem Memory, conc int, meanCtx, reserve float64) RunningCap {
 	dp := e.Par.AttentionDP()
 	rc := RunningCap{Role: r.String(), ReqSlots: mem.ReqSlots, ReqSlotsFrom: mem.ReqSlotsFrom, PoolTokens: mem.TokensFit,
 		MambaSlots: mem.MambaSlots, MambaFrom: mem.MambaFrom, HostTokens: mem.HostTokens, CUDAGraphMaxBS: e.CUDAGraphMaxBS, Fraction: mem.Fraction}
@@ -342,6 +344,12 @@ func runningCap(r role, e *Engine, mem Memory, conc int, meanCtx float64) Runnin
 	if r != rolePrefill && ceilDiv(rc.Running, dp) > e.CUDAGraphMaxBS {
 		rc.Note = fmt.Sprintf("decode batches above cuda-graph-max-bs %d per rank run without CUDA graphs", e.CUDAGraphMaxBS)
 	}
+	if n := wholeOutputNote(r, e, mem, rc.Running, reserve); n != "" {
+		if rc.Note != "" {
+			n = rc.Note + "; " + n
+		}
+		rc.Note = n
+	}
 	if mem.HostTokens > 0 && mem.HostTokens <= mem.TokensFit && e.EngineName == "sglang" {
 		n := fmt.Sprintf("a %d-token host tier is not larger than the %d-token device pool, which SGLang's HostKVCache refuses at start-up (give --hicache-size)", mem.HostTokens, mem.TokensFit)
 		if rc.Note != "" {
@@ -357,6 +365,31 @@ func runningCap(r role, e *Engine, mem Memory, conc int, meanCtx float64) Runnin
 		rc.Note = n
 	}
 	return rc
+}
+
+// wholeOutputNote says when the simulation's admission, which reserves a
+// request's prompt and whole output in its rank's pool (TensorRT-LLM's
+// default GUARANTEED_NO_EVICT rule), runs fewer requests at once than
+// running, the most the role runs at the workload's mean context, on an
+// engine that reserves less: SGLang reserves the prompt and a decaying
+// share of the output still to come (PrefillAdder, new_token_ratio) and
+// retracts requests when the pool runs dry; vLLM allocates pages as
+// tokens are written and preempts. "" when the reservation does not bind
+// or the engine reserves the whole output itself.
+func wholeOutputNote(r role, e *Engine, mem Memory, running int, reserve float64) string {
+	if r == rolePrefill || reserve <= 0 || mem.TokensFit <= 0 || e.EngineName == "trtllm" {
+		return ""
+	}
+	dp := e.Par.AttentionDP()
+	whole := max(int(float64(mem.TokensFit)/reserve), 1) * dp
+	if whole >= running {
+		return ""
+	}
+	how := "SGLang, which reserves a decaying share of the output still to come and retracts requests when the pool runs dry,"
+	if e.EngineName == "vllm" {
+		how = "vLLM, which allocates pages as tokens are written and preempts,"
+	}
+	return fmt.Sprintf("admission reserves each request's prompt and whole output (%.0f tokens, TensorRT-LLM's rule), so at most %d run at once; %s would run up to %d: throughput and TTFT at this concurrency are pessimistic (README, Known limits)", reserve, whole, how, running)
 }
 
 func (r role) String() string {

@@ -489,7 +489,7 @@ func NewPlan(sc Scenario, gpu GPUSpec) (*Plan, error) {
 		if sc.Workload.Trace != nil {
 			seen = 1 << 30 // trees are not a cap on requests (subagents run in parallel)
 		}
-		rc := runningCap(r, e, mem, seen, sc.Workload.MeanContext())
+		rc := runningCap(r, e, mem, seen, sc.Workload.MeanContext(), sc.Workload.MeanReservation())
 		rc.Deployed, rc.DeployedFrom = flag, flagFrom
 		p.caps = append(p.caps, rc)
 		return e, mem, nil

@@ -145,6 +145,21 @@ func (w *Workload) MeanContext() float64 {
 	return f * (float64(w.ISL) + float64(w.OSL)/2)
 }
 
+// MeanReservation is the mean prompt plus whole output of a fixed-length
+// workload's requests: the KV the simulation's admission reserves for one
+// (0 for the agentic workloads, whose requests reserve through the prefix
+// cache).
+func (w *Workload) MeanReservation() float64 {
+	if w.Trace != nil || w.Name == "agentx" {
+		return 0
+	}
+	f := 1.0
+	if w.RangeRatio > 0 && w.RangeRatio < 1 {
+		f = (1 + w.RangeRatio) / 2
+	}
+	return f * float64(w.ISL+w.OSL)
+}
+
 // ThinkTime is the mean time a session waits between a response and its
 // next request (the trace replay's recorded gaps; 0 for closed loops).
 func (w *Workload) ThinkTime() float64 {
