@@ -304,6 +304,11 @@ func (in *instance) runAhead(e float64, ctxSum, priced, k int, cur *Breakdown) f
 				break
 			}
 		}
+		if !finishes && in.kv != kvWhole && in.outgrows(base, k) {
+			// The pool lacks the next iteration's tokens: the run stops
+			// here, and the lane's next iteration retracts (kick).
+			finishes = true
+		}
 		if finishes {
 			// A member finishes in this iteration: its draws go back
 			// (each the last its rank's queue popped), and the ranks
@@ -335,6 +340,20 @@ func (in *instance) runAhead(e float64, ctxSum, priced, k int, cur *Breakdown) f
 		e += step
 	}
 	return e
+}
+
+// outgrows says whether, once the iteration whose draws start at
+// r.draws[base] is run, a rank of in lacks the KV the iteration after it
+// writes (admission.go).
+func (in *instance) outgrows(base, k int) bool {
+	r := &in.run
+	for a, rk := range r.active {
+		c := r.count[rk]
+		if in.rankTok[rk]+(r.off[rk]+r.draws[base+a]+stepTokens(k))*c > in.rankPool() {
+			return true
+		}
+	}
+	return false
 }
 
 // confirm takes the first n iterations of the run as run: their draws
@@ -386,6 +405,12 @@ func (in *instance) endRun(t *decodeTally, n int) {
 		o := r.off[h.rank]
 		h.left -= int32(o)
 		h.ctx += o
+	}
+	if in.kv != kvWhole {
+		for _, rk := range r.active {
+			in.rankTok[rk] += r.off[rk] * r.count[rk]
+		}
+		in.decayRatio(n)
 	}
 	for _, rk := range r.active {
 		r.count[rk], r.off[rk] = 0, 0

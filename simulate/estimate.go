@@ -331,7 +331,11 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 		capRun = math.Min(capRun, math.Ceil(float64(deployed)/float64(dec.Par.PP)))
 	}
 	tokCap := float64(mem.TokensFit*dec.Par.AttentionDP()) / float64(dec.Par.PP)
-	capRun = math.Max(1, math.Min(capRun, math.Floor(tokCap/(isl+osl))))
+	held := isl + osl // what admission reserves a request (kvWhole)
+	if !t.Disagg && !p.cacheOn() && kvPolicyFor(dec.EngineName) != kvWhole {
+		held = isl + osl/2 // what it holds on average: output KV is taken as written
+	}
+	capRun = math.Max(1, math.Min(capRun, math.Floor(tokCap/held)))
 	transfer := 0.0
 	if t.Disagg {
 		transfer = p.transfer(int(isl))

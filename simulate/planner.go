@@ -367,17 +367,18 @@ func runningCap(r role, e *Engine, mem Memory, conc int, meanCtx, reserve float6
 	return rc
 }
 
-// wholeOutputNote says when the simulation's admission, which reserves a
-// request's prompt and whole output in its rank's pool (TensorRT-LLM's
-// default GUARANTEED_NO_EVICT rule), runs fewer requests at once than
-// running, the most the role runs at the workload's mean context, on an
-// engine that reserves less: SGLang reserves the prompt and a decaying
+// wholeOutputNote says when a decode worker's admission, which the
+// simulation runs reserving a request's prompt and whole output in its
+// rank's pool (TensorRT-LLM's default GUARANTEED_NO_EVICT rule; aggregated
+// instances follow their engine's own rule, admission.go), runs fewer
+// requests at once than running, the most the role runs at the workload's
+// mean context, on an engine that reserves less: SGLang reserves the prompt and a decaying
 // share of the output still to come (PrefillAdder, new_token_ratio) and
 // retracts requests when the pool runs dry; vLLM allocates pages as
 // tokens are written and preempts. "" when the reservation does not bind
 // or the engine reserves the whole output itself.
 func wholeOutputNote(r role, e *Engine, mem Memory, running int, reserve float64) string {
-	if r == rolePrefill || reserve <= 0 || mem.TokensFit <= 0 || e.EngineName == "trtllm" {
+	if r != roleDecode || reserve <= 0 || mem.TokensFit <= 0 || e.EngineName == "trtllm" {
 		return ""
 	}
 	dp := e.Par.AttentionDP()

@@ -103,6 +103,10 @@ type Result struct {
 	// rank's batch times the ranks over the batch (1 = even; DP
 	// attention only, else 0).
 	RankImbalance float64 `json:"dp_rank_imbalance,omitempty"`
+	// Retracted counts the requests that aggregated instances took out of
+	// a running batch whose KV pool ran short, to prefill again (SGLang's
+	// retractions, vLLM's preemptions; admission.go), over the whole run.
+	Retracted int `json:"retracted,omitempty"`
 	// AgentX is the trace replay's client side (agentx_workload.go).
 	AgentX *AgentXReport `json:"agentx,omitempty"`
 }
@@ -176,6 +180,9 @@ type simRequest struct {
 	gen  int   // output tokens emitted
 	ctx  int   // current context length
 	rank int32 // the request's DP rank on its instance (server.go)
+	// redo is the output a retracted request had emitted, which it
+	// prefills again after its prompt (admission.go).
+	redo int32
 	// measured; admitted: holds its rank's slot and KV; cached: holds a
 	// prefix-cache chain; held: holds its decode rank's slot and KV from
 	// before its prefill (SGLang's decode preallocation).
@@ -196,6 +203,10 @@ type simRequest struct {
 	// aggregated) target, and its decode target in a disaggregated pool.
 	target, dtarget int32
 }
+
+// prompt is what r prefills: its prompt, and after a retraction the
+// output it had emitted.
+func (r *simRequest) prompt() int { return r.ISL + int(r.redo) }
 
 // instance is one simulated engine (or one pipeline microbatch lane of it).
 type instance struct {
@@ -239,6 +250,17 @@ type instance struct {
 	ranks   int
 	rankRun []int
 	rankTok []int
+	// kv is how the lane reserves KV (admission.go); under kvShare ratio
+	// is each rank's new_token_ratio and runOff, roundOff what admission
+	// reserves for the requests the rank holds and for this round's.
+	kv       kvPolicy
+	ratio    []float64
+	runOff   []float64
+	roundOff []int
+	// retracted is kick's scratch: the requests a short pool gave up;
+	// retractions counts them.
+	retracted   []*simRequest
+	retractions int
 	// pre: requests routed to this decode lane that wait for their
 	// rank's slot and KV before their prefill may start, in arrival
 	// order (SGLang's PreallocQueue); preBlocked is preallocate's scratch.
@@ -626,6 +648,13 @@ func (p *Plan) lanes() ([]*instance, []int, []int, error) {
 						in.caches = append(in.caches, newPrefixCache(mem.PageSize, mem.TokensFit/pp, mem.HostTokens/pp))
 					}
 				}
+				if r == roleAgg && in.caches == nil {
+					in.kv = kvPolicyFor(e.EngineName)
+					in.ratio = make([]float64, dp)
+					for j := range in.ratio {
+						in.ratio[j] = sglangInitRatio
+					}
+				}
 				if r != roleDecode {
 					entry = append(entry, len(inst))
 				}
@@ -816,15 +845,28 @@ func (p *Plan) simulate() (*Result, error) {
 		} else if r.shared >= 0 {
 			r.Cached, r.done = 0, 0
 		}
-		if r.measured && r.shared >= 0 {
+		if r.measured && r.shared >= 0 && r.redo == 0 {
 			cachedTok += float64(r.Cached)
 			inputTok += float64(r.ISL)
 		}
 		if !r.cached && in.role != rolePrefill {
-			if busy && in.rankTok[rk]+need > in.capTok/in.ranks {
-				return false
+			if in.kv != kvWhole {
+				// The prompt's KV (and any output a retraction made it
+				// prefill again); the output takes KV as it is written.
+				prompt := r.ISL + int(r.redo)
+				if busy && !in.admits(r, prompt, p.sc.Spec.Steps) {
+					return false
+				}
+				in.rankTok[rk] += prompt
+				if in.kv == kvShare {
+					in.roundOff[rk] += clippedOutput(r)
+				}
+			} else {
+				if busy && in.rankTok[rk]+need > in.capTok/in.ranks {
+					return false
+				}
+				in.rankTok[rk] += need
 			}
-			in.rankTok[rk] += need
 		}
 		in.rankRun[rk]++
 		r.admitted = true
@@ -888,6 +930,8 @@ func (p *Plan) simulate() (*Result, error) {
 			}
 			in.caches[r.rank].release(r.session, kept, t)
 			r.cached = false
+		case in.kv != kvWhole:
+			in.rankTok[r.rank] -= r.ctx
 		case in.role != rolePrefill:
 			in.rankTok[r.rank] -= r.ISL + r.OSL
 		}
@@ -911,7 +955,7 @@ func (p *Plan) simulate() (*Result, error) {
 		prompted := 0
 		for j, r := range ctxMembers {
 			r.done += parts[j].New
-			if r.done >= r.ISL {
+			if r.done >= r.prompt() {
 				prompted++
 			}
 		}
@@ -926,7 +970,7 @@ func (p *Plan) simulate() (*Result, error) {
 				keep = append(keep, in.waiting[j:]...)
 				break
 			}
-			if r.done < r.ISL {
+			if r.done < r.prompt() {
 				keep = append(keep, r)
 			} else {
 				prompted--
@@ -935,11 +979,16 @@ func (p *Plan) simulate() (*Result, error) {
 		clear(in.waiting[len(keep):])
 		in.waiting = keep
 		for _, r := range ctxMembers {
-			if r.done < r.ISL {
+			if r.done < r.prompt() {
 				continue
 			}
-			r.gen = 1
-			r.ctx = r.ISL + 1
+			// The prefill's last position samples the next token: the
+			// first, or after a retraction the next after those emitted.
+			r.gen = int(r.redo) + 1
+			r.ctx = r.ISL + int(r.redo) + 1
+			if in.kv != kvWhole {
+				in.rankTok[r.rank]++
+			}
 			if in.role == rolePrefill {
 				release(in, r, t)
 				r.admitted = false
@@ -964,7 +1013,9 @@ func (p *Plan) simulate() (*Result, error) {
 				push(arr, d, r, nil)
 				continue
 			}
-			r.firstToken = t
+			if r.redo == 0 {
+				r.firstToken = t
+			}
 			if r.gen >= r.OSL {
 				release(in, r, t)
 				finish(r, t)
@@ -985,6 +1036,9 @@ func (p *Plan) simulate() (*Result, error) {
 		parts, ctxMembers := in.parts[:0], in.ctxMembers[:0]
 		if in.role != roleDecode && len(in.waiting) > 0 {
 			budget := p.chunk
+			if in.kv == kvShare {
+				in.shareOffsets()
+			}
 			for _, r := range in.waiting {
 				if budget <= 0 {
 					break
@@ -997,8 +1051,8 @@ func (p *Plan) simulate() (*Result, error) {
 					}
 					break
 				}
-				n := min(r.ISL-r.done, budget)
-				parts = append(parts, PrefillPart{New: n, Before: r.done, Last: r.done+n >= r.ISL})
+				n := min(r.prompt()-r.done, budget)
+				parts = append(parts, PrefillPart{New: n, Before: r.done, Last: r.done+n >= r.prompt()})
 				ctxMembers = append(ctxMembers, r)
 				budget -= n
 			}
@@ -1054,6 +1108,36 @@ func (p *Plan) simulate() (*Result, error) {
 			clear(in.waiting[len(keep):])
 			in.waiting = keep
 		}
+		k := p.sc.Spec.Steps
+		if in.kv != kvWhole {
+			if len(in.running) == 0 {
+				if in.kv == kvShare {
+					for rk := range in.ratio {
+						in.ratio[rk] = sglangInitRatio // the scheduler idles
+					}
+				}
+				return
+			}
+			n := len(in.retracted)
+			for rk := range in.ranks {
+				if in.short(rk, k) {
+					in.retracted = in.retract(rk, k, in.retracted)
+				}
+			}
+			if back := in.retracted[n:]; len(back) > 0 {
+				in.retractions += len(back)
+				if in.kv == kvPaged {
+					// vLLM puts a preempted request at the queue's front.
+					in.waiting = append(append(make([]*simRequest, 0, len(back)+len(in.waiting)), back...), in.waiting...)
+				} else {
+					in.waiting = append(in.waiting, back...)
+				}
+				clear(in.retracted)
+				in.retracted = in.retracted[:0]
+			} else {
+				in.decayRatio(1)
+			}
+		}
 		if len(in.running) == 0 {
 			return
 		}
@@ -1074,7 +1158,6 @@ func (p *Plan) simulate() (*Result, error) {
 			priced = in.top * in.ranks
 		}
 		in.members = in.running
-		k := p.sc.Spec.Steps
 		// The lane's latest pricing is DecodeStep's for its key, which
 		// consecutive iterations mostly repeat.
 		var b Breakdown
@@ -1152,6 +1235,13 @@ func (p *Plan) simulate() (*Result, error) {
 					tally.accepted += l * c
 				}
 				tally.verifies += len(members)
+				if in.kv != kvWhole {
+					for rk, c := range in.live {
+						if c > 0 {
+							in.rankTok[rk] += acc[rk] * c
+						}
+					}
+				}
 				for j := range members {
 					h := &hot[j]
 					a := acc[h.rank]
@@ -1183,6 +1273,9 @@ func (p *Plan) simulate() (*Result, error) {
 						h := &hot[j]
 						acc := d[j-lo]
 						tally.accepted += acc
+						if in.kv != kvWhole {
+							in.rankTok[rk] += acc
+						}
 						h.left -= int32(acc)
 						h.ctx += acc
 						if h.left <= 0 {
@@ -1290,6 +1383,7 @@ func (p *Plan) simulate() (*Result, error) {
 	var stepSum Breakdown
 	var imbSum float64
 	for _, in := range inst {
+		res.Retracted += in.retractions
 		in.flushSteps()
 		stepSum = stepSum.plus(in.stepSum)
 		imbSum += in.imbSum

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestWholeOutputNote checks when a role's limits say that the
+// TestWholeOutputNote checks when a decode worker's limits say that the
 // simulation's whole-output reservation runs fewer requests than SGLang or
 // vLLM would: the pool of the 8 x H200 FP8 TP8 instance of
 // `predict --precision fp8 --gpu h200 --topology agg:tp8 --isl 1024 --osl
@@ -24,15 +24,16 @@ func TestWholeOutputNote(t *testing.T) {
 		reserve float64
 		want    string // a substring; "" for no note
 	}{
-		{"sglang binds", roleAgg, "sglang", tp8, 512, 8294.4, "at most 375 run at once; SGLang"},
-		{"vllm binds", roleAgg, "vllm", tp8, 512, 8294.4, "at most 375 run at once; vLLM"},
-		{"decode role binds", roleDecode, "sglang", tp8, 400, 8294.4, "would run up to 400"},
+		{"sglang decode worker binds", roleDecode, "sglang", tp8, 512, 8294.4, "at most 375 run at once; SGLang"},
+		{"vllm decode worker binds", roleDecode, "vllm", tp8, 512, 8294.4, "at most 375 run at once; vLLM"},
+		{"up to the role's cap", roleDecode, "sglang", tp8, 400, 8294.4, "would run up to 400"},
 		// 3,111,232 / 8294.4 = 375 a rank, 3,000 over eight DP ranks.
-		{"dp ranks", roleAgg, "sglang", dep8, 4096, 8294.4, "at most 3000 run at once"},
-		{"fits", roleAgg, "sglang", tp8, 375, 8294.4, ""},
-		{"trtllm reserves whole outputs itself", roleAgg, "trtllm", tp8, 512, 8294.4, ""},
+		{"dp ranks", roleDecode, "sglang", dep8, 4096, 8294.4, "at most 3000 run at once"},
+		{"fits", roleDecode, "sglang", tp8, 375, 8294.4, ""},
+		{"aggregated instances run the engine's own rule", roleAgg, "sglang", tp8, 512, 8294.4, ""},
+		{"trtllm reserves whole outputs itself", roleDecode, "trtllm", tp8, 512, 8294.4, ""},
 		{"prefill role reserves no output", rolePrefill, "sglang", tp8, 512, 8294.4, ""},
-		{"agentic workloads", roleAgg, "sglang", tp8, 512, 0, ""},
+		{"agentic workloads", roleDecode, "sglang", tp8, 512, 0, ""},
 	} {
 		e := &Engine{EngineName: c.engine, Par: c.par}
 		got := wholeOutputNote(c.r, e, mem, c.running, c.reserve)

@@ -600,6 +600,9 @@ func printPrediction(w io.Writer, r *simulate.Resolved, topo simulate.Topology, 
 	t.add("E2EL p50 / p90", f2(p.E2EL.P50)+" / "+f2(p.E2EL.P90), b2(band.E2ELp90)+" (p90)", "s")
 	t.add("E2E normalized interactivity", f1(p.NormalizedInteractivity), "", "tok/s/user (1 / p90 of E2EL/OSL)")
 	t.add("mean decode batch", f1(p.DecodeBatch), "", "requests")
+	if p.Retracted > 0 {
+		t.add("retracted to prefill again", fmt.Sprint(p.Retracted), "", "requests (KV pool short: SGLang retract_decode, vLLM preemption)")
+	}
 	t.write(w, format)
 	markdownBreak(w, format)
 	fmt.Fprintf(w, "band: throughput %s, latency %s; %s\n\n", simulate.BandText(band.Relative.Throughput, 0), simulate.BandText(band.Relative.Latency, 0), band.Source)

@@ -1,0 +1,210 @@
+package simulate
+
+import "math"
+
+// kvPolicy is how an aggregated instance without a prefix cache reserves
+// KV for the requests it admits, and what it does when a decode iteration
+// finds its rank's pool short.
+type kvPolicy uint8
+
+const (
+	// kvWhole reserves each request's prompt and whole output when it is
+	// admitted, so a running request never runs the pool dry: TensorRT-LLM's
+	// default capacity scheduler (GUARANTEED_NO_EVICT), and what every
+	// decode worker and prefix-cached instance is simulated with.
+	kvWhole kvPolicy = iota
+	// kvShare is SGLang's: a request is admitted when its prompt and its
+	// output (clipped to sglangClipMaxNewTokens) fit beside the tokens the
+	// rank holds and new_token_ratio times the clipped outputs still to come
+	// of the requests it runs (schedule_policy.py PrefillAdder,
+	// _get_running_request_total_token_offset); when a decode iteration
+	// finds too few free tokens for the batch, requests are retracted
+	// (schedule_batch.py retract_decode) and prefill again later.
+	kvShare
+	// kvPaged is vLLM's: pages are allocated as tokens are written; a
+	// request is admitted when its prompt fits, and when a running request
+	// cannot get its next tokens the most recently scheduled one is
+	// preempted and recomputed later (v1/core/sched/scheduler.py).
+	kvPaged
+)
+
+// SGLang's admission constants (global_config.py, envs): new_token_ratio
+// starts at 0.7 (default_init_new_token_ratio times
+// schedule_conservativeness 1), decays over 600 decode iterations to 0.14
+// of that, and returns to the start whenever the scheduler idles
+// (self_check_during_idle); outputs count at most 4096 tokens in the
+// estimate (SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION); a retraction resets the
+// ratio to (decoded + 20 per request) over the requests' max_new_tokens
+// (retract_decode_steps 20).
+const (
+	sglangInitRatio          = 0.7
+	sglangMinRatio           = sglangInitRatio * 0.14
+	sglangRatioDecay         = (sglangInitRatio - sglangMinRatio) / 600
+	sglangClipMaxNewTokens   = 4096
+	sglangRetractDecodeSteps = 20
+)
+
+// kvPolicyFor is the policy of an aggregated instance of engine without a
+// prefix cache.
+func kvPolicyFor(engine string) kvPolicy {
+	switch engine {
+	case "sglang":
+		return kvShare
+	case "vllm":
+		return kvPaged
+	}
+	return kvWhole
+}
+
+// rankPool is the KV tokens one attention-DP rank of in holds.
+func (in *instance) rankPool() int { return in.capTok / in.ranks }
+
+// stepTokens is the KV a decode iteration writes for each request: the
+// verified draft tokens and the bonus token.
+func stepTokens(k int) int { return k + 1 }
+
+// clippedOutput is what SGLang's estimate counts of r's output still to
+// come.
+func clippedOutput(r *simRequest) int {
+	return min(max(r.OSL-r.gen, 0), sglangClipMaxNewTokens)
+}
+
+// shareOffsets sets in.runOff[rk] to what SGLang's PrefillAdder reserves
+// for the requests rank rk already holds: new_token_ratio times their
+// clipped outputs still to come, for those running (hot) and those
+// admitted but still prefilling.
+func (in *instance) shareOffsets() {
+	if len(in.runOff) < in.ranks {
+		in.runOff = make([]float64, in.ranks)
+		in.roundOff = make([]int, in.ranks)
+	}
+	sums := in.roundOff[:in.ranks] // scratch: clipped outputs per rank
+	clear(sums)
+	for _, h := range in.hot {
+		sums[h.rank] += min(int(h.left), sglangClipMaxNewTokens)
+	}
+	for _, r := range in.waiting {
+		if r.admitted {
+			sums[r.rank] += clippedOutput(r)
+		}
+	}
+	for rk, s := range sums {
+		in.runOff[rk] = in.ratio[rk] * float64(s)
+	}
+	clear(sums) // roundOff: what this round's admissions reserve in full
+}
+
+// admits says whether rank rk of in (not idle) takes r, whose prompt needs
+// prompt tokens of KV, under its policy (kvShare or kvPaged); shareOffsets
+// ran at the start of the round.
+func (in *instance) admits(r *simRequest, prompt, k int) bool {
+	rk := r.rank
+	free := in.rankPool() - in.rankTok[rk]
+	if in.kv == kvPaged {
+		// The running requests get their next tokens first; the new one
+		// its prompt and the draft's lookahead slots.
+		return prompt+k <= free-in.live[rk]*stepTokens(k)
+	}
+	// PrefillAdder.add_one_req: NO_TOKEN when total_tokens >=
+	// rem_total_tokens.
+	total := prompt + clippedOutput(r)
+	return float64(total) < float64(free)-in.runOff[rk]-float64(in.roundOff[rk])
+}
+
+// short says whether rank rk's pool lacks the KV its running requests
+// write in the next decode iteration.
+func (in *instance) short(rk, k int) bool {
+	return in.live[rk] > 0 && in.rankTok[rk]+in.live[rk]*stepTokens(k) > in.rankPool()
+}
+
+// victim is the position in in.running of the request rank rk gives up
+// first: under kvShare the one with the fewest output tokens, then the
+// longest prompt, then the latest in the batch (retract_decode's sort,
+// popped from the end); under kvPaged the latest scheduled (the rank's
+// last, as join orders them).
+func (in *instance) victim(rk int) int {
+	lo := 0
+	for _, c := range in.live[:rk] {
+		lo += c
+	}
+	hi := lo + in.live[rk]
+	if in.kv == kvPaged {
+		return hi - 1
+	}
+	best := lo
+	for j := lo + 1; j < hi; j++ {
+		rj, rb := in.running[j], in.running[best]
+		gj, gb := rj.OSL-int(in.hot[j].left), rb.OSL-int(in.hot[best].left)
+		if gj < gb || gj == gb && rj.ISL >= rb.ISL {
+			best = j
+		}
+	}
+	return best
+}
+
+// retract takes requests of rank rk out of the running batch (at least
+// one, never the last) and returns them: each gives back its KV and its
+// slot and keeps the tokens it has emitted, which it prefills again with
+// its prompt (redo). vLLM preempts until the pool holds the next
+// iteration's tokens; SGLang retracts until it holds 20 tokens for each
+// request left (retract_decode's get_required_tokens, as SGLang v0.5
+// releases have it; later ones retract only to the next iteration's
+// pages) and sets the rank's new_token_ratio to retract_decode's estimate
+// over the requests left.
+func (in *instance) retract(rk, k int, out []*simRequest) []*simRequest {
+	more := func() bool {
+		if in.kv == kvShare {
+			return in.rankPool()-in.rankTok[rk] < in.live[rk]*sglangRetractDecodeSteps
+		}
+		return in.short(rk, k)
+	}
+	for first := true; first || more(); first = false {
+		if in.live[rk] <= 1 {
+			break
+		}
+		j := in.victim(rk)
+		r, h := in.running[j], in.hot[j]
+		copy(in.running[j:], in.running[j+1:])
+		in.running[len(in.running)-1] = nil
+		in.running = in.running[:len(in.running)-1]
+		copy(in.hot[j:], in.hot[j+1:])
+		in.hot = in.hot[:len(in.hot)-1]
+		if in.live[rk] == in.top {
+			in.topStale = true
+		}
+		in.live[rk]--
+		in.ctxSum -= h.ctx
+		in.rankTok[rk] -= h.ctx
+		in.rankRun[rk]--
+		r.gen, r.ctx = r.OSL-int(h.left), h.ctx
+		r.redo = int32(r.gen)
+		r.done, r.admitted = 0, false
+		out = append(out, r)
+	}
+	if in.kv == kvShare {
+		decoded, maxNew, n := 0, 0, 0
+		for j, h := range in.hot {
+			if int(h.rank) != rk {
+				continue
+			}
+			decoded += in.running[j].OSL - int(h.left)
+			maxNew += in.running[j].OSL
+			n++
+		}
+		in.ratio[rk] = math.Min(1, float64(decoded+sglangRetractDecodeSteps*n)/float64(max(maxNew, 1)))
+	}
+	return out
+}
+
+// decayRatio lowers each busy rank's new_token_ratio for n decode
+// iterations run without a retraction (update_running_batch).
+func (in *instance) decayRatio(n int) {
+	if in.kv != kvShare {
+		return
+	}
+	for rk, c := range in.live {
+		if c > 0 {
+			in.ratio[rk] = math.Max(in.ratio[rk]-float64(n)*sglangRatioDecay, sglangMinRatio)
+		}
+	}
+}
