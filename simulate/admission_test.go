@@ -35,7 +35,7 @@ func TestAdmits(t *testing.T) {
 		// SGLang: 10,000 - 4,000 held - 0.5 x (min(5,096, 4,096) + 100)
 		// = 3,902 tokens left; a request needs its prompt and its output
 		// clipped to 4,096, strictly less than that.
-		{"sglang fits", kvShare, 1000, 2800, 0, true},  // 3,800 < 3,902
+		{"sglang fits", kvShare, 1000, 2800, 0, true},   // 3,800 < 3,902
 		{"sglang short", kvShare, 1000, 2950, 0, false}, // 3,950
 		{"sglang clips the output", kvShare, 0, 9000, 0, false},
 		{"sglang clipped fits", kvShare, 3000, 900, 0, true}, // 3,900 < 3,902
