@@ -35,7 +35,7 @@ const (
 // (self_check_during_idle); outputs count at most 4096 tokens in the
 // estimate (SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION); a retraction resets the
 // ratio to (decoded + 20 per request) over the requests' max_new_tokens
-// (retract_decode_steps 20).
+// plus one (SGLANG_RETRACT_DECODE_STEPS 20).
 const (
 	sglangInitRatio          = 0.7
 	sglangMinRatio           = sglangInitRatio * 0.14
@@ -59,9 +59,17 @@ func kvPolicyFor(engine string) kvPolicy {
 // rankPool is the KV tokens one attention-DP rank of in holds.
 func (in *instance) rankPool() int { return in.capTok / in.ranks }
 
-// stepTokens is the KV a decode iteration writes for each request: the
-// verified draft tokens and the bonus token.
-func stepTokens(k int) int { return k + 1 }
+// stepTokens is the KV a decode iteration needs free for each request:
+// SGLang's decode_mem_cache_buf_multiplier for EAGLE-style drafts of topk
+// 1 (speculative_num_draft_tokens k+1 plus topk x num_steps k; check_decode_mem
+// before each iteration) and vLLM's 1+k new tokens plus k lookahead slots;
+// one without a draft.
+func stepTokens(k int) int {
+	if k > 0 {
+		return 2*k + 1
+	}
+	return 1
+}
 
 // clippedOutput is what SGLang's estimate counts of r's output still to
 // come.
@@ -146,15 +154,14 @@ func (in *instance) victim(rk int) int {
 // one, never the last) and returns them: each gives back its KV and its
 // slot and keeps the tokens it has emitted, which it prefills again with
 // its prompt (redo). vLLM preempts until the pool holds the next
-// iteration's tokens; SGLang retracts until it holds 20 tokens for each
-// request left (retract_decode's get_required_tokens, as SGLang v0.5
-// releases have it; later ones retract only to the next iteration's
-// pages) and sets the rank's new_token_ratio to retract_decode's estimate
-// over the requests left.
+// iteration's tokens; SGLang retracts until it holds one token for each
+// request left (retract_decode loops on check_decode_mem of the requests
+// kept, at its default multiplier 1) and sets the rank's new_token_ratio
+// to retract_decode's estimate over the requests left.
 func (in *instance) retract(rk, k int, out []*simRequest) []*simRequest {
 	more := func() bool {
 		if in.kv == kvShare {
-			return in.rankPool()-in.rankTok[rk] < in.live[rk]*sglangRetractDecodeSteps
+			return in.rankTok[rk]+in.live[rk] > in.rankPool()
 		}
 		return in.short(rk, k)
 	}
@@ -191,7 +198,7 @@ func (in *instance) retract(rk, k int, out []*simRequest) []*simRequest {
 			maxNew += in.running[j].OSL
 			n++
 		}
-		in.ratio[rk] = math.Min(1, float64(decoded+sglangRetractDecodeSteps*n)/float64(max(maxNew, 1)))
+		in.ratio[rk] = math.Min(1, float64(decoded+sglangRetractDecodeSteps*n)/float64(maxNew+1))
 	}
 	return out
 }

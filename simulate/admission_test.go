@@ -39,10 +39,11 @@ func TestAdmits(t *testing.T) {
 		{"sglang short", kvShare, 1000, 2950, 0, false}, // 3,950
 		{"sglang clips the output", kvShare, 0, 9000, 0, false},
 		{"sglang clipped fits", kvShare, 3000, 900, 0, true}, // 3,900 < 3,902
-		// vLLM: 6,000 free, of which the two running requests write k+1
-		// each first; the new one needs its prompt and k lookahead slots.
-		{"vllm fits", kvPaged, 5990, 8000, 1, true},   // 5,991 <= 5,996
-		{"vllm short", kvPaged, 5990, 8000, 3, false}, // 5,993 > 5,992
+		// vLLM: 6,000 free, of which the two running requests take 2k+1
+		// each first (k+1 new tokens, k lookahead slots); the new one
+		// needs its prompt and k lookahead slots.
+		{"vllm fits", kvPaged, 5990, 8000, 1, true},   // 5,991 <= 5,994
+		{"vllm short", kvPaged, 5990, 8000, 3, false}, // 5,993 > 5,986
 	} {
 		in := kvLane(c.kv, 10000, 4000, 0.5, running)
 		if c.kv == kvShare {
@@ -66,8 +67,8 @@ func TestRetract(t *testing.T) {
 	t.Run("sglang", func(t *testing.T) {
 		in := kvLane(kvShare, 10000, held, 0.3, running)
 		// Fewest emitted first (100), then the longest prompt: the
-		// 3,000-token one (3,100 held). 1,300 + 3,100 = 4,400 free
-		// tokens hold 20 for each of the three left, so one goes.
+		// 3,000-token one (3,100 held); the three left then fit one
+		// token each, so one goes.
 		out := in.retract(0, 3, nil)
 		if len(out) != 1 || out[0].ISL != 3000 || out[0].redo != 100 || out[0].prompt() != 3100 {
 			t.Fatalf("retracted %+v, want the 3,000-token prompt with 100 to redo", out)
@@ -75,33 +76,32 @@ func TestRetract(t *testing.T) {
 		if in.rankTok[0] != held-3100 || in.live[0] != 3 || len(in.running) != 3 || in.rankRun[0] != 3 {
 			t.Errorf("after: held %d live %d running %d slots %d", in.rankTok[0], in.live[0], len(in.running), in.rankRun[0])
 		}
-		// (500 + 100 + 1,500 emitted + 20 x 3) / (3 x 4,000) = 0.18.
-		if got := in.ratio[0]; math.Abs(got-0.18) > 1e-12 {
-			t.Errorf("ratio %v, want 0.18", got)
+		// (500 + 100 + 1,500 emitted + 20 x 3) / (3 x 4,000 + 1).
+		if got, want := in.ratio[0], 2160.0/12001; math.Abs(got-want) > 1e-12 {
+			t.Errorf("ratio %v, want %v", got, want)
 		}
 	})
-	t.Run("twenty tokens a request", func(t *testing.T) {
-		// Four alike requests of 20 tokens each in an 85-token pool:
-		// 5 free tokens cannot take 4 x 4 verify tokens. SGLang retracts
-		// the latest two (25 free < 20 x 3, 45 >= 20 x 2) and sets the
-		// ratio to (20 emitted + 20 x 2) / 200 = 0.3; vLLM preempts one
-		// (25 free hold 3 x 4).
+	t.Run("how many go", func(t *testing.T) {
+		// Four alike requests of 20 tokens each in a 75-token pool,
+		// short of 4 x 7 tokens at k 3. SGLang retracts the latest one
+		// (60 + 3 x 1 <= 75) and sets the ratio to (30 emitted + 20 x 3)
+		// / 301; vLLM preempts two (60 + 3 x 7 > 75, 40 + 2 x 7 <= 75).
 		alike := [][3]int{{10, 100, 10}, {10, 100, 10}, {10, 100, 10}, {10, 100, 10}}
-		in := kvLane(kvShare, 85, 80, 0.5, alike)
-		if out := in.retract(0, 3, nil); len(out) != 2 {
-			t.Errorf("sglang retracted %d, want 2", len(out))
-		}
-		if got := in.ratio[0]; math.Abs(got-0.3) > 1e-12 {
-			t.Errorf("ratio %v, want 0.3", got)
-		}
-		in = kvLane(kvPaged, 85, 80, 0, alike)
+		in := kvLane(kvShare, 75, 80, 0.5, alike)
 		if out := in.retract(0, 3, nil); len(out) != 1 {
-			t.Errorf("vllm preempted %d, want 1", len(out))
+			t.Errorf("sglang retracted %d, want 1", len(out))
+		}
+		if got, want := in.ratio[0], 90.0/301; math.Abs(got-want) > 1e-12 {
+			t.Errorf("ratio %v, want %v", got, want)
+		}
+		in = kvLane(kvPaged, 75, 80, 0, alike)
+		if out := in.retract(0, 3, nil); len(out) != 2 {
+			t.Errorf("vllm preempted %d, want 2", len(out))
 		}
 	})
 	t.Run("vllm", func(t *testing.T) {
 		// The last scheduled goes first: (500, 4000, 1500), 2,000 held;
-		// 1,300 + 2,000 free then hold the three left's 4 tokens each.
+		// 1,300 + 2,000 free then hold the three left's 7 tokens each.
 		in := kvLane(kvPaged, 10000, held, 0, running)
 		out := in.retract(0, 3, nil)
 		if len(out) != 1 || out[0].ISL != 500 || out[0].prompt() != 2000 {
