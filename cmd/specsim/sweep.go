@@ -208,11 +208,11 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	if space.StepsLo, space.StepsHi, err = stepRange(qf.steps, def); err != nil {
 		return fail(err)
 	}
-	if err := fixedALFits(res.Target, qf.steps, space.StepsLo, space.StepsHi); err != nil {
-		return fail(err)
-	}
 	if qf.q.Spec == "none" && space.StepsHi > 0 {
 		return fail(fmt.Errorf("--spec none sweeps k = 0 only; drop --steps"))
+	}
+	if err := fixedALFits(res.Target, qf.steps, space.StepsLo, space.StepsHi); err != nil {
+		return fail(err)
 	}
 	if space.Concs, err = intList(*sf.concList, 1<<16); err != nil {
 		return fail(fmt.Errorf("--conc: %v", err))
