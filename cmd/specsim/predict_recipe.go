@@ -288,6 +288,7 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 	if p.Result, err = simulate.Predict(res, topo, p.Conc, p.Steps); err != nil {
 		return nil, recipeSettingError(err, st.Read, given)
 	}
+	p.Result.StepMS.Sources = res.CostNotes(topo)
 	p.Notes = predictNotes(res, topo, p.Result)
 	in := res.Inputs(topo, p.Conc, p.Steps)
 	in.SpecsimVersion = specsimVersion()
