@@ -5,8 +5,75 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
+
+// TestRecipeEmitCarriesServerSettings: every server setting predict
+// --recipe reads back (SGLang's spec v2 env, all-reduce fusion flags,
+// speculative MoE backend, page size, mamba cache size and strategy, the
+// prefill role's memory share and mamba cache) is written by recipe emit,
+// so that predict --recipe on the recipe gives what predict gives with
+// the flags.
+func TestRecipeEmitCarriesServerSettings(t *testing.T) {
+	disagg := []string{"--topology", "disagg:1xtp2+1xdep4", "--conc", "16"}
+	for _, tc := range []struct {
+		flags []string
+		line  string // what the recipe must say
+	}{
+		{[]string{"--spec-v2"}, "SGLANG_ENABLE_SPEC_V2: '1'"},
+		{[]string{"--enforce-disable-flashinfer-allreduce-fusion"}, "enforce-disable-flashinfer-allreduce-fusion: true"},
+		{[]string{"--enable-flashinfer-allreduce-fusion", "--topology", "agg:dep4"}, "enable-flashinfer-allreduce-fusion: true"},
+		{[]string{"--speculative-moe-runner-backend", "triton"}, "speculative-moe-runner-backend: triton"},
+		{[]string{"--page-size", "16"}, "page-size: 16"},
+		{[]string{"--max-mamba-cache-size", "60", "--conc", "32"}, "max-mamba-cache-size: 60"},
+		{[]string{"--mamba-scheduler-strategy", "no_buffer"}, "mamba-scheduler-strategy: no_buffer"},
+		{append([]string{"--prefill-mem-fraction", "0.7"}, disagg...), "mem-fraction-static: 0.7"},
+		{append([]string{"--prefill-max-mamba-cache-size", "50"}, disagg...), "max-mamba-cache-size: 50"},
+		{append([]string{"--engine", "vllm", "--prefill-mem-fraction", "0.7"}, disagg...), "gpu-memory-utilization: 0.7"},
+	} {
+		name := strings.Join(tc.flags, " ")
+		t.Run(name, func(t *testing.T) {
+			flags := append([]string{"--agentx", "duration=60"}, tc.flags...)
+			code, text, stderr := runCLI(append([]string{"recipe", "emit"}, flags...)...)
+			if code != exitOK {
+				t.Fatalf("recipe emit: exit %d: %s", code, stderr)
+			}
+			if !strings.Contains(text, tc.line) {
+				t.Errorf("recipe lacks %q:\n%s", tc.line, text)
+			}
+			file := filepath.Join(t.TempDir(), "r.yaml")
+			if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, out, stderr := runCLI(append([]string{"predict", "--json"}, flags...)...)
+			if code != exitOK {
+				t.Fatalf("predict: exit %d: %s", code, stderr)
+			}
+			var want map[string]any
+			if err := json.Unmarshal([]byte(out), &want); err != nil {
+				t.Fatal(err)
+			}
+			code, out, stderr = runCLI("predict", "--recipe", file, "--agentx", "duration=60", "--json")
+			if code != exitOK {
+				t.Fatalf("predict --recipe: exit %d: %s", code, stderr)
+			}
+			var got struct {
+				Variants []struct {
+					Result map[string]any `json:"result"`
+				} `json:"variants"`
+			}
+			if err := json.Unmarshal([]byte(out), &got); err != nil || len(got.Variants) != 1 {
+				t.Fatalf("predict --recipe JSON: %v, %d variants", err, len(got.Variants))
+			}
+			for _, k := range []string{"tput_per_gpu", "tpot_ms", "ttft_ms_p90", "e2el_s", "memory_gib", "step_ms"} {
+				if g, w := got.Variants[0].Result[k], want[k]; !reflect.DeepEqual(g, w) {
+					t.Errorf("%s: predict --recipe gives %v, predict %v", k, g, w)
+				}
+			}
+		})
+	}
+}
 
 // TestPredictRecipeJSONStepSources: predict --recipe --json's result
 // carries the decode step's cost sources (step_ms.sources) as predict
