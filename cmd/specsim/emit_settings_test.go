@@ -31,6 +31,11 @@ func TestRecipeEmitCarriesServerSettings(t *testing.T) {
 		{append([]string{"--prefill-mem-fraction", "0.7"}, disagg...), "mem-fraction-static: 0.7"},
 		{append([]string{"--prefill-max-mamba-cache-size", "50"}, disagg...), "max-mamba-cache-size: 50"},
 		{append([]string{"--engine", "vllm", "--prefill-mem-fraction", "0.7"}, disagg...), "gpu-memory-utilization: 0.7"},
+		// SGLang's automatic share on a GB300 (288e9 B = 274658 MiB) at
+		// TP2, chunk 16384, graphs to 256, MTP: reserved 512 + 1.5 x 16384
+		// + 2 x 256 + 2/8 x 1024 + 2048 = 27904 MiB, (274658 - 27904) /
+		// 274658 = 0.898.
+		{[]string{"--mem-fraction-auto"}, "mem-fraction-static: 0.898"},
 	} {
 		name := strings.Join(tc.flags, " ")
 		t.Run(name, func(t *testing.T) {

@@ -167,6 +167,15 @@ func Recipe(r *simulate.Resolved, t simulate.Topology, conc, k int, version, not
 		if mode == "prefill" && r.Q.Server.PrefillMemFraction > 0 {
 			roleMF = r.Q.Server.PrefillMemFraction
 		}
+		// The engine's automatic share, as the simulation computed it for
+		// the role (SGLangAutoMemFraction): the recipe deploys that share.
+		if limits := plan.Limits(); r.Q.Server.AutoMemFraction && len(limits) > 0 {
+			l := limits[0]
+			if mode == "decode" {
+				l = limits[len(limits)-1]
+			}
+			roleMF = l.Fraction
+		}
 		switch engine {
 		case "sglang":
 			emitSGLangArgs(w, r, p, mode, k, running, graphBS, roleMF, chunk)
