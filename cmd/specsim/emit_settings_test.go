@@ -81,9 +81,10 @@ func TestRecipeEmitCarriesServerSettings(t *testing.T) {
 }
 
 // TestPredictRecipeJSONStepSources: predict --recipe --json's result
-// carries the decode step's cost sources (step_ms.sources) as predict
-// --json does for the same deployment. The recipe runs first, so that no
-// earlier predict in this process shares its result.
+// carries the decode step's cost sources (step_ms.sources) and each
+// variant the uncertainty band, as predict --json does for the same
+// deployment. The recipe runs first, so that no earlier predict in this
+// process shares its result.
 func TestPredictRecipeJSONStepSources(t *testing.T) {
 	for _, flags := range [][]string{
 		{"--agentx", "duration=61", "--conc", "3"},
@@ -109,6 +110,7 @@ func TestPredictRecipeJSONStepSources(t *testing.T) {
 				Result struct {
 					StepMS step `json:"step_ms"`
 				} `json:"result"`
+				Band map[string]any `json:"band"`
 			} `json:"variants"`
 		}
 		if err := json.Unmarshal([]byte(out), &got); err != nil || len(got.Variants) != 1 {
@@ -119,13 +121,17 @@ func TestPredictRecipeJSONStepSources(t *testing.T) {
 			t.Fatalf("predict %v: exit %d: %s", flags, code, stderr)
 		}
 		var want struct {
-			StepMS step `json:"step_ms"`
+			StepMS step           `json:"step_ms"`
+			Band   map[string]any `json:"band"`
 		}
 		if err := json.Unmarshal([]byte(out), &want); err != nil {
 			t.Fatal(err)
 		}
 		if len(want.StepMS.Sources) == 0 || !reflect.DeepEqual(got.Variants[0].Result.StepMS.Sources, want.StepMS.Sources) {
 			t.Errorf("%v: predict --recipe step_ms.sources %q, predict's %q", flags, got.Variants[0].Result.StepMS.Sources, want.StepMS.Sources)
+		}
+		if len(want.Band) == 0 || !reflect.DeepEqual(got.Variants[0].Band, want.Band) {
+			t.Errorf("%v: predict --recipe band %v, predict's %v", flags, got.Variants[0].Band, want.Band)
 		}
 	}
 }

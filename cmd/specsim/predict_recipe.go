@@ -28,6 +28,8 @@ type recipePrediction struct {
 	Inputs *simulate.Inputs `json:"inputs"`
 	// Notes are predict's notes (multi-node, queued, unsteady).
 	Notes []string `json:"notes,omitempty"`
+	// Band is predict's uncertainty band of the result.
+	Band *simulate.Band `json:"band,omitempty"`
 }
 
 // predictRecipe predicts every selected variant of a recipe with qf's
@@ -290,6 +292,11 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 	}
 	p.Result.StepMS.Sources = res.CostNotes(topo)
 	p.Notes = predictNotes(res, topo, p.Result)
+	band, err := simulate.BandFor(res, p.Result)
+	if err != nil {
+		return nil, err
+	}
+	p.Band = &band
 	in := res.Inputs(topo, p.Conc, p.Steps)
 	in.SpecsimVersion = specsimVersion()
 	p.Inputs = &in
