@@ -19,6 +19,8 @@ func TestHelpTexts(t *testing.T) {
 		{[]string{"kernels", "predict", "--help"}, []string{`("measured-tp-equivalent")`, "past that table's token range", "measured-extrapolated"}, nil},
 		{[]string{"predict", "--help"}, []string{"the AgentX trace replay\nwith 7 session trees", "fixed: a closed loop of --isl/--osl requests", "(--workload fixed, which needs them)"},
 			[]string{"Closed loop: --conc\nsessions", "7 agentic sessions"}},
+		// What --recipe FILE[:selector]'s selector is, with an example.
+		{[]string{"predict", "--help"}, []string{"The selector\npicks variants", "override_<name>", "specsim predict --recipe agg.yaml:override_c24"}, nil},
 		{[]string{"sweep", "--help"}, []string{"text|json|markdown|csv"}, nil},
 		{[]string{"merge", "--help"}, []string{"text|json|markdown|csv", "runs the\nunsharded sweep's refinement rounds"}, nil},
 	} {

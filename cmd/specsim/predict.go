@@ -48,8 +48,12 @@ Example:
       --topology agg:tp4 --conc 64 --isl 1024 --osl 1024 --spec mtp --steps 3
 
 --recipe FILE[:selector] reads the deployment and benchmark (agentic or
-sa-bench isl/osl) from an srt-slurm recipe; "-" reads stdin. Flags given
-explicitly win over the recipe ("overridden by --FLAG" in the table).
+sa-bench isl/osl) from an srt-slurm recipe; "-" reads stdin. The selector
+picks variants as recipe check does (base, override_<name>,
+zip_override_<name>[i] or a glob such as override_c*); without one every
+override variant is predicted. Flags given explicitly win over the recipe
+("overridden by --FLAG" in the table). Example:
+  specsim predict --recipe agg.yaml:override_c24 --json
 `
 
 // queryFlags registers the flags predict, sweep and bestk share.

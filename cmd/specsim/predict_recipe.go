@@ -28,6 +28,8 @@ type recipePrediction struct {
 	Inputs *simulate.Inputs `json:"inputs"`
 	// Notes are predict's notes (multi-node, queued, unsteady).
 	Notes []string `json:"notes,omitempty"`
+	// Band is predict's uncertainty band of the result.
+	Band *simulate.Band `json:"band,omitempty"`
 }
 
 // predictRecipe predicts every selected variant of a recipe with qf's
@@ -288,7 +290,13 @@ func predictVariant(v *recipe.Variant, vr *recipe.VariantReport, qf *queryFlags,
 	if p.Result, err = simulate.Predict(res, topo, p.Conc, p.Steps); err != nil {
 		return nil, recipeSettingError(err, st.Read, given)
 	}
+	p.Result.StepMS.Sources = res.CostNotes(topo)
 	p.Notes = predictNotes(res, topo, p.Result)
+	band, err := simulate.BandFor(res, p.Result)
+	if err != nil {
+		return nil, err
+	}
+	p.Band = &band
 	in := res.Inputs(topo, p.Conc, p.Steps)
 	in.SpecsimVersion = specsimVersion()
 	p.Inputs = &in

@@ -89,7 +89,8 @@ func runRecipeEmit(args []string, stdout, stderr io.Writer) int {
 
 // emitFrontierRecipes writes one recipe per interactivity frontier point
 // of a sweep into dir (emit.Frontier); r is the sweep's query resolved
-// again from the inputs it echoed.
+// again from the inputs it echoed. It returns a line to print for each
+// point: the file written, or why the point has none.
 func emitFrontierRecipes(dir string, so *simulate.SweepOutput, r *simulate.Resolved) ([]string, error) {
 	if r == nil {
 		return nil, fmt.Errorf("--emit needs the sweep's query (use it on sweep, not merge)")
@@ -104,14 +105,14 @@ func emitFrontierRecipes(dir string, so *simulate.SweepOutput, r *simulate.Resol
 	var out []string
 	for i, f := range files {
 		if f.Err != nil {
-			out = append(out, fmt.Sprintf("(none for frontier point %d: %v)", i+1, flagError(f.Err)))
+			out = append(out, fmt.Sprintf("no recipe for frontier point %d: %v", i+1, flagError(f.Err)))
 			continue
 		}
 		name := filepath.Join(dir, f.Name)
 		if err := regular.WriteFile(name, []byte(f.Text), nil); err != nil {
 			return nil, err
 		}
-		out = append(out, name)
+		out = append(out, "recipe written to "+name)
 	}
 	return out, nil
 }

@@ -208,11 +208,11 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	if space.StepsLo, space.StepsHi, err = stepRange(qf.steps, def); err != nil {
 		return fail(err)
 	}
-	if err := fixedALFits(res.Target, qf.steps, space.StepsLo, space.StepsHi); err != nil {
-		return fail(err)
-	}
 	if qf.q.Spec == "none" && space.StepsHi > 0 {
 		return fail(fmt.Errorf("--spec none sweeps k = 0 only; drop --steps"))
+	}
+	if err := fixedALFits(res.Target, qf.steps, space.StepsLo, space.StepsHi); err != nil {
+		return fail(err)
 	}
 	if space.Concs, err = intList(*sf.concList, 1<<16); err != nil {
 		return fail(fmt.Errorf("--conc: %v", err))
@@ -427,13 +427,17 @@ func writeSweep(stdout, stderr io.Writer, cmd string, so *simulate.SweepOutput, 
 		pointTable(s.pts, agentic, s.x).write(stdout, format)
 	}
 	if len(r.Skipped) > 0 {
-		fmt.Fprintf(stdout, "\nskipped %d topologies that cannot hold the model, e.g. %s\n", len(r.Skipped), r.Skipped[0])
+		fmt.Fprintf(hw, "\nskipped %d topologies that cannot hold the model, e.g. %s\n", len(r.Skipped), r.Skipped[0])
 	}
 	if plotPath != "" {
-		fmt.Fprintf(stdout, "\nplot written to %s\n", plotPath)
+		fmt.Fprintf(hw, "\nplot written to %s\n", plotPath)
 	}
-	for _, e := range emitted {
-		fmt.Fprintf(stdout, "recipe written to %s\n", e)
+	for i, e := range emitted {
+		if i == 0 && format == formatMarkdown {
+			// A line right after a table's last row is one more row.
+			fmt.Fprintln(stdout)
+		}
+		fmt.Fprintln(hw, e)
 	}
 	return exitOK
 }

@@ -63,7 +63,7 @@ func (t Target) Check() error {
 	case m == Empirical && t.Hist == nil:
 		return &Error{Field: FieldHistogram, Reason: "method empirical needs a histogram (CSV length,count)"}
 	case m != Empirical && t.Hist != nil:
-		return &Error{Field: FieldHistogram, Reason: "a histogram applies to method empirical only"}
+		return &Error{Field: FieldHistogram, Value: t.Hist.Name, Reason: "a histogram applies to method empirical only: add --method empirical"}
 	case m == Chain && t.AL != 0:
 		return &Error{Field: FieldAL, Value: fmt.Sprint(t.AL), Reason: "a fixed AL does not apply to method chain: it draws from the golden distribution"}
 	case m == Chain && t.Curve == nil:

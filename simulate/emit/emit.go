@@ -163,23 +163,46 @@ func Recipe(r *simulate.Resolved, t simulate.Topology, conc, k int, version, not
 		if spec {
 			al = handSet
 		}
+		roleMF := mf
+		if mode == "prefill" && r.Q.Server.PrefillMemFraction > 0 {
+			roleMF = r.Q.Server.PrefillMemFraction
+		}
+		// The engine's automatic share, as the simulation computed it for
+		// the role (SGLangAutoMemFraction): the recipe deploys that share.
+		if limits := plan.Limits(); r.Q.Server.AutoMemFraction && len(limits) > 0 {
+			l := limits[0]
+			if mode == "decode" {
+				l = limits[len(limits)-1]
+			}
+			roleMF = l.Fraction
+		}
 		switch engine {
 		case "sglang":
-			emitSGLangArgs(w, r, p, mode, k, running, graphBS, mf, chunk)
+			emitSGLangArgs(w, r, p, mode, k, running, graphBS, roleMF, chunk)
 			if tier != nil && mode != "decode" {
 				tier.emitSGLang(w)
 			}
 		case "vllm":
-			emitVLLMArgs(w, r, p, mode, k, running, graphBS, mf, chunk, al)
+			emitVLLMArgs(w, r, p, mode, k, running, graphBS, roleMF, chunk, al)
 		case "trtllm":
 			hostBytes := int64(0)
 			if tier != nil && mode != "decode" && tier.ratio == 0 {
 				hostBytes = int64(cmp.Or(tier.gb, simulate.AgentXHostTierGB(r.GPU.GPU.Name)) * 1e9)
 			}
-			emitTRTLLMArgs(w, r, p, mode, k, running, graphBS, mf, chunk, hostBytes)
+			emitTRTLLMArgs(w, r, p, mode, k, running, graphBS, roleMF, chunk, hostBytes)
+		}
+		var env []string
+		if engine == "sglang" && spec && r.Q.SpecV2 {
+			env = append(env, "SGLANG_ENABLE_SPEC_V2: '1'")
 		}
 		if al > 0 {
-			emitHandSetEnv(w, engine, al)
+			env = append(env, handSetEnv(engine, al)...)
+		}
+		if len(env) > 0 {
+			w("    env:\n")
+			for _, e := range env {
+				w("      %s\n", e)
+			}
 		}
 	}
 	if t.Disagg {
@@ -262,19 +285,20 @@ func acceptanceSource(t acceptance.Target, p acceptance.Point) string {
 	return p.Source
 }
 
-// emitHandSetEnv writes a speculative role's env that forces the mean
-// acceptance to al, as AgentX's synthetic acceptance would inject it:
-// SGLang's SGLANG_SIMULATE_ACC_LEN with the match-expected method and the
+// handSetEnv is a speculative role's env that forces the mean acceptance
+// to al, as AgentX's synthetic acceptance would inject it: SGLang's
+// SGLANG_SIMULATE_ACC_LEN with the match-expected method and the
 // real-draft-token mode, TensorRT-LLM's
 // TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS (accepted drafts, al - 1).
 // vLLM takes it in its speculative-config (emitVLLMArgs).
-func emitHandSetEnv(w func(string, ...any), engine string, al float64) {
+func handSetEnv(engine string, al float64) []string {
 	switch engine {
 	case "sglang":
-		w("    env:\n      SGLANG_SIMULATE_ACC_LEN: '%s'\n      SGLANG_SIMULATE_ACC_METHOD: match-expected\n      SGLANG_SIMULATE_ACC_TOKEN_MODE: real-draft-token\n", alText(al))
+		return []string{"SGLANG_SIMULATE_ACC_LEN: '" + alText(al) + "'", "SGLANG_SIMULATE_ACC_METHOD: match-expected", "SGLANG_SIMULATE_ACC_TOKEN_MODE: real-draft-token"}
 	case "trtllm":
-		w("    env:\n      TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS: '%s'\n", alText(al-1))
+		return []string{"TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS: '" + alText(al-1) + "'"}
 	}
+	return nil
 }
 
 // alText is an AL as the recipes write it, to two places.
@@ -302,20 +326,43 @@ func emitSGLangArgs(w func(string, ...any), r *simulate.Resolved, p simulate.Par
 		kv = "bfloat16"
 	}
 	w("      kv-cache-dtype: %s\n", kv)
+	s := r.Q.Server
 	if r.Model.FullAttentionLayers() < r.Model.Layers {
 		w("      mamba-ssm-dtype: %s\n", orDefaultStr(r.Q.MambaSSMDType, "bfloat16"))
+		mambaCache := s.MambaCache
+		if mode == "prefill" && s.PrefillMambaCache > 0 {
+			mambaCache = s.PrefillMambaCache
+		}
+		if mambaCache > 0 {
+			w("      max-mamba-cache-size: %d\n", mambaCache)
+		}
+		if st := s.MambaStrategy; st != "" && st != "auto" && mode != "decode" {
+			w("      mamba-scheduler-strategy: %s\n", st)
+		}
+	}
+	if s.PageSize > 0 {
+		w("      page-size: %d\n", s.PageSize)
 	}
 	if r.Q.MoEBackend != "" {
 		w("      moe-runner-backend: %s\n", r.Q.MoEBackend)
 	}
+	if r.Q.AllReduceFusion {
+		w("      enable-flashinfer-allreduce-fusion: true\n")
+	}
+	if r.Q.NoAllReduceFusion {
+		w("      enforce-disable-flashinfer-allreduce-fusion: true\n")
+	}
 	if mode != "" {
 		w("      disaggregation-mode: %s\n", mode)
 	}
-	if r.Q.Server.NoPrefixCache && mode != "decode" {
+	if s.NoPrefixCache && mode != "decode" {
 		w("      disable-radix-cache: true\n")
 	}
-	if k > 0 && (mode != "prefill" || r.Q.Server.PrefillDraft) {
+	if k > 0 && (mode != "prefill" || s.PrefillDraft) {
 		w("      speculative-algorithm: NEXTN\n      speculative-num-steps: %d\n      speculative-eagle-topk: 1\n      speculative-num-draft-tokens: %d\n", k, k+1)
+		if r.Q.SpecMoEBackend != "" {
+			w("      speculative-moe-runner-backend: %s\n", r.Q.SpecMoEBackend)
+		}
 	}
 	if running > 0 {
 		w("      max-running-requests: %d\n", running)
