@@ -470,8 +470,9 @@ func (sc *Scenario) poolConfig(r role, conc, chunk int, frac float64, gpu string
 	switch {
 	case c.HiCacheRatio < 0:
 		c.HiCacheRatio = 0
-	case c.HiCacheRatio == 0 && c.HiCacheGiB == 0 && sc.Workload.Trace != nil && sc.Engine.EngineName != "vllm":
-		// vLLM gets none: its recipes here carry no host KV tier.
+	case c.HiCacheRatio == 0 && c.HiCacheGiB == 0 && sc.Workload.Trace != nil && sc.Engine.EngineName != "vllm" && !s.NoPrefixCache:
+		// vLLM gets none: its recipes here carry no host KV tier; nor
+		// does a pool without a prefix cache, which the tier extends.
 		c.HiCacheGiB = AgentXHostTierGB(gpu)
 	}
 	run := sc.MaxRunning

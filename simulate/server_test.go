@@ -49,6 +49,10 @@ func TestReplayPrefixCache(t *testing.T) {
 	if off.TTFTms <= on.TTFTms {
 		t.Errorf("TTFT p50 %.0f ms without the cache, %.0f ms with it", off.TTFTms, on.TTFTms)
 	}
+	// The default host tier extends the prefix cache: none without one.
+	if on.Limits[0].HostTokens == 0 || off.Limits[0].HostTokens != 0 {
+		t.Errorf("host tokens per rank %d with the cache, %d without", on.Limits[0].HostTokens, off.Limits[0].HostTokens)
+	}
 }
 
 // TestDPRanks: under DP attention requests spread over ranks, each rank
