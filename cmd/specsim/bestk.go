@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/specsim/specsim/simulate"
@@ -107,7 +108,15 @@ func runBestK(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
-	fmt.Fprintf(stdout, "%s on %d x %s, %s: best draft length per concurrency (%s)\n\n", res.Model.Name, topo.GPUs(), res.GPU.GPU.Name, topo, map[bool]string{true: "event simulation", false: "mean-field estimate"}[*sim])
+	wl := fmt.Sprintf("%d/%d tokens", res.Workload.ISL, res.Workload.OSL)
+	switch {
+	case res.Workload.Trace != nil:
+		wl = "AgentX trace replay"
+	case res.Workload.Name == "agentx":
+		wl = "agentx-synthetic"
+	}
+	fmt.Fprintf(stdout, "%s %s on %d x %s, %s, %s: best draft length per concurrency (%s)\n\n", res.Model.Name, strings.ToUpper(string(res.Precision)),
+		topo.GPUs(), strings.ToUpper(res.GPU.GPU.Name), topo, wl, map[bool]string{true: "event simulation", false: "mean-field estimate"}[*sim])
 	t := &table{header: []string{">conc", ">best k", ">AL", ">step ms", ">tok/s/user", ">output tok/s/GPU", ">vs none", "why"}}
 	for _, r := range rows {
 		var b simulate.KCandidate

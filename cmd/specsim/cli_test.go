@@ -37,3 +37,20 @@ func TestLogsWarnsOfTimelineGap(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, errs)
 	}
 }
+
+// TestBestKHeader: bestk's first line names the precision, the GPU as
+// predict spells it and the workload, as predict's does.
+func TestBestKHeader(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bestk", "--conc", "1"}, "Qwen3.5-397B-A17B FP4 on 2 x GB300, agg:tp2, AgentX trace replay: "},
+		{[]string{"bestk", "--conc", "1", "--isl", "1024", "--osl", "512", "--gpu", "b200", "--precision", "fp8", "--topology", "agg:tp8"}, "Qwen3.5-397B-A17B FP8 on 8 x B200, agg:tp8, 1024/512 tokens: "},
+	} {
+		code, out, stderr := runCLI(c.args...)
+		if code != exitOK || !strings.HasPrefix(out, c.want) {
+			t.Errorf("%v: exit %d, first line %q (stderr %q), want it to start %q", c.args, code, strings.SplitN(out, "\n", 2)[0], stderr, c.want)
+		}
+	}
+}
