@@ -27,10 +27,10 @@ func Sweep(path string, so *simulate.SweepOutput) error {
 	return WriteBand(path, FrontierTitle(so.Inputs), so.SweepResult, band)
 }
 
-// FrontierTitle names what a sweep priced: model, precision, GPU and count,
-// and the workload.
+// FrontierTitle names what a sweep priced: model, precision, GPU and the
+// most GPUs a point may take, and the workload.
 func FrontierTitle(in simulate.SweepInputs) string {
-	return fmt.Sprintf("%s %s on %d x %s, %s", in.Model, strings.ToUpper(in.Precision), in.GPUs, strings.ToUpper(in.GPU), Workload(in))
+	return fmt.Sprintf("%s %s on up to %d x %s, %s", in.Model, strings.ToUpper(in.Precision), in.GPUs, strings.ToUpper(in.GPU), Workload(in))
 }
 
 // Workload names a sweep's workload for a title: the AgentX trace replay,

@@ -135,7 +135,7 @@ func TestWriteBandShadesFrontiers(t *testing.T) {
 // FrontierTitle names the workload: the AgentX replay, or the fixed lengths.
 func TestFrontierTitle(t *testing.T) {
 	in := simulate.SweepInputs{Model: "Qwen3.5-397B-A17B", Precision: "fp4", GPU: "gb300", GPUs: 72, Workload: "agentx"}
-	if got, want := FrontierTitle(in), "Qwen3.5-397B-A17B FP4 on 72 x GB300, AgentX trace replay"; got != want {
+	if got, want := FrontierTitle(in), "Qwen3.5-397B-A17B FP4 on up to 72 x GB300, AgentX trace replay"; got != want {
 		t.Errorf("FrontierTitle = %q, want %q", got, want)
 	}
 	in.Workload, in.WorkloadParams = "fixed", simulate.WorkloadInputs{ISL: 1024, OSL: 8192}
