@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/specsim/specsim/audit/model"
 	"github.com/specsim/specsim/audit/safetensors"
 )
 
@@ -75,9 +76,14 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 	cp := &Checkpoint{Dir: dir}
 	links := newLinkGuard(dir)
 	var cfg *ModelConfig
-	if links.allow(cp, "config.json") && links.allow(cp, "hf_quant_config.json") {
+	configOK := links.allow(cp, "config.json")
+	quantOK := links.allow(cp, "hf_quant_config.json")
+	switch {
+	case configOK && quantOK:
 		cfg, err = LoadModelConfig(dir)
-	} else {
+	case configOK:
+		cfg, err = model.LoadWithoutHFQuant(dir)
+	default:
 		err = fs.ErrNotExist
 	}
 	switch {
@@ -89,7 +95,11 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 		return nil, &CorruptError{Path: dir, Err: err}
 	default:
 		cp.Config = cfg
-		for _, name := range []string{"config.json", "hf_quant_config.json"} {
+		read := []string{"config.json"}
+		if quantOK {
+			read = append(read, "hf_quant_config.json")
+		}
+		for _, name := range read {
 			if st, err := os.Stat(filepath.Join(dir, name)); err == nil {
 				cp.BytesRead += st.Size()
 			}

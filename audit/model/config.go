@@ -154,7 +154,14 @@ func (q *QuantConfig) LayerPrefixes() map[string]bool {
 // Load reads config.json, hf_quant_config.json and the
 // quantization_config block from a checkpoint directory. A missing
 // config.json is an error; a missing hf_quant_config.json is not.
-func Load(dir string) (*Config, error) {
+func Load(dir string) (*Config, error) { return load(dir, true) }
+
+// LoadWithoutHFQuant is Load for a directory whose hf_quant_config.json
+// must not be read (a link out of the checkpoint): the quantization comes
+// from config.json alone.
+func LoadWithoutHFQuant(dir string) (*Config, error) { return load(dir, false) }
+
+func load(dir string, withHFQuant bool) (*Config, error) {
 	path := filepath.Join(dir, "config.json")
 	raw, err := readBounded(path)
 	if err != nil {
@@ -167,6 +174,10 @@ func Load(dir string) (*Config, error) {
 	mc.Dir = dir
 	if mc.ConfigQuant != nil {
 		mc.ConfigQuant.Source = path
+	}
+	if !withHFQuant {
+		mc.resolveQuant()
+		return mc, nil
 	}
 	qpath := filepath.Join(dir, "hf_quant_config.json")
 	qraw, err := readBounded(qpath)
