@@ -53,10 +53,29 @@ type CorruptError struct {
 }
 
 func (e *CorruptError) Error() string {
-	if strings.Contains(e.Err.Error(), e.Path) {
+	if p := filepath.Clean(e.Path); p == "." || mentions(e.Err.Error(), p) {
 		return e.Err.Error()
 	}
 	return e.Path + ": " + e.Err.Error()
+}
+
+// mentions reports whether msg names path as a path of its own, not as a
+// part of a word: a directory "index" is not named by
+// "model.safetensors.index.json".
+func mentions(msg, path string) bool {
+	for i := 0; ; {
+		j := strings.Index(msg[i:], path)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(path)
+		before := start == 0 || strings.ContainsRune(" \t\"'(", rune(msg[start-1]))
+		after := end == len(msg) || strings.ContainsRune(":/ \"'),", rune(msg[end]))
+		if before && after {
+			return true
+		}
+		i = start + 1
+	}
 }
 
 func (e *CorruptError) Unwrap() error { return e.Err }
