@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -35,5 +36,32 @@ func TestLogsWarnsOfTimelineGap(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "over time (s;") ||
 		!strings.Contains(errs, "specsim logs: warning: the stamps jump 8760h0m1s (31536001 s) from "+path+":3") {
 		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+}
+
+// A rank that logs no accept length (speculation off) printed "mean accept
+// len 0.00", a value no run can have; it is "-" (empty in CSV), as in the
+// timeline.
+func TestLogsRankWithoutAcceptLen(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "decode.log")
+	log := "[2026-07-01 12:00:20 DP0 TP0 EP0] Decode batch, #running-req: 30, accept len: 3.30, gen throughput (token/s): 1000.00, #queue-req: 0,\n" +
+		"[2026-07-01 12:00:20 DP1 TP1 EP1] Decode batch, #running-req: 10, gen throughput (token/s): 400.00, #queue-req: 0,\n" +
+		"[2026-07-01 12:00:40 DP1 TP1 EP1] Decode batch, #running-req: 20, gen throughput (token/s): 800.00, #queue-req: 0,\n"
+	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		format string
+		dp0    string // DP0's row up to its throughput
+		dp1    string
+	}{
+		{"csv", path + ",DP0,sglang,1,3.30,1000.00,", path + ",DP1,sglang,2,,600.00,"},
+		{"markdown", "| " + path + " | DP0 | sglang | 1 | 3.30 | 1000.00 |", "| " + path + " | DP1 | sglang | 2 | - | 600.00 |"},
+	} {
+		code, out, errs := runCLI("logs", "--format", tc.format, path)
+		if code != exitOK || !strings.Contains(out, tc.dp0) || !strings.Contains(out, tc.dp1) {
+			t.Errorf("%s: exit %d, want rows starting %q and %q in\n%s%s", tc.format, code, tc.dp0, tc.dp1, out, errs)
+		}
 	}
 }

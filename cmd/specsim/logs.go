@@ -151,7 +151,11 @@ func writeLogsText(w io.Writer, s *enginelog.Summary, f format) {
 
 	rt := &table{header: []string{"file", "rank", "engine", ">samples", ">mean accept len", ">mean gen tok/s", ">mean running", ">max running"}}
 	for _, r := range s.Ranks {
-		rt.add(r.File, orDash(r.Rank), r.Engine, strconv.Itoa(r.Samples), f2(r.MeanAcceptLen), f2(r.MeanGenThroughput), f2(r.MeanRunning), strconv.Itoa(r.MaxRunning))
+		al := "-" // a rank that logged no accept length (an AL is at least 1)
+		if r.MeanAcceptLen > 0 {
+			al = f2(r.MeanAcceptLen)
+		}
+		rt.add(r.File, orDash(r.Rank), r.Engine, strconv.Itoa(r.Samples), al, f2(r.MeanGenThroughput), f2(r.MeanRunning), strconv.Itoa(r.MaxRunning))
 	}
 	rt.write(w, f)
 
