@@ -145,6 +145,7 @@ func ReadFile(path string) (*Set, error) {
 
 // Parse detects the format of data (named name in messages) and reads it.
 func Parse(name string, data []byte) (*Set, error) {
+	data = bytes.TrimPrefix(data, []byte("\ufeff")) // the byte-order mark Excel writes
 	trim := bytes.TrimSpace(data)
 	if len(trim) == 0 {
 		return nil, fmt.Errorf("%s: empty file", name)
