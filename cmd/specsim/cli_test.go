@@ -65,3 +65,25 @@ func TestLogsRankWithoutAcceptLen(t *testing.T) {
 		}
 	}
 }
+
+// A log whose only decode line is over the line bound said "no decode
+// statistics (1 lines read)", as if the line held none.
+func TestLogsNoStatisticsSaysLongLinesSkipped(t *testing.T) {
+	dir := t.TempDir()
+	line := "[2026-07-01 12:00:20 DP0 TP0 EP0] Decode batch, #running-req: 30, accept len: 3.30, gen throughput (token/s): 1000.00, #queue-req: 0,"
+	for _, tc := range []struct {
+		name, log, want string
+	}{
+		{"noise", "nothing here\n", "(1 lines read)\n"},
+		{"long", line + strings.Repeat(" ", 70<<10) + "\n", "(1 lines read; 1 over 64 KiB skipped unread)\n"},
+	} {
+		path := filepath.Join(dir, tc.name+".log")
+		if err := os.WriteFile(path, []byte(tc.log), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errs := runCLI("logs", path)
+		if want := "specsim logs: no decode statistics in " + path + " " + tc.want; code != exitBadInput || errs != want {
+			t.Errorf("%s: exit %d, stderr %q, want %q", tc.name, code, errs, want)
+		}
+	}
+}

@@ -115,7 +115,11 @@ func runLogs(args []string, stdout, stderr io.Writer) int {
 		return exitBadInput
 	}
 	if col.Stats.Samples == 0 {
-		fmt.Fprintf(stderr, "specsim logs: no decode statistics in %s (%d lines read)\n", strings.Join(files, ", "), col.Stats.Lines)
+		skipped := ""
+		if n := col.Stats.LongLines; n > 0 {
+			skipped = fmt.Sprintf("; %d over %d KiB skipped unread", n, enginelog.MaxLineBytes>>10)
+		}
+		fmt.Fprintf(stderr, "specsim logs: no decode statistics in %s (%d lines read%s)\n", strings.Join(files, ", "), col.Stats.Lines, skipped)
 		return exitBadInput
 	}
 	sum := enginelog.Summarize(col, *buckets)
