@@ -517,10 +517,26 @@ func (c cfg) checkCounts() error {
 			continue
 		}
 		if f, isNum := v.(float64); !isNum || f != math.Trunc(f) || f < 0 || f >= 1<<53 {
-			return fmt.Errorf("%s: want a whole number >= 0, got %v", k, v)
+			return fmt.Errorf("%s: want a whole number >= 0, got %s", k, jsonValue(v))
 		}
 	}
 	return nil
+}
+
+// jsonValue names a decoded JSON value for a message: a string quoted as
+// such ("48" is not 48), a list or object by its kind.
+func jsonValue(v any) string {
+	switch x := v.(type) {
+	case string:
+		return fmt.Sprintf("the string %q", x)
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	case bool:
+		return fmt.Sprintf("the boolean %v", x)
+	}
+	return fmt.Sprint(v)
 }
 
 func (c cfg) float(key string) float64 { f, _ := c[key].(float64); return f }
