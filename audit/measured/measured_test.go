@@ -280,3 +280,41 @@ func TestParseSkipsByteOrderMark(t *testing.T) {
 		}
 	}
 }
+
+// compare and calibrate read a file named twice (or once more through a
+// link) twice: each point weighed twice in the medians and the fit, and
+// calibrate's leave-one-out kept a point's twin in.
+func TestReadFilesRefusesOneFileTwice(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a := write("a.csv", "gpu,topology,conc,isl,osl,measured_tput_per_gpu\nh200,agg:tp8,32,1024,1024,100\nh200,agg:tp8,64,1024,1024,150\n")
+	b := write("b.csv", "gpu,topology,conc,isl,osl,measured_tput_per_gpu\nh200,agg:tp8,128,1024,1024,200\n")
+	link := filepath.Join(dir, "link.csv")
+	if err := os.Symlink(a, link); err != nil {
+		t.Skip("no symlinks:", err)
+	}
+	for _, tc := range []struct {
+		name   string
+		paths  []string
+		points int
+		err    string
+	}{
+		{"two files", []string{a, b}, 3, ""},
+		{"one file twice", []string{a, b, a}, 0, a + ": the same file as " + a + ", given twice"},
+		{"through a link", []string{b, link, a}, 0, a + ": the same file as " + link + ", given twice"},
+	} {
+		s, err := ReadFiles(tc.paths)
+		switch {
+		case tc.err == "" && (err != nil || len(s.Points) != tc.points):
+			t.Errorf("%s: %v, error %v; want %d points", tc.name, s, err, tc.points)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.err)
+		}
+	}
+}
