@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/specsim/specsim/audit/model"
 	"github.com/specsim/specsim/audit/safetensors"
 )
 
@@ -52,10 +53,29 @@ type CorruptError struct {
 }
 
 func (e *CorruptError) Error() string {
-	if strings.Contains(e.Err.Error(), e.Path) {
+	if p := filepath.Clean(e.Path); p == "." || mentions(e.Err.Error(), p) {
 		return e.Err.Error()
 	}
 	return e.Path + ": " + e.Err.Error()
+}
+
+// mentions reports whether msg names path as a path of its own, not as a
+// part of a word: a directory "index" is not named by
+// "model.safetensors.index.json".
+func mentions(msg, path string) bool {
+	for i := 0; ; {
+		j := strings.Index(msg[i:], path)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(path)
+		before := start == 0 || strings.ContainsRune(" \t\"'(", rune(msg[start-1]))
+		after := end == len(msg) || strings.ContainsRune(":/ \"'),", rune(msg[end]))
+		if before && after {
+			return true
+		}
+		i = start + 1
+	}
 }
 
 func (e *CorruptError) Unwrap() error { return e.Err }
@@ -75,9 +95,14 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 	cp := &Checkpoint{Dir: dir}
 	links := newLinkGuard(dir)
 	var cfg *ModelConfig
-	if links.allow(cp, "config.json") && links.allow(cp, "hf_quant_config.json") {
+	configOK := links.allow(cp, "config.json")
+	quantOK := links.allow(cp, "hf_quant_config.json")
+	switch {
+	case configOK && quantOK:
 		cfg, err = LoadModelConfig(dir)
-	} else {
+	case configOK:
+		cfg, err = model.LoadWithoutHFQuant(dir)
+	default:
 		err = fs.ErrNotExist
 	}
 	switch {
@@ -89,7 +114,11 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 		return nil, &CorruptError{Path: dir, Err: err}
 	default:
 		cp.Config = cfg
-		for _, name := range []string{"config.json", "hf_quant_config.json"} {
+		read := []string{"config.json"}
+		if quantOK {
+			read = append(read, "hf_quant_config.json")
+		}
+		for _, name := range read {
 			if st, err := os.Stat(filepath.Join(dir, name)); err == nil {
 				cp.BytesRead += st.Size()
 			}

@@ -108,12 +108,15 @@ func TestParseModelConfigCounts(t *testing.T) {
 	}{
 		{`{"hidden_size": 4096, "head_dim": null}`, ""},
 		{`{"hidden_size": 4096.0}`, ""},
-		{`{"head_dim": "abc"}`, "head_dim"},
-		{`{"num_experts": 0.5}`, "num_experts"},
-		{`{"vocab_size": -5}`, "vocab_size"},
-		{`{"moe_intermediate_size": 1e300}`, "moe_intermediate_size"},
-		{`{"text_config": {"num_hidden_layers": [60]}}`, "num_hidden_layers"},
-		{`{"mtp_num_hidden_layers": true}`, "mtp_num_hidden_layers"},
+		{`{"head_dim": "abc"}`, `head_dim: want a whole number >= 0, got the string "abc"`},
+		// a number written as a string said "got 48", as if 48 were wrong
+		{`{"num_hidden_layers": "48"}`, `num_hidden_layers: want a whole number >= 0, got the string "48"`},
+		{`{"num_experts": 0.5}`, "num_experts: want a whole number >= 0, got 0.5"},
+		{`{"vocab_size": -5}`, "vocab_size: want a whole number >= 0, got -5"},
+		{`{"moe_intermediate_size": 1e300}`, "moe_intermediate_size: want a whole number >= 0, got 1e+300"},
+		{`{"text_config": {"num_hidden_layers": [60]}}`, "num_hidden_layers: want a whole number >= 0, got a list"},
+		{`{"hidden_size": {"value": 4096}}`, "hidden_size: want a whole number >= 0, got an object"},
+		{`{"mtp_num_hidden_layers": true}`, "mtp_num_hidden_layers: want a whole number >= 0, got the boolean true"},
 	}
 	for _, tc := range tests {
 		_, err := audit.ParseModelConfig([]byte(tc.json))

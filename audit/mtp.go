@@ -152,7 +152,7 @@ func DetectMTP(cp *Checkpoint, modules []*Module) (*MTP, []Finding) {
 	case m.Present() && c.MTPKey == "" && c.NumHiddenLayers > 0:
 		fs = append(fs, Finding{Code: "mtp-weights-without-flag", Severity: SeverityInfo, Location: "config.json",
 			Message: fmt.Sprintf("%d MTP tensors ship under %s* but config.json has no mtp_num_hidden_layers / num_nextn_predict_layers; engines fall back to 1 layer", m.Summary.Tensors, m.Prefix)})
-	case m.Present() && flag != m.Layers:
+	case m.Present() && c.MTPKey != "" && flag != m.Layers:
 		fs = append(fs, Finding{Code: "mtp-layer-count-mismatch", Severity: SeverityWarning, Location: strings.TrimSpace("config.json " + c.MTPKey),
 			Message: fmt.Sprintf("config says %s=%d but the weights hold %d MTP layers", c.MTPKey, flag, m.Layers)})
 	}

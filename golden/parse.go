@@ -307,7 +307,7 @@ func (p *fileParser) curve(model, mode string, n *yaml.Node) ([]float64, error) 
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		kn, vn := n.Content[i], n.Content[i+1]
 		if kn.Kind != yaml.ScalarNode || kn.ShortTag() != "!!int" {
-			return nil, p.errorf(kn, "model %s %s: draft length %q is not an integer", model, mode, kn.Value)
+			return nil, p.errorf(kn, "model %s %s: draft length %s is not an integer", model, mode, nodeText(kn))
 		}
 		k, err := strconv.Atoi(kn.Value)
 		if err != nil || k < 1 || k > MaxDraftLength {
@@ -317,7 +317,7 @@ func (p *fileParser) curve(model, mode string, n *yaml.Node) ([]float64, error) 
 			return nil, p.errorf(kn, "model %s %s: k=%d given twice", model, mode, k)
 		}
 		if vn.Kind != yaml.ScalarNode || (vn.ShortTag() != "!!float" && vn.ShortTag() != "!!int") {
-			return nil, p.errorf(vn, "model %s %s k=%d: AL %q is not a number", model, mode, k, vn.Value)
+			return nil, p.errorf(vn, "model %s %s k=%d: AL %s is not a number", model, mode, k, nodeText(vn))
 		}
 		v, err := strconv.ParseFloat(vn.Value, 64)
 		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
@@ -341,6 +341,20 @@ func (p *fileParser) curve(model, mode string, n *yaml.Node) ([]float64, error) 
 		al[k-1] = v
 	}
 	return al, nil
+}
+
+// nodeText is a node for a message: a scalar quoted, else its kind (a
+// list's or mapping's Value is empty).
+func nodeText(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return strconv.Quote(n.Value)
+	case yaml.SequenceNode:
+		return "(a list)"
+	case yaml.MappingNode:
+		return "(a mapping)"
+	}
+	return "(not a plain value)"
 }
 
 func (p *fileParser) scalarString(n *yaml.Node) (string, error) {

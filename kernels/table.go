@@ -271,6 +271,7 @@ func splitMeta(name string, data []byte) (meta map[string]string, body []byte, h
 		return nil, nil, 0, fmt.Errorf("%s: %d bytes, limit %d", name, len(data), maxTableBytes)
 	}
 	meta = map[string]string{}
+	data = bytes.TrimPrefix(data, []byte("\ufeff")) // the byte-order mark Excel writes
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	offset := 0

@@ -221,3 +221,22 @@ func TestOpTableOnly(t *testing.T) {
 		t.Error("Only of a nil table is not nil")
 	}
 }
+
+// kernels predict --input read a byte-order-marked file's first column as
+// "\ufeffop" and refused the file for having no "op" column.
+func TestParseOpTableSkipsByteOrderMark(t *testing.T) {
+	for _, tc := range []struct {
+		name, data string
+	}{
+		{"header first", "\ufeffop,dtype,m,n,k\ngemm,fp8,64,7168,2048\n"},
+		{"comment first", "\ufeff# gpu: h200\nop,dtype,m,n,k\ngemm,fp8,64,7168,2048\n"},
+	} {
+		tb, err := ParseOpTable(tc.name, []byte(tc.data), false)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if len(tb.Rows) != 1 || tb.Rows[0].Op != "gemm" || tb.Rows[0].M != 64 || tb.Rows[0].N != 7168 || tb.Rows[0].K != 2048 || tb.Rows[0].Line != strings.Count(tc.data, "\n") {
+			t.Errorf("%s: rows %+v, want gemm 64x7168x2048 on the last line", tc.name, tb.Rows)
+		}
+	}
+}

@@ -60,6 +60,8 @@ func TestDeploymentQueryErrors(t *testing.T) {
 		{key: "mem_fraction", val: "NaN", want: "want a number"},
 		{key: "topology", val: "ring:8", want: "topology"},
 		{key: "workload", val: "chat", want: "workload"},
+		{key: "isl", val: "-1024", want: `isl "-1024": want a positive token count`},
+		{key: "osl", val: "0", want: `osl "0": want a positive token count`},
 	} {
 		d := map[string]string{}
 		for k, v := range base {

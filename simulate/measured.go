@@ -109,6 +109,14 @@ func DeploymentQuery(dep map[string]string, cal *CalibrationFile) (q Query, topo
 	if seed > 0 {
 		q.Seed = uint64(seed)
 	}
+	for _, l := range []struct {
+		key string
+		n   int
+	}{{"isl", q.ISL}, {"osl", q.OSL}} {
+		if v, ok := dep[l.key]; ok && l.n < 1 && dep["workload"] != "agentx" {
+			return q, topo, 0, 0, fmt.Errorf("%s %q: want a positive token count", l.key, v)
+		}
+	}
 	switch wl := dep["workload"]; {
 	case wl == "agentx":
 		q.Workload = "agentx"

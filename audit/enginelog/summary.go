@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -30,6 +31,7 @@ type Collection struct {
 	// vLLM logs the SpecDecoding line right after it, without the prefix.
 	lastVLLM map[string]string
 	steps    int
+	opened   map[string]os.FileInfo // file -> what ReadFiles opened
 }
 
 // ReadFiles scans every file into one collection, keyed by file and rank.
@@ -63,11 +65,22 @@ func (c *Collection) oneEngine() error {
 }
 
 func (c *Collection) readFile(path string) error {
-	f, _, err := regular.Open(path)
+	f, info, err := regular.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
+	// One file read twice (named twice, or through a link) would count
+	// its samples twice: a doubled throughput, a halved stderr.
+	for _, prev := range c.Files {
+		if os.SameFile(c.opened[prev], info) {
+			return fmt.Errorf("%s: the same file as %s, given twice: its samples would count twice", path, prev)
+		}
+	}
+	if c.opened == nil {
+		c.opened = map[string]os.FileInfo{}
+	}
+	c.opened[path] = info
 	return c.readFrom(path, f)
 }
 

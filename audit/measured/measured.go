@@ -21,6 +21,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -145,6 +146,7 @@ func ReadFile(path string) (*Set, error) {
 
 // Parse detects the format of data (named name in messages) and reads it.
 func Parse(name string, data []byte) (*Set, error) {
+	data = bytes.TrimPrefix(data, []byte("\ufeff")) // the byte-order mark Excel writes
 	trim := bytes.TrimSpace(data)
 	if len(trim) == 0 {
 		return nil, fmt.Errorf("%s: empty file", name)
@@ -251,7 +253,20 @@ func checkMetrics(p *Point) error {
 // ReadFiles reads several files into one set.
 func ReadFiles(paths []string) (*Set, error) {
 	all := &Set{}
+	var read []string
+	stats := map[string]os.FileInfo{}
 	for _, p := range paths {
+		// A file read twice (named twice, or through a link) would weigh
+		// its points twice in the medians and the fit, and leave one in
+		// when calibrate's leave-one-out leaves its twin out.
+		if st, err := os.Stat(p); err == nil {
+			for _, q := range read {
+				if os.SameFile(stats[q], st) {
+					return nil, fmt.Errorf("%s: the same file as %s, given twice: its points would count twice", p, q)
+				}
+			}
+			read, stats[p] = append(read, p), st
+		}
 		s, err := ReadFile(p)
 		if err != nil {
 			return nil, err

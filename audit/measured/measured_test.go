@@ -246,3 +246,75 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// A file saved by Excel as "CSV UTF-8" starts with a byte-order mark: the
+// first column was read as "\ufeffgpu", an unknown column.
+func TestParseSkipsByteOrderMark(t *testing.T) {
+	const bom = "\ufeff"
+	for _, tc := range []struct {
+		name, data string
+		want       map[string]string // the first point's deployment
+		tput       float64
+	}{
+		{"csv", "gpu,topology,conc,isl,osl,measured_tput_per_gpu\nh200,agg:tp8,32,1024,1024,100\n",
+			map[string]string{"gpu": "h200", "topology": "agg:tp8", "conc": "32", "isl": "1024", "osl": "1024"}, 100},
+		{"json", `[{"tput_per_gpu": 250.5, "conc": 8, "tp": 8, "ep": 1, "dp_attention": "false", "isl": 1024, "osl": 1024, "hw": "h200", "framework": "sglang", "precision": "fp8", "model": "deepseek-ai/DeepSeek-R1"}]`,
+			nil, 250.5},
+	} {
+		plain, err := Parse("m."+tc.name, []byte(tc.data))
+		if err != nil {
+			t.Fatalf("%s without a mark: %v", tc.name, err)
+		}
+		marked, err := Parse("m."+tc.name, []byte(bom+tc.data))
+		if err != nil {
+			t.Fatalf("%s with a mark: %v", tc.name, err)
+		}
+		if len(marked.Points) != 1 || marked.Points[0].Metrics["tput_per_gpu"] != tc.tput {
+			t.Fatalf("%s with a mark: points %+v, want one with tput_per_gpu %g", tc.name, marked.Points, tc.tput)
+		}
+		if !reflect.DeepEqual(marked.Points[0].Deployment, plain.Points[0].Deployment) {
+			t.Errorf("%s: deployment %v with a mark, %v without", tc.name, marked.Points[0].Deployment, plain.Points[0].Deployment)
+		}
+		if tc.want != nil && !reflect.DeepEqual(marked.Points[0].Deployment, tc.want) {
+			t.Errorf("%s: deployment %v, want %v", tc.name, marked.Points[0].Deployment, tc.want)
+		}
+	}
+}
+
+// compare and calibrate read a file named twice (or once more through a
+// link) twice: each point weighed twice in the medians and the fit, and
+// calibrate's leave-one-out kept a point's twin in.
+func TestReadFilesRefusesOneFileTwice(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a := write("a.csv", "gpu,topology,conc,isl,osl,measured_tput_per_gpu\nh200,agg:tp8,32,1024,1024,100\nh200,agg:tp8,64,1024,1024,150\n")
+	b := write("b.csv", "gpu,topology,conc,isl,osl,measured_tput_per_gpu\nh200,agg:tp8,128,1024,1024,200\n")
+	link := filepath.Join(dir, "link.csv")
+	if err := os.Symlink(a, link); err != nil {
+		t.Skip("no symlinks:", err)
+	}
+	for _, tc := range []struct {
+		name   string
+		paths  []string
+		points int
+		err    string
+	}{
+		{"two files", []string{a, b}, 3, ""},
+		{"one file twice", []string{a, b, a}, 0, a + ": the same file as " + a + ", given twice"},
+		{"through a link", []string{b, link, a}, 0, a + ": the same file as " + link + ", given twice"},
+	} {
+		s, err := ReadFiles(tc.paths)
+		switch {
+		case tc.err == "" && (err != nil || len(s.Points) != tc.points):
+			t.Errorf("%s: %v, error %v; want %d points", tc.name, s, err, tc.points)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.err)
+		}
+	}
+}

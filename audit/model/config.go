@@ -154,7 +154,14 @@ func (q *QuantConfig) LayerPrefixes() map[string]bool {
 // Load reads config.json, hf_quant_config.json and the
 // quantization_config block from a checkpoint directory. A missing
 // config.json is an error; a missing hf_quant_config.json is not.
-func Load(dir string) (*Config, error) {
+func Load(dir string) (*Config, error) { return load(dir, true) }
+
+// LoadWithoutHFQuant is Load for a directory whose hf_quant_config.json
+// must not be read (a link out of the checkpoint): the quantization comes
+// from config.json alone.
+func LoadWithoutHFQuant(dir string) (*Config, error) { return load(dir, false) }
+
+func load(dir string, withHFQuant bool) (*Config, error) {
 	path := filepath.Join(dir, "config.json")
 	raw, err := readBounded(path)
 	if err != nil {
@@ -167,6 +174,10 @@ func Load(dir string) (*Config, error) {
 	mc.Dir = dir
 	if mc.ConfigQuant != nil {
 		mc.ConfigQuant.Source = path
+	}
+	if !withHFQuant {
+		mc.resolveQuant()
+		return mc, nil
 	}
 	qpath := filepath.Join(dir, "hf_quant_config.json")
 	qraw, err := readBounded(qpath)
@@ -506,10 +517,26 @@ func (c cfg) checkCounts() error {
 			continue
 		}
 		if f, isNum := v.(float64); !isNum || f != math.Trunc(f) || f < 0 || f >= 1<<53 {
-			return fmt.Errorf("%s: want a whole number >= 0, got %v", k, v)
+			return fmt.Errorf("%s: want a whole number >= 0, got %s", k, jsonValue(v))
 		}
 	}
 	return nil
+}
+
+// jsonValue names a decoded JSON value for a message: a string quoted as
+// such ("48" is not 48), a list or object by its kind.
+func jsonValue(v any) string {
+	switch x := v.(type) {
+	case string:
+		return fmt.Sprintf("the string %q", x)
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	case bool:
+		return fmt.Sprintf("the boolean %v", x)
+	}
+	return fmt.Sprint(v)
 }
 
 func (c cfg) float(key string) float64 { f, _ := c[key].(float64); return f }

@@ -434,3 +434,20 @@ func TestEmptyBase(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSplitSelector: the file and selector put back together are the
+// argument, and a selector never holds a path separator.
+func FuzzSplitSelector(f *testing.F) {
+	for _, s := range []string{"r.yaml:override_tp4_tp4_c8", "r.yaml", "C:\\recipes\\r.yaml", "a:b/c.yaml", ":x", "r.yaml:", "r.yaml:zip_override_x[0]", "r.yaml:override_*"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, arg string) {
+		file, sel := SplitSelector(arg)
+		switch {
+		case sel == "" && file != arg:
+			t.Fatalf("%q: file %q without a selector", arg, file)
+		case sel != "" && (file+":"+sel != arg || file == "" || strings.ContainsAny(sel, `/\`)):
+			t.Fatalf("%q: file %q, selector %q", arg, file, sel)
+		}
+	})
+}

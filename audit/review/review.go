@@ -33,6 +33,7 @@ const (
 	CodeProhibitedShown   = "worker-env-prohibited"
 	CodeModelMismatch     = "model-mismatch"
 	CodePrecisionMismatch = "precision-mismatch"
+	CodeAcceptMismatch    = "accept-len-mismatch"
 )
 
 // Input is what a review reads.
@@ -253,11 +254,21 @@ func Build(in Input) (*Report, error) {
 			v.Findings = append(v.Findings, f)
 		}
 		if len(in.Logs) > 0 && gen.Spec.DraftLength > 0 {
-			if col, err := enginelog.ReadFiles(in.Logs, gen.Spec.DraftLength); err == nil && vr.Roles != nil {
-				for _, rr := range vr.Roles {
-					if rr.Role == gen.Name && rr.ExpectedAL != nil {
-						v.Accept = enginelog.Summarize(col, 1).Agree(*rr.ExpectedAL)
-					}
+			// A log "specsim logs" refuses is bad input here too: skipping
+			// it silently dropped the accept-length check.
+			col, err := enginelog.ReadFiles(in.Logs, gen.Spec.DraftLength)
+			if err != nil {
+				return nil, err
+			}
+			for _, rr := range vr.Roles {
+				if rr.Role != gen.Name || rr.ExpectedAL == nil {
+					continue
+				}
+				sum := enginelog.Summarize(col, 1)
+				v.Accept = sum.Agree(*rr.ExpectedAL)
+				if sum.Disagrees() {
+					v.Findings = append(v.Findings, finding.Finding{Code: CodeAcceptMismatch, Severity: finding.Error, Location: "roles." + rr.Role,
+						Message: fmt.Sprintf("the logs' accept length is not the golden AL roles.%s must run at: %s; synthetic acceptance did not run as the recipe sets it, or the logs are of another run", rr.Role, v.Accept.Verdict)})
 				}
 			}
 		}

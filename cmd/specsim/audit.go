@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -74,6 +75,9 @@ func parseTPList(s string) ([]int, error) {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 || n > 4096 {
 			return nil, fmt.Errorf("--tp %q: want comma-separated sizes from 1 to 4096", s)
+		}
+		if slices.Contains(out, n) {
+			return nil, fmt.Errorf("--tp %q: %d given twice (each size is one memory row)", s, n)
 		}
 		out = append(out, n)
 	}

@@ -179,4 +179,5 @@ func writeDeepMarkdown(w io.Writer, d *deep.Report) {
 A block is 16 to 128 consecutive values along the input dimension; it is "on a grid" when one
 scale puts every value within BF16 rounding of a grid level. The false-alarm bound assumes genuine
 values are smooth at the scale of one grid step.`))
+	fmt.Fprintln(w)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -51,6 +52,55 @@ func TestBestKHeader(t *testing.T) {
 		code, out, stderr := runCLI(c.args...)
 		if code != exitOK || !strings.HasPrefix(out, c.want) {
 			t.Errorf("%v: exit %d, first line %q (stderr %q), want it to start %q", c.args, code, strings.SplitN(out, "\n", 2)[0], stderr, c.want)
+		}
+	}
+}
+
+// A rank that logs no accept length (speculation off) printed "mean accept
+// len 0.00", a value no run can have; it is "-" (empty in CSV), as in the
+// timeline.
+func TestLogsRankWithoutAcceptLen(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "decode.log")
+	log := "[2026-07-01 12:00:20 DP0 TP0 EP0] Decode batch, #running-req: 30, accept len: 3.30, gen throughput (token/s): 1000.00, #queue-req: 0,\n" +
+		"[2026-07-01 12:00:20 DP1 TP1 EP1] Decode batch, #running-req: 10, gen throughput (token/s): 400.00, #queue-req: 0,\n" +
+		"[2026-07-01 12:00:40 DP1 TP1 EP1] Decode batch, #running-req: 20, gen throughput (token/s): 800.00, #queue-req: 0,\n"
+	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		format string
+		dp0    string // DP0's row up to its throughput
+		dp1    string
+	}{
+		{"csv", path + ",DP0,sglang,1,3.30,1000.00,", path + ",DP1,sglang,2,,600.00,"},
+		{"markdown", "| " + path + " | DP0 | sglang | 1 | 3.30 | 1000.00 |", "| " + path + " | DP1 | sglang | 2 | - | 600.00 |"},
+	} {
+		code, out, errs := runCLI("logs", "--format", tc.format, path)
+		if code != exitOK || !strings.Contains(out, tc.dp0) || !strings.Contains(out, tc.dp1) {
+			t.Errorf("%s: exit %d, want rows starting %q and %q in\n%s%s", tc.format, code, tc.dp0, tc.dp1, out, errs)
+		}
+	}
+}
+
+// A log whose only decode line is over the line bound said "no decode
+// statistics (1 lines read)", as if the line held none.
+func TestLogsNoStatisticsSaysLongLinesSkipped(t *testing.T) {
+	dir := t.TempDir()
+	line := "[2026-07-01 12:00:20 DP0 TP0 EP0] Decode batch, #running-req: 30, accept len: 3.30, gen throughput (token/s): 1000.00, #queue-req: 0,"
+	for _, tc := range []struct {
+		name, log, want string
+	}{
+		{"noise", "nothing here\n", "(1 lines read)\n"},
+		{"long", line + strings.Repeat(" ", 70<<10) + "\n", "(1 lines read; 1 over 64 KiB skipped unread)\n"},
+	} {
+		path := filepath.Join(dir, tc.name+".log")
+		if err := os.WriteFile(path, []byte(tc.log), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errs := runCLI("logs", path)
+		if want := "specsim logs: no decode statistics in " + path + " " + tc.want; code != exitBadInput || errs != want {
+			t.Errorf("%s: exit %d, stderr %q, want %q", tc.name, code, errs, want)
 		}
 	}
 }

@@ -63,3 +63,27 @@ func TestUnknownCommandExit2(t *testing.T) {
 		t.Errorf("stderr does not name the command: %q", errb.String())
 	}
 }
+
+// A line break inside a cell ended the Markdown row: the rest of the cell
+// became a line of its own and the table stopped rendering there.
+func TestTableMarkdownCellStaysOnItsRow(t *testing.T) {
+	for _, tc := range []struct {
+		cell, want string
+	}{
+		{"plain", "| plain | 1 |"},
+		{"a|b", `| a\|b | 1 |`},
+		{"model\nX", `| model\nX | 1 |`},
+		{"a\r\nb", `| a\nb | 1 |`},
+		{"a\rb", `| a\rb | 1 |`},
+		{"x\n| evil | row |", `| x\n\| evil \| row \| | 1 |`},
+	} {
+		tb := table{header: []string{"name", ">value"}}
+		tb.add(tc.cell, "1")
+		var b bytes.Buffer
+		tb.writeMarkdown(&b)
+		want := "| name | value |\n|---|---:|\n" + tc.want + "\n"
+		if b.String() != want {
+			t.Errorf("cell %q: got\n%s\nwant\n%s", tc.cell, b.String(), want)
+		}
+	}
+}

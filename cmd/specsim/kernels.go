@@ -210,7 +210,8 @@ lm_head (--m tokens --n vocab --k hidden), copy (--n bytes), collective
 
 With --input FILE.csv every row (columns op,dtype,m,n,k,tokens,experts,topk,
 hidden,inter,batch,q_len,kv_len,heads,kv_heads,head_dim; empty cells allowed,
-extra columns ignored) is predicted; JSON "predictions" in row order.
+extra columns ignored; each cell bounded as its flag) is predicted; JSON
+"predictions" in row order.
 
 gdn --mode prefill|verify|decode picks the engine kernel (SGLang's chunked
 prefill, MTP verify with intermediate states, decode; default from --q-len:
@@ -441,6 +442,31 @@ func opFlagError(op string, err error) error {
 	return err
 }
 
+// checkRowDims bounds an --input row's shape columns as checkDims bounds
+// the flags.
+func checkRowDims(r kernels.OpRow) error {
+	for _, d := range []struct {
+		col string
+		v   int
+	}{
+		{"m", r.M}, {"n", r.N}, {"k", r.K}, {"tokens", r.Tokens}, {"experts", r.Experts}, {"topk", r.TopK},
+		{"hidden", r.Hidden}, {"inter", r.Inter}, {"batch", r.Batch}, {"q_len", r.QLen}, {"kv_len", r.KVLen},
+		{"heads", r.Heads}, {"kv_heads", r.KVHeads}, {"head_dim", r.HeadDim},
+	} {
+		limit := maxShapeDim
+		if d.col == "n" && r.Op == "copy" {
+			limit = 1 << 40
+		}
+		if d.v < 0 || d.v > limit {
+			return fmt.Errorf("column %s: %d: want 0..%d", d.col, d.v, limit)
+		}
+	}
+	if int64(r.Batch)*int64(r.QLen) > maxShapeDim {
+		return fmt.Errorf("batch %d x q_len %d = %d tokens in one forward: want at most %d", r.Batch, r.QLen, int64(r.Batch)*int64(r.QLen), maxShapeDim)
+	}
+	return nil
+}
+
 func predictFile(c *kernels.Coster, path string, format format, stdout, stderr io.Writer) int {
 	data, err := readBounded(path)
 	if err != nil {
@@ -458,6 +484,10 @@ func predictFile(c *kernels.Coster, path string, format format, stdout, stderr i
 		Predictions []rowPrediction `json:"predictions"`
 	}{GPU: c.GPU().Name, Calibration: c.Calibration(), Predictions: []rowPrediction{}}
 	for i, r := range t.Rows {
+		if err := checkRowDims(r); err != nil {
+			fmt.Fprintf(stderr, "specsim kernels predict: %s:%d: %v\n", path, r.Line, err)
+			return exitBadInput
+		}
 		var qe *kernels.QueryError
 		if err := c.CheckDType(r.Op, r.DType); errors.As(err, &qe) {
 			fmt.Fprintf(stderr, "specsim kernels predict: %s:%d: dtype %s: %s\n", path, r.Line, qe.Value, qe.Reason)

@@ -359,3 +359,31 @@ func TestKernelsBackendsRefusesNVFP4OnHopper(t *testing.T) {
 		t.Errorf("b200: exit %d %s%s", code, out, errs)
 	}
 }
+
+// kernels predict --input bounds a row's shape as the flags bound theirs:
+// a GEMM row with m = 2^30 was priced (25 s) where --m 1073741824 exits 2.
+func TestKernelsPredictInputBoundsDims(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, csv, want string // want: "" for exit 0, else the error's text
+	}{
+		{"in bounds", "op,dtype,m,n,k\ngemm,fp8,64,7168,2048\n", ""},
+		{"m at the bound", "op,dtype,m,n,k\ngemm,fp8,134217728,16,16\n", ""},
+		{"m past the bound", "op,dtype,m,n,k\ngemm,fp8,1073741824,7168,2048\n", ":2: column m: 1073741824: want 0..134217728"},
+		{"copy bytes", "op,dtype,n\ncopy,bf16,1099511627776\n", ""},
+		{"heads past the bound", "op,dtype,batch,q_len,kv_len,heads,kv_heads,head_dim\nattention,bf16,1,1,16,134217729,1,128\n", ":2: column heads: 134217729: want 0..134217728"},
+		{"one forward's tokens", "op,dtype,batch,q_len,kv_len,heads,kv_heads,head_dim\nattention,bf16,100000,10000,4096,32,8,128\n", ":2: batch 100000 x q_len 10000 = 1000000000 tokens in one forward: want at most 134217728"},
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".csv")
+		if err := os.WriteFile(path, []byte(tc.csv), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errs := runCLI("kernels", "predict", "--gpu", "h200", "--input", path, "--json")
+		switch {
+		case tc.want == "" && code != exitOK:
+			t.Errorf("%s: exit %d: %s", tc.name, code, errs)
+		case tc.want != "" && (code != exitBadInput || !strings.Contains(errs, path+tc.want) || out != ""):
+			t.Errorf("%s: exit %d, stderr %q, want exit 2 and %q", tc.name, code, errs, path+tc.want)
+		}
+	}
+}

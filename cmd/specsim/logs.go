@@ -115,7 +115,11 @@ func runLogs(args []string, stdout, stderr io.Writer) int {
 		return exitBadInput
 	}
 	if col.Stats.Samples == 0 {
-		fmt.Fprintf(stderr, "specsim logs: no decode statistics in %s (%d lines read)\n", strings.Join(files, ", "), col.Stats.Lines)
+		skipped := ""
+		if n := col.Stats.LongLines; n > 0 {
+			skipped = fmt.Sprintf("; %d over %d KiB skipped unread", n, enginelog.MaxLineBytes>>10)
+		}
+		fmt.Fprintf(stderr, "specsim logs: no decode statistics in %s (%d lines read%s)\n", strings.Join(files, ", "), col.Stats.Lines, skipped)
 		return exitBadInput
 	}
 	sum := enginelog.Summarize(col, *buckets)
@@ -142,22 +146,32 @@ func runLogs(args []string, stdout, stderr io.Writer) int {
 func f2(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
 
 func writeLogsText(w io.Writer, s *enginelog.Summary, f format) {
-	fmt.Fprintf(w, "%d decode samples from %d lines in %d file(s); engines: %s", s.Samples, s.Lines, len(s.Files), strings.Join(s.Engines, ", "))
+	// Markdown joins consecutive lines into one paragraph.
+	pw := w
+	if f == formatMarkdown {
+		pw = paragraphs{w}
+	}
+	fmt.Fprintf(pw, "%d decode samples from %d lines in %d file(s); engines: %s", s.Samples, s.Lines, len(s.Files), strings.Join(s.Engines, ", "))
 	if s.LongLines > 0 {
 		fmt.Fprintf(w, "; %d over-long lines skipped", s.LongLines)
 	}
-	fmt.Fprintln(w)
+	fmt.Fprintln(pw)
 	fmt.Fprintf(w, "generation throughput summed over ranks: %s tok/s; running requests summed over ranks: %s\n\n", f2(s.GenThroughput), f2(s.MeanRunning))
 
 	rt := &table{header: []string{"file", "rank", "engine", ">samples", ">mean accept len", ">mean gen tok/s", ">mean running", ">max running"}}
 	for _, r := range s.Ranks {
-		rt.add(r.File, orDash(r.Rank), r.Engine, strconv.Itoa(r.Samples), f2(r.MeanAcceptLen), f2(r.MeanGenThroughput), f2(r.MeanRunning), strconv.Itoa(r.MaxRunning))
+		al := "-" // a rank that logged no accept length (an AL is at least 1)
+		if r.MeanAcceptLen > 0 {
+			al = f2(r.MeanAcceptLen)
+		}
+		rt.add(r.File, orDash(r.Rank), r.Engine, strconv.Itoa(r.Samples), al, f2(r.MeanGenThroughput), f2(r.MeanRunning), strconv.Itoa(r.MaxRunning))
 	}
 	rt.write(w, f)
 
 	if d := s.AcceptLen; d != nil {
-		fmt.Fprintf(w, "\naccept length (tokens per verify step, bonus included) over %d logged intervals:\n", d.Samples)
-		fmt.Fprintf(w, "mean %.3f (unweighted %.3f), stddev %.3f, stderr %.4f, min %.2f, p10 %.2f, p50 %.2f, p90 %.2f, max %.2f\n",
+		fmt.Fprintln(w)
+		fmt.Fprintf(pw, "accept length (tokens per verify step, bonus included) over %d logged intervals:\n", d.Samples)
+		fmt.Fprintf(pw, "mean %.3f (unweighted %.3f), stddev %.3f, stderr %.4f, min %.2f, p10 %.2f, p50 %.2f, p90 %.2f, max %.2f\n",
 			d.Mean, d.UnweightedMean, d.StdDev, d.StdErr, d.Min, d.P10, d.P50, d.P90, d.Max)
 		ht := &table{header: []string{"accept len", ">intervals", "share"},
 			csvHeader: []string{"accept_len_lo", "accept_len_hi", "intervals", "share"}}

@@ -271,9 +271,13 @@ func (t *table) writeText(w io.Writer) {
 	}
 }
 
+// markdownCell keeps a cell on its row: a pipe would end the cell and a
+// line break the row (a recipe value or model name may hold either).
+var markdownCell = strings.NewReplacer("|", `\|`, "\r\n", `\n`, "\n", `\n`, "\r", `\r`)
+
 func (t *table) writeMarkdown(w io.Writer) {
 	names, right := t.columns()
-	esc := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+	esc := markdownCell.Replace
 	fmt.Fprint(w, "|")
 	for _, n := range names {
 		fmt.Fprintf(w, " %s |", esc(n))

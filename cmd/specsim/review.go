@@ -38,7 +38,9 @@ It writes two sections per recipe variant:
     per-rank draft memory (bytes floor and allocator footprint) against the
     logs' "Load weight end" lines, and prohibited settings the recipe inherits.
   Golden AL: the golden AL per role, the environment each role must run with,
-    and with --log what the workers' environment dumps show.
+    and with --log what the workers' environment dumps show and the logged
+    accept length against the golden AL (accept-len-mismatch where it
+    disagrees, as specsim logs judges).
 The audit runs under the generation role's engine, parallel layout, draft
 quantization, environment and MoE backends. Exit 0 when every check passes,
 1 when any fails, 2 on bad input.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -323,5 +324,47 @@ func TestReviewLogsCSV(t *testing.T) {
 		tabs[1] != "accept_len_lo,accept_len_hi,intervals,share\n3.3,3.4,1,0.2500\n3.4,3.5,2,0.5000\n3.5,3.6,1,0.2500" ||
 		!strings.Contains(tabs[2], "\n2.0,4.0,,,,0\n") {
 		t.Errorf("logs csv:\n%s%s", out, errs)
+	}
+}
+
+// The logged accept length against the golden AL was shown but did not
+// fail the review when it disagreed (exit 0), and a log "specsim logs"
+// refuses dropped the comparison without a word.
+func TestReviewLoggedAcceptLength(t *testing.T) {
+	ck := indexOnlyQwen(t)
+	dir := t.TempDir()
+	recipe := "../../testdata/recipes/schema2_qwen3.5_sglang_gb300-fp4_agentx_agg-variants.yaml:override_c1" // k=3: golden AL 3.39
+	decode := func(al string, n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "[2026-07-01 12:00:%02d TP0] Decode batch, #running-req: 8, accept len: %s, gen throughput (token/s): 900.00, #queue-req: 0,\n", i, al)
+		}
+		return b.String()
+	}
+	for _, tc := range []struct {
+		name, log string
+		code      int
+		want      string // in stdout, or stderr for exit 2
+	}{
+		{"agrees", decode("3.39", 10), exitOK, "logged accept length: agrees: |3.390 - 3.390| = 0.000 <= 0.020"},
+		{"disagrees", decode("2.50", 10), exitFindings, "error   accept-len-mismatch: the logs' accept length is not the golden AL roles.agg must run at: disagrees: |2.500 - 3.390| = 0.890 > 0.020"},
+		{"too few to judge", decode("2.50", 3), exitOK, "logged accept length: too few samples (3 < 5) to judge"},
+		{"refused line", decode("3.39", 10) + "[2026-07-01 12:01:00 TP0] Decode batch, #running-req: -3, accept len: 3.39,\n", exitBadInput, ".out: line 11: #running-req -3 is not a count"},
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".out")
+		if err := os.WriteFile(path, []byte(tc.log), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errs := runCLI("review", "--recipe", recipe, "--checkpoint", ck, "--log", path)
+		got := out
+		if tc.code == exitBadInput {
+			got = errs
+		}
+		if code != tc.code || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: exit %d, want %d and %q in\n%s%s", tc.name, code, tc.code, tc.want, out, errs)
+		}
+		if tc.code == exitOK && strings.Contains(out, "accept-len-mismatch") {
+			t.Errorf("%s: accept-len-mismatch reported", tc.name)
+		}
 	}
 }

@@ -239,10 +239,16 @@ func sampleText(w io.Writer, res *sampleResult, counts []int64, s acceptance.Sam
 	if res.SharedDraw {
 		who = "one draw per verify step, shared by the whole batch"
 	}
-	fmt.Fprintf(w, "method %s (%s), k=%d, batch %d x %d verify steps, seed %d\n", res.Method, who, res.Steps, res.Batch, res.Iterations, res.Seed)
-	fmt.Fprintf(w, "target AL      %.4f  (%s)\n", res.TargetAL, res.TargetSource)
-	fmt.Fprintf(w, "expected mean  %.4f  (exact for this method; std %.4f)\n", res.ExpectedMean, res.ExpectedStd)
-	fmt.Fprintf(w, "sampled mean   %.4f  std %.4f  bias %+.4f (sampled - target)\n", res.MeanAL, res.Std, res.Bias)
+	// Markdown joins consecutive lines into one paragraph, and a line
+	// right after a table is one more row of it.
+	pw := w
+	if f == formatMarkdown {
+		pw = paragraphs{w}
+	}
+	fmt.Fprintf(pw, "method %s (%s), k=%d, batch %d x %d verify steps, seed %d\n", res.Method, who, res.Steps, res.Batch, res.Iterations, res.Seed)
+	fmt.Fprintf(pw, "target AL      %.4f  (%s)\n", res.TargetAL, res.TargetSource)
+	fmt.Fprintf(pw, "expected mean  %.4f  (exact for this method; std %.4f)\n", res.ExpectedMean, res.ExpectedStd)
+	fmt.Fprintf(pw, "sampled mean   %.4f  std %.4f  bias %+.4f (sampled - target)\n", res.MeanAL, res.Std, res.Bias)
 	fmt.Fprintf(w, "per-request mean: min %.4f  p50 %.4f  max %.4f\n\n", res.PerRequest.Min, res.PerRequest.P50, res.PerRequest.Max)
 	var marg []float64
 	if a, ok := s.(acceptance.Analytic); ok {
@@ -258,7 +264,10 @@ func sampleText(w io.Writer, res *sampleResult, counts []int64, s acceptance.Sam
 		t.add(strconv.Itoa(l), strconv.FormatInt(counts[l], 10), fmt.Sprintf("%.4f", float64(counts[l])/total), exp)
 	}
 	t.write(w, f)
+	if f == formatMarkdown && len(res.Warnings) > 0 {
+		fmt.Fprintln(w)
+	}
 	for _, s := range res.Warnings {
-		fmt.Fprintln(w, "warning:", s)
+		fmt.Fprintln(pw, "warning:", s)
 	}
 }

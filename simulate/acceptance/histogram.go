@@ -59,6 +59,7 @@ func ParseHistogram(name string, data []byte) (*Histogram, error) {
 	counts := make([]float64, MaxDraftLength+1)
 	seen := make([]bool, MaxDraftLength+1)
 	maxLen := 0
+	data = bytes.TrimPrefix(data, []byte("\ufeff")) // the byte-order mark Excel writes
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 4096), 4096)
 	line := 0

@@ -75,3 +75,22 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
+
+// A byte-order-marked histogram's header read as length "\ufefflength".
+func TestParseHistogramSkipsByteOrderMark(t *testing.T) {
+	for _, tc := range []struct {
+		name, data string
+		want       []float64
+	}{
+		{"header", "\ufefflength,count\n1,5\n2,15\n", []float64{0.25, 0.75}},
+		{"no header", "\ufeff1,3\n3,1\n", []float64{0.75, 0, 0.25}},
+	} {
+		h, err := ParseHistogram(tc.name, []byte(tc.data))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := h.Distribution(); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: distribution %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
