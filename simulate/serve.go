@@ -187,18 +187,17 @@ type simRequest struct {
 	// prefix-cache chain; held: holds its decode rank's slot and KV from
 	// before its prefill (SGLang's decode preallocation).
 	measured, admitted, cached, held bool
-	done                             int // prompt tokens prefilled (cached ones count as done)
+	hostLoad                         int32 // prompt tokens to load from the host tier (server side)
+	done                             int   // prompt tokens prefilled (cached ones count as done)
 	session                          int
 	arrival                          float64
 	firstToken                       float64 // time of the first output token
 	finishAt                         float64 // time of the last output token
 	// Server side (server.go): the session's shared prefix (-1: the
-	// workload fixed Cached), tokens to load from the host tier, the
-	// client's id.
-	shared   int
-	from     int // session whose cached prefix shared refers to on a first turn, or -1
-	hostLoad int
-	id       int
+	// workload fixed Cached), the client's id.
+	shared int
+	from   int // session whose cached prefix shared refers to on a first turn, or -1
+	id     int
 	// The router targets the request holds (-1: none): its prefill (or
 	// aggregated) target, and its decode target in a disaggregated pool.
 	target, dtarget int32
@@ -837,7 +836,7 @@ func (p *Plan) simulate() (*Result, error) {
 			if ok {
 				r.cached = true
 				r.Cached = min(hit.Device+hit.Host, r.ISL-1)
-				r.hostLoad = min(hit.Host, r.Cached)
+				r.hostLoad = int32(min(hit.Host, r.Cached))
 			} else {
 				r.Cached = 0
 			}
@@ -1063,7 +1062,7 @@ func (p *Plan) simulate() (*Result, error) {
 		in.parts, in.ctxMembers = parts, ctxMembers
 		hostLoad := 0
 		for _, r := range ctxMembers {
-			hostLoad += r.hostLoad
+			hostLoad += int(r.hostLoad)
 			r.hostLoad = 0
 		}
 		srv.noteLoad(hostLoad)
