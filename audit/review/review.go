@@ -34,6 +34,7 @@ const (
 	CodeModelMismatch     = "model-mismatch"
 	CodePrecisionMismatch = "precision-mismatch"
 	CodeAcceptMismatch    = "accept-len-mismatch"
+	CodeShapeUnchecked    = "model-shape-unchecked"
 )
 
 // Input is what a review reads.
@@ -308,17 +309,20 @@ func modelMismatch(names []string, ar *audit.Report) (finding.Finding, bool) {
 // differs in layers, hidden size or routed experts from the model the
 // recipe serves (the first of its names served resolves): a checkpoint of
 // the same family but another size (Qwen3.5-122B-A10B for a recipe serving
-// Qwen3.5-397B-A17B) would be audited and sized as the wrong model.
+// Qwen3.5-397B-A17B) would be audited and sized as the wrong model. When
+// none of the names resolves, an info says the shapes went unchecked.
 func shapeMismatch(names []string, served func(string) (*model.Architecture, string), ar *audit.Report) (finding.Finding, bool) {
 	if served == nil || ar == nil || ar.Checkpoint == nil || ar.Checkpoint.Config == nil {
 		return finding.Finding{}, false
 	}
 	got := ar.Checkpoint.Config.Architecture()
+	resolved := false
 	for _, n := range names {
 		want, desc := served(n)
 		if want == nil {
 			continue
 		}
+		resolved = true
 		var diff []string
 		for _, d := range []struct {
 			what      string
@@ -334,6 +338,11 @@ func shapeMismatch(names []string, served func(string) (*model.Architecture, str
 		return finding.Finding{Code: CodeModelMismatch, Severity: finding.Error,
 			Message: fmt.Sprintf("the recipe serves %s (%s) but the checkpoint %s has %s: the audit and the golden AL would describe another model than the one served. Pass the checkpoint the recipe serves",
 				n, desc, ar.Dir, strings.Join(diff, ", "))}, true
+	}
+	if !resolved && len(names) > 0 {
+		return finding.Finding{Code: CodeShapeUnchecked, Severity: finding.Info,
+			Message: fmt.Sprintf("specsim has no description of %s, the model the recipe serves: the checkpoint %s (layers %d, hidden size %d, routed experts %d) was not compared with it, so a checkpoint of the same family and another size would pass",
+				strings.Join(names, " / "), ar.Dir, got.Layers, got.Hidden, got.Experts)}, true
 	}
 	return finding.Finding{}, false
 }

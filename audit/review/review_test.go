@@ -6,6 +6,7 @@ import (
 
 	"github.com/specsim/specsim/audit"
 	"github.com/specsim/specsim/audit/finding"
+	"github.com/specsim/specsim/audit/model"
 	"github.com/specsim/specsim/audit/recipe"
 )
 
@@ -93,5 +94,24 @@ func TestModelMismatch(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("%v vs %s: mismatch %v, want %v", tc.names, tc.family, got, tc.want)
 		}
+	}
+}
+
+// TestShapeMismatchUnresolved: a served model specsim has no description
+// of leaves the checkpoint's shape unchecked, which an info says; a
+// resolved one of the same shape says nothing.
+func TestShapeMismatchUnresolved(t *testing.T) {
+	ar := &audit.Report{Dir: "ckpt", Checkpoint: &audit.Checkpoint{Config: &audit.ModelConfig{NumHiddenLayers: 61, HiddenSize: 7168, NumExperts: 256}}}
+	none := func(string) (*model.Architecture, string) { return nil, "" }
+	f, ok := shapeMismatch([]string{"deepseek-ai/DeepSeek-V4-Pro"}, none, ar)
+	if !ok || f.Code != CodeShapeUnchecked || f.Severity != finding.Info ||
+		!strings.Contains(f.Message, "DeepSeek-V4-Pro") || !strings.Contains(f.Message, "layers 61, hidden size 7168, routed experts 256") {
+		t.Errorf("finding %+v (ok %v), want an info naming the model and the checkpoint's shape", f, ok)
+	}
+	same := func(string) (*model.Architecture, string) {
+		return &model.Architecture{Layers: 61, Hidden: 7168, Experts: 256}, "preset"
+	}
+	if f, ok := shapeMismatch([]string{"deepseek-ai/DeepSeek-V3.1"}, same, ar); ok {
+		t.Errorf("same shape: %+v", f)
 	}
 }
