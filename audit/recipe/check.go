@@ -108,8 +108,22 @@ type RoleReport struct {
 	// what runs, and Injected is false.
 	Env      map[string]string `json:"env"`
 	Injected bool              `json:"injected"`
+	// Spec is the role's speculative settings as the text table shows
+	// them (nil: no speculative decoding).
+	Spec *SpecReport `json:"spec,omitempty"`
 
 	role *Role
+}
+
+// SpecReport is a role's speculative settings after inheritance: the
+// algorithm, top-k, draft tokens per verify, the draft's quantization
+// ("" = as the target's) and its MoE runner ("" = the engine's default).
+type SpecReport struct {
+	Algorithm         string `json:"algorithm"`
+	TopK              int    `json:"topk,omitempty"`
+	NumDraftTokens    int    `json:"num_draft_tokens,omitempty"`
+	DraftQuantization string `json:"draft_quantization,omitempty"`
+	DraftMoERunner    string `json:"draft_moe_runner,omitempty"`
 }
 
 // VariantReport is one variant's roles and findings.
@@ -276,6 +290,8 @@ func checkVariant(v *Variant, opt Options, schema int) VariantReport {
 	for _, r := range v.Roles {
 		rr := RoleReport{Role: r.Name, Engine: r.Engine, Env: map[string]string{}, role: r}
 		if r.Spec != nil {
+			rr.Spec = &SpecReport{Algorithm: r.Spec.Algorithm, TopK: r.Spec.TopK, NumDraftTokens: r.Spec.NumDraftTokens,
+				DraftQuantization: r.Spec.DraftQuantization, DraftMoERunner: r.Spec.MoERunner}
 			if r.Spec.DraftLength > 0 {
 				k := r.Spec.DraftLength
 				rr.DraftLength = &k

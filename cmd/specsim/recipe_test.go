@@ -31,8 +31,16 @@ func TestRecipeCheckJSONKeys(t *testing.T) {
 		t.Errorf("name %v", v["name"])
 	}
 	role := v["roles"].([]any)[1].(map[string]any)
-	if got := keysOf(role); !reflect.DeepEqual(got, []string{"draft_length", "engine", "env", "expected_al", "injected", "role"}) {
+	if got := keysOf(role); !reflect.DeepEqual(got, []string{"draft_length", "engine", "env", "expected_al", "injected", "role", "spec"}) {
 		t.Errorf("role keys %v", got)
+	}
+	// The recipe's decode role: speculative-algorithm NEXTN, eagle-topk 1,
+	// num-draft-tokens 4, no draft quantization of its own, the target's
+	// moe-runner-backend flashinfer_trtllm (as the text table shows).
+	spec := role["spec"].(map[string]any)
+	if got := keysOf(spec); !reflect.DeepEqual(got, []string{"algorithm", "draft_moe_runner", "num_draft_tokens", "topk"}) ||
+		spec["algorithm"] != "NEXTN" || spec["topk"] != 1.0 || spec["num_draft_tokens"] != 4.0 || spec["draft_moe_runner"] != "flashinfer_trtllm" {
+		t.Errorf("decode spec %v", spec)
 	}
 	if role["role"] != "decode" || role["engine"] != "sglang" || role["draft_length"] != 3.0 || role["expected_al"] != 3.39 {
 		t.Errorf("decode role %v", role)
