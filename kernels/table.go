@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -36,6 +37,9 @@ type OpTable struct {
 	Name string            // file name, for messages
 	Meta map[string]string // "# key: value" lines before the header
 	Rows []OpRow
+	// Ignored are the header's columns the table does not read (neither
+	// an op column nor latency_us), in header order.
+	Ignored []string
 }
 
 // Only is the table's rows of one op (nil for a nil table).
@@ -85,7 +89,7 @@ func ParseOpTable(name string, data []byte, needLatency bool) (*OpTable, error) 
 	// (bounded by maxTableRows): growing them row by row copied the
 	// 16,572 H200 rows many times over.
 	n := min(bytes.Count(data, []byte{'\n'})+1, maxTableRows)
-	t := &OpTable{Name: name, Meta: meta, Rows: make([]OpRow, 0, n)}
+	t := &OpTable{Name: name, Meta: meta, Rows: make([]OpRow, 0, n), Ignored: rows.unknown(append(slices.Clone(opColumns), "latency_us"))}
 	seen := make(map[OpRow]int, n)
 	ints := []struct {
 		name string
@@ -159,6 +163,18 @@ type csvRows struct {
 }
 
 // readCSV splits off the "# key: value" lines and reads the header.
+// unknown is the header's columns not in known, in header order.
+func (r *csvRows) unknown(known []string) []string {
+	var out []string
+	for c := range r.col {
+		if !slices.Contains(known, c) {
+			out = append(out, c)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int { return r.col[a] - r.col[b] })
+	return out
+}
+
 func readCSV(name string, data []byte) (map[string]string, *csvRows, error) {
 	meta, body, headerLine, err := splitMeta(name, data)
 	if err != nil {

@@ -210,7 +210,7 @@ lm_head (--m tokens --n vocab --k hidden), copy (--n bytes), collective
 
 With --input FILE.csv every row (columns op,dtype,m,n,k,tokens,experts,topk,
 hidden,inter,batch,q_len,kv_len,heads,kv_heads,head_dim; empty cells allowed,
-extra columns ignored; each cell bounded as its flag) is predicted; JSON
+extra columns are not read and named on stderr; each cell bounded as its flag) is predicted; JSON
 "predictions" in row order.
 
 gdn --mode prefill|verify|decode picks the engine kernel (SGLang's chunked
@@ -477,6 +477,10 @@ func predictFile(c *kernels.Coster, path string, format format, stdout, stderr i
 	if err != nil {
 		fmt.Fprintln(stderr, "specsim kernels predict:", err)
 		return exitBadInput
+	}
+	if len(t.Ignored) > 0 {
+		// A misspelt shape column (kv-len for kv_len) would read as 0.
+		fmt.Fprintf(stderr, "specsim kernels predict: warning: %s: columns %s are not read (shape columns: op,dtype,m,n,k,tokens,experts,topk,hidden,inter,batch,q_len,kv_len,heads,kv_heads,head_dim; latency_us)\n", path, strings.Join(t.Ignored, ", "))
 	}
 	out := struct {
 		GPU         string          `json:"gpu"`

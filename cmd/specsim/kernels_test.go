@@ -387,3 +387,25 @@ func TestKernelsPredictInputBoundsDims(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelsPredictInputWarnsUnreadColumns: a column the table does not
+// read (a misspelt kv-len for kv_len would price as 0) is named on stderr;
+// a file of known columns gets no warning.
+func TestKernelsPredictInputWarnsUnreadColumns(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		csv, want string
+	}{
+		{"op,dtype,m,n,k,kv-len,note\ngemm,bf16,16,4096,4096,5,x\n", "columns kv-len, note are not read"},
+		{"op,dtype,m,n,k\ngemm,bf16,16,4096,4096\n", ""},
+	} {
+		path := filepath.Join(dir, "shapes.csv")
+		if err := os.WriteFile(path, []byte(c.csv), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errs := runCLI("kernels", "predict", "--gpu", "h200", "--input", path)
+		if code != exitOK || c.want == "" && errs != "" || c.want != "" && !strings.Contains(errs, c.want) {
+			t.Errorf("%q: exit %d, stderr %q, want %q", c.csv, code, errs, c.want)
+		}
+	}
+}
