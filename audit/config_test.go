@@ -117,6 +117,10 @@ func TestParseModelConfigCounts(t *testing.T) {
 		{`{"text_config": {"num_hidden_layers": [60]}}`, "num_hidden_layers: want a whole number >= 0, got a list"},
 		{`{"hidden_size": {"value": 4096}}`, "hidden_size: want a whole number >= 0, got an object"},
 		{`{"mtp_num_hidden_layers": true}`, "mtp_num_hidden_layers: want a whole number >= 0, got the boolean true"},
+		// a switch of another type read as false without a word
+		{`{"tie_word_embeddings": "yes"}`, `tie_word_embeddings: want true or false, got the string "yes"`},
+		{`{"attn_output_gate": 1}`, "attn_output_gate: want true or false, got 1"},
+		{`{"tie_word_embeddings": false, "attn_output_gate": null}`, ""},
 	}
 	for _, tc := range tests {
 		_, err := audit.ParseModelConfig([]byte(tc.json))

@@ -250,6 +250,9 @@ func Parse(data []byte) (*Config, error) {
 		mc.TextModelType, _ = tc["model_type"].(string)
 	}
 	c := cfg(fields)
+	if err := c.checkBools(); err != nil {
+		return nil, err
+	}
 	if err := c.checkCounts(); err != nil {
 		return nil, err
 	}
@@ -518,6 +521,25 @@ func (c cfg) checkCounts() error {
 		}
 		if f, isNum := v.(float64); !isNum || f != math.Trunc(f) || f < 0 || f >= 1<<53 {
 			return fmt.Errorf("%s: want a whole number >= 0, got %s", k, jsonValue(v))
+		}
+	}
+	return nil
+}
+
+// boolKeys are the switches a model config gives as JSON booleans.
+var boolKeys = []string{"tie_word_embeddings", "attn_output_gate", "mtp_use_dedicated_embeddings"}
+
+// checkBools rejects a switch that is present but not a boolean ("yes",
+// "true", 1), which would otherwise read as false without a word; null
+// stays allowed.
+func (c cfg) checkBools() error {
+	for _, k := range boolKeys {
+		v, ok := c[k]
+		if !ok || v == nil {
+			continue
+		}
+		if _, isBool := v.(bool); !isBool {
+			return fmt.Errorf("%s: want true or false, got %s", k, jsonValue(v))
 		}
 	}
 	return nil
