@@ -372,8 +372,9 @@ func runningCap(r role, e *Engine, mem Memory, conc int, meanCtx, reserve float6
 // rank's pool (TensorRT-LLM's default GUARANTEED_NO_EVICT rule; aggregated
 // instances follow their engine's own rule, admission.go), runs fewer
 // requests at once than running, the most the role runs at the workload's
-// mean context, on an engine that reserves less: SGLang reserves the prompt and a decaying
-// share of the output still to come (PrefillAdder, new_token_ratio) and
+// mean context, on an engine that reserves less: SGLang's decode side
+// keeps num_reserved_decode_tokens a request free for the output to come
+// (disaggregation/decode.py DecodePreallocQueue._allocatable_tokens) and
 // retracts requests when the pool runs dry; vLLM allocates pages as
 // tokens are written and preempts. "" when the reservation does not bind
 // or the engine reserves the whole output itself.
@@ -386,7 +387,7 @@ func wholeOutputNote(r role, e *Engine, mem Memory, running int, reserve float64
 	if whole >= running {
 		return ""
 	}
-	how := "SGLang, which reserves a decaying share of the output still to come and retracts requests when the pool runs dry,"
+	how := "SGLang, which reserves num_reserved_decode_tokens (512) a request for the output to come and retracts requests when the pool runs dry,"
 	if e.EngineName == "vllm" {
 		how = "vLLM, which allocates pages as tokens are written and preempts,"
 	}

@@ -25,6 +25,11 @@ func TestWholeOutputNote(t *testing.T) {
 		want    string // a substring; "" for no note
 	}{
 		{"sglang decode worker binds", roleDecode, "sglang", tp8, 512, 8294.4, "at most 375 run at once; SGLang"},
+		// SGLang's PD decode side (disaggregation/decode.py
+		// DecodePreallocQueue._allocatable_tokens) keeps
+		// num_reserved_decode_tokens a request free, not new_token_ratio
+		// (the aggregated PrefillAdder's).
+		{"sglang decode worker's own reserve", roleDecode, "sglang", tp8, 512, 8294.4, "SGLang, which reserves num_reserved_decode_tokens (512) a request"},
 		{"vllm decode worker binds", roleDecode, "vllm", tp8, 512, 8294.4, "at most 375 run at once; vLLM"},
 		{"up to the role's cap", roleDecode, "sglang", tp8, 400, 8294.4, "would run up to 400"},
 		// 3,111,232 / 8294.4 = 375 a rank, 3,000 over eight DP ranks.
