@@ -45,12 +45,18 @@ const (
 )
 
 // kvPolicyFor is the policy of an aggregated instance of engine without a
-// prefix cache.
-func kvPolicyFor(engine string) kvPolicy {
-	switch engine {
-	case "sglang":
+// prefix cache; radixOff says SGLang runs with its radix cache disabled
+// (--disable-radix-cache). The benchmark clients ask for every output
+// token (sa-bench --ignore-eos, AIPerf's AgentX scenario
+// require_ignore_eos), and SGLang admits an ignore_eos request without a
+// radix cache by add_one_req_ignore_eos, which counts whole outputs and
+// admits only what the pool can finish: the whole-output reservation,
+// which it approaches from below (it reuses what earlier finishers free).
+func kvPolicyFor(engine string, radixOff bool) kvPolicy {
+	switch {
+	case engine == "sglang" && !radixOff:
 		return kvShare
-	case "vllm":
+	case engine == "vllm":
 		return kvPaged
 	}
 	return kvWhole
@@ -126,17 +132,19 @@ func (in *instance) short(rk, k int) bool {
 }
 
 // victim is the position in in.running of the request rank rk gives up
-// first: under kvShare the one with the fewest output tokens, then the
-// longest prompt, then the latest in the batch (retract_decode's sort,
-// popped from the end); under kvPaged the latest scheduled (the rank's
-// last, as join orders them).
-func (in *instance) victim(rk int) int {
+// first: the latest scheduled (the rank's last, as join orders them)
+// under kvPaged, and under kvShare with a draft (retract_decode sorts only
+// without speculative decoding and pops from the back of the batch);
+// under kvShare without one, the one with the fewest output tokens, then
+// the longest prompt, then the latest in the batch (its sort, popped from
+// the end).
+func (in *instance) victim(rk, k int) int {
 	lo := 0
 	for _, c := range in.live[:rk] {
 		lo += c
 	}
 	hi := lo + in.live[rk]
-	if in.kv == kvPaged {
+	if in.kv == kvPaged || k > 0 {
 		return hi - 1
 	}
 	best := lo
@@ -153,23 +161,17 @@ func (in *instance) victim(rk int) int {
 // retract takes requests of rank rk out of the running batch (at least
 // one, never the last) and returns them: each gives back its KV and its
 // slot and keeps the tokens it has emitted, which it prefills again with
-// its prompt (redo). vLLM preempts until the pool holds the next
-// iteration's tokens; SGLang retracts until it holds one token for each
-// request left (retract_decode loops on check_decode_mem of the requests
-// kept, at its default multiplier 1) and sets the rank's new_token_ratio
-// to retract_decode's estimate over the requests left.
+// its prompt (redo). Both engines give up requests until the pool holds
+// the next iteration's tokens (vLLM's allocate_slots; SGLang's
+// update_running_batch passes decode_mem_cache_buf_multiplier to
+// retract_decode's check_decode_mem); SGLang then sets the rank's
+// new_token_ratio to retract_decode's estimate over the requests left.
 func (in *instance) retract(rk, k int, out []*simRequest) []*simRequest {
-	more := func() bool {
-		if in.kv == kvShare {
-			return in.rankTok[rk]+in.live[rk] > in.rankPool()
-		}
-		return in.short(rk, k)
-	}
-	for first := true; first || more(); first = false {
+	for first := true; first || in.short(rk, k); first = false {
 		if in.live[rk] <= 1 {
 			break
 		}
-		j := in.victim(rk)
+		j := in.victim(rk, k)
 		r, h := in.running[j], in.hot[j]
 		copy(in.running[j:], in.running[j+1:])
 		in.running[len(in.running)-1] = nil
@@ -206,12 +208,14 @@ func (in *instance) retract(rk, k int, out []*simRequest) []*simRequest {
 // decayRatio lowers each busy rank's new_token_ratio for n decode
 // iterations run without a retraction (update_running_batch).
 func (in *instance) decayRatio(n int) {
-	if in.kv != kvShare {
-		return
+	for rk := range in.live {
+		in.decayRank(rk, n)
 	}
-	for rk, c := range in.live {
-		if c > 0 {
-			in.ratio[rk] = math.Max(in.ratio[rk]-float64(n)*sglangRatioDecay, sglangMinRatio)
-		}
+}
+
+// decayRank is decayRatio for rank rk alone.
+func (in *instance) decayRank(rk, n int) {
+	if in.kv == kvShare && in.live[rk] > 0 {
+		in.ratio[rk] = math.Max(in.ratio[rk]-float64(n)*sglangRatioDecay, sglangMinRatio)
 	}
 }

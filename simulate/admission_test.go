@@ -64,12 +64,12 @@ func TestRetract(t *testing.T) {
 	// Four requests of a 10,000-token pool: (ISL, OSL, emitted).
 	running := [][3]int{{2000, 4000, 500}, {1000, 4000, 100}, {3000, 4000, 100}, {500, 4000, 1500}}
 	held := 2500 + 1100 + 3100 + 2000 // 8,700
-	t.Run("sglang", func(t *testing.T) {
+	t.Run("sglang without a draft", func(t *testing.T) {
 		in := kvLane(kvShare, 10000, held, 0.3, running)
 		// Fewest emitted first (100), then the longest prompt: the
 		// 3,000-token one (3,100 held); the three left then fit one
 		// token each, so one goes.
-		out := in.retract(0, 3, nil)
+		out := in.retract(0, 0, nil)
 		if len(out) != 1 || out[0].ISL != 3000 || out[0].redo != 100 || out[0].prompt() != 3100 {
 			t.Fatalf("retracted %+v, want the 3,000-token prompt with 100 to redo", out)
 		}
@@ -81,17 +81,30 @@ func TestRetract(t *testing.T) {
 			t.Errorf("ratio %v, want %v", got, want)
 		}
 	})
+	t.Run("sglang with a draft", func(t *testing.T) {
+		// retract_decode does not sort under speculative decoding: the
+		// back of the batch goes, (500, 4000, 1500), 2,000 held; ratio
+		// (500 + 100 + 100 + 20 x 3) / 12,001.
+		in := kvLane(kvShare, 10000, held, 0.3, running)
+		out := in.retract(0, 3, nil)
+		if len(out) != 1 || out[0].ISL != 500 || out[0].prompt() != 2000 {
+			t.Fatalf("retracted %+v, want the back of the batch", out)
+		}
+		if got, want := in.ratio[0], 760.0/12001; math.Abs(got-want) > 1e-12 {
+			t.Errorf("ratio %v, want %v", got, want)
+		}
+	})
 	t.Run("how many go", func(t *testing.T) {
 		// Four alike requests of 20 tokens each in a 75-token pool,
-		// short of 4 x 7 tokens at k 3. SGLang retracts the latest one
-		// (60 + 3 x 1 <= 75) and sets the ratio to (30 emitted + 20 x 3)
-		// / 301; vLLM preempts two (60 + 3 x 7 > 75, 40 + 2 x 7 <= 75).
+		// short of 4 x 7 tokens at k 3: both engines give up the back two
+		// (60 + 3 x 7 > 75, 40 + 2 x 7 <= 75); SGLang's ratio is then
+		// (20 emitted + 20 x 2) / 201.
 		alike := [][3]int{{10, 100, 10}, {10, 100, 10}, {10, 100, 10}, {10, 100, 10}}
 		in := kvLane(kvShare, 75, 80, 0.5, alike)
-		if out := in.retract(0, 3, nil); len(out) != 1 {
-			t.Errorf("sglang retracted %d, want 1", len(out))
+		if out := in.retract(0, 3, nil); len(out) != 2 {
+			t.Errorf("sglang retracted %d, want 2", len(out))
 		}
-		if got, want := in.ratio[0], 90.0/301; math.Abs(got-want) > 1e-12 {
+		if got, want := in.ratio[0], 60.0/201; math.Abs(got-want) > 1e-12 {
 			t.Errorf("ratio %v, want %v", got, want)
 		}
 		in = kvLane(kvPaged, 75, 80, 0, alike)
@@ -147,8 +160,16 @@ func TestKVBoundAdmission(t *testing.T) {
 			t.Errorf("%s: retracted %d, mean decode batch %.1f (estimate %.1f), want some and above 375", engine, res.Retracted, res.DecodeBatch, est.DecodeBatch)
 		}
 	}
+	// SGLang without its radix cache admits the benchmark's ignore_eos
+	// requests by add_one_req_ignore_eos, on whole outputs: no more than
+	// the 375 whole reservations run, and none is retracted.
+	r := resolved(t, Query{GPU: "h200", Precision: "fp8", Workload: "fixed", ISL: 1024, OSL: 8192, RangeRatio: 0.8})
+	r.Q.Server.NoPrefixCache = true
+	if res, err := Predict(r, topo(t, "agg:tp8"), 512, 6); err != nil || res.Retracted != 0 || res.DecodeBatch > 376 {
+		t.Errorf("sglang --no-prefix-cache: %v, retracted %d, mean decode batch %.1f, want none and at most 375 (+1 for an idle rank's exception)", err, res.Retracted, res.DecodeBatch)
+	}
 	// Not KV-bound: no retraction.
-	r := resolved(t, Query{GPU: "h200", Precision: "fp8", Workload: "fixed", ISL: 1024, OSL: 1024})
+	r = resolved(t, Query{GPU: "h200", Precision: "fp8", Workload: "fixed", ISL: 1024, OSL: 1024})
 	res, err := Predict(r, topo(t, "agg:tp8"), 64, 6)
 	if err != nil {
 		t.Fatal(err)

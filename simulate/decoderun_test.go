@@ -14,6 +14,10 @@ func TestDecodeRunsIdentical(t *testing.T) {
 	agentx := refineWindow(resolved(t, Query{GPU: "gb300", Workload: "agentx"}))
 	fixed := resolved(t, Query{GPU: "b200"})
 	vllm := resolved(t, Query{GPU: "b200", Engine: "vllm"})
+	// KV-bound pools that retract (admission.go): runs stop before an
+	// iteration the pool cannot take.
+	long := resolved(t, Query{GPU: "h200", Precision: "fp8", Workload: "fixed", ISL: 1024, OSL: 8192, RangeRatio: 0.8})
+	longVLLM := resolved(t, Query{GPU: "h200", Precision: "fp8", Engine: "vllm", Workload: "fixed", ISL: 1024, OSL: 8192, RangeRatio: 0.8})
 	cases := []struct {
 		r     *Resolved
 		topo  string
@@ -28,6 +32,9 @@ func TestDecodeRunsIdentical(t *testing.T) {
 		{fixed, "agg:tp2", 64, 3},
 		{fixed, "disagg:1xtp2+1xdep4", 128, 3},
 		{vllm, "agg:tp4", 16, 3},
+		{long, "agg:tp8", 512, 6},
+		{long, "agg:tp8", 512, 0},
+		{longVLLM, "agg:tp8", 512, 6},
 	}
 	for _, c := range cases {
 		run := func(on bool) string {

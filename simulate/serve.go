@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -648,7 +649,7 @@ func (p *Plan) lanes() ([]*instance, []int, []int, error) {
 					}
 				}
 				if r == roleAgg && in.caches == nil {
-					in.kv = kvPolicyFor(e.EngineName)
+					in.kv = kvPolicyFor(e.EngineName, p.sc.Server.NoPrefixCache)
 					in.ratio = make([]float64, dp)
 					for j := range in.ratio {
 						in.ratio[j] = sglangInitRatio
@@ -1117,24 +1118,25 @@ func (p *Plan) simulate() (*Result, error) {
 				}
 				return
 			}
-			n := len(in.retracted)
 			for rk := range in.ranks {
 				if in.short(rk, k) {
 					in.retracted = in.retract(rk, k, in.retracted)
+				} else {
+					in.decayRank(rk, 1)
 				}
 			}
-			if back := in.retracted[n:]; len(back) > 0 {
+			if back := in.retracted; len(back) > 0 {
 				in.retractions += len(back)
 				if in.kv == kvPaged {
-					// vLLM puts a preempted request at the queue's front.
+					// vLLM puts each preempted request at the queue's
+					// front as it preempts it: the last preempted first.
+					slices.Reverse(back)
 					in.waiting = append(append(make([]*simRequest, 0, len(back)+len(in.waiting)), back...), in.waiting...)
 				} else {
 					in.waiting = append(in.waiting, back...)
 				}
 				clear(in.retracted)
 				in.retracted = in.retracted[:0]
-			} else {
-				in.decayRatio(1)
 			}
 		}
 		if len(in.running) == 0 {

@@ -57,7 +57,7 @@ func TestMeanReservation(t *testing.T) {
 	}{
 		{Workload{Name: "fixed", ISL: 1024, OSL: 8192}, 9216},
 		{Workload{Name: "fixed", ISL: 1024, OSL: 8192, RangeRatio: 0.8}, 8294.4},
-		{Workload{Name: "agentx"}, 0},
+		{Workload{Trace: &TraceWorkload{}}, 0},
 	} {
 		if got := c.w.MeanReservation(); got < c.want-1e-9 || got > c.want+1e-9 {
 			t.Errorf("%+v: %v, want %v", c.w, got, c.want)

@@ -145,13 +145,16 @@ func (w *Workload) MeanContext() float64 {
 	return f * (float64(w.ISL) + float64(w.OSL)/2)
 }
 
-// MeanReservation is the mean prompt plus whole output of a fixed-length
-// workload's requests: the KV the simulation's admission reserves for one
-// (0 for the agentic workloads, whose requests reserve through the prefix
-// cache).
+// MeanReservation is the mean prompt plus whole output of the workload's
+// requests: the KV a whole-output admission reserves for one (0 for the
+// trace replay, whose requests reserve through the prefix cache).
 func (w *Workload) MeanReservation() float64 {
-	if w.Trace != nil || w.Name == "agentx" {
+	if w.Trace != nil {
 		return 0
+	}
+	if w.Name == "agentx" {
+		islD, oslD := w.AgentX.lengths(nil)
+		return math.Min(islD.Mean(), float64(w.AgentX.ISLMax)) + math.Min(oslD.Mean(), float64(w.AgentX.OSLMax))
 	}
 	f := 1.0
 	if w.RangeRatio > 0 && w.RangeRatio < 1 {
