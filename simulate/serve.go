@@ -853,7 +853,7 @@ func (p *Plan) simulate() (*Result, error) {
 			if in.kv != kvWhole {
 				// The prompt's KV (and any output a retraction made it
 				// prefill again); the output takes KV as it is written.
-				prompt := r.ISL + int(r.redo)
+				prompt := r.prompt()
 				if busy && !in.admits(r, prompt, p.sc.Spec.Steps) {
 					return false
 				}
