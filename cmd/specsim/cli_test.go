@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"sort"
@@ -102,5 +103,28 @@ func TestLogsNoStatisticsSaysLongLinesSkipped(t *testing.T) {
 		if want := "specsim logs: no decode statistics in " + path + " " + tc.want; code != exitBadInput || errs != want {
 			t.Errorf("%s: exit %d, stderr %q, want %q", tc.name, code, errs, want)
 		}
+	}
+}
+
+// TestPredictRetracted: a KV-bound SGLang pool (8 x H200 FP8 TP8,
+// 1024/8192 tokens, 512 sessions: 375 whole reservations) retracts, and
+// predict says so in its table and its JSON; a pool that is not KV-bound
+// shows neither.
+func TestPredictRetracted(t *testing.T) {
+	args := []string{"predict", "--precision", "fp8", "--gpu", "h200", "--topology", "agg:tp8", "--isl", "1024", "--osl", "8192", "--conc", "512"}
+	code, out, errs := runCLI(args...)
+	if code != exitOK || !strings.Contains(out, "retracted to prefill again") {
+		t.Fatalf("exit %d, want the retracted row\n%s%s", code, out, errs)
+	}
+	code, out, errs = runCLI(append(args, "--json")...)
+	var res struct {
+		Retracted int `json:"retracted"`
+	}
+	if code != exitOK || json.Unmarshal([]byte(out), &res) != nil || res.Retracted == 0 {
+		t.Errorf("exit %d, JSON retracted %d, want some\n%s", code, res.Retracted, errs)
+	}
+	code, out, _ = runCLI("predict", "--precision", "fp8", "--gpu", "h200", "--topology", "agg:tp8", "--isl", "1024", "--osl", "1024", "--conc", "64", "--json")
+	if code != exitOK || strings.Contains(out, `"retracted"`) {
+		t.Errorf("1024/1024 x 64: exit %d, retracted key present", code)
 	}
 }
