@@ -123,6 +123,9 @@ func TestPredictRetracted(t *testing.T) {
 	if code != exitOK || json.Unmarshal([]byte(out), &res) != nil || res.Retracted == 0 {
 		t.Errorf("exit %d, JSON retracted %d, want some\n%s", code, res.Retracted, errs)
 	}
+	if code, out, _ = runCLI(append(args, "--format", "csv")...); code != exitOK || !strings.Contains(out, "\nretracted,") {
+		t.Errorf("CSV: exit %d, no retracted metric row", code)
+	}
 	code, out, _ = runCLI("predict", "--precision", "fp8", "--gpu", "h200", "--topology", "agg:tp8", "--isl", "1024", "--osl", "1024", "--conc", "64", "--json")
 	if code != exitOK || strings.Contains(out, `"retracted"`) {
 		t.Errorf("1024/1024 x 64: exit %d, retracted key present", code)

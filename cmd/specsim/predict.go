@@ -680,6 +680,9 @@ func printPredictionCSV(w io.Writer, r *simulate.Resolved, topo simulate.Topolog
 	metric("al", p.AL, nil, "tokens/iteration")
 	metric("al_realized", p.ALRealized, nil, "tokens/iteration")
 	metric("requests", float64(p.Requests), nil, "requests")
+	if p.Retracted > 0 {
+		metric("retracted", float64(p.Retracted), nil, "requests")
+	}
 	mt.write(w, formatCSV)
 
 	s := p.StepMS
