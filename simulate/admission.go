@@ -26,7 +26,22 @@ const (
 	// cannot get its next tokens the most recently scheduled one is
 	// preempted and recomputed later (v1/core/sched/scheduler.py).
 	kvPaged
+	// kvDecodeReserve is SGLang's disaggregated decode side: a request is
+	// preallocated its prompt when the prompt and
+	// num_reserved_decode_tokens fit beside the tokens the rank holds and
+	// that reserve for each request it holds
+	// (disaggregation/decode.py DecodePreallocQueue.pop_preallocated,
+	// _allocatable_tokens); a decode iteration short of KV retracts as
+	// retract_decode does, offloading the KV to the host, and the request
+	// resumes, its KV loaded back, once the pool holds it and the reserve
+	// (resume_retracted_reqs).
+	kvDecodeReserve
 )
+
+// sglangReservedDecodeTokens is SGLang's num_reserved_decode_tokens
+// default (server_args.py): the decode tokens a disaggregated decode
+// worker keeps free for each request it holds.
+const sglangReservedDecodeTokens = 512
 
 // SGLang's admission constants (global_config.py, envs): new_token_ratio
 // starts at 0.7 (default_init_new_token_ratio times
@@ -60,6 +75,22 @@ func kvPolicyFor(engine string, radixOff bool) kvPolicy {
 		return kvPaged
 	}
 	return kvWhole
+}
+
+// decodeKVPolicy is the policy of a disaggregated decode worker of engine.
+func decodeKVPolicy(engine string) kvPolicy {
+	if engine == "sglang" {
+		return kvDecodeReserve
+	}
+	return kvWhole
+}
+
+// decodeFits says whether rank rk of a kvDecodeReserve lane can take a
+// request that needs tokens of KV now (its prompt, or a resumed request's
+// context) and num_reserved_decode_tokens beside the reserve of each
+// request the rank holds.
+func (in *instance) decodeFits(rk, tokens int) bool {
+	return tokens+sglangReservedDecodeTokens <= in.rankPool()-in.rankTok[rk]-sglangReservedDecodeTokens*in.rankRun[rk]
 }
 
 // rankPool is the KV tokens one attention-DP rank of in holds.

@@ -168,9 +168,26 @@ func TestKVBoundAdmission(t *testing.T) {
 	if res, err := Predict(r, topo(t, "agg:tp8"), 512, 6); err != nil || res.Retracted != 0 || res.DecodeBatch > 376 {
 		t.Errorf("sglang --no-prefix-cache: %v, retracted %d, mean decode batch %.1f, want none and at most 375 (+1 for an idle rank's exception)", err, res.Retracted, res.DecodeBatch)
 	}
+	// SGLang's disaggregated decode side (kvDecodeReserve): the decode
+	// worker runs more than the whole reservations its pool holds
+	// (pool tokens over 0.9 x 9,216), retracting some to the host.
+	r = resolved(t, Query{GPU: "h200", Precision: "fp8", Workload: "fixed", ISL: 1024, OSL: 8192, RangeRatio: 0.8})
+	res, err := Predict(r, topo(t, "disagg:1xtp8+1xtp8"), 512, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := 0.0
+	for _, l := range res.Limits {
+		if l.Role == "decode" {
+			whole = math.Floor(float64(l.PoolTokens) / 8294.4)
+		}
+	}
+	if whole == 0 || res.Retracted == 0 || res.DecodeBatch <= whole {
+		t.Errorf("sglang decode worker: retracted %d, mean decode batch %.1f, want some and above the %.0f whole reservations", res.Retracted, res.DecodeBatch, whole)
+	}
 	// Not KV-bound: no retraction.
 	r = resolved(t, Query{GPU: "h200", Precision: "fp8", Workload: "fixed", ISL: 1024, OSL: 1024})
-	res, err := Predict(r, topo(t, "agg:tp8"), 64, 6)
+	res, err = Predict(r, topo(t, "agg:tp8"), 64, 6)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,6 +35,7 @@ func TestDecodeRunsIdentical(t *testing.T) {
 		{long, "agg:tp8", 512, 6},
 		{long, "agg:tp8", 512, 0},
 		{longVLLM, "agg:tp8", 512, 6},
+		{long, "disagg:1xtp8+1xtp8", 512, 6},
 	}
 	for _, c := range cases {
 		run := func(on bool) string {

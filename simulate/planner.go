@@ -367,19 +367,16 @@ func runningCap(r role, e *Engine, mem Memory, conc int, meanCtx, reserve float6
 	return rc
 }
 
-// wholeOutputNote says when a decode worker's admission, which the
+// wholeOutputNote says when a vLLM decode worker's admission, which the
 // simulation runs reserving a request's prompt and whole output in its
 // rank's pool (TensorRT-LLM's default GUARANTEED_NO_EVICT rule; aggregated
-// instances follow their engine's own rule, admission.go), runs fewer
-// requests at once than running, the most the role runs at the workload's
-// mean context, on an engine that reserves less: SGLang's decode side
-// keeps num_reserved_decode_tokens a request free for the output to come
-// (disaggregation/decode.py DecodePreallocQueue._allocatable_tokens) and
-// retracts requests when the pool runs dry; vLLM allocates pages as
-// tokens are written and preempts. "" when the reservation does not bind
-// or the engine reserves the whole output itself.
+// instances and SGLang's decode workers follow their engine's own rule,
+// admission.go), runs fewer requests at once than running, the most the
+// role runs at the workload's mean context: vLLM allocates pages as tokens
+// are written and preempts. "" when the reservation does not bind or the
+// role is not a vLLM decode worker.
 func wholeOutputNote(r role, e *Engine, mem Memory, running int, reserve float64) string {
-	if r != roleDecode || reserve <= 0 || mem.TokensFit <= 0 || e.EngineName == "trtllm" {
+	if r != roleDecode || reserve <= 0 || mem.TokensFit <= 0 || e.EngineName != "vllm" {
 		return ""
 	}
 	dp := e.Par.AttentionDP()
@@ -387,11 +384,7 @@ func wholeOutputNote(r role, e *Engine, mem Memory, running int, reserve float64
 	if whole >= running {
 		return ""
 	}
-	how := "SGLang, which reserves num_reserved_decode_tokens (512) a request for the output to come and retracts requests when the pool runs dry,"
-	if e.EngineName == "vllm" {
-		how = "vLLM, which allocates pages as tokens are written and preempts,"
-	}
-	return fmt.Sprintf("admission reserves each request's prompt and whole output (%.0f tokens, TensorRT-LLM's rule), so at most %d run at once; %s would run up to %d: throughput and TTFT at this concurrency are pessimistic (README, Known limits)", reserve, whole, how, running)
+	return fmt.Sprintf("admission reserves each request's prompt and whole output (%.0f tokens, TensorRT-LLM's rule), so at most %d run at once; vLLM, which allocates pages as tokens are written and preempts, would run up to %d: throughput and TTFT at this concurrency are pessimistic (README, Known limits)", reserve, whole, running)
 }
 
 func (r role) String() string {

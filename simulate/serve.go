@@ -104,9 +104,10 @@ type Result struct {
 	// rank's batch times the ranks over the batch (1 = even; DP
 	// attention only, else 0).
 	RankImbalance float64 `json:"dp_rank_imbalance,omitempty"`
-	// Retracted counts the requests that aggregated instances took out of
-	// a running batch whose KV pool ran short, to prefill again (SGLang's
-	// retractions, vLLM's preemptions; admission.go), over the whole run.
+	// Retracted counts the requests taken out of a running batch whose KV
+	// pool ran short (SGLang's retractions, vLLM's preemptions;
+	// admission.go), over the whole run: an aggregated instance prefills
+	// them again, an SGLang decode worker loads their KV back from the host.
 	Retracted int `json:"retracted,omitempty"`
 	// AgentX is the trace replay's client side (agentx_workload.go).
 	AgentX *AgentXReport `json:"agentx,omitempty"`
@@ -258,9 +259,12 @@ type instance struct {
 	runOff   []float64
 	roundOff []int
 	// retracted is kick's scratch: the requests a short pool gave up;
-	// retractions counts them.
+	// retractions counts them. resume holds a kvDecodeReserve lane's
+	// retracted requests, whose KV waits on the host, first retracted
+	// first.
 	retracted   []*simRequest
 	retractions int
+	resume      []*simRequest
 	// pre: requests routed to this decode lane that wait for their
 	// rank's slot and KV before their prefill may start, in arrival
 	// order (SGLang's PreallocQueue); preBlocked is preallocate's scratch.
@@ -648,6 +652,9 @@ func (p *Plan) lanes() ([]*instance, []int, []int, error) {
 						in.caches = append(in.caches, newPrefixCache(mem.PageSize, mem.TokensFit/pp, mem.HostTokens/pp))
 					}
 				}
+				if r == roleDecode {
+					in.kv = decodeKVPolicy(e.EngineName)
+				}
 				if r == roleAgg && in.caches == nil {
 					in.kv = kvPolicyFor(e.EngineName, p.sc.Server.NoPrefixCache)
 					in.ratio = make([]float64, dp)
@@ -894,6 +901,28 @@ func (p *Plan) simulate() (*Result, error) {
 		blocked := in.preBlocked[:in.ranks]
 		clear(blocked)
 		nBlocked := 0
+		if in.kv == kvDecodeReserve && len(in.resume) > 0 {
+			// resume_retracted_reqs runs first and stops at the first
+			// request that does not fit: its KV comes back from the host.
+			n := 0
+			for _, r := range in.resume {
+				rk := int(r.rank)
+				if in.rankRun[rk] >= slots || !in.decodeFits(rk, r.ctx) {
+					break
+				}
+				in.rankTok[rk] += r.ctx
+				in.rankRun[rk]++
+				r.held = true
+				load := 0.0
+				if srv.hostBW > 0 {
+					load = float64(r.ctx) * in.eng.kvPerToken(p.sc.Spec.Steps > 0) / srv.hostBW
+				}
+				push(t+load, srv.decodeInst[r.dtarget], r, nil)
+				n++
+			}
+			clear(in.resume[:n])
+			in.resume = in.resume[n:]
+		}
 		keep := in.pre[:0]
 		for j, r := range in.pre {
 			if nBlocked == in.ranks {
@@ -902,7 +931,12 @@ func (p *Plan) simulate() (*Result, error) {
 			}
 			rk := srv.decodeRank[r.dtarget]
 			need := r.ISL + r.OSL
-			if !blocked[rk] && in.rankRun[rk] < slots && (in.rankTok[rk]+need <= in.capTok/in.ranks || in.rankRun[rk] == 0) {
+			fits := in.rankTok[rk]+need <= in.capTok/in.ranks
+			if in.kv == kvDecodeReserve {
+				need = r.ISL // the prompt's KV; the output's is written as it decodes
+				fits = in.decodeFits(rk, need)
+			}
+			if !blocked[rk] && in.rankRun[rk] < slots && (fits || in.rankRun[rk] == 0) {
 				in.rankTok[rk] += need
 				in.rankRun[rk]++
 				r.held = true
@@ -943,7 +977,7 @@ func (p *Plan) simulate() (*Result, error) {
 			srv.drt.done(int(r.dtarget), r.ISL)
 			r.dtarget = -1
 		}
-		if len(in.pre) > 0 {
+		if len(in.pre) > 0 || len(in.resume) > 0 {
 			preallocate(in, t)
 		}
 	}
@@ -1001,6 +1035,9 @@ func (p *Plan) simulate() (*Result, error) {
 				r.firstToken = arr
 				if r.gen >= r.OSL {
 					if r.held {
+						if inst[d].kv != kvWhole {
+							inst[d].rankTok[r.rank]++ // as if it had joined with its first token
+						}
 						release(inst[d], r, t)
 						r.held = false
 					} else {
@@ -1086,7 +1123,12 @@ func (p *Plan) simulate() (*Result, error) {
 				if r.held {
 					if in.live[r.rank] < rankCap {
 						r.admitted = true
-						r.firstToken = now
+						if r.redo == 0 {
+							r.firstToken = now
+							if in.kv != kvWhole {
+								in.rankTok[r.rank]++ // the first token, decoded from here on
+							}
+						}
 						in.join(r)
 					} else {
 						keep = append(keep, r)
@@ -1127,12 +1169,19 @@ func (p *Plan) simulate() (*Result, error) {
 			}
 			if back := in.retracted; len(back) > 0 {
 				in.retractions += len(back)
-				if in.kv == kvPaged {
+				switch in.kv {
+				case kvPaged:
 					// vLLM puts each preempted request at the queue's
 					// front as it preempts it: the last preempted first.
 					slices.Reverse(back)
 					in.waiting = append(append(make([]*simRequest, 0, len(back)+len(in.waiting)), back...), in.waiting...)
-				} else {
+				case kvDecodeReserve:
+					// Its KV waits on the host for room (preallocate).
+					for _, r := range back {
+						r.held = false
+					}
+					in.resume = append(in.resume, back...)
+				default:
 					in.waiting = append(in.waiting, back...)
 				}
 				clear(in.retracted)

@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// TestWholeOutputNote checks when a decode worker's limits say that the
-// simulation's whole-output reservation runs fewer requests than SGLang or
-// vLLM would: the pool of the 8 x H200 FP8 TP8 instance of
+// TestWholeOutputNote checks when a vLLM decode worker's limits say that
+// the simulation's whole-output reservation runs fewer requests than vLLM
+// would: the pool of the 8 x H200 FP8 TP8 instance of
 // `predict --precision fp8 --gpu h200 --topology agg:tp8 --isl 1024 --osl
 // 8192 --conc 512` (3,111,232 tokens) over requests of 0.9 x (1024 +
 // 8192) = 8294.4 tokens (range ratio 0.8) holds 375 whole reservations.
@@ -24,21 +24,18 @@ func TestWholeOutputNote(t *testing.T) {
 		reserve float64
 		want    string // a substring; "" for no note
 	}{
-		{"sglang decode worker binds", roleDecode, "sglang", tp8, 512, 8294.4, "at most 375 run at once; SGLang"},
-		// SGLang's PD decode side (disaggregation/decode.py
-		// DecodePreallocQueue._allocatable_tokens) keeps
-		// num_reserved_decode_tokens a request free, not new_token_ratio
-		// (the aggregated PrefillAdder's).
-		{"sglang decode worker's own reserve", roleDecode, "sglang", tp8, 512, 8294.4, "SGLang, which reserves num_reserved_decode_tokens (512) a request"},
 		{"vllm decode worker binds", roleDecode, "vllm", tp8, 512, 8294.4, "at most 375 run at once; vLLM"},
-		{"up to the role's cap", roleDecode, "sglang", tp8, 400, 8294.4, "would run up to 400"},
+		{"up to the role's cap", roleDecode, "vllm", tp8, 400, 8294.4, "would run up to 400"},
 		// 3,111,232 / 8294.4 = 375 a rank, 3,000 over eight DP ranks.
-		{"dp ranks", roleDecode, "sglang", dep8, 4096, 8294.4, "at most 3000 run at once"},
-		{"fits", roleDecode, "sglang", tp8, 375, 8294.4, ""},
-		{"aggregated instances run the engine's own rule", roleAgg, "sglang", tp8, 512, 8294.4, ""},
+		{"dp ranks", roleDecode, "vllm", dep8, 4096, 8294.4, "at most 3000 run at once"},
+		{"fits", roleDecode, "vllm", tp8, 375, 8294.4, ""},
+		// SGLang's decode workers and aggregated instances run their
+		// engine's own rule (admission.go).
+		{"sglang decode workers reserve as SGLang does", roleDecode, "sglang", tp8, 512, 8294.4, ""},
+		{"aggregated instances run the engine's own rule", roleAgg, "vllm", tp8, 512, 8294.4, ""},
 		{"trtllm reserves whole outputs itself", roleDecode, "trtllm", tp8, 512, 8294.4, ""},
-		{"prefill role reserves no output", rolePrefill, "sglang", tp8, 512, 8294.4, ""},
-		{"agentic workloads", roleDecode, "sglang", tp8, 512, 0, ""},
+		{"prefill role reserves no output", rolePrefill, "vllm", tp8, 512, 8294.4, ""},
+		{"agentic workloads", roleDecode, "vllm", tp8, 512, 0, ""},
 	} {
 		e := &Engine{EngineName: c.engine, Par: c.par}
 		got := wholeOutputNote(c.r, e, mem, c.running, c.reserve)

@@ -113,7 +113,7 @@ func TestLogsNoStatisticsSaysLongLinesSkipped(t *testing.T) {
 func TestPredictRetracted(t *testing.T) {
 	args := []string{"predict", "--precision", "fp8", "--gpu", "h200", "--topology", "agg:tp8", "--isl", "1024", "--osl", "8192", "--conc", "512"}
 	code, out, errs := runCLI(args...)
-	if code != exitOK || !strings.Contains(out, "retracted to prefill again") {
+	if code != exitOK || !strings.Contains(out, "retracted (KV pool short)") {
 		t.Fatalf("exit %d, want the retracted row\n%s%s", code, out, errs)
 	}
 	code, out, errs = runCLI(append(args, "--json")...)

@@ -605,7 +605,7 @@ func printPrediction(w io.Writer, r *simulate.Resolved, topo simulate.Topology, 
 	t.add("E2E normalized interactivity", f1(p.NormalizedInteractivity), "", "tok/s/user (1 / p90 of E2EL/OSL)")
 	t.add("mean decode batch", f1(p.DecodeBatch), "", "requests")
 	if p.Retracted > 0 {
-		t.add("retracted to prefill again", fmt.Sprint(p.Retracted), "", "requests (KV pool short: SGLang retract_decode, vLLM preemption)")
+		t.add("retracted (KV pool short)", fmt.Sprint(p.Retracted), "", "requests (SGLang retract_decode, vLLM preemption; resumed later)")
 	}
 	t.write(w, format)
 	markdownBreak(w, format)
