@@ -902,13 +902,16 @@ func (p *Plan) simulate() (*Result, error) {
 		clear(blocked)
 		nBlocked := 0
 		if in.kv == kvDecodeReserve && len(in.resume) > 0 {
-			// resume_retracted_reqs runs first and stops at the first
-			// request that does not fit: its KV comes back from the host.
-			n := 0
+			// resume_retracted_reqs runs first, each DP rank's scheduler
+			// over its own queue, and stops at the rank's first request
+			// that does not fit: its KV comes back from the host.
+			back := in.resume[:0]
 			for _, r := range in.resume {
 				rk := int(r.rank)
-				if in.rankRun[rk] >= slots || !in.decodeFits(rk, r.ctx) {
-					break
+				if blocked[rk] || in.rankRun[rk] >= slots || !in.decodeFits(rk, r.ctx) {
+					blocked[rk] = true
+					back = append(back, r)
+					continue
 				}
 				in.rankTok[rk] += r.ctx
 				in.rankRun[rk]++
@@ -918,10 +921,16 @@ func (p *Plan) simulate() (*Result, error) {
 					load = float64(r.ctx) * in.eng.kvPerToken(p.sc.Spec.Steps > 0) / srv.hostBW
 				}
 				push(t+load, srv.decodeInst[r.dtarget], r, nil)
-				n++
 			}
-			clear(in.resume[:n])
-			in.resume = in.resume[n:]
+			clear(in.resume[len(back):])
+			in.resume = back
+			// A rank with retracted requests waiting preallocates no
+			// new one (they resume first).
+			for _, b := range blocked {
+				if b {
+					nBlocked++
+				}
+			}
 		}
 		keep := in.pre[:0]
 		for j, r := range in.pre {
