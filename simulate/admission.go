@@ -77,6 +77,16 @@ func kvPolicyFor(engine string, radixOff bool) kvPolicy {
 	return kvWhole
 }
 
+// aggKVPolicy is the policy of the plan's aggregated instances: their
+// engine's own without a prefix cache, the whole-output reservation with
+// one.
+func (p *Plan) aggKVPolicy() kvPolicy {
+	if p.cacheOn() || p.agg == nil {
+		return kvWhole
+	}
+	return kvPolicyFor(p.agg.EngineName, p.sc.Server.NoPrefixCache)
+}
+
 // decodeKVPolicy is the policy of a disaggregated decode worker of engine.
 func decodeKVPolicy(engine string) kvPolicy {
 	if engine == "sglang" {

@@ -332,7 +332,7 @@ func (p *Plan) estimateKept(reqs []Request, m prefillMoments, isl, osl, keep flo
 	}
 	tokCap := float64(mem.TokensFit*dec.Par.AttentionDP()) / float64(dec.Par.PP)
 	held := isl + osl // what admission reserves a request (kvWhole)
-	if !t.Disagg && !p.cacheOn() && kvPolicyFor(dec.EngineName, p.sc.Server.NoPrefixCache) != kvWhole {
+	if !t.Disagg && p.aggKVPolicy() != kvWhole {
 		held = isl + osl/2 // what it holds on average: output KV is taken as written
 	}
 	capRun = math.Max(1, math.Min(capRun, math.Floor(tokCap/held)))

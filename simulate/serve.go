@@ -655,8 +655,8 @@ func (p *Plan) lanes() ([]*instance, []int, []int, error) {
 				if r == roleDecode {
 					in.kv = decodeKVPolicy(e.EngineName)
 				}
-				if r == roleAgg && in.caches == nil {
-					in.kv = kvPolicyFor(e.EngineName, p.sc.Server.NoPrefixCache)
+				if r == roleAgg {
+					in.kv = p.aggKVPolicy()
 					in.ratio = make([]float64, dp)
 					for j := range in.ratio {
 						in.ratio[j] = sglangInitRatio
@@ -869,7 +869,7 @@ func (p *Plan) simulate() (*Result, error) {
 					in.roundOff[rk] += clippedOutput(r)
 				}
 			} else {
-				if busy && in.rankTok[rk]+need > in.capTok/in.ranks {
+				if busy && in.rankTok[rk]+need > in.rankPool() {
 					return false
 				}
 				in.rankTok[rk] += need
@@ -940,7 +940,7 @@ func (p *Plan) simulate() (*Result, error) {
 			}
 			rk := srv.decodeRank[r.dtarget]
 			need := r.ISL + r.OSL
-			fits := in.rankTok[rk]+need <= in.capTok/in.ranks
+			fits := in.rankTok[rk]+need <= in.rankPool()
 			if in.kv == kvDecodeReserve {
 				need = r.ISL // the prompt's KV; the output's is written as it decodes
 				fits = in.decodeFits(rk, need)
@@ -1146,7 +1146,7 @@ func (p *Plan) simulate() (*Result, error) {
 				}
 				rk := r.rank
 				need := r.ISL + r.OSL
-				if in.rankRun[rk] < rankCap && (in.rankTok[rk]+need <= in.capTok/in.ranks || in.rankRun[rk] == 0) {
+				if in.rankRun[rk] < rankCap && (in.rankTok[rk]+need <= in.rankPool() || in.rankRun[rk] == 0) {
 					in.rankTok[rk] += need
 					in.rankRun[rk]++
 					r.admitted = true
